@@ -1,0 +1,97 @@
+"""Typed frontend errors, their error.json and their one-line stderr report.
+
+A ``UserError`` (exit 1) is the op.py's fault and names file, line and op; an
+``InternalError`` (exit 2) is a bug in EGG.  Helpers here also locate the user's
+frame in a traceback.
+"""
+
+import json
+import os
+import sys
+import traceback
+
+
+class FrontendError(Exception):
+    kind = "internal"
+    exit_code = 2
+
+    def __init__(self, file, line, op, message, hint=""):
+        super().__init__(message)
+        self.file = file or ""
+        self.line = int(line or 0)
+        self.op = op or ""
+        self.message = one_line(message)
+        self.hint = one_line(hint)
+
+    def to_json(self):
+        return {"kind": self.kind, "file": self.file, "line": self.line,
+                "op": self.op, "message": self.message, "hint": self.hint}
+
+    def report_line(self):
+        return "egg: error: %s:%d: %s: %s" % (self.file, self.line, self.op, self.message)
+
+
+class UserError(FrontendError):
+    kind = "user"
+    exit_code = 1
+
+
+class InternalError(FrontendError):
+    kind = "internal"
+    exit_code = 2
+
+
+def one_line(text):
+    """Collapse a message to one line (stderr reports and error.json stay greppable)."""
+    text = " ".join(str(text or "").split("\n"))
+    return " ".join(text.split())
+
+
+def describe(exc):
+    """``TypeName: first line of the message`` for an exception."""
+    msg = str(exc).strip().split("\n")[0] if str(exc).strip() else ""
+    return "%s: %s" % (type(exc).__name__, msg) if msg else type(exc).__name__
+
+
+def user_frame(exc, user_files):
+    """(file, line) of the innermost traceback frame in one of ``user_files``, else (None, 0)."""
+    found = (None, 0)
+    files = {os.path.realpath(f) for f in user_files}
+    tb = exc.__traceback__
+    while tb is not None:
+        fn = tb.tb_frame.f_code.co_filename
+        if fn and os.path.realpath(fn) in files:
+            found = (os.path.realpath(fn), tb.tb_lineno)
+        tb = tb.tb_next
+    return found
+
+
+def write_error(out_dir, err):
+    """Write error.json atomically into ``out_dir`` (best effort: never raises)."""
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+        path = os.path.join(out_dir, "error.json")
+        tmp = path + ".tmp.%d" % os.getpid()
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(err.to_json(), f, indent=2)
+            f.write("\n")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def report(err, stream=None):
+    """Print the one-line error and its hint on stderr."""
+    stream = stream or sys.stderr
+    stream.write(err.report_line() + "\n")
+    if err.hint:
+        stream.write("egg: hint: %s\n" % err.hint)
+    stream.flush()
+
+
+def internal_from(exc):
+    """Wrap an unexpected exception as an InternalError naming the frontend's frame."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    file, line = (frames[-1].filename, frames[-1].lineno) if frames else ("", 0)
+    return InternalError(file, line, "egg_frontend", "internal error: " + describe(exc),
+                         "this is a bug in EGG's frontend; please report it with the op.py")
