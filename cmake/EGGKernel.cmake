@@ -1,0 +1,302 @@
+# egg_kernel(): generate a verified CUDA kernel from a PyTorch reference (op.py) at build time.
+#
+#   egg_kernel(<target> <op.py>
+#              ARCH <sm_XX> [<sm_YY> ...]
+#              [NAME <name>]              # default: op.py's stem, made a C identifier
+#              [BACKEND <backend>]        # builtin (default), openai, anthropic, replay
+#              [MODEL <model>]
+#              [OPTIONS <k=v> ...]        # passed as --option k=v
+#              [TOLERANCE <atol> <rtol>]  # passed as --option atol=<atol> --option rtol=<rtol>
+#              [PRECISION <p>])           # passed as --option precision=<p> (e.g. tf32)
+#
+# One custom command per kernel writes, under ${CMAKE_CURRENT_BINARY_DIR}/egg/<name>/:
+#   <name>.cu, include/egg/<name>.h, manifest.json, <name>.d (depfile)
+# The .cu is added to <target>, include/ goes on its include path, CUDA_ARCHITECTURES gets the
+# ARCH values, the CUDA runtime is linked, and EGG_WITH_LIBTORCH=1 is defined when <target> links
+# LibTorch (`torch`), which enables the header's forward(torch::Tensor...) wrapper.
+#
+# Cache variables:
+#   EGG_REQUIRE_VERIFIED  fail the build when a kernel cannot be verified (no GPU, ...)
+#   EGG_CACHE_DIR         generation cache folder (default: egg-gen's, ${XDG_CACHE_HOME:-~/.cache}/egg)
+#   EGG_VERBOSE           print each kernel's generator command at configure time and make egg-gen
+#                         verbose (EGG_VERBOSE=1 in its environment)
+#
+# The policies below are fixed here, so a project's older cmake_minimum_required() cannot change
+# how egg_kernel() behaves (CMake records policies when a function is defined).
+
+include_guard(GLOBAL)
+cmake_policy(PUSH)
+cmake_policy(VERSION 3.25)
+
+option(EGG_REQUIRE_VERIFIED "egg_kernel(): fail when a generated kernel cannot be verified" OFF)
+set(EGG_CACHE_DIR "" CACHE PATH "egg_kernel(): EGG generation cache folder (empty: egg-gen's default)")
+option(EGG_VERBOSE "egg_kernel(): show generator commands and verbose generator output" OFF)
+
+set(_EGG_KERNEL_LIST_DIR "${CMAKE_CURRENT_LIST_DIR}")
+
+# C++ keywords that cannot name a namespace.
+set(_EGG_CXX_KEYWORDS
+  alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t
+  char32_t class compl concept const consteval constexpr constinit const_cast continue co_await
+  co_return co_yield decltype default delete do double dynamic_cast else enum explicit export extern
+  false float for friend goto if inline int long mutable namespace new noexcept not not_eq nullptr
+  operator or or_eq private protected public register reinterpret_cast requires return short signed
+  sizeof static static_assert static_cast struct switch template this thread_local throw true try
+  typedef typeid typename union unsigned using virtual void volatile wchar_t while xor xor_eq)
+
+function(_egg_fail)
+  string(JOIN "" _msg ${ARGN})
+  message(FATAL_ERROR "egg_kernel(): ${_msg}")
+endfunction()
+
+# The data EGG's generator reads (templates, prompts, the Python frontend).
+function(_egg_data_dir outvar)
+  if(EGG_DATA_DIR)
+    set(_d "${EGG_DATA_DIR}")
+  elseif(EGG_SOURCE_DATA_DIR)
+    set(_d "${EGG_SOURCE_DATA_DIR}")  # inside EGG's own build
+  else()
+    get_filename_component(_d "${_EGG_KERNEL_LIST_DIR}/.." ABSOLUTE)
+  endif()
+  set(${outvar} "${_d}" PARENT_SCOPE)
+endfunction()
+
+# Every file the generator reads from the data dir; cached per data dir for the configure run.
+function(_egg_data_files datadir outvar)
+  string(MAKE_C_IDENTIFIER "${datadir}" _id)
+  get_property(_have GLOBAL PROPERTY "_EGG_DATA_FILES_${_id}" SET)
+  if(NOT _have)
+    file(GLOB_RECURSE _files LIST_DIRECTORIES false
+         "${datadir}/templates/*" "${datadir}/prompts/*" "${datadir}/python/egg_frontend/*")
+    list(FILTER _files EXCLUDE REGEX "/__pycache__/|\\.py[co]$|/\\.[^/]*$")
+    list(SORT _files)
+    set_property(GLOBAL PROPERTY "_EGG_DATA_FILES_${_id}" "${_files}")
+  endif()
+  get_property(_files GLOBAL PROPERTY "_EGG_DATA_FILES_${_id}")
+  set(${outvar} "${_files}" PARENT_SCOPE)
+endfunction()
+
+function(egg_kernel target op)
+  cmake_parse_arguments(PARSE_ARGV 2 EK "" "NAME;BACKEND;MODEL;PRECISION"
+                        "ARCH;OPTIONS;TOLERANCE")
+  set(_where "egg_kernel(${target} ${op})")
+
+  # ---- arguments -------------------------------------------------------------------------------
+  if(EK_UNPARSED_ARGUMENTS)
+    _egg_fail("${_where}: unexpected arguments: ${EK_UNPARSED_ARGUMENTS}. "
+              "Usage: egg_kernel(<target> <op.py> ARCH <sm_XX>... [NAME n] [BACKEND b] [MODEL m] "
+              "[OPTIONS k=v...] [TOLERANCE atol rtol] [PRECISION p])")
+  endif()
+  if(NOT TARGET "${target}")
+    _egg_fail("${_where}: '${target}' is not a target. Create it first "
+              "(add_executable(${target} ...) or add_library(${target} ...)).")
+  endif()
+  get_target_property(_type "${target}" TYPE)
+  get_target_property(_imported "${target}" IMPORTED)
+  if(_imported OR NOT _type MATCHES "^(EXECUTABLE|STATIC_LIBRARY|SHARED_LIBRARY|MODULE_LIBRARY|OBJECT_LIBRARY)$")
+    _egg_fail("${_where}: target '${target}' (${_type}) cannot compile sources; use an executable "
+              "or a library target.")
+  endif()
+
+  get_filename_component(_op "${op}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  if(NOT EXISTS "${_op}" OR IS_DIRECTORY "${_op}")
+    _egg_fail("${_where}: op file '${_op}' does not exist. Give the path of a KernelBench-format "
+              "op.py (class Model, get_inputs(), get_init_inputs()), relative to "
+              "${CMAKE_CURRENT_SOURCE_DIR} or absolute.")
+  endif()
+
+  if(NOT EK_ARCH)
+    _egg_fail("${_where}: ARCH is missing. Name the GPU architectures to generate for, "
+              "e.g. ARCH sm_90 (H100/H200) or ARCH sm_90 sm_80.")
+  endif()
+  set(_arch_args "")
+  set(_arch_nums "")
+  foreach(_a IN LISTS EK_ARCH)
+    if(NOT _a MATCHES "^sm_([0-9][0-9]+[af]?)$")
+      _egg_fail("${_where}: ARCH value '${_a}' is malformed. Use sm_<major><minor>, "
+                "e.g. sm_80, sm_90, sm_90a, sm_100a.")
+    endif()
+    list(APPEND _arch_nums "${CMAKE_MATCH_1}")
+    list(APPEND _arch_args --arch "${_a}")
+  endforeach()
+  list(REMOVE_DUPLICATES _arch_nums)
+
+  if(DEFINED EK_NAME)
+    set(_name "${EK_NAME}")
+    if(NOT _name MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+      _egg_fail("${_where}: NAME '${_name}' is not a C identifier (letters, digits, _; "
+                "not starting with a digit).")
+    endif()
+    if(_name IN_LIST _EGG_CXX_KEYWORDS)
+      _egg_fail("${_where}: NAME '${_name}' is a C++ keyword; choose another.")
+    endif()
+  else()
+    get_filename_component(_stem "${_op}" NAME_WE)
+    string(MAKE_C_IDENTIFIER "${_stem}" _name)
+    if(_name IN_LIST _EGG_CXX_KEYWORDS)
+      string(APPEND _name "_")
+    endif()
+  endif()
+
+  get_property(_used GLOBAL PROPERTY "_EGG_KERNEL_${_name}")
+  if(_used)
+    _egg_fail("${_where}: kernel NAME '${_name}' is already used (${_used}). Every kernel needs "
+              "its own name (namespace egg::${_name}); pass NAME <other> to one of them.")
+  endif()
+  set_property(GLOBAL PROPERTY "_EGG_KERNEL_${_name}"
+               "by egg_kernel(${target} ${op}) in ${CMAKE_CURRENT_SOURCE_DIR}")
+
+  set(_backend builtin)
+  if(DEFINED EK_BACKEND)
+    if(NOT EK_BACKEND MATCHES "^[a-z][a-z0-9_-]*$")
+      _egg_fail("${_where}: BACKEND '${EK_BACKEND}' is malformed; use builtin, openai, anthropic "
+                "or replay.")
+    endif()
+    set(_backend "${EK_BACKEND}")
+  endif()
+
+  set(_opt_args "")
+  foreach(_o IN LISTS EK_OPTIONS)
+    if(NOT _o MATCHES "^[A-Za-z_][A-Za-z0-9_.-]*=")
+      _egg_fail("${_where}: OPTIONS value '${_o}' is not of the form key=value.")
+    endif()
+    list(APPEND _opt_args --option "${_o}")
+  endforeach()
+  if(DEFINED EK_TOLERANCE)
+    list(LENGTH EK_TOLERANCE _n)
+    set(_num "^[0-9]*\\.?[0-9]+([eE][-+]?[0-9]+)?$")
+    list(GET EK_TOLERANCE 0 _atol)
+    if(_n EQUAL 2)
+      list(GET EK_TOLERANCE 1 _rtol)
+    endif()
+    if(NOT _n EQUAL 2 OR NOT _atol MATCHES "${_num}" OR NOT _rtol MATCHES "${_num}")
+      _egg_fail("${_where}: TOLERANCE takes two numbers, atol and rtol, e.g. TOLERANCE 1e-3 1e-3.")
+    endif()
+    list(APPEND _opt_args --option "atol=${_atol}" --option "rtol=${_rtol}")
+  endif()
+  if(DEFINED EK_PRECISION)
+    if(NOT EK_PRECISION MATCHES "^[a-z0-9_]+$")
+      _egg_fail("${_where}: PRECISION '${EK_PRECISION}' is malformed; e.g. PRECISION tf32.")
+    endif()
+    list(APPEND _opt_args --option "precision=${EK_PRECISION}")
+  endif()
+
+  get_property(_langs GLOBAL PROPERTY ENABLED_LANGUAGES)
+  if(NOT "CUDA" IN_LIST _langs)
+    _egg_fail("${_where}: CUDA is not an enabled language, so the generated kernel cannot be "
+              "compiled. Add CUDA to your project's languages, e.g. "
+              "project(<name> LANGUAGES CXX CUDA), or call enable_language(CUDA) before egg_kernel().")
+  endif()
+
+  # ---- the generator and its inputs ------------------------------------------------------------
+  if(NOT TARGET EGG::egg-gen)
+    _egg_fail("${_where}: the target EGG::egg-gen does not exist. Call find_package(EGG REQUIRED) "
+              "first.")
+  endif()
+  if(NOT EGG_PYTHON_EXECUTABLE)
+    include("${_EGG_KERNEL_LIST_DIR}/EGGPython.cmake")
+    egg_find_python(EGG_PYTHON_EXECUTABLE)
+  endif()
+  _egg_data_dir(_data)
+  _egg_data_files("${_data}" _data_files)
+
+  set(_dir "${CMAKE_CURRENT_BINARY_DIR}/egg/${_name}")
+  set(_cu "${_dir}/${_name}.cu")
+  set(_h "${_dir}/include/egg/${_name}.h")
+  set(_manifest "${_dir}/manifest.json")
+  set(_depfile "${_dir}/${_name}.d")
+
+  set(_cmd "$<TARGET_FILE:EGG::egg-gen>" generate "${_op}" ${_arch_args}
+      --out "${_dir}" --name "${_name}" --backend "${_backend}")
+  if(DEFINED EK_MODEL)
+    list(APPEND _cmd --model "${EK_MODEL}")
+  endif()
+  list(APPEND _cmd ${_opt_args}
+       --python "${EGG_PYTHON_EXECUTABLE}" --nvcc "${CMAKE_CUDA_COMPILER}" --data-dir "${_data}")
+  if(EGG_CACHE_DIR)
+    get_filename_component(_cache "${EGG_CACHE_DIR}" ABSOLUTE BASE_DIR "${CMAKE_BINARY_DIR}")
+    list(APPEND _cmd --cache-dir "${_cache}")
+  endif()
+  if(EGG_REQUIRE_VERIFIED)
+    list(APPEND _cmd --require-verified)
+  endif()
+  if(EGG_VERBOSE)
+    list(PREPEND _cmd "${CMAKE_COMMAND}" -E env EGG_VERBOSE=1)
+    list(JOIN _cmd " " _shown)
+    message(STATUS "EGG: kernel ${_name}: ${_shown}")
+  endif()
+
+  file(RELATIVE_PATH _op_rel "${CMAKE_SOURCE_DIR}" "${_op}")
+  if(_op_rel MATCHES "^\\.\\./")
+    set(_op_rel "${_op}")
+  endif()
+
+  add_custom_command(
+    OUTPUT "${_cu}" "${_h}" "${_manifest}"
+    COMMAND ${_cmd}
+    DEPENDS "${_op}" EGG::egg-gen "$<TARGET_FILE:EGG::egg-gen>" ${_data_files}
+    DEPFILE "${_depfile}"
+    COMMENT "EGG: generating kernel ${_name} from ${_op_rel}"
+    VERBATIM)
+
+  # ---- wire it into the target -----------------------------------------------------------------
+  target_sources("${target}" PRIVATE "${_cu}")
+  target_include_directories("${target}" PRIVATE "${_dir}/include")
+  set_property(TARGET "${target}" APPEND PROPERTY EGG_KERNELS "${_name}")
+  set_property(TARGET "${target}" APPEND PROPERTY EGG_MANIFESTS "${_manifest}")
+
+  # CUDA_ARCHITECTURES: the union of every egg_kernel()'s ARCH on this target and what the project
+  # set. CMake's automatic default (the compiler's default arch, chosen when neither
+  # CMAKE_CUDA_ARCHITECTURES nor CUDAARCHS was given) and all/all-major/native are replaced on the
+  # first call: a kernel is only compiled for the arches it was generated for.
+  get_target_property(_archs "${target}" CUDA_ARCHITECTURES)
+  get_target_property(_egg_set "${target}" EGG_ARCH_SET_)
+  if(NOT _egg_set)
+    get_property(_help CACHE CMAKE_CUDA_ARCHITECTURES PROPERTY HELPSTRING)
+    if(NOT _archs OR _archs MATCHES "^(all|all-major|native)$"
+       OR (_help STREQUAL "CUDA architectures" AND "$ENV{CUDAARCHS}" STREQUAL ""
+           AND "${_archs}" STREQUAL "$CACHE{CMAKE_CUDA_ARCHITECTURES}"
+           AND "${CMAKE_CUDA_ARCHITECTURES}" STREQUAL "$CACHE{CMAKE_CUDA_ARCHITECTURES}"))
+      set(_archs "")
+    endif()
+    set_property(TARGET "${target}" PROPERTY EGG_ARCH_SET_ TRUE)
+  endif()
+  list(APPEND _archs ${_arch_nums})
+  list(REMOVE_DUPLICATES _archs)
+  set_property(TARGET "${target}" PROPERTY CUDA_ARCHITECTURES "${_archs}")
+
+  # CUDA runtime: the flavour CUDA_RUNTIME_LIBRARY asks for (static, CMake's default for nvcc).
+  if(NOT TARGET CUDA::cudart)
+    find_package(CUDAToolkit REQUIRED)
+  endif()
+  get_target_property(_rt "${target}" CUDA_RUNTIME_LIBRARY)
+  if(NOT _rt)
+    set(_rt "${CMAKE_CUDA_RUNTIME_LIBRARY}")
+  endif()
+  string(TOLOWER "${_rt}" _rt)
+  if(_rt STREQUAL "shared" OR _rt STREQUAL "none")
+    set(_cudart CUDA::cudart)
+  else()
+    set(_cudart CUDA::cudart_static)
+  endif()
+  get_target_property(_linked "${target}" LINK_LIBRARIES)
+  if(NOT _cudart IN_LIST _linked)
+    # Appended directly (not target_link_libraries) so both its plain and keyword signatures keep
+    # working for the project; PRIVATE semantics, as target_link_libraries(PRIVATE) would give.
+    set_property(TARGET "${target}" APPEND PROPERTY LINK_LIBRARIES "${_cudart}")
+    if(_type STREQUAL "STATIC_LIBRARY")
+      set_property(TARGET "${target}" APPEND PROPERTY INTERFACE_LINK_LIBRARIES
+                   "$<LINK_ONLY:${_cudart}>")
+    endif()
+  endif()
+
+  # The header's forward(torch::Tensor...) wrapper, only when the target links LibTorch.
+  get_target_property(_has_def "${target}" EGG_LIBTORCH_DEF_)
+  if(NOT _has_def)
+    target_compile_definitions("${target}" PRIVATE
+      "$<$<IN_LIST:torch,$<TARGET_PROPERTY:LINK_LIBRARIES>>:EGG_WITH_LIBTORCH=1>")
+    set_property(TARGET "${target}" PROPERTY EGG_LIBTORCH_DEF_ TRUE)
+  endif()
+endfunction()
+
+cmake_policy(POP)
