@@ -47,7 +47,9 @@ def _write_json(path, obj, written):
 
 def trace(op_path, out_dir, seeds):
     """Do the work of ``trace``; raises FrontendError.  ``written`` lists files created."""
-    import torch  # noqa: F401  (imported here so --help stays fast)
+    with warnings.catch_warnings():  # torch warns when numpy is absent; irrelevant here
+        warnings.filterwarnings("ignore", message=".*Failed to initialize NumPy.*")
+        import torch  # noqa: F401  (imported here so --help stays fast)
     from . import deps, loader, refs, spec, tracer
 
     written = []
@@ -80,8 +82,20 @@ def trace(op_path, out_dir, seeds):
             op.close()
     except BaseException:
         _remove(written)
+        _remove_refs(out_dir)
         raise
     _remove_stale_sets(out_dir, seeds)
+
+
+def _remove_refs(out_dir):
+    """After a failure, reference files of an earlier run are stale too: remove them."""
+    folder = os.path.join(out_dir, "refs")
+    if os.path.isdir(folder):
+        _remove([os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".pt")])
+        try:
+            os.rmdir(folder)
+        except OSError:
+            pass
 
 
 def _remove_stale_sets(out_dir, seeds):

@@ -56,7 +56,7 @@ class Sig:
                 return None
             if name in DROPPED or name in dict(self.params) or name == self.varargs:
                 bound[name] = value
-            else:
+            elif value is not None:  # an option this table does not know: keep the op unknown
                 return None
         for name, default in self.params:
             if name not in bound:
@@ -246,8 +246,8 @@ for _op in ("argmax", "argmin"):
 for _op in ("cumsum", "cumprod"):
     _reg(_op, "input, dim, dtype=None", [_t(_op)], _with_inplace(_op))
 _reg("logsumexp", "input, dim, keepdim=False", [_t("logsumexp")], ("logsumexp",))
-_reg("mse_loss", "input, target, size_average=None, reduce=None, reduction='mean'",
-     [_f("mse_loss")], operands=("input", "target"))
+_reg("mse_loss", "input, target, size_average=None, reduce=None, reduction='mean', "
+     "weight=None", [_f("mse_loss")], operands=("input", "target"))
 _reg("l1_loss", "input, target, size_average=None, reduce=None, reduction='mean'",
      [_f("l1_loss")], operands=("input", "target"))
 _reg("smooth_l1_loss", "input, target, size_average=None, reduce=None, reduction='mean', "

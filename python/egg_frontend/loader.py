@@ -7,6 +7,7 @@ the same process are forgotten first, so each load sees its own helpers.
 
 import ast
 import importlib.util
+import linecache
 import os
 import sys
 
@@ -104,6 +105,7 @@ def load(path):
                         "fix the Python syntax of op.py at this line")
 
     _forget_previous_locals()
+    linecache.clearcache()  # a rewritten op.py at the same path must not show stale lines
     _counter[0] += 1
     name = "_egg_op_%d" % _counter[0]
     spec = importlib.util.spec_from_file_location(name, path)

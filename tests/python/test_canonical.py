@@ -1,0 +1,285 @@
+"""Canonical op names and attrs for every spelling of the element-wise family and anchors."""
+
+import unittest
+
+from frontend_util import TempOps
+
+X, Y = {"node": "x"}, {"node": "y"}
+
+
+def S(v):
+    return {"scalar": v}
+
+
+# (forward expression, module init code, canonical op, attrs, args); args None = [x]
+ELEMENTWISE = [
+    ("torch.relu(x)", "", "relu", {}, None),
+    ("F.relu(x)", "", "relu", {}, None),
+    ("F.relu(x, inplace=True)", "", "relu", {}, None),
+    ("x.relu()", "", "relu", {}, None),
+    ("torch.relu_(x * 1)", "", "relu", {}, [{"node": "mul"}]),
+    ("self.m(x)", "self.m = nn.ReLU()", "relu", {}, None),
+    ("self.m(x)", "self.m = nn.ReLU(inplace=True)", "relu", {}, None),
+    ("F.leaky_relu(x)", "", "leaky_relu", {"negative_slope": 0.01}, None),
+    ("F.leaky_relu(x, 0.2)", "", "leaky_relu", {"negative_slope": 0.2}, None),
+    ("F.leaky_relu(x, negative_slope=0.3, inplace=True)", "", "leaky_relu",
+     {"negative_slope": 0.3}, None),
+    ("self.m(x)", "self.m = nn.LeakyReLU()", "leaky_relu", {"negative_slope": 0.01}, None),
+    ("self.m(x)", "self.m = nn.LeakyReLU(0.1)", "leaky_relu", {"negative_slope": 0.1}, None),
+    ("F.gelu(x)", "", "gelu", {"approximate": "none"}, None),
+    ("torch.nn.functional.gelu(x, approximate='tanh')", "", "gelu", {"approximate": "tanh"},
+     None),
+    ("self.m(x)", "self.m = nn.GELU()", "gelu", {"approximate": "none"}, None),
+    ("self.m(x)", "self.m = nn.GELU(approximate='tanh')", "gelu", {"approximate": "tanh"}, None),
+    ("torch.sigmoid(x)", "", "sigmoid", {}, None),
+    ("F.sigmoid(x)", "", "sigmoid", {}, None),
+    ("x.sigmoid()", "", "sigmoid", {}, None),
+    ("self.m(x)", "self.m = nn.Sigmoid()", "sigmoid", {}, None),
+    ("torch.tanh(x)", "", "tanh", {}, None),
+    ("x.tanh()", "", "tanh", {}, None),
+    ("self.m(x)", "self.m = nn.Tanh()", "tanh", {}, None),
+    ("F.silu(x)", "", "silu", {}, None),
+    ("self.m(x)", "self.m = nn.SiLU()", "silu", {}, None),
+    ("F.mish(x)", "", "mish", {}, None),
+    ("self.m(x)", "self.m = nn.Mish()", "mish", {}, None),
+    ("F.elu(x)", "", "elu", {"alpha": 1.0}, None),
+    ("F.elu(x, alpha=0.5)", "", "elu", {"alpha": 0.5}, None),
+    ("self.m(x)", "self.m = nn.ELU(alpha=2.0)", "elu", {"alpha": 2.0}, None),
+    ("torch.selu(x)", "", "selu", {}, None),
+    ("F.selu(x)", "", "selu", {}, None),
+    ("self.m(x)", "self.m = nn.SELU()", "selu", {}, None),
+    ("F.softplus(x)", "", "softplus", {"beta": 1.0, "threshold": 20.0}, None),
+    ("F.softplus(x, beta=2, threshold=10)", "", "softplus", {"beta": 2, "threshold": 10}, None),
+    ("self.m(x)", "self.m = nn.Softplus()", "softplus", {"beta": 1.0, "threshold": 20.0}, None),
+    ("F.softsign(x)", "", "softsign", {}, None),
+    ("self.m(x)", "self.m = nn.Softsign()", "softsign", {}, None),
+    ("F.hardsigmoid(x)", "", "hardsigmoid", {}, None),
+    ("self.m(x)", "self.m = nn.Hardsigmoid()", "hardsigmoid", {}, None),
+    ("F.hardswish(x)", "", "hardswish", {}, None),
+    ("self.m(x)", "self.m = nn.Hardswish()", "hardswish", {}, None),
+    ("F.hardtanh(x)", "", "hardtanh", {"min_val": -1.0, "max_val": 1.0}, None),
+    ("F.hardtanh(x, -2.0, 2.0)", "", "hardtanh", {"min_val": -2.0, "max_val": 2.0}, None),
+    ("self.m(x)", "self.m = nn.Hardtanh()", "hardtanh", {"min_val": -1.0, "max_val": 1.0}, None),
+    ("F.relu6(x)", "", "hardtanh", {"min_val": 0.0, "max_val": 6.0}, None),
+    ("self.m(x)", "self.m = nn.ReLU6()", "hardtanh", {"min_val": 0.0, "max_val": 6.0}, None),
+    ("torch.clamp(x, min=-1.0, max=1.0)", "", "clamp", {"min": -1.0, "max": 1.0}, None),
+    ("torch.clamp(x, -0.5)", "", "clamp", {"min": -0.5, "max": None}, None),
+    ("x.clamp(max=3.0)", "", "clamp", {"min": None, "max": 3.0}, None),
+    ("torch.clip(x, 0.0, 1.0)", "", "clamp", {"min": 0.0, "max": 1.0}, None),
+    ("torch.clamp_min(x, 0.1)", "", "clamp", {"min": 0.1, "max": None}, None),
+    ("x.clamp_max(0.2)", "", "clamp", {"min": None, "max": 0.2}, None),
+    ("torch.abs(x)", "", "abs", {}, None),
+    ("abs(x)", "", "abs", {}, None),
+    ("x.abs()", "", "abs", {}, None),
+    ("-x", "", "neg", {}, None),
+    ("torch.neg(x)", "", "neg", {}, None),
+    ("torch.exp(x)", "", "exp", {}, None),
+    ("x.exp()", "", "exp", {}, None),
+    ("torch.log(x)", "", "log", {}, None),
+    ("torch.sqrt(x)", "", "sqrt", {}, None),
+    ("x.sqrt()", "", "sqrt", {}, None),
+    ("torch.rsqrt(x)", "", "rsqrt", {}, None),
+    ("x ** 2", "", "pow", {}, [X, S(2)]),
+    ("torch.pow(x, 3.0)", "", "pow", {}, [X, S(3.0)]),
+    ("x.pow(0.5)", "", "pow", {}, [X, S(0.5)]),
+    ("torch.square(x)", "", "pow", {}, [X, S(2)]),
+    ("x + y", "", "add", {"alpha": 1}, [X, Y]),
+    ("torch.add(x, y, alpha=2)", "", "add", {"alpha": 2}, [X, Y]),
+    ("x.add(y)", "", "add", {"alpha": 1}, [X, Y]),
+    ("x + 1.5", "", "add", {"alpha": 1}, [X, S(1.5)]),
+    ("1.5 + x", "", "add", {"alpha": 1}, [S(1.5), X]),
+    ("x - y", "", "sub", {"alpha": 1}, [X, Y]),
+    ("2.0 - x", "", "sub", {"alpha": 1}, [S(2.0), X]),
+    ("torch.sub(x, 3)", "", "sub", {"alpha": 1}, [X, S(3)]),
+    ("torch.rsub(x, 2.0)", "", "sub", {"alpha": 1}, [S(2.0), X]),
+    ("x.sub(y, alpha=0.5)", "", "sub", {"alpha": 0.5}, [X, Y]),
+    ("x * y", "", "mul", {}, [X, Y]),
+    ("3 * x", "", "mul", {}, [S(3), X]),
+    ("torch.mul(x, 0.5)", "", "mul", {}, [X, S(0.5)]),
+    ("x.mul(y)", "", "mul", {}, [X, Y]),
+    ("x / y", "", "div", {"rounding_mode": None}, [X, Y]),
+    ("1.0 / x", "", "div", {"rounding_mode": None}, [S(1.0), X]),
+    ("torch.div(x, 2.0)", "", "div", {"rounding_mode": None}, [X, S(2.0)]),
+    ("x.div(y)", "", "div", {"rounding_mode": None}, [X, Y]),
+    ("torch.true_divide(x, y)", "", "div", {"rounding_mode": None}, [X, Y]),
+    ("torch.reciprocal(x)", "", "div", {"rounding_mode": None}, [S(1.0), X]),
+    ("torch.minimum(x, y)", "", "minimum", {}, [X, Y]),
+    ("torch.maximum(x, y)", "", "maximum", {}, [X, Y]),
+    ("torch.max(x, y)", "", "maximum", {}, [X, Y]),
+    ("torch.min(x, y)", "", "minimum", {}, [X, Y]),
+    ("x.max(y)", "", "maximum", {}, [X, Y]),
+    ("torch.where(x > 0, x, y)", "", "where", {}, [{"node": "gt"}, X, Y]),
+    ("torch.where(x > 0, x, 0.0)", "", "where", {}, [{"node": "gt"}, X, S(0.0)]),
+    ("x.where(x > 0, y)", "", "where", {}, [{"node": "gt"}, X, Y]),
+    ("x > y", "", "gt", {}, [X, Y]),
+    ("x < 0.5", "", "lt", {}, [X, S(0.5)]),
+    ("x >= y", "", "ge", {}, [X, Y]),
+    ("x <= y", "", "le", {}, [X, Y]),
+    ("x == y", "", "eq", {}, [X, Y]),
+    ("x != y", "", "ne", {}, [X, Y]),
+    ("torch.gt(x, y)", "", "gt", {}, [X, Y]),
+    ("x.lt(y)", "", "lt", {}, [X, Y]),
+    ("torch.ge(x, 0)", "", "ge", {}, [X, S(0)]),
+    ("torch.le(x, y)", "", "le", {}, [X, Y]),
+    ("torch.eq(x, y)", "", "eq", {}, [X, Y]),
+    ("x.ne(y)", "", "ne", {}, [X, Y]),
+]
+
+
+class ElementwiseSpellings(TempOps, unittest.TestCase):
+    def test_every_spelling(self):
+        for expr, init, op, attrs, args in ELEMENTWISE:
+            with self.subTest(expr=expr, init=init):
+                r = self.elementwise(expr, init=init)
+                self.assertEqual(r.rc, 0, r.stderr)
+                node = r.out_node()
+                self.assertEqual(node["op"], op)
+                self.assertEqual(node["attrs"], attrs)
+                self.assertEqual(node["args"], args if args is not None else [X])
+                self.assertEqual(node["shape"], [4, 8])
+                self.assertTrue(node["line"] > 0 and node["file"] == r.op_path)
+                self.assertIn("return", node["code"])
+
+    def test_inplace_method_is_functionalized(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, x):
+                y = x * 2.0
+                y.relu_()
+                y.add_(1.0)
+                return y
+        def get_inputs():
+            return [torch.randn(4, 8)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        ops = [(n["name"], n["op"], n["args"]) for n in r.spec["nodes"]]
+        self.assertEqual(ops[1][1], "relu")
+        self.assertEqual(ops[2][1], "add")
+        self.assertEqual(ops[2][2], [{"node": ops[1][0]}, S(1.0)])
+        self.assertEqual(r.spec["outputs"][0]["node"], ops[2][0])
+
+    def test_unknown_op_keeps_qualified_target(self):
+        r = self.elementwise("torch.erf(x)")
+        self.assertEqual(r.rc, 0, r.stderr)
+        self.assertEqual(r.out_node()["op"], "torch.erf")
+        r = self.elementwise("x.erfinv()")
+        self.assertEqual(r.out_node()["op"], "torch.Tensor.erfinv")
+
+
+class Anchors(TempOps, unittest.TestCase):
+    def test_linear_module(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.fc = nn.Linear(d, 16)
+                self.proj = nn.Linear(16, 4, bias=False)
+            def forward(self, x):
+                return self.proj(self.fc(x))
+        def get_inputs():
+            return [torch.randn(2, 8)]
+        def get_init_inputs():
+            return [8]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        fc, proj = r.spec["nodes"]
+        self.assertEqual(fc["op"], "linear")
+        self.assertEqual(fc["args"], [X, {"node": "fc.weight"}, {"node": "fc.bias"}])
+        self.assertEqual(proj["args"], [{"node": "fc"}, {"node": "proj.weight"}, {"none": True}])
+        self.assertEqual(r.spec["init_inputs"], [8])
+        self.assertEqual([p["name"] for p in r.spec["params"]],
+                         ["fc.weight", "fc.bias", "proj.weight"])
+        self.assertEqual(r.spec["params"][0]["shape"], [16, 8])
+        self.assertEqual(r.spec["params"][0]["kind"], "parameter")
+
+    def test_functional_linear_with_get_attr_params(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.randn(4, 8))
+                self.register_buffer("b", torch.zeros(4))
+            def forward(self, x):
+                return F.linear(x, self.w, self.b)
+        def get_inputs():
+            return [torch.randn(2, 8)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        (node,) = r.spec["nodes"]
+        self.assertEqual(node["op"], "linear")
+        self.assertEqual(node["args"], [X, {"node": "w"}, {"node": "b"}])
+        kinds = {p["name"]: p["kind"] for p in r.spec["params"]}
+        self.assertEqual(kinds, {"w": "parameter", "b": "buffer"})
+
+    def test_anchor_family(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 4, 3, padding=1)
+                self.bn = nn.BatchNorm2d(4)
+                self.gn = nn.GroupNorm(2, 4)
+                self.ln = nn.LayerNorm(8)
+                self.pool = nn.MaxPool2d(2)
+                self.ct = nn.ConvTranspose2d(4, 2, 2, stride=2)
+            def forward(self, x, w):
+                a = self.ln(self.gn(self.bn(self.conv(x))))
+                b = torch.softmax(a, dim=-1)
+                c = F.log_softmax(b, dim=1)
+                d = c.sum(dim=1, keepdim=True)
+                e = torch.mean(c, dim=[2, 3])
+                f = torch.amax(c, dim=-1)
+                g = torch.max(c, dim=1)[0]
+                h = torch.argmax(c, dim=1)
+                i = torch.cumsum(c, dim=2)
+                j = torch.matmul(x, w)
+                k = torch.bmm(x[0], w[0])
+                l = F.avg_pool2d(self.pool(a), 2)
+                m = self.ct(a)
+                n = F.mse_loss(a, c)
+                o = F.layer_norm(a, (8,), eps=1e-6)
+                p = torch.prod(c, 1)
+                return d, e, f, g, h, i, j, k, l, m, n, o, p
+        def get_inputs():
+            return [torch.randn(2, 3, 8, 8), torch.randn(2, 3, 8, 8)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        by_op = {}
+        for n in r.spec["nodes"]:
+            by_op.setdefault(n["op"], n)
+        conv = by_op["conv2d"]
+        self.assertEqual(conv["args"], [X, {"node": "conv.weight"}, {"node": "conv.bias"}])
+        self.assertEqual(conv["attrs"], {"stride": [1, 1], "padding": [1, 1],
+                                         "dilation": [1, 1], "groups": 1,
+                                         "padding_mode": "zeros"})
+        bn = by_op["batch_norm"]
+        self.assertEqual(bn["args"][1:3], [{"node": "bn.running_mean"},
+                                           {"node": "bn.running_var"}])
+        self.assertEqual(bn["attrs"]["eps"], 1e-05)
+        self.assertEqual(by_op["group_norm"]["attrs"], {"num_groups": 2, "eps": 1e-05})
+        self.assertEqual(by_op["layer_norm"]["attrs"], {"normalized_shape": [8], "eps": 1e-05})
+        self.assertEqual(by_op["softmax"]["attrs"], {"dim": -1, "dtype": None})
+        self.assertEqual(by_op["log_softmax"]["attrs"]["dim"], 1)
+        self.assertEqual(by_op["sum"]["attrs"], {"dim": 1, "keepdim": True, "dtype": None})
+        self.assertEqual(by_op["mean"]["attrs"]["dim"], [2, 3])
+        self.assertEqual(by_op["amax"]["attrs"], {"dim": -1, "keepdim": False})
+        self.assertEqual(by_op["max"]["attrs"], {"dim": 1, "keepdim": False})
+        self.assertIsNone(by_op["max"]["shape"])
+        self.assertEqual(len(by_op["max"]["tuple"]), 2)
+        self.assertEqual(by_op["argmax"]["dtype"], "int64")
+        self.assertEqual(by_op["cumsum"]["attrs"], {"dim": 2, "dtype": None})
+        self.assertIn("matmul", by_op)
+        self.assertIn("bmm", by_op)
+        self.assertEqual(by_op["max_pool2d"]["attrs"]["kernel_size"], 2)
+        self.assertEqual(by_op["avg_pool2d"]["attrs"]["kernel_size"], 2)
+        self.assertEqual(by_op["conv_transpose2d"]["attrs"]["stride"], [2, 2])
+        self.assertEqual(by_op["mse_loss"]["attrs"], {"reduction": "mean", "weight": None})
+        self.assertEqual(by_op["prod"]["attrs"]["dim"], 1)
+        self.assertEqual(len(r.spec["outputs"]), 13)
+        lns = [n for n in r.spec["nodes"] if n["op"] == "layer_norm"]
+        self.assertEqual(lns[1]["attrs"], {"normalized_shape": [8], "eps": 1e-6})
+        self.assertEqual(lns[1]["args"][1:], [{"none": True}, {"none": True}])
+
+
+if __name__ == "__main__":
+    unittest.main()
