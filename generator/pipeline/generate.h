@@ -1,0 +1,55 @@
+// `egg-gen generate`: the pipeline as a visible list of steps —
+//   spec → stage1 (algorithmic structure) → stage2 (hardware tuning) → verify → emit —
+// with the cache in front of the stages.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "util/process.h"
+
+namespace egg::pipeline {
+
+// Everything `generate` needs.
+struct GenerateOptions {
+  std::filesystem::path op_file;
+  std::filesystem::path out_dir;
+  std::string name;  // empty: op file's stem
+  std::vector<std::string> arches;
+  std::string backend = "builtin";
+  std::string model;
+  std::map<std::string, std::string> options;
+  std::filesystem::path python = "python3";
+  std::filesystem::path nvcc = "nvcc";
+  std::filesystem::path data_dir;
+  std::filesystem::path cache_dir;  // empty: default root
+  bool cache_enabled = true;
+  bool require_verified = false;
+  bool compile_check = true;  // nvcc-compile the winner before emitting
+  bool keep_work = false;
+  int seeds = 3;
+};
+
+// What happened, for the CLI's summary line.
+struct GenerateResult {
+  std::string name;
+  std::string cache_key;
+  std::string cache_status;  // hit | miss | corrupt | off
+  std::vector<std::filesystem::path> changed;
+  std::string status_text;   // e.g. "sm_90: unverified: no GPU"
+};
+
+// The side effects the pipeline uses.
+struct Services {
+  ProcessRunner& runner;
+};
+
+// Runs the pipeline; throws UserError / InternalError; writes nothing on failure.
+GenerateResult generate(const GenerateOptions& options, Services& services);
+
+// The kernel name for an op file when none is given: its stem as a C identifier.
+std::string default_name(const std::filesystem::path& op_file);
+
+}  // namespace egg::pipeline

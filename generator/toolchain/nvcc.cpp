@@ -1,0 +1,56 @@
+#include "toolchain/nvcc.h"
+
+#include "util/error.h"
+
+namespace egg::toolchain {
+
+std::string arch_number(const std::string& arch) {
+  if (arch.rfind("sm_", 0) != 0 || arch.size() < 5) return "";
+  std::string num = arch.substr(3);
+  size_t digits = 0;
+  while (digits < num.size() && std::isdigit(static_cast<unsigned char>(num[digits]))) ++digits;
+  if (digits < 2) return "";
+  std::string suffix = num.substr(digits);
+  if (!(suffix.empty() || suffix == "a" || suffix == "f")) return "";
+  return num;
+}
+
+std::string Nvcc::version() const {
+  ProcessSpec p;
+  p.exe = exe_;
+  p.args = {"--version"};
+  p.timeout = std::chrono::seconds(60);
+  ProcessResult r = runner_.run(p);
+  if (!r.ok())
+    throw UserError("cannot run nvcc at " + exe_.string() + ": " + (r.err.empty() ? r.out : r.err),
+                    "pass --nvcc <path to nvcc> (CMake passes CMAKE_CUDA_COMPILER)");
+  size_t pos = r.out.find("release ");
+  if (pos == std::string::npos) return r.out;
+  size_t end = r.out.find('\n', pos);
+  return r.out.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+}
+
+CompileResult Nvcc::compile_object(const std::filesystem::path& cu, const std::filesystem::path& include_dir,
+                                   const std::vector<std::string>& arches,
+                                   const std::filesystem::path& object) const {
+  ProcessSpec p;
+  p.exe = exe_;
+  p.args = {"-c", cu.string(), "-o", object.string(), "-I", include_dir.string(), "-std=c++17", "-O3",
+            "-Xptxas", "-v"};
+  for (const auto& arch : arches) {
+    std::string num = arch_number(arch);
+    p.args.push_back("-gencode");
+    p.args.push_back("arch=compute_" + num + ",code=sm_" + num);
+  }
+  p.timeout = std::chrono::minutes(5);
+  ProcessResult r = runner_.run(p);
+  CompileResult c;
+  c.ok = r.ok();
+  c.log = r.out + r.err;
+  if (r.status == ProcessStatus::timed_out) c.log += "\nnvcc did not finish within 5 minutes";
+  if (r.status == ProcessStatus::failed_to_start) c.log += "\ncannot start nvcc: " + exe_.string();
+  c.repro = repro_line(p);
+  return c;
+}
+
+}  // namespace egg::toolchain

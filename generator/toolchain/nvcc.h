@@ -1,0 +1,42 @@
+// nvcc: its version (part of the cache key) and compile checks of candidates.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "util/process.h"
+
+namespace egg::toolchain {
+
+// Outcome of compiling one candidate.
+struct CompileResult {
+  bool ok = false;
+  std::string log;    // nvcc's output (errors and ptxas lines)
+  std::string repro;  // a copy-pasteable command line
+};
+
+// nvcc behind the ProcessRunner seam.
+class Nvcc {
+ public:
+  Nvcc(ProcessRunner& runner, std::filesystem::path exe) : runner_(runner), exe_(std::move(exe)) {}
+
+  // The "release X, VY" line of `nvcc --version`; a UserError when nvcc cannot run.
+  std::string version() const;
+  // Compiles `cu` to an object for every arch (sm_90 → -gencode arch=compute_90,code=sm_90),
+  // with -Xptxas -v so the log carries registers, spills and shared memory.
+  CompileResult compile_object(const std::filesystem::path& cu, const std::filesystem::path& include_dir,
+                               const std::vector<std::string>& arches,
+                               const std::filesystem::path& object) const;
+
+  const std::filesystem::path& exe() const { return exe_; }
+
+ private:
+  ProcessRunner& runner_;
+  std::filesystem::path exe_;
+};
+
+// The numeric part of "sm_90" ("90"), or an empty string when malformed.
+std::string arch_number(const std::string& arch);
+
+}  // namespace egg::toolchain

@@ -1,0 +1,86 @@
+// Device helpers of EGG's element-wise kernels: every op computes in float, matching PyTorch's
+// formulas (ATen's CUDA kernels) so results agree within fp32 tolerance.
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <math_constants.h>
+
+__device__ __forceinline__ float egg_to_float(float v) { return v; }
+__device__ __forceinline__ float egg_to_float(__half v) { return __half2float(v); }
+__device__ __forceinline__ float egg_to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float egg_to_float(bool v) { return v ? 1.0f : 0.0f; }
+
+template <typename T> __device__ __forceinline__ T egg_from_float(float v);
+template <> __device__ __forceinline__ float egg_from_float<float>(float v) { return v; }
+template <> __device__ __forceinline__ __half egg_from_float<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 egg_from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+// NaN-propagating relu/min/max, as PyTorch's.
+__device__ __forceinline__ float egg_relu(float x) { return (x != x) ? x : fmaxf(x, 0.0f); }
+__device__ __forceinline__ float egg_minimum(float a, float b) { return (a != a || b != b) ? a + b : fminf(a, b); }
+__device__ __forceinline__ float egg_maximum(float a, float b) { return (a != a || b != b) ? a + b : fmaxf(a, b); }
+__device__ __forceinline__ float egg_clamp(float x, float lo, float hi) {
+  return (x != x) ? x : fminf(fmaxf(x, lo), hi);
+}
+__device__ __forceinline__ float egg_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+__device__ __forceinline__ float egg_silu(float x) { return x / (1.0f + expf(-x)); }
+__device__ __forceinline__ float egg_gelu_erf(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f)); }
+__device__ __forceinline__ float egg_gelu_tanh(float x) {
+  const float inner = 0.79788456080286535588f * (x + 0.044715f * x * x * x);
+  return 0.5f * x * (1.0f + tanhf(inner));
+}
+__device__ __forceinline__ float egg_softplus(float x, float beta, float threshold) {
+  return (x * beta > threshold) ? x : log1pf(expf(x * beta)) / beta;
+}
+__device__ __forceinline__ float egg_mish(float x) { return x * tanhf(egg_softplus(x, 1.0f, 20.0f)); }
+__device__ __forceinline__ float egg_elu(float x, float alpha) { return x > 0.0f ? x : alpha * expm1f(x); }
+__device__ __forceinline__ float egg_selu(float x) {
+  const float alpha = 1.6732632423543772848170429916717f;
+  const float scale = 1.0507009873554804934193349852946f;
+  return scale * (x > 0.0f ? x : alpha * expm1f(x));
+}
+__device__ __forceinline__ float egg_hardsigmoid(float x) { return fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f; }
+__device__ __forceinline__ float egg_hardswish(float x) { return x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f; }
+// pow by a scalar exponent, with the exact special cases ATen takes.
+__device__ __forceinline__ float egg_pow(float x, float p) {
+  if (p == 2.0f) return x * x;
+  if (p == 3.0f) return x * x * x;
+  if (p == 0.5f) return sqrtf(x);
+  if (p == 1.0f) return x;
+  if (p == -1.0f) return 1.0f / x;
+  if (p == -2.0f) return 1.0f / (x * x);
+  if (p == -0.5f) return 1.0f / sqrtf(x);
+  return powf(x, p);
+}
+
+// VEC elements of T loaded and stored as 16-byte transactions (needs 16-byte aligned pointers).
+template <typename T, int VEC>
+struct alignas(16) EggVec {
+  T v[VEC];
+};
+template <typename T, int VEC>
+__device__ __forceinline__ EggVec<T, VEC> egg_load_vec(const T* __restrict__ p) {
+  static_assert((VEC * sizeof(T)) % 16 == 0 || VEC == 1, "vector must be whole 16-byte words");
+  EggVec<T, VEC> r;
+  if constexpr (VEC == 1) {
+    r.v[0] = p[0];
+  } else {
+    const uint4* src = reinterpret_cast<const uint4*>(p);
+    uint4* dst = reinterpret_cast<uint4*>(r.v);
+#pragma unroll
+    for (int k = 0; k < int(VEC * sizeof(T) / 16); ++k) dst[k] = __ldg(src + k);
+  }
+  return r;
+}
+template <typename T, int VEC>
+__device__ __forceinline__ void egg_store_vec(T* __restrict__ p, const EggVec<T, VEC>& r) {
+  if constexpr (VEC == 1) {
+    p[0] = r.v[0];
+  } else {
+    const uint4* src = reinterpret_cast<const uint4*>(r.v);
+    uint4* dst = reinterpret_cast<uint4*>(p);
+#pragma unroll
+    for (int k = 0; k < int(VEC * sizeof(T) / 16); ++k) dst[k] = src[k];
+  }
+}
