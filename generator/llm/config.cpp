@@ -67,7 +67,8 @@ bool is_loopback_url(const std::string& url) {
   } else {
     host = rest.substr(0, rest.find(':'));
   }
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+  const bool ipv4 = !host.empty() && host.find_first_not_of("0123456789.") == std::string::npos;
+  return host == "localhost" || host == "::1" || (ipv4 && host.rfind("127.", 0) == 0);
 }
 
 LlmConfig load_config(WireFormat wire, const std::string& model, const EnvLookup& env) {
