@@ -36,6 +36,19 @@ def _under(path, folder):
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
+def is_local_path(fn):
+    """True when ``fn`` is a user source file (not stdlib, site-packages or EGG itself)."""
+    if not fn or fn.startswith("<"):
+        return False
+    fn = os.path.realpath(fn)
+    parts = fn.split(os.sep)
+    if "site-packages" in parts or "dist-packages" in parts:
+        return False
+    if _under(fn, _FRONTEND_DIR):
+        return False
+    return not any(_under(fn, d) for d in _SYSTEM_DIRS)
+
+
 def local_file(module):
     """The module's source file if it is a local (user) module, else None."""
     fn = getattr(module, "__file__", None)
@@ -47,14 +60,7 @@ def local_file(module):
         if not os.path.isfile(src):
             return None
         fn = src
-    if not os.path.isfile(fn):
-        return None
-    parts = fn.split(os.sep)
-    if "site-packages" in parts or "dist-packages" in parts:
-        return None
-    if _under(fn, _FRONTEND_DIR):
-        return None
-    if any(_under(fn, d) for d in _SYSTEM_DIRS):
+    if not os.path.isfile(fn) or not is_local_path(fn):
         return None
     return fn
 

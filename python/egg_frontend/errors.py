@@ -54,13 +54,18 @@ def describe(exc):
 
 
 def user_frame(exc, user_files):
-    """(file, line) of the innermost traceback frame in one of ``user_files``, else (None, 0)."""
+    """(file, line) of the innermost traceback frame in user code, else (None, 0).
+
+    User code is one of ``user_files`` (op.py and its known local modules) or any other
+    local source file (a helper that failed while being imported is not known yet).
+    """
+    from .deps import is_local_path
     found = (None, 0)
     files = {os.path.realpath(f) for f in user_files}
     tb = exc.__traceback__
     while tb is not None:
         fn = tb.tb_frame.f_code.co_filename
-        if fn and os.path.realpath(fn) in files:
+        if fn and (os.path.realpath(fn) in files or is_local_path(fn)):
             found = (os.path.realpath(fn), tb.tb_lineno)
         tb = tb.tb_next
     return found

@@ -172,7 +172,7 @@ def build_model(op):
     torch.manual_seed(0)
     model = _call_user(op, lambda: model_cls(*init_inputs), "Model",
                        "fix Model's constructor or get_init_inputs()")
-    op.model = model
+    op.model = model.cpu()  # references are computed on the CPU
     op.init_inputs = init_inputs
     return model
 
@@ -195,4 +195,4 @@ def get_inputs(op, seed):
                             "forward input %d is %s, not a tensor" % (i, type(t).__name__),
                             "every forward input must be a tensor; pass constants through "
                             "get_init_inputs() and Model's constructor instead")
-    return list(inputs)
+    return [t.detach().cpu() for t in inputs]

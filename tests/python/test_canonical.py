@@ -283,3 +283,47 @@ class Anchors(TempOps, unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class MoreAnchors(TempOps, unittest.TestCase):
+    def test_sequential_and_reductions(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.seq = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Dropout(0.0))
+                self.norm = nn.RMSNorm(8)
+            def forward(self, x):
+                y = self.norm(self.seq(x))
+                return torch.max(y), y.max(dim=1).values, torch.min(y, 1, keepdim=True)[1], \\
+                    y.view(y.size(0), -1), F.conv1d(y.unsqueeze(1), torch.ones(2, 1, 3))
+        def get_inputs():
+            return [torch.randn(4, 8)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        nodes = r.spec["nodes"]
+        lin = nodes[0]
+        self.assertEqual(lin["op"], "linear")
+        self.assertEqual(lin["args"][1:], [{"node": "seq.0.weight"}, {"node": "seq.0.bias"}])
+        self.assertEqual(lin["module"], "seq.0")
+        self.assertEqual(nodes[1]["op"], "relu")
+        self.assertEqual(nodes[2]["op"], "dropout")
+        self.assertEqual(nodes[2]["attrs"], {"p": 0.0, "training": True})
+        rms = nodes[3]
+        self.assertEqual(rms["op"], "rms_norm")
+        self.assertEqual(rms["args"][1], {"node": "norm.weight"})
+        self.assertEqual(rms["attrs"], {"normalized_shape": [8], "eps": None})
+        maxes = [n for n in nodes if n["op"] == "max"]
+        self.assertEqual(maxes[0]["attrs"], {"dim": None, "keepdim": False})
+        self.assertEqual(maxes[0]["shape"], [])
+        self.assertEqual(maxes[1]["attrs"], {"dim": 1, "keepdim": False})
+        mins = [n for n in nodes if n["op"] == "min"]
+        self.assertEqual(mins[0]["attrs"], {"dim": 1, "keepdim": True})
+        size = next(n for n in nodes if n["target"] == "torch.Tensor.size")
+        self.assertEqual(size["value"], 4)
+        view = next(n for n in nodes if n["op"] == "reshape")
+        self.assertEqual(view["attrs"]["shape"], [{"node": size["name"]}, -1])
+        conv = next(n for n in nodes if n["op"] == "conv1d")
+        self.assertEqual(conv["args"][1], {"node": "_tensor_constant0"})
+        self.assertIn("_tensor_constant0", [p["name"] for p in r.spec["params"]])
+        self.assertEqual(conv["attrs"], {"stride": 1, "padding": 0, "dilation": 1, "groups": 1})

@@ -203,3 +203,49 @@ class Subprocess(TempOps, unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class InternalErrors(TempOps, unittest.TestCase):
+    def test_bug_in_frontend_exits_2(self):
+        from egg_frontend import spec
+
+        def broken(*args, **kwargs):
+            raise ZeroDivisionError("boom")
+
+        saved = spec.build
+        spec.build = broken
+        try:
+            r = self.trace("""
+            class Model(nn.Module):
+                def forward(self, x):
+                    return x.exp()
+            def get_inputs():
+                return [torch.randn(4)]
+            """)
+        finally:
+            spec.build = saved
+        self.assertEqual(r.rc, 2)
+        self.assertEqual(r.error["kind"], "internal")
+        self.assertIn("ZeroDivisionError: boom", r.error["message"])
+        self.assertEqual(r.files(), ["error.json"])
+        self.assertTrue(r.stderr.startswith("egg: error: "))
+
+
+class HelperErrors(TempOps, unittest.TestCase):
+    def test_error_while_importing_helper_names_helper_line(self):
+        helper = self.write("badhelper.py", """
+        X = 1
+        raise RuntimeError("helper broke")
+        """)
+        r = self.trace("""
+        import badhelper
+        class Model(nn.Module):
+            def forward(self, x):
+                return x
+        def get_inputs():
+            return [torch.randn(2)]
+        """)
+        self.assertEqual(r.rc, 1, r.stderr)
+        self.assertEqual(r.error["file"], os.path.realpath(helper))
+        self.assertEqual(r.error["line"], 5)
+        self.assertIn("helper broke", r.error["message"])
