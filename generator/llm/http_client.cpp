@@ -104,19 +104,15 @@ HttpResponse CurlTransport::send(const HttpRequest& request) {
   char detail[CURL_ERROR_SIZE] = {0};
 
   std::unique_ptr<curl_slist, ListDeleter> list;
-  for (const auto& [name, value] : request.headers) {
-    const std::string line = name + ": " + value;
+  const auto add_header = [&list](const std::string& line) {
     curl_slist* next = curl_slist_append(list.get(), line.c_str());
     if (!next) throw LlmError(LlmErrorKind::connection, "out of memory building headers");
-    (void)list.release();
+    (void)list.release();  // `next` is the same list, now one longer
     list.reset(next);
-  }
+  };
+  for (const auto& [name, value] : request.headers) add_header(name + ": " + value);
   // libcurl would otherwise add "Expect: 100-continue" to large POSTs; some servers stall on it.
-  {
-    curl_slist* next = curl_slist_append(list.get(), "Expect:");
-    (void)list.release();
-    list.reset(next);
-  }
+  add_header("Expect:");
 
   curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, list.get());

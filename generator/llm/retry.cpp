@@ -158,6 +158,17 @@ RetryingTransport::RetryingTransport(HttpTransport& inner, RetryPolicy policy, S
                                      Clock& clock)
     : inner_(inner), policy_(policy), sleeper_(sleeper), clock_(clock), rng_(policy.seed) {}
 
+std::chrono::milliseconds RetryingTransport::next_backoff(int attempt) {
+  std::lock_guard<std::mutex> lock(rng_mutex_);
+  return backoff_delay(policy_, attempt, rng_);
+}
+
+namespace {
+thread_local int t_last_attempts = 0;  // tries of this thread's last send()
+}  // namespace
+
+int RetryingTransport::last_attempts() const { return t_last_attempts; }
+
 HttpResponse RetryingTransport::send(const HttpRequest& request) {
   const int max_attempts = std::max(1, policy_.max_attempts);
   const auto gave_up = [](const LlmError& error, int attempts) {
@@ -165,7 +176,7 @@ HttpResponse RetryingTransport::send(const HttpRequest& request) {
                                       " attempts)");
   };
   for (int attempt = 1;; ++attempt) {
-    last_attempts_ = attempt;
+    t_last_attempts = attempt;
     HttpResponse response;
     try {
       response = inner_.send(request);
@@ -174,7 +185,7 @@ HttpResponse RetryingTransport::send(const HttpRequest& request) {
                              error.kind() == LlmErrorKind::connection;
       if (!transient) throw;
       if (attempt >= max_attempts) throw gave_up(error, attempt);
-      sleeper_.sleep_for(backoff_delay(policy_, attempt, rng_));
+      sleeper_.sleep_for(next_backoff(attempt));
       continue;
     }
     if (response.status >= 200 && response.status < 300) return response;
@@ -191,7 +202,7 @@ HttpResponse RetryingTransport::send(const HttpRequest& request) {
                                          " s, more than the limit)");
       }
     }
-    sleeper_.sleep_for(wait ? *wait : backoff_delay(policy_, attempt, rng_));
+    sleeper_.sleep_for(wait ? *wait : next_backoff(attempt));
   }
 }
 

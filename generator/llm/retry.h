@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -66,6 +67,7 @@ LlmError http_status_error(const HttpRequest& request, const HttpResponse& respo
 bool is_retryable_status(long status);
 
 // A transport that retries another one; send() returns only 2xx responses, else throws LlmError.
+// Thread-safe when `inner`, the sleeper and the clock are (CurlTransport and the real ones are).
 class RetryingTransport : public HttpTransport {
  public:
   // Wraps `inner` (not owned); `sleeper` and `clock` must outlive this.
@@ -73,16 +75,19 @@ class RetryingTransport : public HttpTransport {
                     Clock& clock = system_clock());
   // Sends `request` until it succeeds, fails finally, or the attempts run out.
   HttpResponse send(const HttpRequest& request) override;
-  // Tries made by the last send().
-  int last_attempts() const { return last_attempts_; }
+  // Tries made by the calling thread's last send() (of any RetryingTransport).
+  int last_attempts() const;
 
  private:
+  // The jittered backoff after try `attempt` (thread-safe).
+  std::chrono::milliseconds next_backoff(int attempt);
+
   HttpTransport& inner_;
   RetryPolicy policy_;
   Sleeper& sleeper_;
   Clock& clock_;
+  std::mutex rng_mutex_;  // guards rng_
   std::mt19937_64 rng_;
-  int last_attempts_ = 0;
 };
 
 }  // namespace egg::llm

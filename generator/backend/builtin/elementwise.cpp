@@ -148,7 +148,7 @@ std::optional<UserError> ElementwiseFamily::cannot_implement(const spec::Spec& s
                        "the builtin backend cannot generate a kernel for `" + n.target + "`" +
                            (n.code.empty() ? "" : " (in `" + n.code + "`)"),
                        "supported element-wise ops: " + known_ops(ops_) +
-                           "; rewrite the op with these, or use an LLM backend (BACKEND openai)");
+                           "; rewrite the op with these ops");
     const json& op = ops_.at(n.op);
     const size_t arity = op.value("arity", 1);
     if (n.args.size() < arity)

@@ -1,0 +1,170 @@
+// The whole pipeline on fakes: a scripted frontend, nvcc and nvidia-smi.
+#include "pipeline/generate.h"
+
+#include <gtest/gtest.h>
+
+#include "fakes.h"
+#include "spec_fixtures.h"
+#include "util/error.h"
+#include "util/files.h"
+
+namespace egg::pipeline {
+namespace {
+
+using egg::testing::exited;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+class PipelineTest : public ::testing::Test {
+ protected:
+  TempDir dir{fs::temp_directory_path(), "egg-pipeline-test"};
+  json spec = egg::testing::gelu_bias_spec();
+  json frontend_error;      // when set, the frontend fails with it
+  bool nvcc_fails = false;
+  egg::testing::FakeProcessRunner runner{[this](const ProcessSpec& p) { return answer(p); }};
+
+  ProcessResult answer(const ProcessSpec& p) {
+    const std::string exe = p.exe.filename().string();
+    if (exe == "python3") {
+      fs::path out = p.args.at(6);
+      if (!frontend_error.is_null()) {
+        write_atomic(out / "error.json", frontend_error.dump());
+        return exited(1);
+      }
+      write_atomic(out / "spec.json", spec.dump());
+      return exited(0);
+    }
+    if (exe == "nvcc") {
+      if (p.args.at(0) == "--version") return exited(0, "nvcc\nCuda compilation tools, release 13.0, V13.0.88\n");
+      return nvcc_fails ? exited(1, "", "kernel.cu(3): error: identifier undefined") : exited(0);
+    }
+    ProcessResult none;  // nvidia-smi: not installed
+    return none;
+  }
+
+  GenerateOptions options() {
+    if (!fs::exists(dir.path() / "src" / "gelu_bias.py")) write_atomic(dir.path() / "src" / "gelu_bias.py", "# op\n");
+    GenerateOptions o;
+    o.op_file = dir.path() / "src" / "gelu_bias.py";
+    o.out_dir = dir.path() / "out";
+    o.arches = {"sm_90"};
+    o.python = "python3";
+    o.nvcc = "nvcc";
+    o.data_dir = EGG_TEST_DATA_DIR;
+    o.cache_dir = dir.path() / "cache";
+    return o;
+  }
+
+  GenerateResult run(const GenerateOptions& o) {
+    Services services{runner};
+    return generate(o, services);
+  }
+};
+
+TEST_F(PipelineTest, GeneratesOutputsAndManifest) {
+  auto r = run(options());
+  EXPECT_EQ(r.name, "gelu_bias");
+  EXPECT_EQ(r.cache_status, "miss");
+  fs::path out = dir.path() / "out";
+  ASSERT_TRUE(fs::exists(out / "gelu_bias.cu"));
+  ASSERT_TRUE(fs::exists(out / "include" / "egg" / "gelu_bias.h"));
+  json m = json::parse(read_file(out / "manifest.json").value());
+  EXPECT_EQ(m["schema"], 1);
+  EXPECT_EQ(m["status"]["sm_90"]["text"], "unverified: no GPU");
+  EXPECT_EQ(m["backend"], "builtin");
+  EXPECT_EQ(m["cache_key"], r.cache_key);
+  EXPECT_EQ(m["op"]["sha256"].get<std::string>().size(), 64u);
+  EXPECT_TRUE(m["timing"]["kernel_ms"].is_null());
+  ASSERT_EQ(m["stages"].size(), 3u);
+  EXPECT_EQ(m["stages"][0]["step"], "stage1");
+  EXPECT_EQ(m["stages"][1]["step"], "stage2");
+  auto dep = read_file(out / "gelu_bias.d").value();
+  EXPECT_NE(dep.find("gelu_bias.cu:"), std::string::npos);
+  EXPECT_NE(dep.find("/src/op.py"), std::string::npos) << dep;
+  EXPECT_EQ(runner.count("nvcc"), 2);  // --version and the compile check
+}
+
+TEST_F(PipelineTest, SecondRunHitsTheCacheAndChangesNothing) {
+  run(options());
+  const int compiles = runner.count("nvcc");
+  auto r = run(options());
+  EXPECT_EQ(r.cache_status, "hit");
+  EXPECT_TRUE(r.changed.empty());
+  EXPECT_EQ(runner.count("nvcc"), compiles + 1);  // only --version
+}
+
+TEST_F(PipelineTest, CommentOnlyEditKeepsTheKeyAndTheSources) {
+  auto first = run(options());
+  spec["nodes"][0]["line"] = 8;  // a comment moved every line down
+  write_atomic(dir.path() / "src" / "gelu_bias.py", "# op\n# a comment\n");
+  auto second = run(options());
+  EXPECT_EQ(first.cache_key, second.cache_key);
+  ASSERT_EQ(second.changed.size(), 1u);  // the manifest (op sha256), not the .cu or header
+  EXPECT_EQ(second.changed[0].filename(), "manifest.json");
+}
+
+TEST_F(PipelineTest, ChangedConstantRegenerates) {
+  auto first = run(options());
+  spec["nodes"][0]["args"][1]["scalar"] = 0.25;
+  auto second = run(options());
+  EXPECT_NE(first.cache_key, second.cache_key);
+  EXPECT_EQ(second.cache_status, "miss");
+  EXPECT_NE(read_file(dir.path() / "out" / "gelu_bias.cu").value().find("0.25f"), std::string::npos);
+}
+
+TEST_F(PipelineTest, FrontendUserErrorLeavesNothingBehind) {
+  frontend_error = {{"kind", "user"}, {"file", "/src/op.py"}, {"line", 3}, {"op", "get_inputs"},
+                    {"message", "op.py defines no function get_inputs()"}, {"hint", "add it"}};
+  try {
+    run(options());
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.where().line, 3);
+    EXPECT_EQ(e.where().op, "get_inputs");
+  }
+  EXPECT_FALSE(fs::exists(dir.path() / "out"));
+  EXPECT_FALSE(fs::exists(dir.path() / "cache" / "v1"));
+}
+
+TEST_F(PipelineTest, UnsupportedOpIsAUserErrorAndWritesNothing) {
+  spec["nodes"][2]["op"] = "torch.sort";
+  spec["nodes"][2]["target"] = "torch.sort";
+  EXPECT_THROW(run(options()), UserError);
+  EXPECT_FALSE(fs::exists(dir.path() / "out"));
+}
+
+TEST_F(PipelineTest, RequireVerifiedWithoutGpuFails) {
+  auto o = options();
+  o.require_verified = true;
+  try {
+    run(o);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("not verified"), std::string::npos);
+  }
+  EXPECT_FALSE(fs::exists(dir.path() / "out" / "gelu_bias.cu"));
+}
+
+TEST_F(PipelineTest, CompileFailureIsRepairedByFallingBackThenReported) {
+  nvcc_fails = true;
+  EXPECT_THROW(run(options()), InternalError);
+  EXPECT_FALSE(fs::exists(dir.path() / "out"));
+  // The debug agent tried the scalar structure after the vector one failed.
+  EXPECT_GE(runner.count("nvcc"), 3);
+}
+
+TEST_F(PipelineTest, BadArchIsAUserError) {
+  auto o = options();
+  o.arches = {"hopper"};
+  EXPECT_THROW(run(o), UserError);
+}
+
+TEST_F(PipelineTest, CacheOffStillGenerates) {
+  auto o = options();
+  o.cache_enabled = false;
+  EXPECT_EQ(run(o).cache_status, "off");
+  EXPECT_FALSE(fs::exists(dir.path() / "cache"));
+}
+
+}  // namespace
+}  // namespace egg::pipeline
