@@ -30,6 +30,7 @@ class _Encoder:
 
     def __init__(self):
         self.ref = {}     # fx node name -> encoded argument
+        self.consts = {}  # fx node name -> Python constant (forward defaults)
 
     def arg(self, v):
         if isinstance(v, Node):
@@ -57,6 +58,8 @@ class _Encoder:
         return {"string": str(v)}
 
     def attr(self, v):
+        if isinstance(v, Node) and v.name in self.consts:
+            return self.attr(self.consts[v.name])
         if isinstance(v, (Node, canonical.ParamRef)):
             return self.arg(v)
         if isinstance(v, (bool, int, str)) or v is None:
@@ -115,7 +118,8 @@ def build(op, gm, inputs, params, user_files):
                                     "dtype": dtype_name(t.dtype)})
                 enc.ref[node.name] = {"node": name}
             else:  # a forward parameter left at its default: a constant
-                enc.ref[node.name] = enc.arg(node.args[0] if node.args else None)
+                enc.consts[node.name] = node.args[0] if node.args else None
+                enc.ref[node.name] = enc.arg(enc.consts[node.name])
             n_in += 1
         elif node.op == "get_attr":
             enc.ref[node.name] = {"node": node.target}

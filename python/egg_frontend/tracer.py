@@ -40,7 +40,7 @@ def trace(op, user_files):
     except Exception as e:
         file, line = user_frame(e, user_files)
         text = str(e)
-        if "control flow" in text or "iteration" in text or "bool" in text.lower() and \
+        if "control flow" in text or "iterat" in text or "bool" in text.lower() and \
                 "Proxy" in text:
             message = ("data-dependent control flow: forward branches or loops on a tensor's "
                        "value, which tracing cannot follow (%s)" % describe(e))

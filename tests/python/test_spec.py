@@ -249,3 +249,35 @@ class Subprocess(TempOps, unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ForwardSignatures(TempOps, unittest.TestCase):
+    def test_default_argument_is_a_constant(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, x, dim: int = 1, scale=0.5):
+                return torch.softmax(x, dim=dim) * scale
+        def get_inputs():
+            return [torch.randn(2, 3)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        self.assertEqual([i["name"] for i in r.spec["inputs"]], ["x"])
+        sm, mul = r.spec["nodes"]
+        self.assertEqual(sm["attrs"]["dim"], 1)
+        self.assertEqual(mul["args"], [{"node": "softmax"}, {"scalar": 0.5}])
+
+    def test_loop_over_tensor_is_control_flow(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, x):
+                acc = 0
+                for row in x:
+                    acc = acc + row
+                return acc
+        def get_inputs():
+            return [torch.randn(2, 3)]
+        """)
+        self.assertEqual(r.rc, 1)
+        self.assertEqual(r.error["op"], "forward")
+        self.assertEqual(r.error["line"], 7)
+        self.assertIn("control flow", r.error["message"])
