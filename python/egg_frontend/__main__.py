@@ -149,6 +149,8 @@ def main(argv=None):
         raise
     except BaseException as e:  # noqa: B902 - a bug must still produce error.json
         err = internal_from(e)
+    if not err.file:
+        err.file = op_path
     write_error(out_dir, err)
     report(err)
     return err.exit_code

@@ -6,6 +6,7 @@ later uses of the mutated value refer to the in-place node.
 """
 
 import math
+import sys
 
 import torch
 from torch.fx.node import Node
@@ -20,8 +21,12 @@ def dtype_name(dtype):
 
 
 def _finite(x):
-    if isinstance(x, float) and not math.isfinite(x):
-        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    """JSON has no inf/nan: infinities become +-DBL_MAX (same effect in clamp/min/max)."""
+    if isinstance(x, float) and math.isinf(x):
+        return math.copysign(sys.float_info.max, x)
+    if isinstance(x, float) and math.isnan(x):
+        raise UserError("", 0, "nan", "a NaN constant cannot be written to the spec",
+                        "replace float('nan') in forward by a tensor input or a finite value")
     return x
 
 
@@ -75,11 +80,48 @@ class _Encoder:
         return str(v)
 
 
+DTYPES = ("float32", "float16", "bfloat16", "float64", "int64", "int32", "int8", "uint8", "bool")
+_SCALAR_DTYPE = {bool: "bool", int: "int64", float: "float64"}
+
+
 def _shape_dtype(node):
     meta = node.meta.get("tensor_meta")
     if isinstance(meta, TensorMetadata):
         return list(meta.shape), dtype_name(meta.dtype)
     return None, None
+
+
+def _result(node):
+    """How a node's value is described: (result kind, shape, dtype, extra fields).
+
+    Every node gets a shape (list of ints) and a dtype from DTYPES so the generator can
+    read it; ``result`` says what the value really is: ``tensor``, ``tuple`` (several
+    values, e.g. ``torch.max(x, dim)``: shape and dtype of the first tensor, all of them
+    in ``tuple``), ``scalar`` (a Python number: shape [], ``value``), ``size`` (a
+    ``torch.Size``: shape [rank], ``value``) or ``other``.
+    """
+    shape, dtype = _shape_dtype(node)
+    if shape is not None:
+        return "tensor", shape, dtype, {}
+    meta = node.meta.get("tensor_meta")
+    if isinstance(meta, (tuple, list)):
+        elems = [{"shape": list(m.shape), "dtype": dtype_name(m.dtype)}
+                 if isinstance(m, TensorMetadata) else None for m in meta]
+        first = next((e for e in elems if e), {"shape": [], "dtype": "float32"})
+        return "tuple", first["shape"], first["dtype"], {"tuple": elems}
+    if "egg_value" in node.meta:
+        value = node.meta["egg_value"]
+        if isinstance(value, list):
+            return "size", [len(value)], "int64", {"value": value}
+        if type(value) in _SCALAR_DTYPE:
+            return "scalar", [], _SCALAR_DTYPE[type(value)], {"value": _finite(value)}
+    return "other", [], "float32", {}
+
+
+def _check_dtype(dtype, file, line, op, what):
+    if dtype not in DTYPES:
+        raise UserError(file, line, op, "%s has dtype %s, which EGG does not support" % (
+            what, dtype), "use one of: " + " ".join(DTYPES))
 
 
 def collect_params(model, gm):
@@ -114,6 +156,8 @@ def build(op, gm, inputs, params, user_files):
             name = str(node.target).lstrip("*")
             if n_in < len(inputs):
                 t = inputs[n_in]
+                _check_dtype(dtype_name(t.dtype), op.path, op.def_line("get_inputs"),
+                             "get_inputs", "forward input %d (%s)" % (n_in, name))
                 spec_inputs.append({"name": name, "shape": list(t.shape),
                                     "dtype": dtype_name(t.dtype)})
                 enc.ref[node.name] = {"node": name}
@@ -127,18 +171,14 @@ def build(op, gm, inputs, params, user_files):
             module = modules.get(node.target) if node.op == "call_module" else None
             canon = canonical.canonicalize(node, module, node.target if module else "")
             file, line, code = tracer.location(node, user_files)
-            shape, dtype = _shape_dtype(node)
+            kind, shape, dtype, extra = _result(node)
+            _check_dtype(dtype, file or op.path, line, canon.op, "the result of " + canon.op)
             entry = {"name": node.name, "op": canon.op,
                      "target": canonical.qualified_target(node, module),
                      "args": [enc.arg(a) for a in canon.args],
                      "attrs": {k: enc.attr(v) for k, v in canon.attrs.items()},
-                     "shape": shape, "dtype": dtype}
-            meta = node.meta.get("tensor_meta")
-            if shape is None and isinstance(meta, (tuple, list)):
-                entry["tuple"] = [{"shape": list(m.shape), "dtype": dtype_name(m.dtype)}
-                                  if isinstance(m, TensorMetadata) else None for m in meta]
-            if "egg_value" in node.meta:
-                entry["value"] = enc.attr(node.meta["egg_value"])
+                     "shape": shape, "dtype": dtype, "result": kind}
+            entry.update(extra)
             if module is not None:
                 entry["module"] = node.target
             entry.update({"file": file, "line": line, "code": code})
@@ -148,6 +188,9 @@ def build(op, gm, inputs, params, user_files):
             enc.ref.setdefault(node.name, {"node": node.name})
         elif node.op == "output":
             outputs = _outputs(op, node, enc)
+    for name, t, _ in params:
+        _check_dtype(dtype_name(t.dtype), op.path, op.def_line("Model"), "Model",
+                     "parameter/buffer %s" % name)
     return {
         "schema": SCHEMA,
         "op_file": op.path,

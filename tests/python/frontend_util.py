@@ -25,6 +25,8 @@ class Run:
         self.rc, self.out, self.stderr, self.op_path = rc, out, stderr, op_path
         self.spec = self._json("spec.json")
         self.error = self._json("error.json")
+        if self.spec is not None:
+            validate(self.spec)
 
     def _json(self, name):
         path = os.path.join(self.out, name)
@@ -88,3 +90,50 @@ class TempOps:
         """.replace("{expr}", expr).replace("{inputs}", inputs).replace(
             "{init}", "\n".join("        " + line for line in init.splitlines()) or "")
         return self.trace(text)
+
+
+DTYPES = {"float32", "float16", "bfloat16", "float64", "int64", "int32", "int8", "uint8", "bool"}
+ARG_KINDS = {"node", "scalar", "bool", "none", "list", "string", "dtype", "slice", "ellipsis",
+             "dict"}
+
+
+def validate(spec):
+    """Check what docs/SPEC.md promises the C++ reader (raises AssertionError)."""
+    def tensor(t, kind_required=False):
+        assert isinstance(t["name"], str) and t["name"], t
+        assert isinstance(t["shape"], list) and all(type(d) is int for d in t["shape"]), t
+        assert t["dtype"] in DTYPES, t
+        if kind_required:
+            assert t["kind"] in ("parameter", "buffer"), t
+
+    def arg(a, known):
+        assert isinstance(a, dict) and len(a) == 1 and next(iter(a)) in ARG_KINDS, a
+        if "node" in a:
+            assert a["node"] in known, (a, sorted(known))
+        if "scalar" in a:
+            assert type(a["scalar"]) in (int, float), a
+        if "list" in a:
+            for x in a["list"]:
+                arg(x, known)
+
+    assert spec["schema"] == 1
+    assert os.path.isabs(spec["op_file"])
+    for t in spec["inputs"]:
+        tensor(t)
+    for t in spec["params"]:
+        tensor(t, True)
+    known = {t["name"] for t in spec["inputs"]} | {t["name"] for t in spec["params"]}
+    for n in spec["nodes"]:
+        tensor(n)
+        assert isinstance(n["op"], str) and isinstance(n["attrs"], dict), n
+        for a in n["args"]:
+            arg(a, known)
+        assert isinstance(n["line"], int) and isinstance(n["file"], str), n
+        known.add(n["name"])
+    assert spec["outputs"], spec
+    for i, o in enumerate(spec["outputs"]):
+        tensor(o)
+        assert o["name"] == "out%d" % i and o["node"] in known, o
+    assert spec["deps"] == sorted(set(spec["deps"])) and spec["op_file"] in spec["deps"]
+    assert all(os.path.isabs(d) for d in spec["deps"])
+    json.dumps(spec, allow_nan=False)

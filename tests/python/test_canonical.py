@@ -264,8 +264,9 @@ class Anchors(TempOps, unittest.TestCase):
         self.assertEqual(by_op["mean"]["attrs"]["dim"], [2, 3])
         self.assertEqual(by_op["amax"]["attrs"], {"dim": -1, "keepdim": False})
         self.assertEqual(by_op["max"]["attrs"], {"dim": 1, "keepdim": False})
-        self.assertIsNone(by_op["max"]["shape"])
-        self.assertEqual(len(by_op["max"]["tuple"]), 2)
+        self.assertEqual(by_op["max"]["result"], "tuple")
+        self.assertEqual(by_op["max"]["shape"], [2, 8, 8])
+        self.assertEqual([t["dtype"] for t in by_op["max"]["tuple"]], ["float32", "int64"])
         self.assertEqual(by_op["argmax"]["dtype"], "int64")
         self.assertEqual(by_op["cumsum"]["attrs"], {"dim": 2, "dtype": None})
         self.assertIn("matmul", by_op)
@@ -320,7 +321,8 @@ class MoreAnchors(TempOps, unittest.TestCase):
         mins = [n for n in nodes if n["op"] == "min"]
         self.assertEqual(mins[0]["attrs"], {"dim": 1, "keepdim": True})
         size = next(n for n in nodes if n["target"] == "torch.Tensor.size")
-        self.assertEqual(size["value"], 4)
+        self.assertEqual((size["value"], size["result"], size["shape"], size["dtype"]),
+                         (4, "scalar", [], "int64"))
         view = next(n for n in nodes if n["op"] == "reshape")
         self.assertEqual(view["attrs"]["shape"], [{"node": size["name"]}, -1])
         conv = next(n for n in nodes if n["op"] == "conv1d")

@@ -281,3 +281,29 @@ class ForwardSignatures(TempOps, unittest.TestCase):
         self.assertEqual(r.error["op"], "forward")
         self.assertEqual(r.error["line"], 7)
         self.assertIn("control flow", r.error["message"])
+
+
+class Values(TempOps, unittest.TestCase):
+    def test_infinite_constant_becomes_dbl_max(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, x):
+                return torch.clamp(x, min=float('-inf'), max=2.0)
+        def get_inputs():
+            return [torch.randn(4)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        self.assertEqual(r.spec["nodes"][0]["attrs"], {"min": -sys.float_info.max, "max": 2.0})
+
+    def test_unsupported_input_dtype_is_user_error(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, x):
+                return x * 2
+        def get_inputs():
+            return [torch.randn(4, dtype=torch.complex64)]
+        """)
+        self.assertEqual(r.rc, 1, r.stderr)
+        self.assertEqual((r.error["op"], r.error["line"]), ("get_inputs", 7))
+        self.assertIn("complex64", r.error["message"])
+        self.assertEqual(r.files(), ["error.json"])
