@@ -62,6 +62,7 @@ def trace(op_path, out_dir, seeds):
             gm = tracer.trace(op, user_files)
             _check_arity(op, gm, inputs0)
             try:
+                loader.reset_state(op)
                 tracer.propagate(gm, [t.clone() for t in inputs0])
             except tracer.NodeFailure as f:
                 raise _node_error(op, gm, f, user_files)
@@ -69,7 +70,8 @@ def trace(op_path, out_dir, seeds):
             doc = spec.build(op, gm, inputs0, params, user_files)
             n_out = len(doc["outputs"])
             doc["deps"] = None
-            reference = {"params": refs.write_params(out_dir, params, written), "sets": []}
+            reference = {"params": refs.write_params(out_dir, params, written,
+                                                    op.initial_state), "sets": []}
             for k in range(seeds + 1):
                 inputs = inputs0 if k == 0 else loader.get_inputs(op, k)
                 outs = refs.run_eager(op, inputs, k, n_out, user_files)

@@ -30,6 +30,7 @@ class LoadedOp:
         self.tree = tree
         self.model = None
         self.init_inputs = []
+        self.initial_state = {}
         self.modules_before = set()
         self.sys_path_entry = None
 
@@ -174,7 +175,14 @@ def build_model(op):
                        "fix Model's constructor or get_init_inputs()")
     op.model = model.cpu()  # references are computed on the CPU
     op.init_inputs = init_inputs
+    op.initial_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
     return model
+
+
+def reset_state(op):
+    """Restore parameters and buffers as built (a forward may update e.g. BatchNorm stats)."""
+    with torch.no_grad():
+        op.model.load_state_dict(op.initial_state)
 
 
 def get_inputs(op, seed):

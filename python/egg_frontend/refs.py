@@ -31,6 +31,8 @@ def save(obj, path, written):
 
 def run_eager(op, inputs, seed, n_outputs, user_files):
     """Outputs of ``op.model(*inputs)`` as a list of CPU tensors."""
+    from .loader import reset_state
+    reset_state(op)
     args = [t.clone() for t in inputs]
     torch.manual_seed(seed)
     try:
@@ -56,7 +58,10 @@ def write_set(out_dir, k, inputs, outputs, written):
     return rel
 
 
-def write_params(out_dir, params, written):
+def write_params(out_dir, params, written, initial_state=None):
+    """params.pt from the state as built (``initial_state``), not as left by a forward."""
+    initial_state = initial_state or {}
     rel = "refs/params.pt"
-    save({name: cpu(t) for name, t, _ in params}, os.path.join(out_dir, rel), written)
+    save({name: cpu(initial_state.get(name, t)) for name, t, _ in params},
+         os.path.join(out_dir, rel), written)
     return rel

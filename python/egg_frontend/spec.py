@@ -181,7 +181,7 @@ def build(op, gm, inputs, params, user_files):
             entry.update(extra)
             if module is not None:
                 entry["module"] = node.target
-            entry.update({"file": file, "line": line, "code": code})
+            entry.update({"file": file or op.path, "line": line, "code": code})
             nodes.append(entry)
             if canon.inplace and node.args and isinstance(node.args[0], Node):
                 enc.ref[node.args[0].name] = {"node": node.name}

@@ -307,3 +307,30 @@ class Values(TempOps, unittest.TestCase):
         self.assertEqual((r.error["op"], r.error["line"]), ("get_inputs", 7))
         self.assertIn("complex64", r.error["message"])
         self.assertEqual(r.files(), ["error.json"])
+
+
+class State(TempOps, unittest.TestCase):
+    def test_batchnorm_buffers_saved_as_built_and_sets_independent(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.bn = nn.BatchNorm1d(3)
+            def forward(self, x):
+                return self.bn(x)
+        def get_inputs():
+            return [torch.randn(8, 3) * 5 + 2]
+        """, seeds=2)
+        self.assertEqual(r.rc, 0, r.stderr)
+        params = torch.load(os.path.join(r.out, "refs/params.pt"))
+        self.assertTrue(torch.equal(params["bn.running_mean"], torch.zeros(3)))
+        self.assertTrue(torch.equal(params["bn.running_var"], torch.ones(3)))
+        self.assertEqual(params["bn.num_batches_tracked"].item(), 0)
+        kinds = {p["name"]: p["kind"] for p in r.spec["params"]}
+        self.assertEqual(kinds["bn.running_mean"], "buffer")
+        self.assertEqual(r.spec["nodes"][0]["attrs"]["training"], True)
+
+    def test_missing_op_file(self):
+        r = self.trace(path=os.path.join(self.tmp, "nope.py"))
+        self.assertEqual(r.rc, 1)
+        self.assertEqual(r.error["op"], "op.py")
