@@ -1,7 +1,8 @@
 # egg_find_python(<outvar>)
 #
 # Finds the Python interpreter that runs EGG's op frontend and checks that it imports torch.
-#   - the cache variable EGG_PYTHON, when set, names the interpreter (no search);
+#   - the cache variable EGG_PYTHON (or else the environment variable EGG_PYTHON), when set, names
+#     the interpreter (no search);
 #   - otherwise find_package(Python3 COMPONENTS Interpreter) picks it (an active virtualenv first).
 # On success <outvar> is set to the interpreter's path. A successful check is cached
 # (EGG_PYTHON_TORCH_VERSION and an internal key), so a reconfigure does not start Python again;
@@ -17,6 +18,9 @@ set(EGG_PYTHON "" CACHE FILEPATH
     "Python interpreter (with torch) that runs EGG's op frontend; empty: find Python3")
 
 function(egg_find_python outvar)
+  if(NOT EGG_PYTHON AND NOT "$ENV{EGG_PYTHON}" STREQUAL "")
+    set(EGG_PYTHON "$ENV{EGG_PYTHON}")  # the environment variable, when the cache one is empty
+  endif()
   if(EGG_PYTHON)
     set(_py "${EGG_PYTHON}")
     if(NOT IS_ABSOLUTE "${_py}")
