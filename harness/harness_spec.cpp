@@ -1,0 +1,70 @@
+#include "harness_spec.h"
+
+#include <algorithm>
+#include <fstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace egg::harness {
+
+int dtype_size(const std::string& dtype) {
+  if (dtype == "float32" || dtype == "int32") return 4;
+  if (dtype == "float16" || dtype == "bfloat16") return 2;
+  if (dtype == "float64" || dtype == "int64") return 8;
+  if (dtype == "int8" || dtype == "uint8" || dtype == "bool") return 1;
+  return 0;
+}
+
+std::int64_t TensorDecl::numel() const {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+std::int64_t TensorDecl::bytes() const { return numel() * dtype_size(dtype); }
+
+HarnessSpec load_harness_spec(const std::filesystem::path& spec_json) {
+  std::ifstream in(spec_json);
+  if (!in) throw std::runtime_error(spec_json.string() + ": cannot read the spec");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(spec_json.string() + ": not valid JSON: " + e.what());
+  }
+  HarnessSpec spec;
+  spec.spec_dir = std::filesystem::absolute(spec_json).parent_path();
+  auto where = [&](const std::string& field) { return spec_json.string() + ": field '" + field + "'"; };
+  try {
+    if (j.value("schema", 0) != 1) throw std::runtime_error(where("schema") + " must be 1");
+    auto decls = [&](const char* key, std::vector<TensorDecl>& into) {
+      for (const auto& t : j.value(key, nlohmann::json::array())) {
+        TensorDecl d{t.at("name").get<std::string>(), t.at("shape").get<std::vector<std::int64_t>>(),
+                     t.at("dtype").get<std::string>()};
+        if (dtype_size(d.dtype) == 0)
+          throw std::runtime_error(where(std::string(key) + "." + d.name) + ": unknown dtype " + d.dtype);
+        into.push_back(std::move(d));
+      }
+    };
+    decls("inputs", spec.inputs);
+    decls("params", spec.params);
+    decls("outputs", spec.outputs);
+    if (spec.outputs.empty()) throw std::runtime_error(where("outputs") + " is empty");
+    const auto& ref = j.at("reference");
+    if (ref.contains("params") && !ref["params"].is_null())
+      spec.params_file = spec.spec_dir / ref["params"].get<std::string>();
+    for (const auto& s : ref.at("sets"))
+      spec.sets.push_back({spec.spec_dir / s.at("file").get<std::string>(), s.value("seed", std::int64_t{0}),
+                           s.value("declared", false)});
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(spec_json.string() + ": malformed spec: " + e.what());
+  }
+  if (spec.sets.empty()) throw std::runtime_error(where("reference.sets") + " is empty");
+  std::stable_partition(spec.sets.begin(), spec.sets.end(), [](const RefSet& s) { return s.declared; });
+  if (!spec.params.empty() && spec.params_file.empty())
+    throw std::runtime_error(where("reference.params") + " is missing but the spec has params");
+  return spec;
+}
+
+}  // namespace egg::harness

@@ -1,0 +1,39 @@
+// The part of spec.json (docs/SPEC.md, schema 1) that the harness needs: the candidate's arguments
+// in ABI order (inputs, params, outputs) and the reference files. Plain C++.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace egg::harness {
+
+struct TensorDecl {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  std::string dtype;  // spec dtype name
+  std::int64_t numel() const;
+  std::int64_t bytes() const;  // numel * element size
+};
+
+struct RefSet {
+  std::filesystem::path file;  // absolute (resolved against spec.json's folder)
+  std::int64_t seed = 0;
+  bool declared = false;
+};
+
+struct HarnessSpec {
+  std::filesystem::path spec_dir;
+  std::vector<TensorDecl> inputs, params, outputs;
+  std::filesystem::path params_file;  // empty when the op has no params
+  std::vector<RefSet> sets;           // the declared set first
+};
+
+// Element size of a spec dtype; 0 for an unknown name.
+int dtype_size(const std::string& dtype);
+
+// Reads spec.json. Throws std::runtime_error naming the file and the field on malformed input.
+HarnessSpec load_harness_spec(const std::filesystem::path& spec_json);
+
+}  // namespace egg::harness

@@ -1,0 +1,70 @@
+// Runs one candidate through egg-harness in a child process: argv only (no shell), a time limit,
+// a scrubbed environment (no API keys), captured output, and every way the child can end mapped to
+// a typed VerifyResult. This is the API the generator calls; it needs no LibTorch and no GPU.
+//
+//   egg::harness::CandidateRun run;
+//   run.harness = "/path/to/egg-harness";
+//   run.library = work / "cand.so";
+//   run.spec = spec_dir / "spec.json";
+//   run.work_dir = work / "verify";
+//   run.source = work / "cand.cu";
+//   egg::harness::VerifyResult r = egg::harness::run_candidate(run);
+//   if (r.status != egg::harness::VerifyStatus::verified) log(r.message, r.repro);
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tolerance.h"
+#include "verify_result.h"
+
+namespace egg::harness {
+
+// One verification request.
+struct CandidateRun {
+  std::filesystem::path harness;   // the egg-harness executable
+  std::filesystem::path library;   // the candidate shared library (cand.so)
+  std::filesystem::path spec;      // spec.json; refs/ are resolved against its folder
+  std::filesystem::path work_dir;  // created; holds the source copy, logs, result.json, mismatches
+  std::filesystem::path source;    // the candidate's .cu (copied into work_dir and scanned); optional
+  std::optional<Tolerance> tolerance;  // default: per output dtype (tolerance.h)
+  bool time = false;    // also time the candidate (events + CUPTI)
+  bool strict = false;  // also run compute-sanitizer memcheck
+  std::chrono::milliseconds time_limit{60'000};
+  std::vector<std::string> extra_args;  // appended to the harness's argv (tests, debugging)
+};
+
+// Verifies (and optionally times) a candidate. Never throws for anything the candidate does: a
+// hang is VerifyStatus::timeout, a signal VerifyStatus::crash, and so on; r.repro is the command
+// line that reproduces the run, r.work_dir the folder with the logs and the kept source.
+VerifyResult run_candidate(const CandidateRun& run);
+
+// How a child process ended.
+struct ProcessOutcome {
+  enum class Kind { exited, signaled, timed_out, failed_to_start } kind = Kind::failed_to_start;
+  int exit_code = -1;  // for exited
+  int signal = 0;      // for signaled
+  std::chrono::milliseconds elapsed{0};
+  std::string error;   // for failed_to_start
+};
+
+// Runs argv[0] (a path, or a name looked up on PATH) with `env` as its whole environment, in its
+// own process group, stdout/stderr to the given files, killing the whole group at the time limit.
+ProcessOutcome run_process(const std::vector<std::string>& argv,
+                           const std::map<std::string, std::string>& env,
+                           const std::filesystem::path& stdout_file,
+                           const std::filesystem::path& stderr_file,
+                           std::chrono::milliseconds time_limit);
+
+// argv as one shell-quoted line, for repro messages.
+std::string quote_command(const std::vector<std::string>& argv);
+
+// The harness's argv for a run (without the executable's environment).
+std::vector<std::string> harness_argv(const CandidateRun& run, const std::filesystem::path& result_json,
+                                      const std::filesystem::path& kept_source);
+
+}  // namespace egg::harness

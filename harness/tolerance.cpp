@@ -1,0 +1,57 @@
+#include "tolerance.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace egg::harness {
+
+Tolerance default_tolerance(std::string_view dtype) {
+  if (dtype == "float16" || dtype == "bfloat16") return {1e-2, 1e-2};
+  if (dtype == "int64" || dtype == "int32" || dtype == "int8" || dtype == "uint8" || dtype == "bool")
+    return {0.0, 0.0};
+  return {1e-4, 1e-4};
+}
+
+Comparison compare(std::span<const double> out, std::span<const double> ref, Tolerance tol) {
+  Comparison c;
+  c.count = static_cast<std::int64_t>(out.size());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const double o = out[i], r = ref[i];
+    bool bad = false;
+    if (std::isnan(o) || std::isnan(r)) {
+      bad = std::isnan(o) != std::isnan(r);
+      if (std::isnan(o) && !std::isnan(r)) ++c.nan_count;
+    } else if (std::isinf(o) || std::isinf(r)) {
+      bad = o != r;
+    } else {
+      const double err = std::fabs(o - r);
+      c.max_abs_error = std::max(c.max_abs_error, err);
+      if (r != 0) c.max_rel_error = std::max(c.max_rel_error, err / std::fabs(r));
+      // Written so that a NaN err can never pass.
+      bad = !(err <= tol.atol + tol.rtol * std::fabs(r));
+    }
+    if (bad) {
+      if (c.bad_count == 0) {
+        c.first_bad_index = static_cast<std::int64_t>(i);
+        c.bad_value = o;
+        c.ref_value = r;
+      }
+      ++c.bad_count;
+    }
+  }
+  return c;
+}
+
+Summary summarize(std::vector<double> samples) {
+  if (samples.empty()) return {};
+  std::sort(samples.begin(), samples.end());
+  auto at = [&](double q) {
+    const double pos = q * static_cast<double>(samples.size() - 1);
+    const auto lo = static_cast<std::size_t>(std::floor(pos));
+    const auto hi = std::min(lo + 1, samples.size() - 1);
+    return samples[lo] + (samples[hi] - samples[lo]) * (pos - static_cast<double>(lo));
+  };
+  return {at(0.5), at(0.1), at(0.9)};
+}
+
+}  // namespace egg::harness

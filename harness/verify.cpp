@@ -1,0 +1,534 @@
+#include "verify.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include <cuda_runtime_api.h>
+
+#include "harness_spec.h"
+#include "kernel_trace.h"
+#include "refs.h"
+#include "source_scan.h"
+#include "tolerance.h"
+
+namespace egg::harness {
+namespace fs = std::filesystem;
+namespace {
+
+using LaunchFn = cudaError_t (*)(void* const*, cudaStream_t);
+using Clock = std::chrono::steady_clock;
+
+// Thrown inside this file only; verify_candidate turns it into the result.
+struct Reject {
+  VerifyStatus status;
+  std::string message;
+};
+
+constexpr unsigned char kGuardByte = 0xA5;
+constexpr unsigned char kPoisonByte = 0xFF;  // all-ones is NaN in fp16/bf16/fp32/fp64, -1 in ints
+constexpr std::size_t kGuardBytes = 64 << 10;
+
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+std::string cuda_text(cudaError_t e) {
+  return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+}
+
+std::string fmt(double v) {
+  std::ostringstream s;
+  s.precision(6);
+  s << v;
+  return s.str();
+}
+
+// A device buffer with optional guard bytes before and after the tensor.
+struct DeviceBuffer {
+  std::byte* base = nullptr;
+  std::size_t bytes = 0, guard = 0;
+  std::string name;
+  void* ptr() const { return base + guard; }
+};
+
+// One set of argument buffers in ABI order (inputs, params, outputs).
+struct Group {
+  std::vector<DeviceBuffer> in, par, out;
+  std::vector<void*> args;
+};
+
+class Verifier {
+ public:
+  explicit Verifier(const HarnessOptions& o) : opts_(o) {}
+  ~Verifier();
+  VerifyResult run();
+
+ private:
+  void check(cudaError_t e, const std::string& what) const;
+  void load_candidate();
+  void init_gpu();
+  DeviceBuffer alloc(const TensorDecl& d);
+  Group make_group();
+  void upload(Group& g, const RefSetData& set);
+  std::vector<HostTensor> call(Group& g, const RefSetData& set, const std::string& label);
+  void check_guards(const DeviceBuffer& b, const std::string& label) const;
+  HostTensor download(const DeviceBuffer& b, const TensorDecl& d) const;
+  void classify(const std::vector<std::vector<HostTensor>>& outs, const std::vector<HostTensor>& repeat);
+  void time_candidate(Group& g);
+
+  HarnessOptions opts_;
+  HarnessSpec spec_;
+  std::vector<HostTensor> params_;
+  std::vector<RefSetData> sets_;
+  void* handle_ = nullptr;
+  LaunchFn launch_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t done_ = nullptr;
+  bool launched_ = false;  // after the first launch, CUDA errors are the candidate's
+  KernelTrace trace_;
+  std::uint32_t stream_id_ = 0;
+  double kernels_per_call_ = 0;
+  std::vector<void*> allocations_;
+  VerifyResult result_;
+};
+
+Verifier::~Verifier() {
+  trace_.stop();
+  // A candidate that broke the context makes these fail; nothing to do about it at exit.
+  for (void* p : allocations_) cudaFree(p);
+  if (done_) cudaEventDestroy(done_);
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+void Verifier::check(cudaError_t e, const std::string& what) const {
+  if (e == cudaSuccess) return;
+  if (launched_)
+    throw Reject{VerifyStatus::launch_error, "CUDA error after running the candidate (" + what + "): " + cuda_text(e)};
+  throw Reject{VerifyStatus::harness_error, "CUDA error in the harness (" + what + "): " + cuda_text(e)};
+}
+
+void Verifier::load_candidate() {
+  handle_ = dlopen(fs::absolute(opts_.lib).c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle_) throw Reject{VerifyStatus::load_error, std::string("dlopen failed: ") + dlerror()};
+  launch_ = reinterpret_cast<LaunchFn>(dlsym(handle_, "egg_candidate_launch"));
+  if (!launch_)
+    throw Reject{VerifyStatus::load_error, opts_.lib.string() +
+                                               " does not export extern \"C\" egg_candidate_launch (compile with "
+                                               "-DEGG_CANDIDATE_ENTRY)"};
+}
+
+void Verifier::init_gpu() {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0)
+    throw Reject{VerifyStatus::no_gpu, "no CUDA device: " + (e != cudaSuccess ? cuda_text(e) : "0 devices")};
+  check(cudaSetDevice(0), "cudaSetDevice");
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  int drv = 0, rt = 0;
+  cudaDriverGetVersion(&drv);
+  cudaRuntimeGetVersion(&rt);
+  auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); };
+  result_.gpu = {prop.name, std::to_string(prop.major) + "." + std::to_string(prop.minor), version(drv), version(rt)};
+  // Non-blocking, so that work a candidate puts on the legacy default stream is not silently
+  // ordered with ours: that is a side-stream launch for callers with their own streams.
+  check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+  check(cudaEventCreate(&done_), "cudaEventCreate");
+  if (opts_.cupti) {
+    if (trace_.start()) stream_id_ = trace_.stream_id(stream_);
+    else std::fprintf(stderr, "egg-harness: warning: %s; no kernel trace, no side-stream check\n", trace_.error().c_str());
+  }
+}
+
+DeviceBuffer Verifier::alloc(const TensorDecl& d) {
+  DeviceBuffer b;
+  b.name = d.name;
+  b.bytes = static_cast<std::size_t>(d.bytes());
+  b.guard = opts_.guard ? kGuardBytes : 0;
+  void* p = nullptr;
+  check(cudaMalloc(&p, std::max<std::size_t>(b.bytes + 2 * b.guard, 1)), "cudaMalloc " + d.name);
+  allocations_.push_back(p);
+  b.base = static_cast<std::byte*>(p);
+  if (b.guard) {
+    check(cudaMemset(b.base, kGuardByte, b.guard), "guard");
+    check(cudaMemset(b.base + b.guard + b.bytes, kGuardByte, b.guard), "guard");
+  }
+  return b;
+}
+
+Group Verifier::make_group() {
+  Group g;
+  for (const auto& d : spec_.inputs) g.in.push_back(alloc(d));
+  for (const auto& d : spec_.params) g.par.push_back(alloc(d));
+  for (const auto& d : spec_.outputs) g.out.push_back(alloc(d));
+  for (auto* v : {&g.in, &g.par, &g.out})
+    for (const auto& b : *v) g.args.push_back(b.ptr());
+  return g;
+}
+
+void Verifier::upload(Group& g, const RefSetData& set) {
+  for (std::size_t i = 0; i < g.in.size(); ++i)
+    check(cudaMemcpy(g.in[i].ptr(), set.inputs[i].data.data(), g.in[i].bytes, cudaMemcpyHostToDevice), "upload");
+  for (std::size_t i = 0; i < g.par.size(); ++i)
+    check(cudaMemcpy(g.par[i].ptr(), params_[i].data.data(), g.par[i].bytes, cudaMemcpyHostToDevice), "upload");
+}
+
+HostTensor Verifier::download(const DeviceBuffer& b, const TensorDecl& d) const {
+  HostTensor h{d.dtype, d.shape, std::vector<std::byte>(b.bytes)};
+  check(cudaMemcpy(h.data.data(), b.ptr(), b.bytes, cudaMemcpyDeviceToHost), "download " + d.name);
+  return h;
+}
+
+void Verifier::check_guards(const DeviceBuffer& b, const std::string& label) const {
+  if (!b.guard) return;
+  std::vector<unsigned char> host(b.guard);
+  for (int side = 0; side < 2; ++side) {
+    const std::byte* src = side == 0 ? b.base : b.base + b.guard + b.bytes;
+    check(cudaMemcpy(host.data(), src, b.guard, cudaMemcpyDeviceToHost), "guard check");
+    const auto n = std::count_if(host.begin(), host.end(), [](unsigned char c) { return c != kGuardByte; });
+    if (n == 0) continue;
+    std::size_t at = 0;
+    if (side == 0) {  // the write nearest to the buffer
+      for (std::size_t i = host.size(); i-- > 0;)
+        if (host[i] != kGuardByte) { at = host.size() - i; break; }
+    } else {
+      for (std::size_t i = 0; i < host.size(); ++i)
+        if (host[i] != kGuardByte) { at = i; break; }
+    }
+    throw Reject{VerifyStatus::out_of_bounds,
+                 label + ": the candidate wrote " + std::to_string(n) + " byte(s) " +
+                     (side == 0 ? "before the start" : "after the end") + " of '" + b.name + "' (" +
+                     std::to_string(b.bytes) + " bytes; nearest at " + (side == 0 ? "-" : "+") +
+                     std::to_string(at + (side == 0 ? 0 : 0)) + " bytes " + (side == 0 ? "before it" : "past its end") +
+                     "): an out-of-bounds write"};
+  }
+}
+
+std::vector<HostTensor> Verifier::call(Group& g, const RefSetData& set, const std::string& label) {
+  upload(g, set);
+  for (const auto& b : g.out) check(cudaMemset(b.ptr(), kPoisonByte, b.bytes), "poison outputs");
+  check(cudaDeviceSynchronize(), "before launch");
+  if (trace_.active()) trace_.take();
+  const std::uint64_t t0 = trace_.active() ? trace_.now() : 0;
+  launched_ = true;
+  const cudaError_t launch_error = launch_(g.args.data(), stream_);
+  if (launch_error != cudaSuccess)
+    throw Reject{VerifyStatus::launch_error, label + ": egg_candidate_launch returned " + cuda_text(launch_error)};
+  check(cudaEventRecord(done_, stream_), label + ": the candidate's work on the given stream");
+  check(cudaEventSynchronize(done_), label + ": the candidate's work on the given stream");
+  const std::uint64_t t_done = trace_.active() ? trace_.now() : 0;
+  check(cudaDeviceSynchronize(), label + ": device-wide synchronize");
+  check(cudaGetLastError(), label);
+  if (trace_.active()) {
+    int kernels = 0;
+    for (const auto& k : trace_.take()) {
+      if (k.start < t0) continue;
+      ++kernels;
+      if (k.stream_id != stream_id_ && k.end > t_done)
+        throw Reject{VerifyStatus::side_stream,
+                     label + ": kernel '" + k.name + "' ran on another stream (CUPTI stream " +
+                         std::to_string(k.stream_id) + ", the given stream is " + std::to_string(stream_id_) +
+                         ") and was still running " + fmt((k.end - t_done) / 1000.0) +
+                         " us after the given stream was done; launch(args, stream) must put all its work on "
+                         "`stream` or join its side streams to it before returning"};
+    }
+    kernels_per_call_ = kernels;
+  }
+  for (auto* v : {&g.in, &g.par, &g.out})
+    for (const auto& b : *v) check_guards(b, label);
+  std::vector<HostTensor> outs;
+  for (std::size_t i = 0; i < g.out.size(); ++i) outs.push_back(download(g.out[i], spec_.outputs[i]));
+  // Inputs and params must be exactly what was uploaded.
+  auto unchanged = [&](const DeviceBuffer& b, const HostTensor& orig, const char* kind) {
+    const HostTensor now = download(b, TensorDecl{b.name, orig.shape, orig.dtype});
+    if (std::memcmp(now.data.data(), orig.data.data(), orig.data.size()) == 0) return;
+    const auto mm = std::mismatch(now.data.begin(), now.data.end(), orig.data.begin());
+    throw Reject{VerifyStatus::input_modified,
+                 label + ": the candidate modified " + kind + " '" + b.name + "' (first changed byte at offset " +
+                     std::to_string(mm.first - now.data.begin()) + "); inputs and parameters are read-only"};
+  };
+  for (std::size_t i = 0; i < g.in.size(); ++i) unchanged(g.in[i], set.inputs[i], "input");
+  for (std::size_t i = 0; i < g.par.size(); ++i) unchanged(g.par[i], params_[i], "parameter");
+  return outs;
+}
+
+bool same_bytes(const std::vector<HostTensor>& a, const std::vector<HostTensor>& b) {
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].data != b[i].data) return false;
+  return true;
+}
+
+bool all_poison(const std::vector<HostTensor>& outs) {
+  for (const auto& t : outs)
+    for (std::byte b : t.data)
+      if (b != std::byte{kPoisonByte}) return false;
+  return true;
+}
+
+std::string index_text(std::int64_t flat, const std::vector<std::int64_t>& shape) {
+  std::vector<std::int64_t> idx(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    idx[d] = shape[d] ? flat % shape[d] : 0;
+    flat = shape[d] ? flat / shape[d] : 0;
+  }
+  std::string s = "[";
+  for (std::size_t d = 0; d < idx.size(); ++d) s += (d ? ", " : "") + std::to_string(idx[d]);
+  return s + "]";
+}
+
+void Verifier::classify(const std::vector<std::vector<HostTensor>>& outs, const std::vector<HostTensor>& repeat) {
+  auto set_label = [&](std::size_t k) {
+    return "set " + std::to_string(k) + " (seed " + std::to_string(spec_.sets[k].seed) +
+           (spec_.sets[k].declared ? ", declared inputs)" : ")");
+  };
+  if (all_poison(outs[0]))
+    throw Reject{VerifyStatus::nan_output, set_label(0) + ": the candidate wrote nothing to its outputs "
+                                                          "(they are NaN-poisoned before each launch)"};
+  for (std::size_t k = 1; k < outs.size(); ++k)
+    if (all_poison(outs[k]))
+      throw Reject{VerifyStatus::cached_result,
+                   set_label(k) + ": the candidate wrote nothing to its outputs although an earlier call did: it "
+                                  "skips work it believes it has done (a result cached across calls)"};
+  // Varied inputs must vary the output.
+  auto refs_differ = [&](std::size_t a, std::size_t b) { return !same_bytes(sets_[a].outputs, sets_[b].outputs); };
+  if (outs.size() >= 2) {
+    bool all_same = true, refs_vary = false;
+    for (std::size_t k = 1; k < outs.size(); ++k) {
+      all_same = all_same && same_bytes(outs[k], outs[0]);
+      refs_vary = refs_vary || refs_differ(k, 0);
+    }
+    if (all_same && refs_vary)
+      throw Reject{VerifyStatus::constant_output,
+                   "the output is bit-for-bit the same for all " + std::to_string(outs.size()) +
+                       " input sets although the references differ: the candidate ignores its inputs"};
+    for (std::size_t k = 1; k < outs.size(); ++k)
+      for (std::size_t j = 0; j < k; ++j)
+        if (same_bytes(outs[k], outs[j]) && refs_differ(k, j))
+          throw Reject{VerifyStatus::cached_result,
+                       set_label(k) + " returned bit-for-bit what " + set_label(j) +
+                           " returned although inputs and reference differ: a result cached across calls"};
+  }
+  auto tolerance_for = [&](const TensorDecl& d) {
+    Tolerance t = default_tolerance(d.dtype);
+    if (opts_.atol) t.atol = *opts_.atol;
+    if (opts_.rtol) t.rtol = *opts_.rtol;
+    return t;
+  };
+  auto compare_set = [&](const std::vector<HostTensor>& got, std::size_t k, const std::string& label,
+                         VerifyStatus on_fail) {
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const TensorDecl& d = spec_.outputs[i];
+      const Tolerance tol = tolerance_for(d);
+      const Comparison c = compare(to_double(got[i]), to_double(sets_[k].outputs[i]), tol);
+      result_.max_abs_error = std::max(result_.max_abs_error, c.max_abs_error);
+      result_.max_rel_error = std::max(result_.max_rel_error, c.max_rel_error);
+      if (result_.output.empty()) result_.atol = tol.atol, result_.rtol = tol.rtol;
+      if (c.ok()) continue;
+      result_.output = d.name;
+      result_.atol = tol.atol;
+      result_.rtol = tol.rtol;
+      result_.max_abs_error = c.max_abs_error;
+      result_.max_rel_error = c.max_rel_error;
+      result_.first_bad_index = c.first_bad_index;
+      result_.bad_value = c.bad_value;
+      result_.ref_value = c.ref_value;
+      result_.bad_count = c.bad_count;
+      const std::string stem = "mismatch_set" + std::to_string(k) + "_" + d.name;
+      try {
+        save_tensor(got[i], opts_.work / (stem + "_out.pt"));
+        save_tensor(sets_[k].outputs[i], opts_.work / (stem + "_ref.pt"));
+        result_.files.push_back(stem + "_out.pt");
+        result_.files.push_back(stem + "_ref.pt");
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "egg-harness: warning: %s\n", e.what());
+      }
+      std::string msg = label + ", output '" + d.name + "': " + std::to_string(c.bad_count) + " of " +
+                        std::to_string(c.count) + " elements outside |out-ref| <= " + fmt(tol.atol) + " + " +
+                        fmt(tol.rtol) + "*|ref|; max abs error " + fmt(c.max_abs_error) + ", max rel error " +
+                        fmt(c.max_rel_error) + "; first at index " + std::to_string(c.first_bad_index) + " " +
+                        index_text(c.first_bad_index, d.shape) + ": got " + fmt(c.bad_value) + ", expected " +
+                        fmt(c.ref_value);
+      VerifyStatus status = on_fail;
+      if (c.nan_count > 0 && on_fail == VerifyStatus::mismatch) {
+        status = VerifyStatus::nan_output;
+        msg += "; " + std::to_string(c.nan_count) +
+               " elements are NaN where the reference is a number: outputs are NaN-poisoned before each launch, "
+               "so these were never written (skipped work) or computed as NaN";
+      }
+      throw Reject{status, msg};
+    }
+  };
+  for (std::size_t k = 0; k < outs.size(); ++k) compare_set(outs[k], k, set_label(k), VerifyStatus::mismatch);
+  result_.deterministic_bitwise = same_bytes(repeat, outs[0]);
+  compare_set(repeat, 0, set_label(0) + " run again", VerifyStatus::nondeterministic);
+}
+
+void Verifier::time_candidate(Group& g) {
+  Timing t;
+  upload(g, sets_[0]);
+  int l2 = 0;
+  check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "L2 size");
+  t.l2_flush_bytes = std::max<std::int64_t>(2 * std::int64_t{l2}, 16 << 20);
+  void* flush = nullptr;
+  check(cudaMalloc(&flush, static_cast<std::size_t>(t.l2_flush_bytes)), "L2 flush buffer");
+  allocations_.push_back(flush);
+  cudaEvent_t start = nullptr, stop = nullptr;
+  check(cudaEventCreate(&start), "event");
+  check(cudaEventCreate(&stop), "event");
+  auto flush_l2 = [&] { check(cudaMemsetAsync(flush, 0, static_cast<std::size_t>(t.l2_flush_bytes), stream_), "L2 flush"); };
+  t.warmups = 3;
+  for (int i = 0; i < t.warmups; ++i) {
+    flush_l2();
+    check(launch_(g.args.data(), stream_), "warm-up launch");
+  }
+  check(cudaDeviceSynchronize(), "warm-up");
+  if (trace_.active()) trace_.take();
+  std::vector<double> event_ms;
+  std::vector<std::uint64_t> marks = {trace_.active() ? trace_.now() : 0};
+  const auto t_begin = Clock::now();
+  while (true) {
+    // The flush keeps the GPU busy while the host enqueues the launch, so launch latency stays out.
+    flush_l2();
+    check(cudaEventRecord(start, stream_), "event");
+    check(launch_(g.args.data(), stream_), "timed launch");
+    check(cudaEventRecord(stop, stream_), "event");
+    // Device-wide: work a candidate left on other streams finishes inside its own trial.
+    check(cudaDeviceSynchronize(), "timed trial");
+    if (trace_.active()) marks.push_back(trace_.now());
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start, stop), "event time");
+    event_ms.push_back(ms);
+    const double wall_s = ms_since(t_begin) / 1000.0;
+    const bool enough = static_cast<int>(event_ms.size()) >= opts_.min_trials && wall_s >= opts_.min_time_s;
+    if (enough || event_ms.size() >= 100000 || (wall_s >= 30.0 && event_ms.size() >= 3)) break;
+  }
+  t.trials = static_cast<int>(event_ms.size());
+  const Summary es = summarize(event_ms);
+  t.event_ms = {es.median, es.p10, es.p90};
+  if (trace_.active()) {
+    std::vector<double> kernel_ms(event_ms.size(), 0.0);
+    std::size_t kernels = 0;
+    for (const auto& k : trace_.take()) {
+      const auto it = std::upper_bound(marks.begin(), marks.end(), k.start);
+      if (it == marks.begin() || it == marks.end()) continue;
+      kernel_ms[static_cast<std::size_t>(it - marks.begin() - 1)] += (k.end - k.start) / 1e6;
+      ++kernels;
+    }
+    const Summary ks = summarize(kernel_ms);
+    t.cupti_kernel_ms = {ks.median, ks.p10, ks.p90};
+    t.kernels_per_launch = static_cast<double>(kernels) / static_cast<double>(event_ms.size());
+  }
+  for (const auto* v : {&spec_.inputs, &spec_.params, &spec_.outputs})
+    for (const auto& d : *v) t.bytes_moved += d.bytes();
+  if (t.event_ms.median > 0) t.achieved_gbps = static_cast<double>(t.bytes_moved) / t.event_ms.median / 1e6;
+  // The ceiling to compare with: a device-to-device copy moving as many bytes (read + write).
+  const std::size_t copy_bytes = std::max<std::size_t>(static_cast<std::size_t>(t.bytes_moved / 2), 256u << 20);
+  void *a = nullptr, *b = nullptr;
+  check(cudaMalloc(&a, copy_bytes), "copy buffer");
+  allocations_.push_back(a);
+  check(cudaMalloc(&b, copy_bytes), "copy buffer");
+  allocations_.push_back(b);
+  check(cudaMemset(a, 1, copy_bytes), "copy buffer");
+  std::vector<double> copy_ms;
+  for (int i = 0; i < 23; ++i) {
+    check(cudaEventRecord(start, stream_), "event");
+    check(cudaMemcpyAsync(b, a, copy_bytes, cudaMemcpyDeviceToDevice, stream_), "copy");
+    check(cudaEventRecord(stop, stream_), "event");
+    check(cudaEventSynchronize(stop), "copy");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start, stop), "event time");
+    if (i >= 3) copy_ms.push_back(ms);
+  }
+  const double copy_median = summarize(copy_ms).median;
+  if (copy_median > 0) t.copy_gbps = 2.0 * static_cast<double>(copy_bytes) / copy_median / 1e6;
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  result_.timing = t;
+}
+
+VerifyResult Verifier::run() {
+  const auto t_total = Clock::now();
+  try {
+    // 1. Static checks: no PyTorch inside the candidate.
+    if (!opts_.source.empty()) {
+      std::ifstream in(opts_.source);
+      if (!in) throw Reject{VerifyStatus::spec_error, "cannot read the candidate source " + opts_.source.string()};
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const auto findings = scan_source_text(text);
+      if (!findings.empty())
+        throw Reject{VerifyStatus::forbidden_source,
+                     opts_.source.string() + " uses PyTorch (" + describe(findings) +
+                         "); kernels must be plain CUDA: no torch/ATen/c10 in device code or in launch"};
+    }
+    try {
+      const auto findings = scan_library(opts_.lib);
+      if (!findings.empty())
+        throw Reject{VerifyStatus::forbidden_source,
+                     opts_.lib.string() + " links PyTorch (" + describe(findings) + "); kernels must be plain CUDA"};
+    } catch (const std::runtime_error& e) {
+      throw Reject{VerifyStatus::load_error, e.what()};
+    }
+    // 2. The spec and the reference tensors.
+    auto t = Clock::now();
+    try {
+      spec_ = load_harness_spec(opts_.spec);
+      params_ = load_params(spec_);
+      const std::size_t n = opts_.max_sets > 0 ? std::min<std::size_t>(opts_.max_sets, spec_.sets.size())
+                                                : spec_.sets.size();
+      spec_.sets.resize(n);
+      for (const auto& s : spec_.sets) sets_.push_back(load_set(spec_, s));
+    } catch (const std::exception& e) {
+      throw Reject{VerifyStatus::spec_error, e.what()};
+    }
+    result_.phases_ms["load_refs"] = ms_since(t);
+    // 3. The GPU and the candidate.
+    t = Clock::now();
+    init_gpu();
+    load_candidate();
+    result_.phases_ms["init_gpu"] = ms_since(t);
+    // 4. Every set in turn; set 1 reuses set 0's buffers (a pointer-keyed cache returns stale
+    //    data), sets 2, 4, ... use a second group; the declared set runs again at the end.
+    t = Clock::now();
+    Group a = make_group();
+    Group b = make_group();
+    std::vector<std::vector<HostTensor>> outs;
+    for (std::size_t k = 0; k < sets_.size(); ++k)
+      outs.push_back(call(k >= 2 && k % 2 == 0 ? b : a, sets_[k], "set " + std::to_string(k)));
+    const std::vector<HostTensor> repeat = call(b, sets_[0], "set 0 run again");
+    result_.sets_checked = static_cast<int>(sets_.size());
+    classify(outs, repeat);
+    result_.phases_ms["verify"] = ms_since(t);
+    // 5. Timing.
+    if (opts_.time) {
+      t = Clock::now();
+      time_candidate(a);
+      result_.phases_ms["time"] = ms_since(t);
+    }
+    result_.status = VerifyStatus::verified;
+    result_.message = "verified on " + std::to_string(result_.sets_checked) + " input sets" +
+                      (trace_.active() ? "" : " (" + trace_.error() + ")");
+  } catch (const Reject& r) {
+    result_.status = r.status;
+    result_.message = r.message;
+  } catch (const std::exception& e) {
+    result_.status = VerifyStatus::harness_error;
+    result_.message = std::string("internal error in egg-harness (please report it): ") + e.what();
+  }
+  result_.phases_ms["total"] = ms_since(t_total);
+  return result_;
+}
+
+}  // namespace
+
+VerifyResult verify_candidate(const HarnessOptions& opts) {
+  Verifier v(opts);
+  return v.run();
+}
+
+}  // namespace egg::harness

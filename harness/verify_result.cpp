@@ -1,0 +1,150 @@
+#include "verify_result.h"
+
+#include <array>
+#include <utility>
+
+namespace egg::harness {
+namespace {
+
+constexpr std::array<std::pair<VerifyStatus, std::string_view>, 18> kNames{{
+    {VerifyStatus::verified, "verified"},
+    {VerifyStatus::mismatch, "mismatch"},
+    {VerifyStatus::nan_output, "nan_output"},
+    {VerifyStatus::constant_output, "constant_output"},
+    {VerifyStatus::cached_result, "cached_result"},
+    {VerifyStatus::input_modified, "input_modified"},
+    {VerifyStatus::out_of_bounds, "out_of_bounds"},
+    {VerifyStatus::nondeterministic, "nondeterministic"},
+    {VerifyStatus::side_stream, "side_stream"},
+    {VerifyStatus::launch_error, "launch_error"},
+    {VerifyStatus::sanitizer, "sanitizer"},
+    {VerifyStatus::forbidden_source, "forbidden_source"},
+    {VerifyStatus::load_error, "load_error"},
+    {VerifyStatus::crash, "crash"},
+    {VerifyStatus::timeout, "timeout"},
+    {VerifyStatus::spec_error, "spec_error"},
+    {VerifyStatus::no_gpu, "no_gpu"},
+    {VerifyStatus::harness_error, "harness_error"},
+}};
+
+nlohmann::json percentiles_json(const Percentiles& p) {
+  return {{"median", p.median}, {"p10", p.p10}, {"p90", p.p90}};
+}
+
+Percentiles percentiles_from(const nlohmann::json& j) {
+  return {j.value("median", 0.0), j.value("p10", 0.0), j.value("p90", 0.0)};
+}
+
+}  // namespace
+
+std::string_view status_name(VerifyStatus s) {
+  for (const auto& [status, name] : kNames)
+    if (status == s) return name;
+  return "harness_error";
+}
+
+std::optional<VerifyStatus> status_from_name(std::string_view name) {
+  for (const auto& [status, n] : kNames)
+    if (n == name) return status;
+  return std::nullopt;
+}
+
+bool is_candidate_failure(VerifyStatus s) {
+  switch (s) {
+    case VerifyStatus::verified:
+    case VerifyStatus::spec_error:
+    case VerifyStatus::no_gpu:
+    case VerifyStatus::harness_error:
+      return false;
+    default:
+      return true;
+  }
+}
+
+nlohmann::json to_json(const VerifyResult& r) {
+  nlohmann::json j = {
+      {"schema", 1},
+      {"status", std::string(status_name(r.status))},
+      {"message", r.message},
+      {"output", r.output},
+      {"max_abs_error", r.max_abs_error},
+      {"max_rel_error", r.max_rel_error},
+      {"first_bad_index", r.first_bad_index},
+      {"bad_value", r.bad_value},
+      {"ref_value", r.ref_value},
+      {"bad_count", r.bad_count},
+      {"tolerance", {{"atol", r.atol}, {"rtol", r.rtol}}},
+      {"sets_checked", r.sets_checked},
+      {"deterministic_bitwise", r.deterministic_bitwise},
+      {"sanitizer", r.sanitizer},
+      {"phases_ms", r.phases_ms},
+      {"gpu", {{"name", r.gpu.name}, {"cc", r.gpu.cc}, {"driver", r.gpu.driver},
+               {"runtime", r.gpu.runtime}}},
+      {"files", r.files},
+  };
+  if (r.timing) {
+    const Timing& t = *r.timing;
+    j["timing"] = {{"event_ms", percentiles_json(t.event_ms)},
+                   {"cupti_kernel_ms", percentiles_json(t.cupti_kernel_ms)},
+                   {"kernels_per_launch", t.kernels_per_launch},
+                   {"trials", t.trials},
+                   {"warmups", t.warmups},
+                   {"l2_flush_bytes", t.l2_flush_bytes},
+                   {"bytes_moved", t.bytes_moved},
+                   {"achieved_gbps", t.achieved_gbps},
+                   {"copy_gbps", t.copy_gbps}};
+  }
+  if (!r.repro.empty()) j["repro"] = r.repro;
+  if (!r.work_dir.empty()) j["work_dir"] = r.work_dir;
+  j["exit_code"] = r.exit_code;
+  return j;
+}
+
+VerifyResult result_from_json(const nlohmann::json& j) {
+  VerifyResult r;
+  const std::string status = j.at("status").get<std::string>();
+  const auto parsed = status_from_name(status);
+  if (!parsed) throw nlohmann::json::other_error::create(501, "unknown status '" + status + "'", &j);
+  r.status = *parsed;
+  r.message = j.value("message", "");
+  r.output = j.value("output", "");
+  r.max_abs_error = j.value("max_abs_error", 0.0);
+  r.max_rel_error = j.value("max_rel_error", 0.0);
+  r.first_bad_index = j.value("first_bad_index", std::int64_t{-1});
+  r.bad_value = j.value("bad_value", 0.0);
+  r.ref_value = j.value("ref_value", 0.0);
+  r.bad_count = j.value("bad_count", std::int64_t{0});
+  if (j.contains("tolerance")) {
+    r.atol = j["tolerance"].value("atol", 0.0);
+    r.rtol = j["tolerance"].value("rtol", 0.0);
+  }
+  r.sets_checked = j.value("sets_checked", 0);
+  r.deterministic_bitwise = j.value("deterministic_bitwise", true);
+  r.sanitizer = j.value("sanitizer", "not run");
+  r.phases_ms = j.value("phases_ms", nlohmann::json::object());
+  if (j.contains("gpu")) {
+    const auto& g = j["gpu"];
+    r.gpu = {g.value("name", ""), g.value("cc", ""), g.value("driver", ""), g.value("runtime", "")};
+  }
+  r.files = j.value("files", std::vector<std::string>{});
+  if (j.contains("timing")) {
+    const auto& t = j["timing"];
+    Timing timing;
+    timing.event_ms = percentiles_from(t.value("event_ms", nlohmann::json::object()));
+    timing.cupti_kernel_ms = percentiles_from(t.value("cupti_kernel_ms", nlohmann::json::object()));
+    timing.kernels_per_launch = t.value("kernels_per_launch", 0.0);
+    timing.trials = t.value("trials", 0);
+    timing.warmups = t.value("warmups", 0);
+    timing.l2_flush_bytes = t.value("l2_flush_bytes", std::int64_t{0});
+    timing.bytes_moved = t.value("bytes_moved", std::int64_t{0});
+    timing.achieved_gbps = t.value("achieved_gbps", 0.0);
+    timing.copy_gbps = t.value("copy_gbps", 0.0);
+    r.timing = timing;
+  }
+  r.repro = j.value("repro", "");
+  r.work_dir = j.value("work_dir", "");
+  r.exit_code = j.value("exit_code", 0);
+  return r;
+}
+
+}  // namespace egg::harness

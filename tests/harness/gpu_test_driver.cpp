@@ -1,0 +1,131 @@
+// GPU test driver: compiles one planted candidate with nvcc, verifies it through run_candidate()
+// (a child egg-harness with a time limit) and checks the status. Exits 77 (ctest: skipped) with
+// the reason when there is no CUDA device.
+//
+//   egg_harness_gpu_test --harness H --nvcc N --python P --planted DIR --make-refs F --op OP
+//                        --work DIR (--case NAME --expect STATUS [--time] [--strict] | --baseline --pythonpath D)
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+#include "env_scrub.h"
+#include "runner.h"
+
+namespace fs = std::filesystem;
+using namespace egg::harness;
+
+namespace {
+
+constexpr int kSkip = 77;
+
+std::string file_text(const fs::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Runs a helper command; on failure prints its log and returns false.
+bool run_step(const std::string& what, const std::vector<std::string>& argv, const fs::path& dir,
+              std::chrono::seconds limit, std::map<std::string, std::string> env = scrubbed_environment()) {
+  const auto out = run_process(argv, env, dir / (what + ".stdout.log"), dir / (what + ".stderr.log"), limit);
+  if (out.kind == ProcessOutcome::Kind::exited && out.exit_code == 0) return true;
+  std::cerr << "FAILED: " << what << ": " << quote_command(argv) << "\n"
+            << (out.kind == ProcessOutcome::Kind::timed_out ? "timed out\n" : out.error + "\n")
+            << "exit " << out.exit_code << " signal " << out.signal << "\n"
+            << file_text(dir / (what + ".stdout.log")) << file_text(dir / (what + ".stderr.log")) << "\n";
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::map<std::string, std::string> a;
+  std::set<std::string> flags;
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    if (k == "--time" || k == "--strict" || k == "--baseline") flags.insert(k);
+    else if (i + 1 < argc) a.emplace(k, argv[++i]);
+  }
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    std::cout << "SKIP: no CUDA device (" << (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices")
+              << "); the gpu tests run on a GPU machine: bash tools/gpu_check.sh (docs/gpu.md)\n";
+    return kSkip;
+  }
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  const std::string arch = "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
+  const fs::path work = fs::absolute(a["--work"]);
+  fs::create_directories(work);
+
+  if (flags.count("--baseline")) {
+    const fs::path dir = work / "baseline";
+    fs::create_directories(dir);
+    auto env = scrubbed_environment();
+    env["PYTHONPATH"] = a["--pythonpath"];
+    env["PYTHONUNBUFFERED"] = "1";
+    if (!run_step("baseline", {a["--python"], "-m", "egg_bench", "baseline", "--op", a["--op"], "--out",
+                               (dir / "times.json").string()},
+                  dir, std::chrono::seconds(540), env))
+      return 1;
+    const auto j = nlohmann::json::parse(file_text(dir / "times.json"));
+    std::cout << j.dump(2) << "\n";
+    const bool ok = j.at("eager").at("median_ms").get<double>() > 0 && j.at("compile").contains("median_ms");
+    std::cout << (ok ? "PASS" : "FAIL") << ": baseline times\n";
+    return ok ? 0 : 1;
+  }
+
+  // Reference tensors, made once and shared by the cases (temp folder + rename: parallel-safe).
+  const fs::path refs = work / "refs";
+  if (!fs::exists(refs / "spec.json")) {
+    const fs::path tmp = work / ("refs.tmp." + std::to_string(::getpid()));
+    fs::remove_all(tmp);
+    fs::create_directories(tmp);
+    if (!run_step("make_refs", {a["--python"], a["--make-refs"], "--op", a["--op"], "--out", tmp.string()}, tmp,
+                  std::chrono::seconds(300)))
+      return 1;
+    std::error_code ec;
+    fs::rename(tmp, refs, ec);
+    if (ec) fs::remove_all(tmp);
+  }
+
+  const std::string name = a["--case"];
+  const fs::path planted = a["--planted"];
+  const std::string base = name == "good_strict" || name == "uses_torch" ? "good" : name;
+  const fs::path dir = work / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path so = dir / "cand.so";
+  if (!run_step("nvcc", {a["--nvcc"], "-shared", "-Xcompiler", "-fPIC", "-DEGG_CANDIDATE_ENTRY", "-O3",
+                         "-arch=" + arch, "-DEGG_ROWS=1024", "-DEGG_COLS=4096", (planted / (base + ".cu")).string(),
+                         "-o", so.string()},
+                dir, std::chrono::seconds(300)))
+    return 1;
+
+  CandidateRun run;
+  run.harness = a["--harness"];
+  run.library = so;
+  run.spec = refs / "spec.json";
+  run.work_dir = dir / "verify";
+  run.source = planted / (name == "uses_torch" ? "uses_torch.cu" : base + ".cu");
+  run.time = flags.count("--time") > 0;
+  run.strict = flags.count("--strict") > 0;
+  run.time_limit = std::chrono::seconds(name == "hang" ? 15 : 240);
+  const auto t0 = std::chrono::steady_clock::now();
+  const VerifyResult r = run_candidate(run);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string got(status_name(r.status));
+  std::cout << "case:     " << name << "\nexpected: " << a["--expect"] << "\ngot:      " << got
+            << "\nmessage:  " << r.message << "\nwall:     " << wall << " s\nrepro:    " << r.repro << "\n";
+  std::cout << to_json(r).dump(2) << "\n";
+  const bool ok = got == a["--expect"];
+  std::cout << (ok ? "PASS" : "FAIL") << "\n";
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,140 @@
+// run_candidate() with fake harnesses (tests/harness/fakes/*.sh): no GPU, no LibTorch.
+#include "runner.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "env_scrub.h"
+
+using namespace egg::harness;
+namespace fs = std::filesystem;
+
+namespace {
+
+class Runner : public ::testing::Test {
+ protected:
+  fs::path dir = fs::temp_directory_path() / ("egg_runner_" + std::to_string(::getpid()));
+  void SetUp() override {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    std::ofstream(dir / "cand.cu") << "// the candidate's source\n";
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  CandidateRun run_with(const std::string& fake) {
+    CandidateRun r;
+    r.harness = fs::path(EGG_HARNESS_FAKES_DIR) / fake;
+    r.library = dir / "cand.so";
+    r.spec = dir / "spec.json";
+    r.work_dir = dir / "work";
+    r.source = dir / "cand.cu";
+    r.time_limit = std::chrono::seconds(20);
+    return r;
+  }
+};
+
+}  // namespace
+
+TEST_F(Runner, VerifiedResultIsReadAndSourceKept) {
+  const VerifyResult r = run_candidate(run_with("ok.sh"));
+  EXPECT_EQ(r.status, VerifyStatus::verified) << r.message;
+  EXPECT_EQ(r.gpu.name, "Fake GPU");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(fs::exists(dir / "work" / "candidate.cu"));
+  EXPECT_NE(r.repro.find("ok.sh verify --lib"), std::string::npos) << r.repro;
+  EXPECT_EQ(r.work_dir, fs::absolute(dir / "work").string());
+}
+
+TEST_F(Runner, OptionsBecomeArgv) {
+  CandidateRun run = run_with("args.sh");
+  run.time = true;
+  run.strict = true;
+  run.tolerance = Tolerance{0.5, 0.25};
+  const VerifyResult r = run_candidate(run);
+  EXPECT_EQ(r.status, VerifyStatus::mismatch);
+  EXPECT_EQ(r.exit_code, 10);
+  for (const char* s : {"--time", "--strict", "--atol 0.5", "--rtol 0.25", "--source", "candidate.cu", "--spec"})
+    EXPECT_NE(r.message.find(s), std::string::npos) << s << " not in " << r.message;
+}
+
+TEST_F(Runner, EnvironmentIsScrubbed) {
+  ::setenv("OPENAI_API_KEY", "sk-test", 1);
+  ::setenv("EGG_LLM_ENDPOINT", "http://x", 1);
+  ::setenv("MY_TOKEN", "t", 1);
+  ::setenv("HF_SECRET_THING", "s", 1);
+  ::setenv("DB_PASSWORD", "p", 1);
+  ::setenv("ANTHROPIC_BASE_URL", "u", 1);
+  ::setenv("EGG_HARNESS_TEST_KEEP", "1", 1);
+  const VerifyResult r = run_candidate(run_with("env.sh"));
+  for (const char* name : {"OPENAI_API_KEY", "EGG_LLM_ENDPOINT", "MY_TOKEN", "HF_SECRET_THING", "DB_PASSWORD",
+                           "ANTHROPIC_BASE_URL"})
+    EXPECT_EQ(r.message.find(name), std::string::npos) << name << " leaked: " << r.message;
+  EXPECT_NE(r.message.find("EGG_HARNESS_TEST_KEEP"), std::string::npos);
+  EXPECT_NE(r.message.find("PATH"), std::string::npos);
+}
+
+TEST_F(Runner, SecretNames) {
+  EXPECT_TRUE(is_secret_env_name("AWS_SECRET_ACCESS_KEY"));
+  EXPECT_TRUE(is_secret_env_name("github_token"));
+  EXPECT_TRUE(is_secret_env_name("OPENAI_BASE_URL"));
+  EXPECT_FALSE(is_secret_env_name("PATH"));
+  EXPECT_FALSE(is_secret_env_name("CUDA_VISIBLE_DEVICES"));
+  EXPECT_EQ(scrub({{"A_KEY", "1"}, {"HOME", "/h"}}).size(), 1u);
+}
+
+TEST_F(Runner, HangIsATimeoutAndTheWholeGroupIsKilled) {
+  CandidateRun run = run_with("sleep.sh");
+  run.time_limit = std::chrono::milliseconds(1500);
+  const auto t0 = std::chrono::steady_clock::now();
+  const VerifyResult r = run_candidate(run);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.status, VerifyStatus::timeout) << r.message;
+  EXPECT_LT(s, 10.0);
+  std::ifstream pid_file(dir / "work" / "grandchild.pid");
+  pid_t pid = 0;
+  ASSERT_TRUE(pid_file >> pid);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Killed and reaped by its parent's death (re-parented to init): signal 0 must fail, or it is a zombie.
+  const bool alive = ::kill(pid, 0) == 0;
+  if (alive) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    EXPECT_NE(line.find(") Z"), std::string::npos) << "grandchild still running: " << line;
+  }
+}
+
+TEST_F(Runner, SignalIsACrashWithTheLog) {
+  const VerifyResult r = run_candidate(run_with("segv.sh"));
+  EXPECT_EQ(r.status, VerifyStatus::crash);
+  EXPECT_NE(r.message.find("SIGSEGV"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("about to crash"), std::string::npos) << r.message;
+  EXPECT_EQ(r.exit_code, 128 + SIGSEGV);
+}
+
+TEST_F(Runner, ExitWithoutResultIsACrash) {
+  const VerifyResult r = run_candidate(run_with("noresult.sh"));
+  EXPECT_EQ(r.status, VerifyStatus::crash);
+  EXPECT_EQ(r.exit_code, 3);
+}
+
+TEST_F(Runner, MalformedResultIsAHarnessError) {
+  const VerifyResult r = run_candidate(run_with("garbage.sh"));
+  EXPECT_EQ(r.status, VerifyStatus::harness_error);
+  EXPECT_NE(r.message.find("malformed"), std::string::npos);
+}
+
+TEST_F(Runner, MissingHarnessIsAHarnessError) {
+  const VerifyResult r = run_candidate(run_with("does-not-exist.sh"));
+  EXPECT_TRUE(r.status == VerifyStatus::harness_error || r.status == VerifyStatus::crash) << r.message;
+  EXPECT_FALSE(is_candidate_failure(r.status) && r.status != VerifyStatus::crash);
+}
+
+TEST(QuoteCommand, QuotesOnlyWhatNeedsIt) {
+  EXPECT_EQ(quote_command({"a", "b c", "it's", "--x=1"}), "a 'b c' 'it'\\''s' --x=1");
+}

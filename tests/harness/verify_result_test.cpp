@@ -1,0 +1,37 @@
+#include "verify_result.h"
+
+#include <gtest/gtest.h>
+
+using namespace egg::harness;
+
+TEST(VerifyResult, StatusNamesRoundTrip) {
+  for (auto s : {VerifyStatus::verified, VerifyStatus::mismatch, VerifyStatus::nan_output, VerifyStatus::timeout,
+                 VerifyStatus::side_stream, VerifyStatus::harness_error, VerifyStatus::forbidden_source})
+    EXPECT_EQ(status_from_name(status_name(s)), s);
+  EXPECT_FALSE(status_from_name("bogus"));
+  EXPECT_TRUE(is_candidate_failure(VerifyStatus::crash));
+  EXPECT_FALSE(is_candidate_failure(VerifyStatus::no_gpu));
+}
+
+TEST(VerifyResult, JsonRoundTrip) {
+  VerifyResult r;
+  r.status = VerifyStatus::mismatch;
+  r.message = "set 1: bad";
+  r.max_abs_error = 0.5;
+  r.first_bad_index = 17;
+  r.atol = 1e-4;
+  r.gpu = {"NVIDIA H200", "9.0", "13.0", "13.0"};
+  Timing t;
+  t.event_ms = {1.0, 0.9, 1.2};
+  t.trials = 100;
+  r.timing = t;
+  const VerifyResult back = result_from_json(to_json(r));
+  EXPECT_EQ(back.status, VerifyStatus::mismatch);
+  EXPECT_EQ(back.message, r.message);
+  EXPECT_EQ(back.first_bad_index, 17);
+  EXPECT_EQ(back.gpu.name, "NVIDIA H200");
+  ASSERT_TRUE(back.timing);
+  EXPECT_DOUBLE_EQ(back.timing->event_ms.p90, 1.2);
+  EXPECT_EQ(back.timing->trials, 100);
+  EXPECT_THROW(result_from_json(nlohmann::json{{"status", "bogus"}}), nlohmann::json::exception);
+}
