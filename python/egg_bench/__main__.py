@@ -1,0 +1,23 @@
+"""python3 -m egg_bench baseline --op op.py --out times.json [--no-compile] [--min-trials N] [--min-time S]"""
+import argparse
+import sys
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="egg_bench", description="Times PyTorch baselines of an op.py on the GPU.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("baseline", help="time PyTorch eager and torch.compile (default mode)")
+    b.add_argument("--op", required=True, help="KernelBench-style op.py")
+    b.add_argument("--out", required=True, help="times.json to write")
+    b.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    b.add_argument("--min-trials", type=int, default=100)
+    b.add_argument("--min-time", type=float, default=0.5, help="seconds")
+    args = p.parse_args(argv)
+    if args.cmd == "baseline":
+        from . import baseline
+        return baseline.main(args)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""`egg_bench baseline`: PyTorch eager and torch.compile (default mode) of an op.py's Model on its
+declared inputs (torch.manual_seed(0), as the frontend's set 0), timed with bench()."""
+import importlib.util
+import json
+import os
+import sys
+import time
+import traceback
+
+import torch
+
+from .timing import bench
+
+
+def load_op(path):
+    """Imports a KernelBench-style op.py (Model, get_inputs, get_init_inputs)."""
+    spec = importlib.util.spec_from_file_location("egg_bench_op", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # the op's local imports
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.pop(0)
+    for name in ("Model", "get_inputs", "get_init_inputs"):
+        if not hasattr(mod, name):
+            raise SystemExit(f"egg: error: {path} defines no {name}")
+    return mod
+
+
+def to_cuda(x):
+    return x.cuda() if isinstance(x, torch.Tensor) else x
+
+
+def run_baseline(op_path, compile_=True, min_trials=100, min_time_s=0.5):
+    if not torch.cuda.is_available():
+        raise SystemExit("egg: error: no CUDA device: the baselines are timed on the GPU")
+    mod = load_op(op_path)
+    torch.manual_seed(0)
+    model = mod.Model(*mod.get_init_inputs()).cuda().eval()
+    torch.manual_seed(0)
+    inputs = [to_cuda(t) for t in mod.get_inputs()]
+    result = {
+        "schema": 1,
+        "op": os.path.abspath(op_path),
+        "gpu": torch.cuda.get_device_name(0),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "precision": {"matmul_allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+                      "cudnn_allow_tf32": torch.backends.cudnn.allow_tf32},
+        "method": "CUDA events around each call; L2 flushed (2x L2) before each trial; device-wide "
+                  "synchronize after; >= 3 warm-ups; >= min_trials trials and >= min_time_s",
+    }
+    with torch.inference_mode():
+        result["eager"] = bench(lambda: model(*inputs), min_trials=min_trials, min_time_s=min_time_s)
+        if compile_:
+            try:
+                compiled = torch.compile(model)  # default mode
+                t0 = time.perf_counter()
+                compiled(*inputs)
+                torch.cuda.synchronize()
+                compile_s = time.perf_counter() - t0
+                result["compile"] = bench(lambda: compiled(*inputs), min_trials=min_trials, min_time_s=min_time_s)
+                result["compile"]["compile_s"] = compile_s
+            except Exception as e:  # a failing torch.compile is a fact to record, not a crash
+                result["compile"] = {"error": f"{type(e).__name__}: {e}",
+                                     "traceback": traceback.format_exc(limit=5)}
+    return result
+
+
+def main(args):
+    result = run_baseline(args.op, compile_=not args.no_compile, min_trials=args.min_trials,
+                          min_time_s=args.min_time)
+    tmp = args.out + f".tmp.{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(result, f, indent=2)
+    os.replace(tmp, args.out)
+    eager = result["eager"]["median_ms"]
+    comp = result.get("compile", {}).get("median_ms")
+    print(f"{os.path.basename(args.op)}: eager {eager:.4f} ms"
+          + (f", torch.compile {comp:.4f} ms" if comp is not None else ""), file=sys.stderr)
+    return 0
