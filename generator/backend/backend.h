@@ -44,6 +44,7 @@ struct StageRequest {
   std::vector<std::string> arches;           // e.g. {"sm_90"}
   std::optional<Candidate> incumbent;        // stage 2: the stage-1 winner
   std::string bottleneck;                    // profile agent's class: memory|compute|latency|launch|unknown
+  std::string profile_summary;               // profile agent's feedback text
   std::vector<AttemptSummary> recent;        // bounded summary of recent attempts
 };
 
@@ -62,10 +63,22 @@ class Backend {
                                           const std::string& failure_report) = 0;
   // Names and contents of the template and prompt files the backend reads (part of the cache key).
   virtual std::vector<std::pair<std::string, std::string>> key_inputs() const = 0;
+  // Requests and tokens per stage and agent: {"stage1": {"code": {requests, tokens_in, tokens_out}}}.
+  virtual nlohmann::json usage() const { return nlohmann::json::object(); }
 };
 
-// Creates the backend named `name` ("builtin", ...); a UserError lists the known names otherwise.
-std::unique_ptr<Backend> make_backend(const std::string& name, const std::string& model,
-                                      const std::filesystem::path& data_dir);
+// How to make a backend.
+struct BackendConfig {
+  std::string name = "builtin";   // builtin | openai | anthropic | replay
+  std::string model;              // LLM backends: the model to ask
+  std::filesystem::path data_dir; // templates/ and prompts/
+  std::filesystem::path transcript_out;    // LLM backends: where exchanges are recorded (JSONL)
+  std::filesystem::path replay_transcript; // replay: the transcript to answer from
+  std::string op_source;          // the op.py text (LLM prompts show the reference)
+  double atol = 1e-4, rtol = 1e-4;
+};
+
+// Creates the backend; a UserError lists the known names otherwise.
+std::unique_ptr<Backend> make_backend(const BackendConfig& config);
 
 }  // namespace egg::backend

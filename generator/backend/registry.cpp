@@ -1,17 +1,19 @@
 #include "backend/backend.h"
 #include "backend/builtin/builtin_backend.h"
+#include "backend/llm/llm_backend.h"
 
 namespace egg::backend {
 
-std::unique_ptr<Backend> make_backend(const std::string& name, const std::string& model,
-                                      const std::filesystem::path& data_dir) {
-  if (name == "builtin") {
-    if (!model.empty())
-      throw UserError("the builtin backend takes no model (got '" + model + "')",
-                      "drop MODEL/--model, or choose an LLM backend");
-    return std::make_unique<builtin::BuiltinBackend>(data_dir);
+std::unique_ptr<Backend> make_backend(const BackendConfig& config) {
+  if (config.name == "builtin") {
+    if (!config.model.empty())
+      throw UserError("the builtin backend takes no model (got '" + config.model + "')",
+                      "drop MODEL/--model, or choose an LLM backend (openai, anthropic)");
+    return std::make_unique<builtin::BuiltinBackend>(config.data_dir);
   }
-  throw UserError("unknown backend '" + name + "'", "this build of EGG provides: builtin");
+  if (config.name == "openai" || config.name == "anthropic" || config.name == "replay")
+    return llm_backend::make_llm_backend(config);
+  throw UserError("unknown backend '" + config.name + "'", "choose one of: builtin, openai, anthropic, replay");
 }
 
 }  // namespace egg::backend

@@ -91,6 +91,12 @@ int main(int argc, char** argv) {
   gen->add_flag("--no-cache", no_cache, "neither read nor write the cache");
   gen->add_flag("--require-verified", g.require_verified, "fail unless every arch is verified on a GPU");
   gen->add_flag("--keep-work", g.keep_work, "keep the work folder (spec, reference tensors, candidates)");
+  gen->add_option("--dump-dir", g.dump_dir, "write every step's artifact (spec.json, stage1.cu, stage2.cu, verify.json)");
+  gen->add_option("--override-dir", g.override_dir, "take step artifacts from here (hand-edited); bypasses the cache");
+  gen->add_option("--from", g.from_step, "resume from this step: spec, stage1, stage2, verify, emit");
+  std::vector<double> tolerance;
+  gen->add_option("--tolerance", tolerance, "atol rtol (default by dtype: fp32 1e-4 1e-4, fp16/bf16 1e-2 1e-2)")
+      ->expected(2);
   gen->add_option("--seeds", g.seeds, "seeded input sets beyond the declared one (default 3)")->check(CLI::Range(1, 100));
 
   std::string cache_action, cache_key, cache_root;
@@ -116,6 +122,12 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("cache")) return run_cache(cache_action, cache_key, cache_root);
 
     g.name = name;
+    if (tolerance.size() == 2) {
+      if (tolerance[0] < 0 || tolerance[1] < 0)
+        throw egg::UserError("tolerances must not be negative", "pass --tolerance <atol> <rtol>, e.g. 1e-4 1e-4");
+      g.atol = tolerance[0];
+      g.rtol = tolerance[1];
+    }
     g.data_dir = find_data_dir(data_dir);
     g.cache_dir = cache_dir;
     g.cache_enabled = !no_cache && egg::cache::enabled_by_env();

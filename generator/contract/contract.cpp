@@ -122,6 +122,7 @@ json template_context(const Contract& contract) {
               {"role", a.role == Role::input ? "input" : a.role == Role::param ? "parameter" : "output"}};
     tensors.push_back(t);
     params.push_back({{"decl", pointer + " " + a.var},
+                      {"var", a.var},
                       {"pointer_type", pointer},
                       {"index", index++},
                       {"torch_data", "static_cast<" + pointer + ">(" + a.var + ".data_ptr())"}});

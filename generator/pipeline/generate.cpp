@@ -4,11 +4,14 @@
 #include <chrono>
 
 #include "backend/backend.h"
-#include "cache/key.h"
 #include "cache/store.h"
 #include "contract/contract.h"
 #include "emit/emit.h"
 #include "frontend/frontend.h"
+#include "pipeline/artifacts.h"
+#include "pipeline/evaluate.h"
+#include "pipeline/key.h"
+#include "pipeline/stage.h"
 #include "toolchain/nvcc.h"
 #include "util/files.h"
 #include "util/log.h"
@@ -25,7 +28,9 @@ namespace {
 // Times one step and logs it at debug level (EGG_LOG=debug), as Halide's Lower.cpp does.
 class StepTimer {
  public:
-  explicit StepTimer(std::string step) : step_(std::move(step)), start_(std::chrono::steady_clock::now()) {}
+  explicit StepTimer(std::string step) : step_(std::move(step)), start_(std::chrono::steady_clock::now()) {
+    log::debug("step " + step_);
+  }
   ~StepTimer() {
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start_);
     log::debug("step " + step_ + " took " + std::to_string(ms.count()) + " ms");
@@ -56,63 +61,54 @@ void validate(const GenerateOptions& o) {
     if (k.empty()) throw UserError("option '=" + v + "' has no name", "write options as key=value");
 }
 
-// The key over everything the generated files depend on (BRIEF: "Cache").
-cache::KeyBuilder build_key(const GenerateOptions& o, const std::string& name, const spec::Spec& s,
-                            const backend::Backend& backend, const std::vector<std::string>& arches,
-                            const std::string& prompts, const std::string& nvcc_version) {
-  cache::KeyBuilder key;
-  key.add("cache_schema", std::to_string(cache::kCacheSchema));
-  key.add("generator", std::string("egg-gen ") + kEggVersion);
-  key.add("name", name);
-  key.add("spec", spec::normalized(s).dump());
-  std::string arch_list;
-  for (const auto& a : arches) arch_list += a + ";";
-  key.add("arches", arch_list);
-  key.add("backend", backend.name());
-  key.add("model", o.model);
-  std::string opts;
-  for (const auto& [k, v] : o.options) opts += k + "=" + v + ";";
-  key.add("options", opts);
-  std::string templates;
-  for (const auto& t : emit::contract_templates(o.data_dir)) templates += t.name + ":" + sha256_hex(t.text) + ";";
-  for (const auto& [tname, text] : backend.key_inputs()) templates += tname + ":" + sha256_hex(text) + ";";
-  key.add("templates", templates);
-  key.add("prompts", prompts);
-  key.add("nvcc", nvcc_version);
-  return key;
+// KernelBench's default tolerances by output dtype: fp32 1e-4/1e-4, fp16/bf16 1e-2/1e-2.
+std::pair<double, double> tolerance(const GenerateOptions& o, const spec::Spec& s) {
+  double atol = 1e-4, rtol = 1e-4;
+  for (const auto& out : s.outputs)
+    if (out.dtype == spec::DType::float16 || out.dtype == spec::DType::bfloat16) atol = rtol = 1e-2;
+  return {o.atol >= 0 ? o.atol : atol, o.rtol >= 0 ? o.rtol : rtol};
 }
 
-struct StageOutcome {
-  backend::Candidate winner;
-  json record;
-};
-
-// One stage: the code agent proposes, the winner is the best measured candidate; with nothing to
-// measure on (no GPU) it is the expert prior's first choice, and the record says so.
-StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request, bool can_measure) {
-  auto candidates = backend.propose(request);
-  if (candidates.empty())
-    throw InternalError("backend " + backend.name() + " proposed no candidate for " + request.stage);
-  json ids = json::array();
-  for (const auto& c : candidates) ids.push_back(c.id);
-  StageOutcome out{candidates.front(), json::object()};
-  out.record = {{"step", request.stage},
-                {"objective", request.objective.substr(0, request.objective.find('\n'))},
-                {"agents", {{"code", backend.name()}, {"profile", can_measure ? "measured" : "static"}}},
-                {"bottleneck", request.bottleneck},
-                {"candidates", ids},
-                {"chosen", out.winner.id},
-                {"summary", out.winner.summary},
-                {"params", out.winner.params},
-                {"decision", can_measure ? "fastest verified candidate"
-                                         : "no GPU to measure on: took the expert prior's first choice"}};
-  return out;
+// Minimum bytes moved (each input, param and output once) and element-wise FLOPs, for the roofline.
+std::pair<double, double> roofline_inputs(const spec::Spec& s) {
+  double bytes = 0;
+  for (const auto& t : s.inputs) bytes += double(spec::numel(t.shape)) * spec::dtype_size(t.dtype);
+  for (const auto& t : s.params) bytes += double(spec::numel(t.shape)) * spec::dtype_size(t.dtype);
+  for (const auto& o : s.outputs) bytes += double(spec::numel(o.shape)) * spec::dtype_size(o.dtype);
+  double flops = 0;
+  for (const auto& n : s.nodes) flops += double(spec::numel(n.shape));
+  return {bytes, flops};
 }
 
-std::string join_status(const std::vector<verify::ArchStatus>& statuses) {
+std::string join_status(const json& status) {
   std::string s;
-  for (const auto& st : statuses) s += (s.empty() ? "" : ", ") + st.arch + ": " + st.text();
+  for (auto it = status.begin(); it != status.end(); ++it)
+    s += (s.empty() ? "" : ", ") + it.key() + ": " + it->value("text", "");
   return s;
+}
+
+// Per-arch status after generation: the GPU's own arch verified (or not), the others compiled only.
+json arch_status(const std::vector<std::string>& arches, verify::GpuVerifier* gpu, const Evaluation& final_eval,
+                 std::pair<double, double> tol, bool verify_skipped) {
+  json status = json::object();
+  for (const auto& arch : arches) {
+    json st;
+    if (verify_skipped) {
+      st = {{"state", "unverified"}, {"reason", "verify step skipped (--from emit)"}};
+    } else if (!gpu) {
+      st = {{"state", "unverified"}, {"reason", "no GPU"}};
+    } else if (arch != gpu->gpu_arch()) {
+      st = {{"state", "compiled, not verified on this GPU"}, {"reason", gpu->gpu_name() + " is " + gpu->gpu_arch()}};
+    } else {
+      st = {{"state", "verified"}, {"reason", ""}, {"gpu", gpu->gpu_name()}, {"kernel_ms", final_eval.kernel_ms.value_or(0)}};
+      st["harness"] = final_eval.profile.value("harness", json::object());
+    }
+    std::string reason = st.value("reason", "");
+    st["text"] = reason.empty() ? st["state"].get<std::string>() : st["state"].get<std::string>() + ": " + reason;
+    st["tolerance"] = {{"atol", tol.first}, {"rtol", tol.second}};
+    status[arch] = st;
+  }
+  return status;
 }
 
 }  // namespace
@@ -132,18 +128,38 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
   std::vector<std::string> arches = o.arches;
   std::sort(arches.begin(), arches.end());
   arches.erase(std::unique(arches.begin(), arches.end()), arches.end());
+  ArtifactDirs artifacts{o.dump_dir, o.override_dir, parse_step(o.from_step)};
+  if (artifacts.from != Step::spec && o.override_dir.empty())
+    throw UserError("--from " + o.from_step + " needs --override-dir with the earlier steps' artifacts",
+                    "dump them first with --dump-dir, edit, then pass that folder as --override-dir");
 
   TempDir work(fs::temp_directory_path(), "egg-work-" + result.name);
   if (o.keep_work) work.keep();
 
-  // Step: spec.
+  // Step: spec (the frontend always runs: it also writes the reference tensors).
   spec::Spec s;
+  const fs::path spec_json = work.path() / "frontend" / "spec.json";
   {
     StepTimer t("spec");
     frontend::FrontendConfig fc{o.python, o.data_dir, o.seeds, std::chrono::minutes(10)};
     s = frontend::trace(services.runner, fc, o.op_file, work.path() / "frontend");
+    if (auto edited = artifacts.override_file("spec.json")) {
+      s = spec::read_spec(*edited);
+      log::info("spec: taken from " + edited->string());
+    }
+    artifacts.dump_file("spec.json", read_file(spec_json).value_or(""));
   }
-  auto backend = backend::make_backend(o.backend, o.model, o.data_dir);
+  const auto tol = tolerance(o, s);
+  backend::BackendConfig bc;
+  bc.name = o.backend;
+  bc.model = o.model;
+  bc.data_dir = o.data_dir;
+  bc.transcript_out = work.path() / "transcript.jsonl";
+  if (o.options.count("transcript")) bc.replay_transcript = o.options.at("transcript");
+  bc.op_source = read_file(o.op_file).value_or("");
+  bc.atol = tol.first;
+  bc.rtol = tol.second;
+  auto backend = backend::make_backend(bc);
   backend->check_supported(s);
   contract::Contract contract = contract::derive(s, result.name);
 
@@ -151,16 +167,18 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
   const std::string nvcc_version = nvcc.version();
   const std::string stage1_objective = read_prompt(o.data_dir, "stage1_structure.md");
   const std::string stage2_objective = read_prompt(o.data_dir, "stage2_tuning.md");
-  cache::KeyBuilder key = build_key(o, result.name, s, *backend, arches,
-                                    sha256_hex(stage1_objective) + ";" + sha256_hex(stage2_objective), nvcc_version);
+  cache::KeyBuilder key =
+      build_key(o, result.name, s, *backend, arches, {stage1_objective, stage2_objective}, nvcc_version);
   result.cache_key = key.key();
 
   const auto paths = emit::output_paths(o.out_dir, result.name);
   std::optional<cache::LocalStore> store;
-  if (o.cache_enabled) store.emplace(o.cache_dir.empty() ? cache::default_root() : o.cache_dir);
+  if (o.cache_enabled && !artifacts.active()) store.emplace(o.cache_dir.empty() ? cache::default_root() : o.cache_dir);
+  if (artifacts.active()) log::info(result.name + ": overrides in effect, the cache is bypassed");
 
   emit::Sources sources;
   json record;
+  std::string transcript;
   cache::Lookup hit;
   if (store) hit = store->lookup(result.cache_key);
   result.cache_status = !store ? "off" : hit.status == cache::LookupStatus::hit ? "hit"
@@ -169,94 +187,102 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
       hit.files.count("record.json")) {
     sources = {hit.files["kernel.cu"], hit.files["header.h"]};
     record = json::parse(hit.files["record.json"], nullptr, false);
-    log::debug("cache hit " + result.cache_key);
+    transcript = hit.files.count("transcript.jsonl") ? hit.files["transcript.jsonl"] : "";
   } else {
     if (result.cache_status == "hit") result.cache_status = "corrupt";
-    // Say why it missed, against the fields recorded in the previous manifest of this output.
-    if (auto old = read_file(paths.manifest)) {
+    if (auto old = read_file(paths.manifest)) {  // say why it missed, against the previous manifest
       json m = json::parse(*old, nullptr, false);
       if (!m.is_discarded() && m.contains("cache_fields")) {
-        auto changed = cache::changed_fields(m["cache_fields"], key.describe());
         std::string list;
-        for (const auto& f : changed) list += (list.empty() ? "" : ", ") + f;
+        for (const auto& f : cache::changed_fields(m["cache_fields"], key.describe()))
+          list += (list.empty() ? "" : ", ") + f;
         if (!list.empty()) log::info(result.name + ": cache miss, changed: " + list);
       }
     }
-    const verify::GpuInfo gpu = verify::probe_gpu(services.runner);
-    const bool can_measure = false;  // measuring needs the GPU harness (egg-harness), wired in later
-    backend::StageRequest request{&s, &contract, "stage1", stage1_objective, arches, std::nullopt, "unknown", {}};
-    StageOutcome stage1;
-    {
+    const auto [bytes, flops] = roofline_inputs(s);
+    Evaluator evaluator({o.data_dir, work.path() / "candidates", spec_json, arches, backend->name(),
+                         o.op_file.filename().string(), bytes, flops},
+                        contract, nvcc, services.gpu);
+    StageBudget budget;
+    backend::StageRequest request{&s, &contract, "stage1", stage1_objective, arches, std::nullopt, "unknown", "", {}};
+
+    // Step: stage 1, algorithmic structure design.
+    std::optional<StageOutcome> stage1;
+    if (artifacts.from <= Step::stage1) {
       StepTimer t("stage1");
-      stage1 = run_stage(*backend, request, can_measure);
+      stage1 = run_stage(*backend, request, evaluator, budget, std::nullopt);
+    } else {
+      auto file = artifacts.override_file("stage1.cu");
+      if (!file) throw UserError("--from " + o.from_step + " needs stage1.cu in --override-dir");
+      auto c = read_candidate_artifact(*file, "override:stage1");
+      stage1 = StageOutcome{c, evaluator.evaluate(c, evaluator.can_measure()), {{"step", "stage1"}, {"override", file->string()}}};
     }
+    artifacts.dump_file("stage1.cu", candidate_artifact(stage1->winner));
+
+    // Step: stage 2, hardware-specific tuning of the stage-1 winner. Only the winner, its profile
+    // summary and the decisions taken cross the stage boundary.
     request.stage = "stage2";
     request.objective = stage2_objective;
-    request.incumbent = stage1.winner;
-    request.bottleneck = "memory";  // static class for element-wise chains: bytes dominate FLOPs
-    StageOutcome stage2;
-    {
+    request.incumbent = stage1->winner;
+    request.bottleneck = stage1->evaluation.profile.value("bottleneck", "unknown");
+    request.profile_summary = stage1->evaluation.profile.value("feedback", "");
+    request.recent.clear();
+    std::optional<StageOutcome> stage2;
+    if (artifacts.from <= Step::stage2) {
       StepTimer t("stage2");
-      stage2 = run_stage(*backend, request, can_measure);
+      stage2 = run_stage(*backend, request, evaluator, budget, stage1);
+    } else {
+      auto file = artifacts.override_file("stage2.cu");
+      if (!file) throw UserError("--from " + o.from_step + " needs stage2.cu in --override-dir");
+      auto c = read_candidate_artifact(*file, "override:stage2");
+      stage2 = StageOutcome{c, Evaluation{}, {{"step", "stage2"}, {"override", file->string()}}};
     }
-    backend::Candidate winner = stage2.winner;
-    json verify_record = json::array();
-    // Step: verify (compile check; GPU verification where a GPU and the harness exist).
-    if (o.compile_check) {
+    artifacts.dump_file("stage2.cu", candidate_artifact(stage2->winner));
+
+    // Step: verify the winner (compile for every arch; on the GPU: correctness and timing).
+    Evaluation final_eval;
+    const bool skip_verify = artifacts.from == Step::emit;
+    if (!skip_verify) {
       StepTimer t("verify");
-      for (int attempt = 0;; ++attempt) {
-        emit::Sources candidate = emit::render_sources(o.data_dir, contract, winner, backend->name(),
-                                                       o.op_file.filename().string());
-        fs::path dir = work.path() / ("candidate" + std::to_string(attempt));
-        write_atomic(dir / (result.name + ".cu"), candidate.cu);
-        write_atomic(dir / "include" / "egg" / (result.name + ".h"), candidate.header);
-        auto compiled = nvcc.compile_object(dir / (result.name + ".cu"), dir / "include", arches, dir / "kernel.o");
-        verify_record.push_back({{"candidate", winner.id}, {"compile", compiled.ok ? "ok" : "compile_error"}});
-        if (compiled.ok) break;
-        backend::StageRequest debug_request = request;
-        auto repaired = attempt < 2 ? backend->repair(debug_request, winner, compiled.log) : std::nullopt;
-        if (!repaired) {
-          work.keep();
-          throw InternalError("the generated kernel does not compile (candidate kept in " + dir.string() +
-                              ")\n" + compiled.log + "\nrepro: " + compiled.repro +
-                              "\nplease report this as a bug in EGG, with the op.py");
-        }
-        log::warning(result.name + ": candidate " + winner.id + " did not compile; the debug agent repaired it");
-        winner = *repaired;
-      }
+      // A stage's winner was evaluated in its stage; only a hand-edited one is evaluated here.
+      final_eval = artifacts.from <= Step::stage2 ? stage2->evaluation
+                                                  : evaluator.evaluate(stage2->winner, evaluator.can_measure());
+      if (!final_eval.ok())
+        throw UserError("verify: the chosen kernel failed: " + final_eval.failure_class + ": " + final_eval.report,
+                        "run again with --keep-work to inspect the candidate");
     }
-    std::vector<verify::ArchStatus> statuses =
-        verify::all_unverified(arches, gpu.present ? "GPU verification not available in this build" : "no GPU");
-    sources = emit::render_sources(o.data_dir, contract, winner, backend->name(), o.op_file.filename().string());
-    json status = json::object();
-    for (const auto& st : statuses)
-      status[st.arch] = {{"state", st.state}, {"reason", st.reason}, {"text", st.text()}, {"details", st.details}};
-    record = {{"candidate", winner.id},
-              {"summary", winner.summary},
-              {"params", winner.params},
-              {"stages", json::array({stage1.record, stage2.record,
-                                      {{"step", "verify"}, {"attempts", verify_record}}})},
+    json status = arch_status(arches, services.gpu, final_eval, tol, skip_verify);
+    record = {{"candidate", stage2->winner.id},
+              {"summary", stage2->winner.summary},
+              {"params", stage2->winner.params},
+              {"stages", json::array({stage1->record, stage2->record,
+                                      {{"step", "verify"}, {"profile", final_eval.profile}}})},
+              {"tokens", backend->usage()},
               {"status", status}};
-    if (store) store->store(result.cache_key, key.describe(),
-                            {{"kernel.cu", sources.cu}, {"header.h", sources.header}, {"record.json", record.dump(2)}});
+    artifacts.dump_file("verify.json", record.dump(2) + "\n");
+    sources = emit::render_sources(o.data_dir, contract, stage2->winner, backend->name(), o.op_file.filename().string());
+    transcript = read_file(bc.transcript_out).value_or("");
+    if (store) {
+      cache::Files files{{"kernel.cu", sources.cu}, {"header.h", sources.header}, {"record.json", record.dump(2)}};
+      if (!transcript.empty()) files["transcript.jsonl"] = transcript;
+      store->store(result.cache_key, key.describe(), files);
+    }
   }
 
   // Step: emit.
-  std::vector<verify::ArchStatus> statuses;
-  for (auto it = record["status"].begin(); it != record["status"].end(); ++it)
-    statuses.push_back({it.key(), it->value("state", ""), it->value("reason", ""), it->value("details", json::object())});
-  result.status_text = join_status(statuses);
-  bool all_verified = !statuses.empty();
-  for (const auto& st : statuses) all_verified = all_verified && st.verified();
+  StepTimer t("emit");
+  const json& status = record["status"];
+  result.status_text = join_status(status);
+  bool all_verified = !status.empty();
+  for (auto it = status.begin(); it != status.end(); ++it) all_verified = all_verified && it->value("state", "") == "verified";
   if (o.require_verified && !all_verified)
     throw UserError(SourceLocation{o.op_file.string(), 0, result.name},
                     "kernel is not verified (" + result.status_text + ") and verification is required",
                     "build on a machine with a GPU, use a cache or vendored kernels that were verified, or set "
                     "EGG_REQUIRE_VERIFIED=OFF");
-  auto op_text = read_file(o.op_file).value_or("");
   json manifest = {{"schema", kManifestSchema},
                    {"name", result.name},
-                   {"op", {{"path", o.op_file.string()}, {"sha256", sha256_hex(op_text)}}},
+                   {"op", {{"path", o.op_file.string()}, {"sha256", sha256_hex(read_file(o.op_file).value_or(""))}}},
                    {"arches", arches},
                    {"backend", backend->name()},
                    {"model", o.model},
@@ -266,18 +292,23 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
                    {"cache_key", result.cache_key},
                    {"cache_fields", key.describe()},
                    {"precision", o.options.count("precision") ? o.options.at("precision") : "default"},
+                   {"tolerance", {{"atol", tol.first}, {"rtol", tol.second}}},
                    {"candidate", record.value("candidate", "")},
                    {"summary", record.value("summary", "")},
                    {"params", record.value("params", json::object())},
-                   {"status", record["status"]},
+                   {"status", status},
                    {"timing", {{"kernel_ms", nullptr}, {"eager_ms", nullptr}, {"compile_ms", nullptr},
                                {"speedup_vs_eager", nullptr}, {"speedup_vs_compile", nullptr}}},
+                   {"tokens", record.value("tokens", json::object())},
                    {"stages", record.value("stages", json::array())},
                    {"files", {{"cu", paths.cu.filename().string()},
                               {"header", fs::relative(paths.header, o.out_dir).string()}}}};
+  if (!transcript.empty()) manifest["files"]["transcript"] = "transcript.jsonl";
   std::vector<std::string> deps = s.deps;
   if (std::find(deps.begin(), deps.end(), o.op_file.string()) == deps.end()) deps.insert(deps.begin(), o.op_file.string());
   result.changed = emit::write_outputs(paths, sources, manifest, emit::depfile_text(paths.cu, deps));
+  if (!transcript.empty() && write_if_changed(o.out_dir / "transcript.jsonl", transcript) == WriteOutcome::written)
+    result.changed.push_back(o.out_dir / "transcript.jsonl");
   if (!all_verified) log::warning(result.name + ": " + result.status_text + " (the kernel compiles but nobody checked its results)");
   return result;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "util/process.h"
+#include "verify/gpu_verifier.h"
 
 namespace egg::pipeline {
 
@@ -30,6 +31,10 @@ struct GenerateOptions {
   bool compile_check = true;  // nvcc-compile the winner before emitting
   bool keep_work = false;
   int seeds = 3;
+  std::filesystem::path dump_dir;      // write every step's artifact here
+  std::filesystem::path override_dir;  // take step artifacts from here (hand-edited)
+  std::string from_step = "spec";      // resume from this step; earlier artifacts from override_dir
+  double atol = -1, rtol = -1;         // tolerance; negative: the dtype's default
 };
 
 // What happened, for the CLI's summary line.
@@ -44,6 +49,7 @@ struct GenerateResult {
 // The side effects the pipeline uses.
 struct Services {
   ProcessRunner& runner;
+  verify::GpuVerifier* gpu = nullptr;  // null: no GPU (or no harness) here
 };
 
 // Runs the pipeline; throws UserError / InternalError; writes nothing on failure.

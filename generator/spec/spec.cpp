@@ -68,8 +68,11 @@ Arg arg_of(const json& j, const std::string& where) {
   } else if (j.contains("list")) {
     a.kind = Arg::Kind::list;
     for (const auto& item : j.at("list")) a.items.push_back(arg_of(item, where));
-  } else {
+  } else if (j.contains("none")) {
     a.kind = Arg::Kind::none;
+  } else {
+    a.kind = Arg::Kind::other;
+    a.raw = j;
   }
   return a;
 }
@@ -80,6 +83,7 @@ json arg_json(const Arg& a) {
     case Arg::Kind::scalar: return {{"scalar", a.scalar}};
     case Arg::Kind::boolean: return {{"bool", a.flag}};
     case Arg::Kind::none: return {{"none", true}};
+    case Arg::Kind::other: return a.raw;
     case Arg::Kind::list: {
       json items = json::array();
       for (const auto& i : a.items) items.push_back(arg_json(i));

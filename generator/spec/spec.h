@@ -36,12 +36,13 @@ struct Tensor {
 
 // One argument of a node.
 struct Arg {
-  enum class Kind { node, scalar, boolean, none, list };
+  enum class Kind { node, scalar, boolean, none, list, other };
   Kind kind = Kind::none;
   std::string node;        // kind == node
   double scalar = 0.0;     // kind == scalar
   bool flag = false;       // kind == boolean
   std::vector<Arg> items;  // kind == list
+  nlohmann::json raw;      // kind == other: string, dtype, slice, ellipsis, dict (kept for the key)
 };
 
 // One op of the graph.

@@ -15,7 +15,8 @@ using spec::Shape;
 // A float literal CUDA parses exactly as PyTorch's double-to-float conversion.
 std::string float_literal(double v) {
   if (std::isnan(v)) return "NAN";
-  if (std::isinf(v)) return v > 0 ? "INFINITY" : "(-INFINITY)";
+  // The frontend writes +-inf as +-DBL_MAX (JSON has no infinity); both become float infinity.
+  if (std::isinf(static_cast<float>(v))) return v > 0 ? "INFINITY" : "(-INFINITY)";
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.9g", static_cast<double>(static_cast<float>(v)));
   std::string s = buf;

@@ -1,0 +1,99 @@
+#include "pipeline/evaluate.h"
+
+#include <regex>
+
+#include "emit/emit.h"
+#include "source_scan.h"
+#include "util/files.h"
+
+namespace egg::pipeline {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+json ptxas_facts(const std::string& log) {
+  static const std::regex registers(R"(Used (\d+) registers)");
+  static const std::regex spills(R"((\d+) bytes spill stores, (\d+) bytes spill loads)");
+  static const std::regex smem(R"((\d+) bytes smem)");
+  int max_registers = 0, spill_bytes = 0, smem_bytes = 0;
+  std::smatch m;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), registers); it != std::sregex_iterator(); ++it)
+    max_registers = std::max(max_registers, std::stoi((*it)[1]));
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), spills); it != std::sregex_iterator(); ++it)
+    spill_bytes = std::max(spill_bytes, std::stoi((*it)[1]) + std::stoi((*it)[2]));
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), smem); it != std::sregex_iterator(); ++it)
+    smem_bytes = std::max(smem_bytes, std::stoi((*it)[1]));
+  return {{"registers", max_registers}, {"spill_bytes", spill_bytes}, {"smem_bytes", smem_bytes}};
+}
+
+json profile_agent(const json& facts, std::optional<double> kernel_ms, double bytes, double flops, bool measured) {
+  std::string bottleneck = "memory";
+  std::string feedback;
+  // Arithmetic intensity against the ridge point of a Hopper-class GPU (~15 FLOP/B fp32 CUDA cores).
+  const double intensity = bytes > 0 ? flops / bytes : 0;
+  if (intensity > 15) bottleneck = "compute";
+  if (facts.value("spill_bytes", 0) > 0) {
+    bottleneck = "latency";
+    feedback += "registers spill (" + std::to_string(facts.value("spill_bytes", 0)) +
+                " bytes): reduce work per thread or unrolling. ";
+  }
+  if (facts.value("registers", 0) > 128)
+    feedback += "high register use (" + std::to_string(facts.value("registers", 0)) + ") limits occupancy. ";
+  json out = {{"facts", facts}, {"bottleneck", bottleneck}, {"measured", measured}};
+  if (measured && kernel_ms && *kernel_ms > 0) {
+    const double gbps = bytes / (*kernel_ms * 1e-3) / 1e9;
+    out["achieved_gbps"] = gbps;
+    out["achieved_tflops"] = flops / (*kernel_ms * 1e-3) / 1e12;
+    if (*kernel_ms < 0.01) {
+      bottleneck = "launch";
+      out["bottleneck"] = bottleneck;
+      feedback += "the kernel runs for under 10 us: launch overhead dominates. ";
+    }
+    feedback += "achieved " + std::to_string(static_cast<int>(gbps)) + " GB/s. ";
+  } else {
+    feedback += "static facts only: no GPU measured this candidate. ";
+  }
+  out["feedback"] = feedback + "bottleneck: " + bottleneck + ".";
+  return out;
+}
+
+Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time) {
+  Evaluation ev;
+  const fs::path dir = config_.work / (std::to_string(count_++) + "-candidate");
+  auto sources = emit::render_sources(config_.data_dir, contract_, candidate, config_.backend_name,
+                                      config_.op_file_name);
+  const fs::path cu = dir / (contract_.name + ".cu");
+  write_atomic(cu, sources.cu);
+  write_atomic(dir / "include" / "egg" / (contract_.name + ".h"), sources.header);
+
+  auto findings = harness::scan_source_text(candidate.code.device_code + "\n" + candidate.code.launch_body);
+  if (!findings.empty()) {
+    ev.failure_class = "forbidden_api";
+    ev.report = "the kernel calls PyTorch instead of computing: " + harness::describe(findings) +
+                "; write the computation in CUDA";
+    return ev;
+  }
+  auto compiled = nvcc_.compile_object(cu, dir / "include", config_.arches, dir / "kernel.o");
+  if (!compiled.ok) {
+    ev.failure_class = "compile_error";
+    ev.report = compiled.log + "\nrepro: " + compiled.repro;
+    return ev;
+  }
+  json facts = ptxas_facts(compiled.log);
+  if (gpu_) {
+    auto out = gpu_->run(cu, dir / "include", config_.spec_json, dir / "verify", time, false);
+    if (!out.ok()) {
+      ev.failure_class = out.failure_class;
+      ev.report = out.report;
+      return ev;
+    }
+    ev.kernel_ms = out.kernel_ms;
+    ev.profile = profile_agent(facts, out.kernel_ms, config_.bytes, config_.flops, true);
+    ev.profile["harness"] = out.details;
+    return ev;
+  }
+  ev.profile = profile_agent(facts, std::nullopt, config_.bytes, config_.flops, false);
+  return ev;
+}
+
+}  // namespace egg::pipeline

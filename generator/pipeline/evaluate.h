@@ -1,0 +1,64 @@
+// Evaluating a candidate: the checks every candidate passes (no torch/ATen in the source, nvcc
+// compiles it for every arch) and, where a GPU is present, verification and timing; then the
+// profile agent's reading of the facts.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "toolchain/nvcc.h"
+#include "verify/gpu_verifier.h"
+
+namespace egg::pipeline {
+
+// The outcome of one evaluation.
+struct Evaluation {
+  std::string failure_class;  // "" ok; forbidden_api, compile_error, or a GPU failure class
+  std::string report;         // what failed, for the debug agent and the user
+  std::optional<double> kernel_ms;
+  nlohmann::json profile = nlohmann::json::object();  // profile agent: facts, bottleneck, feedback
+  bool ok() const { return failure_class.empty(); }
+};
+
+// Static facts ptxas printed (-Xptxas -v): max registers, spill bytes, shared memory bytes.
+nlohmann::json ptxas_facts(const std::string& log);
+
+// Profile agent: names the bottleneck (memory, compute, latency, launch) and writes feedback from
+// the facts; without a GPU it says it saw static facts only.
+nlohmann::json profile_agent(const nlohmann::json& facts, std::optional<double> kernel_ms, double bytes,
+                             double flops, bool measured);
+
+// Renders, scans, compiles and (with a GPU) verifies candidates in a work folder.
+class Evaluator {
+ public:
+  struct Config {
+    std::filesystem::path data_dir;
+    std::filesystem::path work;
+    std::filesystem::path spec_json;
+    std::vector<std::string> arches;
+    std::string backend_name;
+    std::string op_file_name;
+    double bytes = 0, flops = 0;  // the problem's minimum traffic and arithmetic (roofline)
+  };
+  Evaluator(Config config, const contract::Contract& contract, toolchain::Nvcc& nvcc,
+            verify::GpuVerifier* gpu)
+      : config_(std::move(config)), contract_(contract), nvcc_(nvcc), gpu_(gpu) {}
+
+  // Evaluates one candidate (its files land in work/<n>-<tag>/).
+  Evaluation evaluate(const backend::Candidate& candidate, bool time);
+  // True when a GPU measures candidates.
+  bool can_measure() const { return gpu_ != nullptr; }
+
+ private:
+  Config config_;
+  const contract::Contract& contract_;
+  toolchain::Nvcc& nvcc_;
+  verify::GpuVerifier* gpu_;
+  int count_ = 0;
+};
+
+}  // namespace egg::pipeline

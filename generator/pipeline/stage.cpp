@@ -1,0 +1,91 @@
+#include "pipeline/stage.h"
+
+#include <map>
+
+#include "util/error.h"
+#include "util/log.h"
+
+namespace egg::pipeline {
+
+using nlohmann::json;
+
+namespace {
+
+std::string result_text(const Evaluation& ev) {
+  if (!ev.ok()) return ev.failure_class;
+  if (ev.kernel_ms) return "verified " + std::to_string(*ev.kernel_ms) + " ms";
+  return "compiles (not measured)";
+}
+
+std::string first_lines(const std::string& text, int lines) {
+  size_t pos = 0;
+  for (int i = 0; i < lines && pos != std::string::npos; ++i) pos = text.find('\n', pos + 1);
+  return pos == std::string::npos ? text : text.substr(0, pos);
+}
+
+}  // namespace
+
+StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request, Evaluator& evaluator,
+                       const StageBudget& budget, const std::optional<StageOutcome>& incumbent) {
+  const bool measure = evaluator.can_measure();
+  std::vector<backend::Candidate> proposals = backend.propose(request);
+  json attempts = json::array();
+  std::optional<StageOutcome> best = incumbent;
+  bool took_new = false;
+  std::string last_failure;
+  int evaluated = 0;
+  for (auto candidate : proposals) {
+    if (evaluated++ >= budget.max_candidates) break;
+    Evaluation ev = evaluator.evaluate(candidate, measure);
+    std::map<std::string, int> failures;
+    for (int repair = 0; !ev.ok() && repair < budget.max_repairs; ++repair) {
+      if (++failures[ev.failure_class] > budget.max_same_failure) break;
+      attempts.push_back({{"candidate", candidate.id}, {"result", result_text(ev)}, {"agent", "code"}});
+      request.recent.push_back({candidate.id, "as proposed", ev.failure_class});
+      auto fixed = backend.repair(request, candidate, ev.failure_class + ": " + ev.report);
+      if (!fixed) break;
+      log::info(request.stage + ": debug agent repairs " + candidate.id + " (" + ev.failure_class + ")");
+      candidate = *fixed;
+      ev = evaluator.evaluate(candidate, measure);
+    }
+    attempts.push_back({{"candidate", candidate.id}, {"result", result_text(ev)}, {"profile", ev.profile}});
+    request.recent.push_back({candidate.id, candidate.summary, result_text(ev)});
+    if (request.recent.size() > static_cast<size_t>(budget.recent_window))
+      request.recent.erase(request.recent.begin());
+    if (!ev.ok()) {
+      last_failure = ev.failure_class + ": " + ev.report;
+      continue;
+    }
+    const bool better = !best || (!took_new && !measure) ||
+                        (ev.kernel_ms && best->evaluation.kernel_ms &&
+                         *ev.kernel_ms < *best->evaluation.kernel_ms * (1.0 - budget.noise_margin)) ||
+                        (ev.kernel_ms && !best->evaluation.kernel_ms);
+    if (better) {
+      best = StageOutcome{candidate, ev, json::object()};
+      took_new = true;
+    }
+    if (!measure) break;  // nothing to compare: the first passing candidate in prior order wins
+  }
+  if (!best)
+    throw UserError(request.stage + ": no candidate passed (" + std::to_string(evaluated) + " tried); last failure:\n" +
+                        first_lines(last_failure, 40),
+                    "inspect the candidates with --keep-work, or try another backend or model");
+  best->record = {{"step", request.stage},
+                  {"objective", request.objective.substr(0, request.objective.find('\n'))},
+                  {"agents", {{"code", backend.name()}, {"debug", backend.name()},
+                              {"profile", measure ? "measured on the GPU" : "static facts only (no GPU)"}}},
+                  {"bottleneck_in", request.bottleneck},
+                  {"attempts", attempts},
+                  {"chosen", best->winner.id},
+                  {"kept_incumbent", !took_new},
+                  {"summary", best->winner.summary},
+                  {"params", best->winner.params},
+                  {"profile", best->evaluation.profile},
+                  {"decision", measure ? "fastest verified candidate, beating the incumbent by more than " +
+                                             std::to_string(static_cast<int>(budget.noise_margin * 100)) + "%"
+                                       : "no GPU to measure on: first candidate in the expert prior's order "
+                                         "that passes the checks"}};
+  return *best;
+}
+
+}  // namespace egg::pipeline

@@ -1,0 +1,35 @@
+// One stage of the pipeline: the code agent proposes, every candidate is evaluated, the debug agent
+// repairs failures (bounded), the profile agent's feedback steers the next stage; the winner is the
+// fastest verified candidate that beats the incumbent by more than the noise margin, or, with no
+// GPU to measure on, the first candidate in the expert prior's order that passes the checks.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "backend/backend.h"
+#include "pipeline/evaluate.h"
+
+namespace egg::pipeline {
+
+// A stage's budget and acceptance rule.
+struct StageBudget {
+  int max_candidates = 8;        // candidates evaluated
+  int max_repairs = 3;           // debug-agent attempts per candidate
+  int max_same_failure = 2;      // a failure class the debug agent failed to fix this often is given up
+  double noise_margin = 0.03;    // a challenger must be this much faster than the incumbent
+  int recent_window = 6;         // attempts summarized for the agents
+};
+
+// The stage's winner with its evaluation and the stage's record for the manifest.
+struct StageOutcome {
+  backend::Candidate winner;
+  Evaluation evaluation;
+  nlohmann::json record;
+};
+
+// Runs a stage; throws UserError when no candidate passes (with the last failure report).
+StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request, Evaluator& evaluator,
+                       const StageBudget& budget, const std::optional<StageOutcome>& incumbent);
+
+}  // namespace egg::pipeline

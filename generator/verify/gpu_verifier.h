@@ -1,0 +1,33 @@
+// The seam to the GPU: verifying and timing one compiled candidate (egg-harness in a child process).
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace egg::verify {
+
+// What the GPU said about a candidate.
+struct GpuOutcome {
+  std::string failure_class;  // "" when verified; else mismatch, crash, timeout, launch_error, ...
+  std::string report;         // the harness's message (errors, first mismatch, repro)
+  std::optional<double> kernel_ms;  // median event time, when timed
+  nlohmann::json details = nlohmann::json::object();  // the harness's result.json
+  bool ok() const { return failure_class.empty(); }
+};
+
+// Verifies (and times) a candidate on the local GPU.
+class GpuVerifier {
+ public:
+  virtual ~GpuVerifier() = default;
+  // `cu` is the rendered .cu with its header under `include_dir`; `spec_json` the frontend's spec.
+  virtual GpuOutcome run(const std::filesystem::path& cu, const std::filesystem::path& include_dir,
+                         const std::filesystem::path& spec_json, const std::filesystem::path& work, bool time,
+                         bool strict) = 0;
+  // The GPU's name and arch ("NVIDIA H200", "sm_90").
+  virtual std::string gpu_name() const = 0;
+  virtual std::string gpu_arch() const = 0;
+};
+
+}  // namespace egg::verify
