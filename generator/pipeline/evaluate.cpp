@@ -11,6 +11,14 @@ namespace egg::pipeline {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
+namespace {
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos + to.size()))
+    text.replace(pos, from.size(), to);
+  return text;
+}
+}  // namespace
+
 json ptxas_facts(const std::string& log) {
   static const std::regex registers(R"(Used (\d+) registers)");
   static const std::regex spills(R"((\d+) bytes spill stores, (\d+) bytes spill loads)");
@@ -76,7 +84,8 @@ Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time) {
   auto compiled = nvcc_.compile_object(cu, dir / "include", config_.arches, dir / "kernel.o");
   if (!compiled.ok) {
     ev.failure_class = "compile_error";
-    ev.report = compiled.log + "\nrepro: " + compiled.repro;
+    // Work paths are random: without them the report (and a replayed transcript) is reproducible.
+    ev.report = replace_all(compiled.log + "\nrepro: " + compiled.repro, dir.string() + "/", "");
     return ev;
   }
   json facts = ptxas_facts(compiled.log);

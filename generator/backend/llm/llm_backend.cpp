@@ -29,6 +29,10 @@ render::Template load_prompt(const std::filesystem::path& data_dir, const std::s
 
 // A final error of the LLM layer as a user error that says what to check.
 [[noreturn]] void rethrow_final(const llm::LlmError& e, const std::string& backend) {
+  if (e.kind() == llm::LlmErrorKind::replay_diverged)
+    throw UserError("backend " + backend + ": " + e.what(),
+                    "the transcript was recorded for other prompts, templates or op; regenerate it with the "
+                    "backend that recorded it");
   throw UserError("backend " + backend + ": " + e.what(),
                   "check EGG_LLM_BASE_URL, the API key variable and MODEL; docs/llm.md has the details");
 }
