@@ -1,75 +1,52 @@
 #include "backend/builtin/builtin_backend.h"
 
+#include "backend/builtin/elementwise.h"
+#include "backend/builtin/families.h"
+
 namespace egg::backend::builtin {
 
-BuiltinBackend::BuiltinBackend(const std::filesystem::path& data_dir) : elementwise_(data_dir) {}
+BuiltinBackend::BuiltinBackend(const std::filesystem::path& data_dir) : families_(make_families(data_dir)) {}
 
-void BuiltinBackend::check_supported(const spec::Spec& spec) const {
-  if (auto why = elementwise_.cannot_implement(spec)) throw *why;
+const Family* BuiltinBackend::family_for(const spec::Spec& spec) const {
+  for (const auto& f : families_)
+    if (!f->cannot_implement(spec)) return f.get();
+  return nullptr;
 }
 
-std::vector<ElementwiseParams> elementwise_tuning_space(std::int64_t numel, const std::string& bottleneck,
-                                                        bool vectorized) {
-  // Expert prior: a memory-bound stream wants enough bytes in flight per SM (unroll 2-4 of 16-byte
-  // vectors, 256 threads); a small problem is latency-bound and wants more, smaller blocks.
-  const bool small = numel < (1 << 20);
-  std::vector<ElementwiseParams> space;
-  auto add = [&](int block, int unroll, bool persistent) {
-    ElementwiseParams p;
-    p.block = block;
-    p.unroll = unroll;
-    p.vectorized = vectorized;
-    p.persistent = persistent;
-    space.push_back(p);
-  };
-  if (small || bottleneck == "latency" || bottleneck == "launch") {
-    add(128, 1, false);
-    add(256, 1, false);
-    add(64, 1, false);
-  } else {
-    add(256, 2, false);
-    add(256, 4, false);
-    add(512, 2, false);
-    add(128, 4, false);
-    add(256, 1, false);
-    add(256, 4, true);
+void BuiltinBackend::check_supported(const spec::Spec& spec) const {
+  if (family_for(spec)) return;
+  // No family takes the whole graph: report the most specific reason. A family whose anchor op is
+  // in the graph explains best; otherwise the element-wise family names the first unknown op.
+  std::optional<UserError> best;
+  for (const auto& f : families_) {
+    auto why = f->cannot_implement(spec);
+    if (!best || (why && why->where().line > 0 && best->where().line == 0)) best = why;
   }
-  return space;
+  throw *best;
 }
 
 std::vector<Candidate> BuiltinBackend::propose(const StageRequest& request) {
-  const spec::Spec& s = *request.spec;
-  const contract::Contract& c = *request.contract;
-  std::vector<Candidate> out;
-  if (request.stage == "stage1") {
-    // Structures: one fused pass with 16-byte vectors (least traffic, fewest instructions), then the
-    // scalar fused pass as a fallback structure.
-    for (bool vectorized : {true, false}) {
-      ElementwiseParams p;
-      p.vectorized = vectorized;
-      out.push_back(elementwise_.render(s, c, p));
-    }
-    return out;
-  }
-  const bool vectorized = !request.incumbent || request.incumbent->params.value("vectorized", true);
-  for (const auto& p : elementwise_tuning_space(spec::numel(s.outputs.front().shape), request.bottleneck,
-                                                vectorized))
-    out.push_back(elementwise_.render(s, c, p));
-  return out;
+  const Family* family = family_for(*request.spec);
+  if (!family) return {};
+  if (request.stage == "stage1") return family->structures(*request.spec, *request.contract);
+  if (!request.incumbent) return family->structures(*request.spec, *request.contract);
+  return family->tunings(*request.spec, *request.contract, *request.incumbent, request.bottleneck);
 }
 
 std::optional<Candidate> BuiltinBackend::repair(const StageRequest& request, const Candidate& failed,
                                                 const std::string& failure_report) {
-  // Templates are verified ahead; the one repair the expert knows is falling back from the vector path.
+  // Templates are verified ahead; the repair the expert knows is a family's simpler fallback.
   (void)failure_report;
-  if (!failed.params.value("vectorized", true)) return std::nullopt;
-  ElementwiseParams p;
-  p.vectorized = false;
-  return elementwise_.render(*request.spec, *request.contract, p);
+  const Family* family = family_for(*request.spec);
+  if (!family) return std::nullopt;
+  return family->fallback(*request.spec, *request.contract, failed);
 }
 
 std::vector<std::pair<std::string, std::string>> BuiltinBackend::key_inputs() const {
-  return elementwise_.key_inputs();
+  std::vector<std::pair<std::string, std::string>> all;
+  for (const auto& f : families_)
+    for (auto& input : f->key_inputs()) all.push_back(std::move(input));
+  return all;
 }
 
 }  // namespace egg::backend::builtin

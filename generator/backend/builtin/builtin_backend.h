@@ -3,8 +3,10 @@
 // profile agent's bottleneck class.
 #pragma once
 
+#include <memory>
+
 #include "backend/backend.h"
-#include "backend/builtin/elementwise.h"
+#include "backend/builtin/family.h"
 
 namespace egg::backend::builtin {
 
@@ -21,11 +23,10 @@ class BuiltinBackend : public Backend {
   std::vector<std::pair<std::string, std::string>> key_inputs() const override;
 
  private:
-  ElementwiseFamily elementwise_;
-};
+  // The family that implements the spec (checked by check_supported), or null.
+  const Family* family_for(const spec::Spec& spec) const;
 
-// Stage-2 parameter sets for an element-wise problem of `numel` elements, best prior first.
-std::vector<ElementwiseParams> elementwise_tuning_space(std::int64_t numel, const std::string& bottleneck,
-                                                        bool vectorized);
+  std::vector<std::unique_ptr<Family>> families_;
+};
 
 }  // namespace egg::backend::builtin

@@ -12,91 +12,6 @@ namespace {
 using nlohmann::json;
 using spec::Shape;
 
-// A float literal CUDA parses exactly as PyTorch's double-to-float conversion.
-std::string float_literal(double v) {
-  if (std::isnan(v)) return "NAN";
-  // The frontend writes +-inf as +-DBL_MAX (JSON has no infinity); both become float infinity.
-  if (std::isinf(static_cast<float>(v))) return v > 0 ? "INFINITY" : "(-INFINITY)";
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.9g", static_cast<double>(static_cast<float>(v)));
-  std::string s = buf;
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";
-  s += "f";
-  return s[0] == '-' ? "(" + s + ")" : s;
-}
-
-// Substitutes {0}.. and {attr} in an op's expression.
-std::string substitute(std::string expr, const std::vector<std::string>& operands,
-                       const std::map<std::string, std::string>& attrs) {
-  std::string out;
-  for (size_t i = 0; i < expr.size(); ++i) {
-    if (expr[i] != '{') {
-      out += expr[i];
-      continue;
-    }
-    size_t close = expr.find('}', i);
-    std::string key = expr.substr(i + 1, close - i - 1);
-    if (!key.empty() && std::isdigit(static_cast<unsigned char>(key[0])))
-      out += operands.at(std::stoul(key));
-    else
-      out += attrs.at(key);
-    i = close;
-  }
-  return out;
-}
-
-// Right-aligned broadcast check of `operand` against `out`.
-bool broadcasts_to(const Shape& operand, const Shape& out) {
-  if (operand.size() > out.size()) return false;
-  size_t off = out.size() - operand.size();
-  for (size_t d = 0; d < operand.size(); ++d)
-    if (operand[d] != 1 && operand[d] != out[off + d]) return false;
-  return true;
-}
-
-// The element offset of a broadcast operand for output element `i`, with runs of matching
-// dimensions merged so each run costs one division and one modulo.
-std::string offset_expression(const Shape& operand, const Shape& out) {
-  const size_t rank = out.size();
-  Shape padded(rank - operand.size(), 1);
-  padded.insert(padded.end(), operand.begin(), operand.end());
-  std::vector<std::int64_t> pstride(rank, 1), ostride(rank, 1);
-  for (size_t d = rank; d-- > 1;) {
-    pstride[d - 1] = pstride[d] * padded[d];
-    ostride[d - 1] = ostride[d] * out[d];
-  }
-  std::string expr;
-  size_t d = 0;
-  while (d < rank) {
-    bool full = padded[d] == out[d] && out[d] != 1;
-    if (!full) {
-      ++d;
-      continue;
-    }
-    size_t first = d;
-    size_t last = d;
-    while (last + 1 < rank && (padded[last + 1] == out[last + 1])) ++last;
-    std::int64_t size = 1;
-    for (size_t k = first; k <= last; ++k) size *= out[k];
-    std::string term = "i";
-    if (ostride[last] != 1) term = "(" + term + " / " + std::to_string(ostride[last]) + ")";
-    bool outermost = true;
-    for (size_t k = 0; k < first; ++k) outermost = outermost && out[k] == 1;
-    if (!outermost) term = "(" + term + " % " + std::to_string(size) + ")";
-    if (pstride[last] != 1) term += " * " + std::to_string(pstride[last]);
-    expr += (expr.empty() ? "" : " + ") + term;
-    d = last + 1;
-  }
-  return expr.empty() ? "0" : expr;
-}
-
-std::string known_ops(const json& ops) {
-  std::string list;
-  for (auto it = ops.begin(); it != ops.end(); ++it)
-    if (it.key()[0] != '_') list += (list.empty() ? "" : ", ") + it.key();
-  return list;
-}
-
 }  // namespace
 
 json ElementwiseParams::to_json() const {
@@ -105,18 +20,15 @@ json ElementwiseParams::to_json() const {
 }
 
 ElementwiseFamily::ElementwiseFamily(const std::filesystem::path& data_dir)
-    : ops_table_(render::load_template(data_dir, "elementwise/ops.json")),
-      helpers_(render::load_template(data_dir, "elementwise/ops.cuh")),
+    : ops_(data_dir),
       kernel_(render::load_template(data_dir, "elementwise/kernel.cuh.tmpl")),
-      launch_(render::load_template(data_dir, "elementwise/launch.tmpl")) {
-  ops_ = json::parse(ops_table_.text, nullptr, false);
-  if (ops_.is_discarded() || !ops_.is_object())
-    throw InternalError("templates/elementwise/ops.json is not a JSON object; check --data-dir");
-}
+      launch_(render::load_template(data_dir, "elementwise/launch.tmpl")) {}
 
 std::vector<std::pair<std::string, std::string>> ElementwiseFamily::key_inputs() const {
-  return {{ops_table_.name, ops_table_.text}, {helpers_.name, helpers_.text},
-          {kernel_.name, kernel_.text}, {launch_.name, launch_.text}};
+  auto inputs = ops_.key_inputs();
+  inputs.push_back({kernel_.name, kernel_.text});
+  inputs.push_back({launch_.name, launch_.text});
+  return inputs;
 }
 
 std::optional<UserError> ElementwiseFamily::cannot_implement(const spec::Spec& s) const {
@@ -144,35 +56,11 @@ std::optional<UserError> ElementwiseFamily::cannot_implement(const spec::Spec& s
     return std::nullopt;
   };
   for (const auto& n : s.nodes) {
-    if (!ops_.contains(n.op) || n.op[0] == '_')
-      return UserError(n.where,
-                       "the builtin backend cannot generate a kernel for `" + n.target + "`" +
-                           (n.code.empty() ? "" : " (in `" + n.code + "`)"),
-                       "supported element-wise ops: " + known_ops(ops_) +
-                           "; rewrite the op with these ops");
-    const json& op = ops_.at(n.op);
-    const size_t arity = op.value("arity", 1);
-    if (n.args.size() < arity)
-      return UserError(n.where, "`" + n.target + "` has " + std::to_string(n.args.size()) +
-                                    " operands, expected " + std::to_string(arity));
-    std::set<size_t> scalar_only;
-    for (const auto& k : op.value("scalar_operands", json::array())) scalar_only.insert(k.get<size_t>());
-    for (size_t k = 0; k < arity; ++k) {
-      const auto& a = n.args[k];
-      if (a.kind == spec::Arg::Kind::node) {
-        if (scalar_only.count(k))
-          return UserError(n.where, "`" + n.target + "` with a tensor as operand " + std::to_string(k + 1) +
-                                        " is not supported by the builtin backend",
-                           "use a Python number there");
+    if (auto e = ops_.check(s, n)) return e;
+    for (const auto& a : n.args)
+      if (a.kind == spec::Arg::Kind::node)
         if (const auto* t = s.find_tensor(a.node))
           if (auto e = check_leaf(*t, n.where)) return e;
-        if (!s.find_tensor(a.node) && !s.find_node(a.node))
-          return UserError(n.where, "operand `" + a.node + "` is not an input, parameter or earlier op");
-      } else if (a.kind != spec::Arg::Kind::scalar && a.kind != spec::Arg::Kind::boolean) {
-        return UserError(n.where, "`" + n.target + "` operand " + std::to_string(k + 1) +
-                                      " is neither a tensor nor a number");
-      }
-    }
     if (!broadcasts_to(n.shape, out_shape))
       return UserError(n.where, "`" + n.target + "` produces shape " + spec::shape_string(n.shape) +
                                     " that does not broadcast to the output " + spec::shape_string(out_shape));
@@ -209,7 +97,7 @@ Candidate ElementwiseFamily::render(const spec::Spec& s, const contract::Contrac
     value_of[a.source] = value;
     const std::string ctype = contract::c_type(a.dtype);
     std::string load = full ? "egg_to_float(" + a.var + "_v.v[j])"
-                            : "egg_to_float(" + a.var + "[" + offset_expression(a.shape, out_shape) + "])";
+                            : "egg_to_float(" + a.var + "[" + broadcast_offset(a.shape, out_shape) + "])";
     operands.push_back({{"ptr", a.var}, {"ctype", ctype}, {"value", value}, {"load", load}});
     if (full) {
       full_operands.push_back({{"ptr", a.var}, {"ctype", ctype}});
@@ -229,40 +117,8 @@ Candidate ElementwiseFamily::render(const spec::Spec& s, const contract::Contrac
 
   json steps = json::array();
   for (const auto& node : s.nodes) {
-    const json& op = ops_.at(node.op);
-    std::vector<std::string> vals;
-    for (size_t k = 0; k < op.value("arity", 1u); ++k) {
-      const auto& a = node.args[k];
-      if (a.kind == spec::Arg::Kind::node) vals.push_back(value_of.at(a.node));
-      else if (a.kind == spec::Arg::Kind::boolean) vals.push_back(a.flag ? "1.0f" : "0.0f");
-      else vals.push_back(float_literal(a.scalar));
-    }
-    std::string expr = op.value("expr", "");
-    std::map<std::string, std::string> attrs;
-    json defaults = op.value("defaults", json::object());
-    json nulls = op.value("null", json::object());
-    for (auto it = defaults.begin(); it != defaults.end(); ++it) attrs[it.key()] = float_literal(it->get<double>());
-    for (auto it = nulls.begin(); it != nulls.end(); ++it) attrs[it.key()] = it->get<std::string>();
-    for (auto it = node.attrs.begin(); it != node.attrs.end(); ++it) {
-      if (it->is_number()) attrs[it.key()] = float_literal(it->get<double>());
-      else if (it->is_boolean()) attrs[it.key()] = it->get<bool>() ? "1.0f" : "0.0f";
-      else if (it->is_null() && nulls.contains(it.key())) attrs[it.key()] = nulls[it.key()].get<std::string>();
-    }
-    if (op.contains("variants")) {
-      for (auto v = op["variants"].begin(); v != op["variants"].end(); ++v) {
-        std::string chosen = node.attrs.value(v.key(), std::string("none"));
-        if (!v->contains(chosen))
-          throw UserError(node.where, "`" + node.target + "` with " + v.key() + "='" + chosen +
-                                          "' is not supported by the builtin backend");
-        expr = (*v)[chosen].get<std::string>();
-      }
-    }
     std::string value = "t" + std::to_string(steps.size());
-    try {
-      steps.push_back({{"value", value}, {"expr", substitute(expr, vals, attrs)}});
-    } catch (const std::out_of_range&) {
-      throw UserError(node.where, "`" + node.target + "` is missing an attribute the builtin backend needs");
-    }
+    steps.push_back({{"value", value}, {"expr", ops_.expression(node, value_of)}});
     value_of[node.name] = value;
   }
   json results = json::array();
@@ -271,7 +127,7 @@ Candidate ElementwiseFamily::render(const spec::Spec& s, const contract::Contrac
 
   const int vec = p.vectorized ? 16 / min_size : 1;
   json ctx = {{"fn", fn},
-              {"helpers", helpers_.text},
+              {"helpers", ops_.helpers()},
               {"num_ops", s.nodes.size()},
               {"numel", n},
               {"structure", "one fused kernel, " + std::string(p.vectorized ? "16-byte vectors" : "scalar accesses")},
@@ -300,6 +156,67 @@ Candidate ElementwiseFamily::render(const spec::Spec& s, const contract::Contrac
   cand.code.device_code = render::render(kernel_.text, ctx, kernel_.name);
   cand.code.launch_body = render::render(launch_.text, ctx, launch_.name);
   return cand;
+}
+
+}  // namespace egg::backend::builtin
+
+namespace egg::backend::builtin {
+
+std::vector<ElementwiseParams> elementwise_tuning_space(std::int64_t numel, const std::string& bottleneck,
+                                                        bool vectorized) {
+  // Expert prior: a memory-bound stream wants enough bytes in flight per SM (unroll 2-4 of 16-byte
+  // vectors, 256 threads); a small problem is latency-bound and wants more, smaller blocks.
+  const bool small = numel < (1 << 20);
+  std::vector<ElementwiseParams> space;
+  auto add = [&](int block, int unroll, bool persistent) {
+    ElementwiseParams p;
+    p.block = block;
+    p.unroll = unroll;
+    p.vectorized = vectorized;
+    p.persistent = persistent;
+    space.push_back(p);
+  };
+  if (small || bottleneck == "latency" || bottleneck == "launch") {
+    add(128, 1, false);
+    add(256, 1, false);
+    add(64, 1, false);
+  } else {
+    add(256, 2, false);
+    add(256, 4, false);
+    add(512, 2, false);
+    add(128, 4, false);
+    add(256, 1, false);
+    add(256, 4, true);
+  }
+  return space;
+}
+
+std::vector<Candidate> ElementwiseFamily::structures(const spec::Spec& s, const contract::Contract& c) const {
+  // One fused pass with 16-byte vectors (least traffic, fewest instructions), then the scalar pass.
+  std::vector<Candidate> out;
+  for (bool vectorized : {true, false}) {
+    ElementwiseParams p;
+    p.vectorized = vectorized;
+    out.push_back(render(s, c, p));
+  }
+  return out;
+}
+
+std::vector<Candidate> ElementwiseFamily::tunings(const spec::Spec& s, const contract::Contract& c,
+                                                  const Candidate& incumbent, const std::string& bottleneck) const {
+  std::vector<Candidate> out;
+  for (const auto& p : elementwise_tuning_space(spec::numel(s.outputs.front().shape), bottleneck,
+                                                incumbent.params.value("vectorized", true)))
+    out.push_back(render(s, c, p));
+  return out;
+}
+
+std::optional<Candidate> ElementwiseFamily::fallback(const spec::Spec& s, const contract::Contract& c,
+                                                     const Candidate& failed) const {
+  if (!failed.params.value("vectorized", true)) return std::nullopt;
+  ElementwiseParams p;
+  p.vectorized = false;
+  return render(s, c, p);
 }
 
 }  // namespace egg::backend::builtin

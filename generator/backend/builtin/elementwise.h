@@ -7,6 +7,8 @@
 #include <string>
 
 #include "backend/backend.h"
+#include "backend/builtin/family.h"
+#include "backend/builtin/op_table.h"
 #include "render/template.h"
 
 namespace egg::backend::builtin {
@@ -21,26 +23,32 @@ struct ElementwiseParams {
   nlohmann::json to_json() const;
 };
 
-// The element-wise family: its op table and templates.
-class ElementwiseFamily {
+// The element-wise family: any chain of element-wise ops, fused into one vectorized pass.
+class ElementwiseFamily : public Family {
  public:
   explicit ElementwiseFamily(const std::filesystem::path& data_dir);
 
-  // Why the spec is not an element-wise chain this family implements (op named, with location),
-  // or nullopt when it can.
-  std::optional<UserError> cannot_implement(const spec::Spec& spec) const;
+  std::string name() const override { return "elementwise"; }
+  std::optional<UserError> cannot_implement(const spec::Spec& spec) const override;
+  std::vector<Candidate> structures(const spec::Spec& spec, const contract::Contract& contract) const override;
+  std::vector<Candidate> tunings(const spec::Spec& spec, const contract::Contract& contract,
+                                 const Candidate& incumbent, const std::string& bottleneck) const override;
+  std::optional<Candidate> fallback(const spec::Spec& spec, const contract::Contract& contract,
+                                    const Candidate& failed) const override;
+  std::vector<std::pair<std::string, std::string>> key_inputs() const override;
+
   // Renders a candidate with these parameters.
   Candidate render(const spec::Spec& spec, const contract::Contract& contract,
                    const ElementwiseParams& params) const;
-  // The template files this family reads, for the cache key.
-  std::vector<std::pair<std::string, std::string>> key_inputs() const;
 
  private:
-  nlohmann::json ops_;
-  render::Template ops_table_;
-  render::Template helpers_;
+  OpTable ops_;
   render::Template kernel_;
   render::Template launch_;
 };
+
+// Stage-2 parameter sets for an element-wise problem of `numel` elements, best prior first.
+std::vector<ElementwiseParams> elementwise_tuning_space(std::int64_t numel, const std::string& bottleneck,
+                                                        bool vectorized);
 
 }  // namespace egg::backend::builtin

@@ -1,0 +1,16 @@
+// The list of the builtin backend's families, most specific first (the element-wise family last,
+// since every other family fuses element-wise prologues and epilogues around its anchor).
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "backend/builtin/family.h"
+
+namespace egg::backend::builtin {
+
+// Every family, in the order the planner tries them.
+std::vector<std::unique_ptr<Family>> make_families(const std::filesystem::path& data_dir);
+
+}  // namespace egg::backend::builtin

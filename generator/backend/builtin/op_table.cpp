@@ -1,0 +1,174 @@
+#include "backend/builtin/op_table.h"
+
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+namespace egg::backend::builtin {
+namespace {
+
+using nlohmann::json;
+
+// Substitutes {0}.. and {attr} in an op's expression.
+std::string substitute(const std::string& expr, const std::vector<std::string>& operands,
+                       const std::map<std::string, std::string>& attrs) {
+  std::string out;
+  for (size_t i = 0; i < expr.size(); ++i) {
+    if (expr[i] != '{') {
+      out += expr[i];
+      continue;
+    }
+    size_t close = expr.find('}', i);
+    std::string key = expr.substr(i + 1, close - i - 1);
+    if (!key.empty() && std::isdigit(static_cast<unsigned char>(key[0])))
+      out += operands.at(std::stoul(key));
+    else
+      out += attrs.at(key);
+    i = close;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string float_literal(double v) {
+  if (std::isnan(v)) return "NAN";
+  // The frontend writes +-inf as +-DBL_MAX (JSON has no infinity); both become float infinity.
+  if (std::isinf(static_cast<float>(v))) return v > 0 ? "INFINITY" : "(-INFINITY)";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.9g", static_cast<double>(static_cast<float>(v)));
+  std::string s = buf;
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  s += "f";
+  return s[0] == '-' ? "(" + s + ")" : s;
+}
+
+bool broadcasts_to(const spec::Shape& operand, const spec::Shape& out) {
+  if (operand.size() > out.size()) return false;
+  size_t off = out.size() - operand.size();
+  for (size_t d = 0; d < operand.size(); ++d)
+    if (operand[d] != 1 && operand[d] != out[off + d]) return false;
+  return true;
+}
+
+std::string broadcast_offset(const spec::Shape& operand, const spec::Shape& out, const std::string& index) {
+  const size_t rank = out.size();
+  spec::Shape padded(rank - operand.size(), 1);
+  padded.insert(padded.end(), operand.begin(), operand.end());
+  std::vector<std::int64_t> pstride(rank, 1), ostride(rank, 1);
+  for (size_t d = rank; d-- > 1;) {
+    pstride[d - 1] = pstride[d] * padded[d];
+    ostride[d - 1] = ostride[d] * out[d];
+  }
+  std::string expr;
+  size_t d = 0;
+  while (d < rank) {
+    if (!(padded[d] == out[d] && out[d] != 1)) {
+      ++d;
+      continue;
+    }
+    size_t first = d, last = d;
+    while (last + 1 < rank && padded[last + 1] == out[last + 1]) ++last;
+    std::int64_t size = 1;
+    for (size_t k = first; k <= last; ++k) size *= out[k];
+    std::string term = index;
+    if (ostride[last] != 1) term = "(" + term + " / " + std::to_string(ostride[last]) + ")";
+    bool outermost = true;
+    for (size_t k = 0; k < first; ++k) outermost = outermost && out[k] == 1;
+    if (!outermost) term = "(" + term + " % " + std::to_string(size) + ")";
+    if (pstride[last] != 1) term += " * " + std::to_string(pstride[last]);
+    expr += (expr.empty() ? "" : " + ") + term;
+    d = last + 1;
+  }
+  return expr.empty() ? "0" : expr;
+}
+
+OpTable::OpTable(const std::filesystem::path& data_dir)
+    : table_(render::load_template(data_dir, "elementwise/ops.json")),
+      helpers_(render::load_template(data_dir, "elementwise/ops.cuh")) {
+  ops_ = json::parse(table_.text, nullptr, false);
+  if (ops_.is_discarded() || !ops_.is_object())
+    throw InternalError("templates/elementwise/ops.json is not a JSON object; check --data-dir");
+}
+
+bool OpTable::knows(const std::string& op) const { return !op.empty() && op[0] != '_' && ops_.contains(op); }
+
+std::string OpTable::known_ops() const {
+  std::string list;
+  for (auto it = ops_.begin(); it != ops_.end(); ++it)
+    if (it.key()[0] != '_') list += (list.empty() ? "" : ", ") + it.key();
+  return list;
+}
+
+std::vector<std::pair<std::string, std::string>> OpTable::key_inputs() const {
+  return {{table_.name, table_.text}, {helpers_.name, helpers_.text}};
+}
+
+std::optional<UserError> OpTable::check(const spec::Spec& s, const spec::Node& n) const {
+  if (!knows(n.op))
+    return UserError(n.where,
+                     "the builtin backend cannot generate a kernel for `" + n.target + "`" +
+                         (n.code.empty() ? "" : " (in `" + n.code + "`)"),
+                     "supported element-wise ops: " + known_ops() + "; rewrite the op with these ops");
+  const json& op = ops_.at(n.op);
+  const size_t arity = op.value("arity", 1);
+  if (n.args.size() < arity)
+    return UserError(n.where, "`" + n.target + "` has " + std::to_string(n.args.size()) + " operands, expected " +
+                                  std::to_string(arity));
+  std::set<size_t> scalar_only;
+  for (const auto& k : op.value("scalar_operands", json::array())) scalar_only.insert(k.get<size_t>());
+  for (size_t k = 0; k < arity; ++k) {
+    const auto& a = n.args[k];
+    if (a.kind == spec::Arg::Kind::node) {
+      if (scalar_only.count(k))
+        return UserError(n.where, "`" + n.target + "` with a tensor as operand " + std::to_string(k + 1) +
+                                      " is not supported by the builtin backend",
+                         "use a Python number there");
+      if (!s.find_tensor(a.node) && !s.find_node(a.node))
+        return UserError(n.where, "operand `" + a.node + "` is not an input, parameter or earlier op");
+    } else if (a.kind != spec::Arg::Kind::scalar && a.kind != spec::Arg::Kind::boolean) {
+      return UserError(n.where, "`" + n.target + "` operand " + std::to_string(k + 1) +
+                                    " is neither a tensor nor a number");
+    }
+  }
+  if (op.contains("variants"))
+    for (auto v = op["variants"].begin(); v != op["variants"].end(); ++v) {
+      std::string chosen = n.attrs.value(v.key(), std::string("none"));
+      if (!v->contains(chosen))
+        return UserError(n.where, "`" + n.target + "` with " + v.key() + "='" + chosen +
+                                      "' is not supported by the builtin backend");
+    }
+  return std::nullopt;
+}
+
+std::string OpTable::expression(const spec::Node& node, const std::map<std::string, std::string>& value_of) const {
+  const json& op = ops_.at(node.op);
+  std::vector<std::string> vals;
+  for (size_t k = 0; k < op.value("arity", 1u); ++k) {
+    const auto& a = node.args[k];
+    if (a.kind == spec::Arg::Kind::node) vals.push_back(value_of.at(a.node));
+    else if (a.kind == spec::Arg::Kind::boolean) vals.push_back(a.flag ? "1.0f" : "0.0f");
+    else vals.push_back(float_literal(a.scalar));
+  }
+  std::string expr = op.value("expr", "");
+  std::map<std::string, std::string> attrs;
+  json defaults = op.value("defaults", json::object());
+  json nulls = op.value("null", json::object());
+  for (auto it = defaults.begin(); it != defaults.end(); ++it) attrs[it.key()] = float_literal(it->get<double>());
+  for (auto it = nulls.begin(); it != nulls.end(); ++it) attrs[it.key()] = it->get<std::string>();
+  for (auto it = node.attrs.begin(); it != node.attrs.end(); ++it) {
+    if (it->is_number()) attrs[it.key()] = float_literal(it->get<double>());
+    else if (it->is_boolean()) attrs[it.key()] = it->get<bool>() ? "1.0f" : "0.0f";
+    else if (it->is_null() && nulls.contains(it.key())) attrs[it.key()] = nulls[it.key()].get<std::string>();
+  }
+  if (op.contains("variants"))
+    for (auto v = op["variants"].begin(); v != op["variants"].end(); ++v)
+      expr = (*v)[node.attrs.value(v.key(), std::string("none"))].get<std::string>();
+  try {
+    return substitute(expr, vals, attrs);
+  } catch (const std::out_of_range&) {
+    throw UserError(node.where, "`" + node.target + "` is missing an attribute the builtin backend needs");
+  }
+}
+
+}  // namespace egg::backend::builtin

@@ -1,0 +1,52 @@
+// The element-wise op table (templates/elementwise/ops.json): turns spec nodes into CUDA float
+// expressions. Every family of the builtin backend uses it to fuse element-wise prologues and
+// epilogues around its anchor.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "render/template.h"
+#include "spec/spec.h"
+
+namespace egg::backend::builtin {
+
+// A float literal CUDA parses to the same float PyTorch uses (inf and the frontend's ±DBL_MAX → INFINITY).
+std::string float_literal(double v);
+
+// Right-aligned broadcast check of `operand` against `out`.
+bool broadcasts_to(const spec::Shape& operand, const spec::Shape& out);
+
+// The element offset, in a contiguous operand broadcast to `out`, of output element `i` (a C
+// expression in the variable `index`), with runs of matching dimensions merged.
+std::string broadcast_offset(const spec::Shape& operand, const spec::Shape& out, const std::string& index = "i");
+
+// The op table.
+class OpTable {
+ public:
+  explicit OpTable(const std::filesystem::path& data_dir);
+
+  // True when `op` is an element-wise op of the table.
+  bool knows(const std::string& op) const;
+  // Why `node` cannot be an element-wise step (operand kinds, arity), or nullopt.
+  std::optional<UserError> check(const spec::Spec& s, const spec::Node& node) const;
+  // The float expression of `node`, its operands looked up in `value_of` (spec name → C expression).
+  std::string expression(const spec::Node& node, const std::map<std::string, std::string>& value_of) const;
+  // "relu, gelu, ..." for messages.
+  std::string known_ops() const;
+  // Device helpers (ops.cuh) every kernel using the table includes.
+  const std::string& helpers() const { return helpers_.text; }
+  // The files read, for the cache key.
+  std::vector<std::pair<std::string, std::string>> key_inputs() const;
+
+ private:
+  nlohmann::json ops_;
+  render::Template table_;
+  render::Template helpers_;
+};
+
+}  // namespace egg::backend::builtin
