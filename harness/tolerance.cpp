@@ -12,11 +12,14 @@ Tolerance default_tolerance(std::string_view dtype) {
   return {1e-4, 1e-4};
 }
 
-Comparison compare(std::span<const double> out, std::span<const double> ref, Tolerance tol) {
+namespace {
+
+template <class T>
+Comparison compare_impl(std::span<const T> out, std::span<const T> ref, Tolerance tol) {
   Comparison c;
   c.count = static_cast<std::int64_t>(out.size());
   for (std::size_t i = 0; i < out.size(); ++i) {
-    const double o = out[i], r = ref[i];
+    const double o = static_cast<double>(out[i]), r = static_cast<double>(ref[i]);
     bool bad = false;
     if (std::isnan(o) || std::isnan(r)) {
       bad = std::isnan(o) != std::isnan(r);
@@ -40,6 +43,16 @@ Comparison compare(std::span<const double> out, std::span<const double> ref, Tol
     }
   }
   return c;
+}
+
+}  // namespace
+
+Comparison compare(std::span<const double> out, std::span<const double> ref, Tolerance tol) {
+  return compare_impl(out, ref, tol);
+}
+
+Comparison compare(std::span<const float> out, std::span<const float> ref, Tolerance tol) {
+  return compare_impl(out, ref, tol);
 }
 
 Summary summarize(std::vector<double> samples) {

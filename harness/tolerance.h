@@ -34,6 +34,8 @@ struct Comparison {
 // Compares elementwise. NaN matches NaN; +-inf matches the same inf; NaN in out where ref is a
 // number is counted in nan_count and bad_count. Requires out.size() == ref.size().
 Comparison compare(std::span<const double> out, std::span<const double> ref, Tolerance tol);
+// The same for float32 data, without converting to double first (errors are computed in double).
+Comparison compare(std::span<const float> out, std::span<const float> ref, Tolerance tol);
 
 // Median and 10th/90th percentiles (linear interpolation); zeros for an empty sample.
 struct Summary {

@@ -1,6 +1,7 @@
 #include "verify_result.h"
 
 #include <array>
+#include <limits>
 #include <utility>
 
 namespace egg::harness {
@@ -31,8 +32,15 @@ nlohmann::json percentiles_json(const Percentiles& p) {
   return {{"median", p.median}, {"p10", p.p10}, {"p90", p.p90}};
 }
 
+// JSON has no NaN or infinity: nlohmann writes them as null, and null reads back as NaN.
+double num(const nlohmann::json& j, const char* key, double fallback = 0.0) {
+  if (!j.contains(key)) return fallback;
+  const auto& v = j[key];
+  return v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN();
+}
+
 Percentiles percentiles_from(const nlohmann::json& j) {
-  return {j.value("median", 0.0), j.value("p10", 0.0), j.value("p90", 0.0)};
+  return {num(j, "median"), num(j, "p10"), num(j, "p90")};
 }
 
 }  // namespace
@@ -108,15 +116,15 @@ VerifyResult result_from_json(const nlohmann::json& j) {
   r.status = *parsed;
   r.message = j.value("message", "");
   r.output = j.value("output", "");
-  r.max_abs_error = j.value("max_abs_error", 0.0);
-  r.max_rel_error = j.value("max_rel_error", 0.0);
+  r.max_abs_error = num(j, "max_abs_error");
+  r.max_rel_error = num(j, "max_rel_error");
   r.first_bad_index = j.value("first_bad_index", std::int64_t{-1});
-  r.bad_value = j.value("bad_value", 0.0);
-  r.ref_value = j.value("ref_value", 0.0);
+  r.bad_value = num(j, "bad_value");
+  r.ref_value = num(j, "ref_value");
   r.bad_count = j.value("bad_count", std::int64_t{0});
   if (j.contains("tolerance")) {
-    r.atol = j["tolerance"].value("atol", 0.0);
-    r.rtol = j["tolerance"].value("rtol", 0.0);
+    r.atol = num(j["tolerance"], "atol");
+    r.rtol = num(j["tolerance"], "rtol");
   }
   r.sets_checked = j.value("sets_checked", 0);
   r.deterministic_bitwise = j.value("deterministic_bitwise", true);
@@ -132,13 +140,13 @@ VerifyResult result_from_json(const nlohmann::json& j) {
     Timing timing;
     timing.event_ms = percentiles_from(t.value("event_ms", nlohmann::json::object()));
     timing.cupti_kernel_ms = percentiles_from(t.value("cupti_kernel_ms", nlohmann::json::object()));
-    timing.kernels_per_launch = t.value("kernels_per_launch", 0.0);
+    timing.kernels_per_launch = num(t, "kernels_per_launch");
     timing.trials = t.value("trials", 0);
     timing.warmups = t.value("warmups", 0);
     timing.l2_flush_bytes = t.value("l2_flush_bytes", std::int64_t{0});
     timing.bytes_moved = t.value("bytes_moved", std::int64_t{0});
-    timing.achieved_gbps = t.value("achieved_gbps", 0.0);
-    timing.copy_gbps = t.value("copy_gbps", 0.0);
+    timing.achieved_gbps = num(t, "achieved_gbps");
+    timing.copy_gbps = num(t, "copy_gbps");
     r.timing = timing;
   }
   r.repro = j.value("repro", "");

@@ -4,8 +4,9 @@
 
 __global__ void overread(const float* x, const float* y, const float* w, float* out) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < kN; i += (long long)gridDim.x * blockDim.x) {
-    const float next = x[i + 1];  // i + 1 == kN on the last element: out of bounds
-    out[i] = op(x[i], w[i % kCols], y[i]) + (next == next ? 0.0f : 0.0f);
+    volatile float sink = x[i + 1];  // i + 1 == kN on the last element: out of bounds
+    (void)sink;                      // volatile: the load can't be optimized away
+    out[i] = op(x[i], w[i % kCols], y[i]);
   }
 }
 
