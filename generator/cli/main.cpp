@@ -1,19 +1,25 @@
 // egg-gen: generates verified CUDA kernels from PyTorch reference code.
 //
 //   egg-gen generate <op.py> --arch sm_90 [--arch ...] --out <dir> [--name n] [--backend b] [--model m]
+//   egg-gen bench <op.py or folder>... --arch sm_90 --out <dir> [--json f] [--markdown f]
 //   egg-gen cache stats | clear | explain <key>
 //   egg-gen version
 //
 // Exit status: 0 success, 1 user error (the message says what to do), 2 internal error.
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
-#include <unistd.h>
+#include <memory>
 
 #include "cache/store.h"
+#include "pipeline/bench.h"
 #include "pipeline/generate.h"
 #include "util/error.h"
+#include "util/files.h"
 #include "util/log.h"
+#include "verify/harness_verifier.h"
+#include "verify/verifier.h"
 #include "version.h"
 
 #ifndef EGG_SOURCE_DATA_DIR
@@ -23,6 +29,13 @@
 namespace {
 
 namespace fs = std::filesystem;
+using nlohmann::json;
+
+fs::path self_exe() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : exe;
+}
 
 // The folder holding templates/, prompts/ and python/: --data-dir, $EGG_DATA_DIR, <exe>/../share/egg
 // (an install), then the source tree this egg-gen was built from.
@@ -30,11 +43,8 @@ fs::path find_data_dir(const std::string& given) {
   if (!given.empty()) return given;
   if (const char* env = std::getenv("EGG_DATA_DIR"); env && *env) return env;
   std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    fs::path installed = exe.parent_path().parent_path() / "share" / "egg";
-    if (fs::is_directory(installed / "templates", ec)) return installed;
-  }
+  fs::path installed = self_exe().parent_path().parent_path() / "share" / "egg";
+  if (fs::is_directory(installed / "templates", ec)) return installed;
   return EGG_SOURCE_DATA_DIR;
 }
 
@@ -64,6 +74,104 @@ int run_cache(const std::string& action, const std::string& key, const std::stri
   throw egg::UserError("unknown cache action '" + action + "'", "use stats, clear or explain <key>");
 }
 
+// Options shared by generate and bench.
+struct CommonOptions {
+  egg::pipeline::GenerateOptions g;
+  std::string data_dir, cache_dir, name;
+  std::vector<std::string> options;
+  std::vector<double> tolerance;
+  bool no_cache = false, no_verify = false;
+};
+
+void add_common(CLI::App* cmd, CommonOptions& c) {
+  cmd->add_option("--arch", c.g.arches, "target architecture, e.g. sm_90 (repeatable)")->required();
+  cmd->add_option("--out", c.g.out_dir, "output folder")->required();
+  cmd->add_option("--backend", c.g.backend, "builtin (default), openai, anthropic, replay");
+  cmd->add_option("--model", c.g.model, "model name for the LLM backends");
+  cmd->add_option("--option", c.options, "backend option key=value (repeatable), e.g. transcript=<file> for replay");
+  cmd->add_option("--python", c.g.python, "Python interpreter with torch (default: python3)");
+  cmd->add_option("--nvcc", c.g.nvcc, "nvcc to compile and identify (default: nvcc)");
+  cmd->add_option("--data-dir", c.data_dir, "folder with templates/, prompts/, python/");
+  cmd->add_option("--cache-dir", c.cache_dir, "cache folder (default: $EGG_CACHE_DIR or ~/.cache/egg)");
+  cmd->add_flag("--no-cache", c.no_cache, "neither read nor write the cache");
+  cmd->add_flag("--no-verify", c.no_verify, "do not verify on a GPU even if one is present");
+  cmd->add_flag("--keep-work", c.g.keep_work, "keep the work folder (spec, reference tensors, candidates)");
+  cmd->add_option("--tolerance", c.tolerance, "atol rtol (default by dtype: fp32 1e-4 1e-4, fp16/bf16 1e-2 1e-2)")
+      ->expected(2);
+  cmd->add_option("--seeds", c.g.seeds, "seeded input sets beyond the declared one (default 3)")
+      ->check(CLI::Range(1, 100));
+}
+
+void finish_common(CommonOptions& c) {
+  c.g.name = c.name;
+  c.g.data_dir = find_data_dir(c.data_dir);
+  c.g.cache_dir = c.cache_dir;
+  c.g.cache_enabled = !c.no_cache && egg::cache::enabled_by_env();
+  if (c.tolerance.size() == 2) {
+    if (c.tolerance[0] < 0 || c.tolerance[1] < 0)
+      throw egg::UserError("tolerances must not be negative", "pass --tolerance <atol> <rtol>, e.g. 1e-4 1e-4");
+    c.g.atol = c.tolerance[0];
+    c.g.rtol = c.tolerance[1];
+  }
+  for (const auto& opt : c.options) {
+    auto eq = opt.find('=');
+    if (eq == std::string::npos) throw egg::UserError("option '" + opt + "' is not key=value", "write --option key=value");
+    c.g.options[opt.substr(0, eq)] = opt.substr(eq + 1);
+  }
+}
+
+// The GPU verifier when a GPU and egg-harness are here; otherwise null and the reason in `g`.
+std::unique_ptr<egg::verify::GpuVerifier> make_verifier(egg::ProcessRunner& runner, CommonOptions& c) {
+  if (c.no_verify) {
+    c.g.no_gpu_reason = "verification disabled (--no-verify)";
+    return nullptr;
+  }
+  auto gpu = egg::verify::probe_gpu(runner);
+  if (!gpu.present) return nullptr;
+  auto harness = egg::verify::find_harness(self_exe());
+  if (!harness) {
+    c.g.no_gpu_reason = "a GPU is present but egg-harness is not built (build EGG with LibTorch)";
+    egg::log::warning(c.g.no_gpu_reason);
+    return nullptr;
+  }
+  return std::make_unique<egg::verify::HarnessVerifier>(runner, c.g.nvcc, *harness, gpu, std::chrono::seconds(60));
+}
+
+int run_bench(CommonOptions& c, const std::vector<std::string>& paths, const std::string& json_out,
+              const std::string& md_out, double copy_gbps) {
+  egg::SystemProcessRunner runner;
+  auto verifier = make_verifier(runner, c);
+  egg::pipeline::Services services{runner, verifier.get()};
+  std::vector<fs::path> inputs(paths.begin(), paths.end());
+  auto ops = egg::pipeline::collect_ops(inputs);
+  if (ops.empty()) throw egg::UserError("no op.py files in the given paths", "pass op.py files or folders holding them");
+  json rows = json::array();
+  const fs::path out_root = c.g.out_dir;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    auto o = c.g;
+    o.op_file = ops[i];
+    o.name = egg::pipeline::default_name(ops[i]);
+    o.out_dir = out_root / o.name;
+    std::cerr << "egg: bench [" << i + 1 << "/" << ops.size() << "] " << ops[i].string() << std::endl;
+    auto start = std::chrono::steady_clock::now();
+    auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+    try {
+      auto r = egg::pipeline::generate(o, services);
+      rows.push_back(egg::pipeline::bench_row(o.name, r.manifest, seconds()));
+    } catch (const egg::UserError& e) {
+      rows.push_back(egg::pipeline::bench_error_row(o.name, e.describe(), seconds()));
+    } catch (const std::exception& e) {
+      rows.push_back(egg::pipeline::bench_error_row(o.name, std::string("internal: ") + e.what(), seconds()));
+    }
+    std::cerr << "egg: bench " << o.name << ": " << rows.back().value("status", "") << std::endl;
+  }
+  auto report = egg::pipeline::bench_report(rows, verifier ? verifier->gpu_name() : "none", copy_gbps);
+  std::cout << egg::pipeline::bench_text(report);
+  egg::write_atomic(json_out.empty() ? out_root / "bench.json" : fs::path(json_out), report.dump(2) + "\n");
+  egg::write_atomic(md_out.empty() ? out_root / "bench.md" : fs::path(md_out), egg::pipeline::bench_markdown(report));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -72,32 +180,31 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", egg::kEggVersion);
 
-  egg::pipeline::GenerateOptions g;
-  std::string data_dir, cache_dir, name;
-  std::vector<std::string> options;
-  bool no_cache = false;
+  CommonOptions gen_opts;
   auto* gen = app.add_subcommand("generate", "generate a kernel from an op.py");
-  gen->add_option("op", g.op_file, "the op.py (KernelBench format)")->required();
-  gen->add_option("--arch", g.arches, "target architecture, e.g. sm_90 (repeatable)")->required();
-  gen->add_option("--out", g.out_dir, "output folder")->required();
-  gen->add_option("--name", name, "kernel name (default: the op file's stem)");
-  gen->add_option("--backend", g.backend, "builtin (default)");
-  gen->add_option("--model", g.model, "model name for LLM backends");
-  gen->add_option("--option", options, "backend option key=value (repeatable)");
-  gen->add_option("--python", g.python, "Python interpreter with torch (default: python3)");
-  gen->add_option("--nvcc", g.nvcc, "nvcc to compile and identify (default: nvcc)");
-  gen->add_option("--data-dir", data_dir, "folder with templates/, prompts/, python/");
-  gen->add_option("--cache-dir", cache_dir, "cache folder (default: $EGG_CACHE_DIR or ~/.cache/egg)");
-  gen->add_flag("--no-cache", no_cache, "neither read nor write the cache");
-  gen->add_flag("--require-verified", g.require_verified, "fail unless every arch is verified on a GPU");
-  gen->add_flag("--keep-work", g.keep_work, "keep the work folder (spec, reference tensors, candidates)");
-  gen->add_option("--dump-dir", g.dump_dir, "write every step's artifact (spec.json, stage1.cu, stage2.cu, verify.json)");
-  gen->add_option("--override-dir", g.override_dir, "take step artifacts from here (hand-edited); bypasses the cache");
-  gen->add_option("--from", g.from_step, "resume from this step: spec, stage1, stage2, verify, emit");
-  std::vector<double> tolerance;
-  gen->add_option("--tolerance", tolerance, "atol rtol (default by dtype: fp32 1e-4 1e-4, fp16/bf16 1e-2 1e-2)")
-      ->expected(2);
-  gen->add_option("--seeds", g.seeds, "seeded input sets beyond the declared one (default 3)")->check(CLI::Range(1, 100));
+  gen->add_option("op", gen_opts.g.op_file, "the op.py (KernelBench format)")->required();
+  gen->add_option("--name", gen_opts.name, "kernel name (default: the op file's stem)");
+  add_common(gen, gen_opts);
+  gen->add_flag("--require-verified", gen_opts.g.require_verified, "fail unless every arch is verified on a GPU");
+  gen->add_flag("--strict", gen_opts.g.strict, "with a GPU: compute-sanitizer memcheck on the winner");
+  bool no_baseline = false;
+  gen->add_flag("--no-baseline", no_baseline, "with a GPU: do not time PyTorch eager and torch.compile");
+  gen->add_option("--dump-dir", gen_opts.g.dump_dir, "write every step's artifact (spec.json, stage1.cu, stage2.cu, verify.json)");
+  gen->add_option("--override-dir", gen_opts.g.override_dir, "take step artifacts from here (hand-edited); bypasses the cache");
+  gen->add_option("--from", gen_opts.g.from_step, "resume from this step: spec, stage1, stage2, verify, emit");
+
+  CommonOptions bench_opts;
+  std::vector<std::string> bench_paths;
+  std::string bench_json, bench_md;
+  double copy_gbps = 0;
+  bool bench_lenient = false;
+  auto* bench = app.add_subcommand("bench", "generate, verify and time every op.py against PyTorch eager and torch.compile");
+  bench->add_option("paths", bench_paths, "op.py files or folders")->required();
+  add_common(bench, bench_opts);
+  bench->add_option("--json", bench_json, "JSON report (default <out>/bench.json)");
+  bench->add_option("--markdown", bench_md, "Markdown report (default <out>/bench.md)");
+  bench->add_option("--copy-gbps", copy_gbps, "measured copy bandwidth, for the % of ceiling column");
+  bench->add_flag("--no-strict", bench_lenient, "skip compute-sanitizer memcheck on the winners");
 
   std::string cache_action, cache_key, cache_root;
   auto* cache = app.add_subcommand("cache", "inspect the kernel cache");
@@ -120,26 +227,17 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (app.got_subcommand("cache")) return run_cache(cache_action, cache_key, cache_root);
-
-    g.name = name;
-    if (tolerance.size() == 2) {
-      if (tolerance[0] < 0 || tolerance[1] < 0)
-        throw egg::UserError("tolerances must not be negative", "pass --tolerance <atol> <rtol>, e.g. 1e-4 1e-4");
-      g.atol = tolerance[0];
-      g.rtol = tolerance[1];
+    if (app.got_subcommand("bench")) {
+      finish_common(bench_opts);
+      bench_opts.g.strict = !bench_lenient;
+      return run_bench(bench_opts, bench_paths, bench_json, bench_md, copy_gbps);
     }
-    g.data_dir = find_data_dir(data_dir);
-    g.cache_dir = cache_dir;
-    g.cache_enabled = !no_cache && egg::cache::enabled_by_env();
-    for (const auto& opt : options) {
-      auto eq = opt.find('=');
-      if (eq == std::string::npos)
-        throw egg::UserError("option '" + opt + "' is not key=value", "write --option key=value");
-      g.options[opt.substr(0, eq)] = opt.substr(eq + 1);
-    }
+    finish_common(gen_opts);
+    gen_opts.g.baseline = !no_baseline;
     egg::SystemProcessRunner runner;
-    egg::pipeline::Services services{runner};
-    auto r = egg::pipeline::generate(g, services);
+    auto verifier = make_verifier(runner, gen_opts);
+    egg::pipeline::Services services{runner, verifier.get()};
+    auto r = egg::pipeline::generate(gen_opts.g, services);
     egg::log::info(r.name + ": cache " + r.cache_status + ", " + std::to_string(r.changed.size()) +
                    " file(s) updated, " + r.status_text);
     return 0;

@@ -65,7 +65,7 @@ json profile_agent(const json& facts, std::optional<double> kernel_ms, double by
   return out;
 }
 
-Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time) {
+Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time, bool strict) {
   Evaluation ev;
   const fs::path dir = config_.work / (std::to_string(count_++) + "-candidate");
   auto sources = emit::render_sources(config_.data_dir, contract_, candidate, config_.backend_name,
@@ -90,7 +90,8 @@ Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time) {
   }
   json facts = ptxas_facts(compiled.log);
   if (gpu_) {
-    auto out = gpu_->run(cu, dir / "include", config_.spec_json, dir / "verify", time, false);
+    auto out = gpu_->run(cu, dir / "include", config_.spec_json, dir / "verify", time, strict, config_.atol,
+                         config_.rtol);
     if (!out.ok()) {
       ev.failure_class = out.failure_class;
       ev.report = out.report;

@@ -43,13 +43,14 @@ class Evaluator {
     std::string backend_name;
     std::string op_file_name;
     double bytes = 0, flops = 0;  // the problem's minimum traffic and arithmetic (roofline)
+    double atol = 1e-4, rtol = 1e-4;
   };
   Evaluator(Config config, const contract::Contract& contract, toolchain::Nvcc& nvcc,
             verify::GpuVerifier* gpu)
       : config_(std::move(config)), contract_(contract), nvcc_(nvcc), gpu_(gpu) {}
 
   // Evaluates one candidate (its files land in work/<n>-<tag>/).
-  Evaluation evaluate(const backend::Candidate& candidate, bool time);
+  Evaluation evaluate(const backend::Candidate& candidate, bool time, bool strict = false);
   // True when a GPU measures candidates.
   bool can_measure() const { return gpu_ != nullptr; }
 

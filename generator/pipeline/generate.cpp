@@ -16,6 +16,7 @@
 #include "util/files.h"
 #include "util/log.h"
 #include "util/sha256.h"
+#include "verify/harness_verifier.h"
 #include "verify/verifier.h"
 #include "version.h"
 
@@ -89,14 +90,14 @@ std::string join_status(const json& status) {
 
 // Per-arch status after generation: the GPU's own arch verified (or not), the others compiled only.
 json arch_status(const std::vector<std::string>& arches, verify::GpuVerifier* gpu, const Evaluation& final_eval,
-                 std::pair<double, double> tol, bool verify_skipped) {
+                 std::pair<double, double> tol, bool verify_skipped, const std::string& no_gpu_reason) {
   json status = json::object();
   for (const auto& arch : arches) {
     json st;
     if (verify_skipped) {
       st = {{"state", "unverified"}, {"reason", "verify step skipped (--from emit)"}};
     } else if (!gpu) {
-      st = {{"state", "unverified"}, {"reason", "no GPU"}};
+      st = {{"state", "unverified"}, {"reason", no_gpu_reason}};
     } else if (arch != gpu->gpu_arch()) {
       st = {{"state", "compiled, not verified on this GPU"}, {"reason", gpu->gpu_name() + " is " + gpu->gpu_arch()}};
     } else {
@@ -201,7 +202,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
     }
     const auto [bytes, flops] = roofline_inputs(s);
     Evaluator evaluator({o.data_dir, work.path() / "candidates", spec_json, arches, backend->name(),
-                         o.op_file.filename().string(), bytes, flops},
+                         o.op_file.filename().string(), bytes, flops, tol.first, tol.second},
                         contract, nvcc, services.gpu);
     StageBudget budget;
     backend::StageRequest request{&s, &contract, "stage1", stage1_objective, arches, std::nullopt, "unknown", "", {}};
@@ -245,19 +246,41 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
     if (!skip_verify) {
       StepTimer t("verify");
       // A stage's winner was evaluated in its stage; only a hand-edited one is evaluated here.
-      final_eval = artifacts.from <= Step::stage2 ? stage2->evaluation
-                                                  : evaluator.evaluate(stage2->winner, evaluator.can_measure());
+      final_eval = artifacts.from <= Step::stage2 && !(o.strict && evaluator.can_measure())
+                       ? stage2->evaluation
+                       : evaluator.evaluate(stage2->winner, evaluator.can_measure(), o.strict);
+      if (final_eval.ok() && !final_eval.kernel_ms) final_eval.kernel_ms = stage2->evaluation.kernel_ms;
       if (!final_eval.ok())
         throw UserError("verify: the chosen kernel failed: " + final_eval.failure_class + ": " + final_eval.report,
                         "run again with --keep-work to inspect the candidate");
     }
-    json status = arch_status(arches, services.gpu, final_eval, tol, skip_verify);
+    json status = arch_status(arches, services.gpu, final_eval, tol, skip_verify, o.no_gpu_reason);
+    // The baselines, timed the same way on the same GPU in the same run.
+    json timing = {{"kernel_ms", nullptr}, {"eager_ms", nullptr}, {"compile_ms", nullptr},
+                   {"speedup_vs_eager", nullptr}, {"speedup_vs_compile", nullptr}};
+    if (services.gpu && final_eval.kernel_ms && *final_eval.kernel_ms > 0) {
+      const double k = *final_eval.kernel_ms;
+      timing["kernel_ms"] = k;
+      timing["gpu"] = services.gpu->gpu_name();
+      timing["achieved_gbps"] = final_eval.profile.value("achieved_gbps", 0.0);
+      if (o.baseline) {
+        StepTimer bt("baseline");
+        auto b = verify::time_baseline(services.runner, o.python, o.data_dir, o.op_file, work.path());
+        if (b.eager_ms) timing["eager_ms"] = *b.eager_ms, timing["speedup_vs_eager"] = *b.eager_ms / k;
+        if (b.compile_ms) timing["compile_ms"] = *b.compile_ms, timing["speedup_vs_compile"] = *b.compile_ms / k;
+        if (!b.error.empty()) {
+          timing["baseline_error"] = b.error;
+          log::warning(result.name + ": " + b.error);
+        }
+      }
+    }
     record = {{"candidate", stage2->winner.id},
               {"summary", stage2->winner.summary},
               {"params", stage2->winner.params},
               {"stages", json::array({stage1->record, stage2->record,
                                       {{"step", "verify"}, {"profile", final_eval.profile}}})},
               {"tokens", backend->usage()},
+              {"timing", timing},
               {"status", status}};
     artifacts.dump_file("verify.json", record.dump(2) + "\n");
     sources = emit::render_sources(o.data_dir, contract, stage2->winner, backend->name(), o.op_file.filename().string());
@@ -297,8 +320,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
                    {"summary", record.value("summary", "")},
                    {"params", record.value("params", json::object())},
                    {"status", status},
-                   {"timing", {{"kernel_ms", nullptr}, {"eager_ms", nullptr}, {"compile_ms", nullptr},
-                               {"speedup_vs_eager", nullptr}, {"speedup_vs_compile", nullptr}}},
+                   {"timing", record.value("timing", json::object())},
                    {"tokens", record.value("tokens", json::object())},
                    {"stages", record.value("stages", json::array())},
                    {"files", {{"cu", paths.cu.filename().string()},
@@ -307,9 +329,15 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
   std::vector<std::string> deps = s.deps;
   if (std::find(deps.begin(), deps.end(), o.op_file.string()) == deps.end()) deps.insert(deps.begin(), o.op_file.string());
   result.changed = emit::write_outputs(paths, sources, manifest, emit::depfile_text(paths.cu, deps));
+  result.manifest = manifest;
   if (!transcript.empty() && write_if_changed(o.out_dir / "transcript.jsonl", transcript) == WriteOutcome::written)
     result.changed.push_back(o.out_dir / "transcript.jsonl");
-  if (!all_verified) log::warning(result.name + ": " + result.status_text + " (the kernel compiles but nobody checked its results)");
+  bool any_verified = false;
+  for (auto it = status.begin(); it != status.end(); ++it) any_verified = any_verified || it->value("state", "") == "verified";
+  if (!any_verified)
+    log::warning(result.name + ": " + result.status_text + " (the kernel compiles but nobody checked its results)");
+  else if (!all_verified)
+    log::warning(result.name + ": " + result.status_text + " (only the local GPU's arch was checked)");
   return result;
 }
 

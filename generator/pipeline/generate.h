@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ struct GenerateOptions {
   std::filesystem::path override_dir;  // take step artifacts from here (hand-edited)
   std::string from_step = "spec";      // resume from this step; earlier artifacts from override_dir
   double atol = -1, rtol = -1;         // tolerance; negative: the dtype's default
+  bool baseline = true;                // with a GPU: time PyTorch eager and torch.compile too
+  bool strict = false;                 // with a GPU: compute-sanitizer memcheck on the winner
+  std::string no_gpu_reason = "no GPU";  // why Services::gpu is null, for the manifest
 };
 
 // What happened, for the CLI's summary line.
@@ -44,6 +48,7 @@ struct GenerateResult {
   std::string cache_status;  // hit | miss | corrupt | off
   std::vector<std::filesystem::path> changed;
   std::string status_text;   // e.g. "sm_90: unverified: no GPU"
+  nlohmann::json manifest;   // what was written to manifest.json
 };
 
 // The side effects the pipeline uses.

@@ -24,7 +24,7 @@ class GpuVerifier {
   // `cu` is the rendered .cu with its header under `include_dir`; `spec_json` the frontend's spec.
   virtual GpuOutcome run(const std::filesystem::path& cu, const std::filesystem::path& include_dir,
                          const std::filesystem::path& spec_json, const std::filesystem::path& work, bool time,
-                         bool strict) = 0;
+                         bool strict, double atol, double rtol) = 0;
   // The GPU's name and arch ("NVIDIA H200", "sm_90").
   virtual std::string gpu_name() const = 0;
   virtual std::string gpu_arch() const = 0;

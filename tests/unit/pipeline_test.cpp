@@ -158,6 +158,52 @@ TEST_F(PipelineTest, CompileFailureIsRepairedByFallingBackThenReported) {
   EXPECT_GE(runner.count("nvcc"), 3);
 }
 
+// A GPU that verifies everything at a fixed time, or fails every candidate with one class.
+class FakeGpu : public verify::GpuVerifier {
+ public:
+  std::string fail;
+  int runs = 0;
+  verify::GpuOutcome run(const fs::path&, const fs::path&, const fs::path&, const fs::path&, bool, bool, double,
+                         double) override {
+    ++runs;
+    verify::GpuOutcome o;
+    o.failure_class = fail;
+    o.report = fail.empty() ? "" : "max abs error 3.0";
+    if (fail.empty()) o.kernel_ms = 0.5 - 0.01 * runs;  // later candidates a little faster
+    return o;
+  }
+  std::string gpu_name() const override { return "Fake H200"; }
+  std::string gpu_arch() const override { return "sm_90"; }
+};
+
+TEST_F(PipelineTest, WithAGpuTheFastestVerifiedCandidateWinsAndTheStatusSaysVerified) {
+  FakeGpu gpu;
+  Services services{runner, &gpu};
+  auto o = options();
+  o.arches = {"sm_90", "sm_80"};
+  o.baseline = false;
+  auto r = generate(o, services);
+  json m = json::parse(read_file(dir.path() / "out" / "manifest.json").value());
+  EXPECT_EQ(m["status"]["sm_90"]["state"], "verified");
+  EXPECT_EQ(m["status"]["sm_80"]["state"], "compiled, not verified on this GPU");
+  EXPECT_TRUE(m["timing"]["kernel_ms"].is_number());
+  EXPECT_GT(gpu.runs, 3);  // every stage-2 candidate was measured
+  EXPECT_EQ(m["stages"][1]["decision"].get<std::string>().rfind("fastest verified", 0), 0u);
+}
+
+TEST_F(PipelineTest, WithAGpuAMismatchEverywhereFailsTheGeneration) {
+  FakeGpu gpu;
+  gpu.fail = "mismatch";
+  Services services{runner, &gpu};
+  try {
+    generate(options(), services);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("mismatch"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir.path() / "out"));
+}
+
 TEST_F(PipelineTest, BadArchIsAUserError) {
   auto o = options();
   o.arches = {"hopper"};

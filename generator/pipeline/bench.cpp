@@ -1,0 +1,146 @@
+#include "pipeline/bench.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace egg::pipeline {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string fmt(const json& v, const char* spec = "%.3f") {
+  if (!v.is_number()) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), spec, v.get<double>());
+  return buf;
+}
+
+double geomean(const std::vector<double>& xs) {
+  if (xs.empty()) return 0;
+  double s = 0;
+  for (double x : xs) s += std::log(x);
+  return std::exp(s / xs.size());
+}
+
+}  // namespace
+
+std::vector<fs::path> collect_ops(const std::vector<fs::path>& paths) {
+  std::vector<fs::path> ops;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      std::vector<fs::path> found;
+      for (const auto& e : fs::recursive_directory_iterator(p, ec))
+        if (e.is_regular_file() && e.path().extension() == ".py" && e.path().filename().string()[0] != '_')
+          found.push_back(e.path());
+      std::sort(found.begin(), found.end());
+      ops.insert(ops.end(), found.begin(), found.end());
+    } else {
+      ops.push_back(p);
+    }
+  }
+  return ops;
+}
+
+json bench_row(const std::string& op, const json& m, double generate_s) {
+  json row = {{"op", op}, {"generate_s", generate_s}};
+  std::string state = "unverified", reason;
+  for (auto it = m["status"].begin(); it != m["status"].end(); ++it) {
+    state = it->value("state", "");
+    reason = it->value("reason", "");
+    if (state == "verified") break;
+  }
+  row["verified"] = state == "verified";
+  row["status"] = reason.empty() ? state : state + ": " + reason;
+  const json& t = m.value("timing", json::object());
+  for (const char* k : {"kernel_ms", "eager_ms", "compile_ms", "speedup_vs_eager", "speedup_vs_compile", "achieved_gbps"})
+    row[k] = t.contains(k) ? t[k] : json(nullptr);
+  row["candidate"] = m.value("candidate", "");
+  return row;
+}
+
+json bench_error_row(const std::string& op, const std::string& error, double generate_s) {
+  return {{"op", op}, {"verified", false}, {"status", "failed: " + error.substr(0, error.find('\n'))},
+          {"generate_s", generate_s}, {"kernel_ms", nullptr}, {"eager_ms", nullptr}, {"compile_ms", nullptr},
+          {"speedup_vs_eager", nullptr}, {"speedup_vs_compile", nullptr}, {"achieved_gbps", nullptr}};
+}
+
+json bench_report(const json& rows, const std::string& gpu, double copy_gbps) {
+  int verified = 0, fast_eager = 0, fast_compile = 0;
+  std::vector<double> se, sc;
+  json out_rows = json::array();
+  for (auto row : rows) {
+    if (row.value("verified", false)) ++verified;
+    if (row["speedup_vs_eager"].is_number()) {
+      se.push_back(row["speedup_vs_eager"].get<double>());
+      if (row.value("verified", false) && se.back() > 1.0) ++fast_eager;
+    }
+    if (row["speedup_vs_compile"].is_number()) {
+      sc.push_back(row["speedup_vs_compile"].get<double>());
+      if (row.value("verified", false) && sc.back() > 1.0) ++fast_compile;
+    }
+    if (copy_gbps > 0 && row["achieved_gbps"].is_number())
+      row["pct_of_copy_bw"] = 100.0 * row["achieved_gbps"].get<double>() / copy_gbps;
+    out_rows.push_back(row);
+  }
+  const double n = rows.empty() ? 1 : static_cast<double>(rows.size());
+  return {{"gpu", gpu},
+          {"copy_gbps", copy_gbps},
+          {"rows", out_rows},
+          {"summary",
+           {{"ops", rows.size()},
+            {"verified", verified},
+            {"correct_rate", verified / n},
+            {"fast_1_vs_eager", fast_eager / n},
+            {"fast_1_vs_compile", fast_compile / n},
+            {"geomean_speedup_vs_eager", se.empty() ? json(nullptr) : json(geomean(se))},
+            {"geomean_speedup_vs_compile", sc.empty() ? json(nullptr) : json(geomean(sc))}}}};
+}
+
+std::string bench_text(const json& r) {
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof(line), "%-34s %-9s %10s %10s %10s %8s %8s %8s\n", "op", "verified", "kernel_ms",
+                "eager_ms", "compile_ms", "x_eager", "x_comp", "GB/s");
+  out += line;
+  for (const auto& row : r["rows"]) {
+    std::snprintf(line, sizeof(line), "%-34s %-9s %10s %10s %10s %8s %8s %8s\n", row["op"].get<std::string>().c_str(),
+                  row.value("verified", false) ? "yes" : "NO", fmt(row["kernel_ms"], "%.4f").c_str(),
+                  fmt(row["eager_ms"], "%.4f").c_str(), fmt(row["compile_ms"], "%.4f").c_str(),
+                  fmt(row["speedup_vs_eager"], "%.2f").c_str(), fmt(row["speedup_vs_compile"], "%.2f").c_str(),
+                  fmt(row["achieved_gbps"], "%.0f").c_str());
+    out += line;
+    if (!row.value("verified", false)) out += "    " + row.value("status", "") + "\n";
+  }
+  const json& s = r["summary"];
+  out += "\nops " + std::to_string(s["ops"].get<int>()) + ", verified " + std::to_string(s["verified"].get<int>()) +
+         " (" + fmt(s["correct_rate"].get<double>() * 100, "%.0f") + "%), fast_1 vs eager " +
+         fmt(s["fast_1_vs_eager"].get<double>() * 100, "%.0f") + "%, vs torch.compile " +
+         fmt(s["fast_1_vs_compile"].get<double>() * 100, "%.0f") + "%, geomean speedup vs eager " +
+         fmt(s["geomean_speedup_vs_eager"], "%.2f") + "x, vs torch.compile " +
+         fmt(s["geomean_speedup_vs_compile"], "%.2f") + "x\n";
+  return out;
+}
+
+std::string bench_markdown(const json& r) {
+  std::string out = "GPU: " + r.value("gpu", std::string("none")) + "\n\n";
+  out += "| op | verified | kernel ms | eager ms | compile ms | vs eager | vs compile | GB/s | % copy BW |\n";
+  out += "|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& row : r["rows"])
+    out += "| " + row["op"].get<std::string>() + " | " + (row.value("verified", false) ? "yes" : "NO: " + row.value("status", "")) +
+           " | " + fmt(row["kernel_ms"], "%.4f") + " | " + fmt(row["eager_ms"], "%.4f") + " | " +
+           fmt(row["compile_ms"], "%.4f") + " | " + fmt(row["speedup_vs_eager"], "%.2f") + "x | " +
+           fmt(row["speedup_vs_compile"], "%.2f") + "x | " + fmt(row["achieved_gbps"], "%.0f") + " | " +
+           fmt(row.contains("pct_of_copy_bw") ? row["pct_of_copy_bw"] : json(nullptr), "%.0f") + " |\n";
+  const json& s = r["summary"];
+  out += "\nSummary: " + std::to_string(s["verified"].get<int>()) + "/" + std::to_string(s["ops"].get<int>()) +
+         " verified; fast_1 vs eager " + fmt(s["fast_1_vs_eager"].get<double>() * 100, "%.0f") +
+         "%, vs torch.compile " + fmt(s["fast_1_vs_compile"].get<double>() * 100, "%.0f") +
+         "%; geomean speedup vs eager " + fmt(s["geomean_speedup_vs_eager"], "%.2f") + "x, vs torch.compile " +
+         fmt(s["geomean_speedup_vs_compile"], "%.2f") + "x.\n";
+  return out;
+}
+
+}  // namespace egg::pipeline

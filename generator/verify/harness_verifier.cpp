@@ -1,0 +1,98 @@
+#include "verify/harness_verifier.h"
+
+#include <cstdlib>
+
+#include "runner.h"
+#include "util/files.h"
+
+namespace egg::verify {
+namespace fs = std::filesystem;
+
+HarnessVerifier::HarnessVerifier(ProcessRunner& runner, fs::path nvcc, fs::path harness, GpuInfo gpu,
+                                 std::chrono::milliseconds time_limit)
+    : runner_(runner), nvcc_(std::move(nvcc)), harness_(std::move(harness)), gpu_(std::move(gpu)),
+      time_limit_(time_limit) {}
+
+GpuOutcome HarnessVerifier::run(const fs::path& cu, const fs::path& include_dir, const fs::path& spec_json,
+                                const fs::path& work, bool time, bool strict, double atol, double rtol) {
+  GpuOutcome out;
+  const fs::path so = work / "candidate.so";
+  fs::create_directories(work);
+  ProcessSpec p;
+  p.exe = nvcc_;
+  const std::string num = toolchain::arch_number(gpu_.arch);
+  p.args = {"-shared", "-Xcompiler", "-fPIC", "-DEGG_CANDIDATE_ENTRY", "-O3", "-std=c++17",
+            "-gencode", "arch=compute_" + num + ",code=sm_" + num, "-I", include_dir.string(),
+            cu.string(), "-o", so.string(), "-lcublasLt", "-lcublas"};
+  p.timeout = std::chrono::minutes(5);
+  ProcessResult built = runner_.run(p);
+  if (!built.ok()) {
+    out.failure_class = "compile_error";
+    out.report = built.out + built.err + "\nrepro: " + repro_line(p);
+    return out;
+  }
+  harness::CandidateRun run;
+  run.harness = harness_;
+  run.library = so;
+  run.spec = spec_json;
+  run.work_dir = work;
+  run.source = cu;
+  run.tolerance = harness::Tolerance{atol, rtol};
+  run.time = time;
+  run.strict = strict;
+  run.time_limit = time_limit_;
+  harness::VerifyResult r = harness::run_candidate(run);
+  out.details = harness::to_json(r);
+  if (r.status != harness::VerifyStatus::verified) {
+    out.failure_class = std::string(harness::status_name(r.status));
+    out.report = r.message;
+    if (r.status == harness::VerifyStatus::mismatch)
+      out.report += " (output " + r.output + ", max abs error " + std::to_string(r.max_abs_error) +
+                    ", max rel error " + std::to_string(r.max_rel_error) + ", first bad index " +
+                    std::to_string(r.first_bad_index) + ": " + std::to_string(r.bad_value) + " vs reference " +
+                    std::to_string(r.ref_value) + ")";
+    out.report += "\nrepro: " + r.repro;
+    return out;
+  }
+  if (r.timing) out.kernel_ms = r.timing->event_ms.median;
+  return out;
+}
+
+std::optional<fs::path> find_harness(const fs::path& egg_gen_exe) {
+  if (const char* env = std::getenv("EGG_HARNESS"); env && *env) return fs::path(env);
+  std::error_code ec;
+  const fs::path dir = egg_gen_exe.parent_path();
+  for (const fs::path& candidate : {dir / "egg-harness", dir.parent_path() / "harness" / "egg-harness",
+                                    dir.parent_path() / "bin" / "egg-harness"})
+    if (fs::is_regular_file(candidate, ec)) return candidate;
+  return std::nullopt;
+}
+
+Baseline time_baseline(ProcessRunner& runner, const fs::path& python, const fs::path& data_dir,
+                       const fs::path& op_file, const fs::path& work) {
+  Baseline b;
+  ProcessSpec p;
+  p.exe = python;
+  const fs::path out = work / "baseline.json";
+  p.args = {"-m", "egg_bench", "baseline", "--op", op_file.string(), "--out", out.string()};
+  p.env_set["PYTHONPATH"] = (data_dir / "python").string();
+  p.env_set["PYTHONDONTWRITEBYTECODE"] = "1";
+  p.timeout = std::chrono::minutes(10);
+  p.scrub_secrets = true;
+  ProcessResult r = runner.run(p);
+  auto text = read_file(out);
+  if (!r.ok() || !text) {
+    b.error = "baseline timing failed: " + r.err.substr(r.err.size() > 800 ? r.err.size() - 800 : 0);
+    return b;
+  }
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded()) {
+    b.error = "baseline timing wrote malformed JSON";
+    return b;
+  }
+  if (j.contains("eager") && j["eager"].contains("median_ms")) b.eager_ms = j["eager"]["median_ms"].get<double>();
+  if (j.contains("compile") && j["compile"].contains("median_ms")) b.compile_ms = j["compile"]["median_ms"].get<double>();
+  return b;
+}
+
+}  // namespace egg::verify

@@ -1,0 +1,42 @@
+#include "pipeline/bench.h"
+
+#include <gtest/gtest.h>
+
+namespace egg::pipeline {
+namespace {
+
+using nlohmann::json;
+
+json manifest(bool verified, double k, double eager, double compile) {
+  return {{"status", {{"sm_90", {{"state", verified ? "verified" : "unverified"}, {"reason", verified ? "" : "no GPU"}}}}},
+          {"timing", {{"kernel_ms", k}, {"eager_ms", eager}, {"compile_ms", compile},
+                      {"speedup_vs_eager", eager / k}, {"speedup_vs_compile", compile / k}, {"achieved_gbps", 4000.0}}},
+          {"candidate", "c"}};
+}
+
+TEST(Bench, SummaryCountsCorrectRateFast1AndGeomean) {
+  json rows = json::array({bench_row("a", manifest(true, 1.0, 2.0, 0.5), 1.0),
+                           bench_row("b", manifest(true, 1.0, 8.0, 2.0), 1.0),
+                           bench_error_row("c", "x.py:3: cumsum: unsupported\nmore", 1.0)});
+  json r = bench_report(rows, "Fake", 4300.0);
+  EXPECT_EQ(r["summary"]["ops"], 3);
+  EXPECT_EQ(r["summary"]["verified"], 2);
+  EXPECT_NEAR(r["summary"]["correct_rate"].get<double>(), 2.0 / 3, 1e-9);
+  EXPECT_NEAR(r["summary"]["fast_1_vs_eager"].get<double>(), 2.0 / 3, 1e-9);
+  EXPECT_NEAR(r["summary"]["fast_1_vs_compile"].get<double>(), 1.0 / 3, 1e-9);
+  EXPECT_NEAR(r["summary"]["geomean_speedup_vs_eager"].get<double>(), 4.0, 1e-9);
+  EXPECT_NEAR(r["rows"][0]["pct_of_copy_bw"].get<double>(), 100.0 * 4000 / 4300, 1e-9);
+  std::string text = bench_text(r);
+  EXPECT_NE(text.find("verified 2 (67%)"), std::string::npos) << text;
+  EXPECT_NE(text.find("failed: x.py:3: cumsum: unsupported"), std::string::npos);
+  EXPECT_NE(bench_markdown(r).find("| a | yes |"), std::string::npos);
+}
+
+TEST(Bench, UnverifiedKernelsAreNotFast) {
+  json rows = json::array({bench_row("a", manifest(false, 1.0, 2.0, 2.0), 1.0)});
+  json r = bench_report(rows, "none", 0);
+  EXPECT_EQ(r["summary"]["fast_1_vs_eager"].get<double>(), 0.0);
+}
+
+}  // namespace
+}  // namespace egg::pipeline
