@@ -21,6 +21,7 @@ spec::Spec trace(ProcessRunner& runner, const FrontendConfig& config,
   p.exe = config.python;
   p.args = {"-m", "egg_frontend", "trace", "--op", op_file.string(), "--out", work_dir.string(),
             "--seeds", std::to_string(config.seeds)};
+  if (!config.refs) p.args.push_back("--no-refs");
   p.env_set["PYTHONPATH"] = (config.data_dir / "python").string();
   p.env_set["PYTHONDONTWRITEBYTECODE"] = "1";
   p.timeout = config.timeout;

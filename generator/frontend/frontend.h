@@ -14,6 +14,7 @@ struct FrontendConfig {
   std::filesystem::path python;    // interpreter that imports torch
   std::filesystem::path data_dir;  // holds python/egg_frontend
   int seeds = 3;                   // seeded input sets beyond the declared one
+  bool refs = true;                // write reference tensors (only a GPU verification reads them)
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};
 };
 

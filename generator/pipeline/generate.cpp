@@ -142,7 +142,8 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
   const fs::path spec_json = work.path() / "frontend" / "spec.json";
   {
     StepTimer t("spec");
-    frontend::FrontendConfig fc{o.python, o.data_dir, o.seeds, std::chrono::minutes(10)};
+    // Reference tensors cost time and disk (4 sets of every input and output): only a GPU reads them.
+    frontend::FrontendConfig fc{o.python, o.data_dir, o.seeds, services.gpu != nullptr, std::chrono::minutes(10)};
     s = frontend::trace(services.runner, fc, o.op_file, work.path() / "frontend");
     if (auto edited = artifacts.override_file("spec.json")) {
       s = spec::read_spec(*edited);

@@ -23,6 +23,8 @@ def _parser():
     t = sub.add_parser("trace", help="write spec.json and refs/ for an op.py")
     t.add_argument("--op", required=True, help="absolute path of op.py")
     t.add_argument("--out", required=True, help="work directory to write into")
+    t.add_argument("--no-refs", action="store_true",
+                   help="trace only: no reference tensors (nothing will verify against them)")
     t.add_argument("--seeds", type=int, default=3,
                    help="seeded input sets beyond the declared one (default 3)")
     return p
@@ -45,7 +47,7 @@ def _write_json(path, obj, written):
     written.append(path)
 
 
-def trace(op_path, out_dir, seeds):
+def trace(op_path, out_dir, seeds, with_refs=True):
     """Do the work of ``trace``; raises FrontendError.  ``written`` lists files created."""
     with warnings.catch_warnings():  # torch warns when numpy is absent; irrelevant here
         warnings.filterwarnings("ignore", message=".*Failed to initialize NumPy.*")
@@ -70,9 +72,10 @@ def trace(op_path, out_dir, seeds):
             doc = spec.build(op, gm, inputs0, params, user_files)
             n_out = len(doc["outputs"])
             doc["deps"] = None
-            reference = {"params": refs.write_params(out_dir, params, written,
-                                                    op.initial_state), "sets": []}
-            for k in range(seeds + 1):
+            reference = {"params": None, "sets": []}
+            if with_refs:
+                reference["params"] = refs.write_params(out_dir, params, written, op.initial_state)
+            for k in range(seeds + 1 if with_refs else 0):
                 inputs = inputs0 if k == 0 else loader.get_inputs(op, k)
                 outs = refs.run_eager(op, inputs, k, n_out, user_files)
                 rel = refs.write_set(out_dir, k, inputs, outs, written)
@@ -143,7 +146,7 @@ def main(argv=None):
         _remove([os.path.join(out_dir, "error.json"), os.path.join(out_dir, "spec.json")])
         if args.seeds < 0:
             raise UserError(op_path, 0, "--seeds", "--seeds must be >= 0", "pass --seeds 3")
-        trace(op_path, out_dir, args.seeds)
+        trace(op_path, out_dir, args.seeds, not args.no_refs)
         return 0
     except FrontendError as e:
         err = e
