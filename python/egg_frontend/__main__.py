@@ -89,7 +89,10 @@ def trace(op_path, out_dir, seeds, with_refs=True):
         _remove(written)
         _remove_refs(out_dir)
         raise
-    _remove_stale_sets(out_dir, seeds)
+    if with_refs:
+        _remove_stale_sets(out_dir, seeds)
+    else:
+        _remove_refs(out_dir)  # references of an earlier run would not match this spec
 
 
 def _remove_refs(out_dir):
