@@ -111,6 +111,9 @@ std::optional<VerifyResult> run_sanitizer(const HarnessOptions& o, VerifyResult&
   const fs::path log = dir / "memcheck.log";
   std::vector<std::string> argv = {sanitizer, "--tool", "memcheck", "--error-exitcode",
                                    std::to_string(kSanitizerErrorExit), "--print-limit", "20",
+                                   // A gap after every allocation: else a read just past one buffer
+                                   // lands in the next (cudaMalloc packs them) and looks valid.
+                                   "--padding", "4096",
                                    "--log-file", log.string(), fs::read_symlink("/proc/self/exe").string(),
                                    "verify", "--lib", fs::absolute(o.lib).string(), "--spec",
                                    fs::absolute(o.spec).string(), "--work", dir.string(), "--out",
