@@ -6,7 +6,7 @@
 #              [BACKEND <backend>]        # builtin (default), openai, anthropic, replay
 #              [MODEL <model>]
 #              [OPTIONS <k=v> ...]        # passed as --option k=v
-#              [TOLERANCE <atol> <rtol>]  # passed as --option atol=<atol> --option rtol=<rtol>
+#              [TOLERANCE <atol> <rtol>]  # passed as --tolerance <atol> <rtol>
 #              [PRECISION <p>])           # passed as --option precision=<p> (e.g. tf32)
 #
 # One custom command per kernel writes, under ${CMAKE_CURRENT_BINARY_DIR}/egg/<name>/:
@@ -19,7 +19,7 @@
 #   EGG_REQUIRE_VERIFIED  fail the build when a kernel cannot be verified (no GPU, ...)
 #   EGG_CACHE_DIR         generation cache folder (default: egg-gen's, ${XDG_CACHE_HOME:-~/.cache}/egg)
 #   EGG_VERBOSE           print each kernel's generator command at configure time and make egg-gen
-#                         verbose (EGG_VERBOSE=1 in its environment)
+#                         verbose (EGG_LOG=debug in its environment)
 #
 # The policies below are fixed here, so a project's older cmake_minimum_required() cannot change
 # how egg_kernel() behaves (CMake records policies when a function is defined).
@@ -172,7 +172,7 @@ function(egg_kernel target op)
     if(NOT _n EQUAL 2 OR NOT _atol MATCHES "${_num}" OR NOT _rtol MATCHES "${_num}")
       _egg_fail("${_where}: TOLERANCE takes two numbers, atol and rtol, e.g. TOLERANCE 1e-3 1e-3.")
     endif()
-    list(APPEND _opt_args --option "atol=${_atol}" --option "rtol=${_rtol}")
+    list(APPEND _opt_args --tolerance "${_atol}" "${_rtol}")
   endif()
   if(DEFINED EK_PRECISION)
     if(NOT EK_PRECISION MATCHES "^[a-z0-9_]+$")
@@ -221,7 +221,7 @@ function(egg_kernel target op)
     list(APPEND _cmd --require-verified)
   endif()
   if(EGG_VERBOSE)
-    list(PREPEND _cmd "${CMAKE_COMMAND}" -E env EGG_VERBOSE=1)
+    list(PREPEND _cmd "${CMAKE_COMMAND}" -E env EGG_LOG=debug)
     list(JOIN _cmd " " _shown)
     message(STATUS "EGG: kernel ${_name}: ${_shown}")
   endif()
