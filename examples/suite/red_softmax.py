@@ -1,0 +1,23 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Softmax over the last dim of a [4096, 8192] activation (KernelBench level 1 style)."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+
+
+batch, dim = 4096, 8192
+
+
+def get_inputs():
+    return [torch.randn(batch, dim)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,21 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Sum over dim 1 of [16, 2048, 1024] with keepdim (KernelBench 'sum over a dimension')."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return torch.sum(x, dim=self.dim, keepdim=True)
+
+
+def get_inputs():
+    return [torch.randn(16, 2048, 1024)]
+
+
+def get_init_inputs():
+    return [1]

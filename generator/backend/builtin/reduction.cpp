@@ -1,0 +1,473 @@
+#include "backend/builtin/reduction.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace egg::backend::builtin {
+namespace {
+
+using nlohmann::json;
+using Mode = ReductionPlan::Mode;
+
+constexpr int kSms = 132;  // H100/H200 class; the tuning search measures the real device
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Elements per 16-byte vector for the plan's narrowest streamed tensor.
+int vec_width(const ReductionPlan& plan, int elem_size, const ReductionParams& p) {
+  if (!p.vectorized || !plan.row()) return 1;
+  const int vec = 16 / elem_size;
+  if (plan.R % vec != 0) return 1;
+  if (plan.mode == Mode::scan && p.items % vec != 0) return 1;
+  return vec;
+}
+
+std::string mode_name(Mode m) {
+  return m == Mode::reduce ? "reduce" : m == Mode::normalize ? "normalize" : "scan";
+}
+
+}  // namespace
+
+json ReductionParams::to_json() const {
+  return {{"block", block}, {"tpr", tpr},     {"vectorized", vectorized}, {"cache", cache},
+          {"split", split}, {"items", items}, {"unroll", unroll}};
+}
+
+ReductionFamily::ReductionFamily(const std::filesystem::path& data_dir)
+    : ops_(data_dir),
+      reducers_(render::load_template(data_dir, "reduction/reducers.cuh")),
+      common_(render::load_template(data_dir, "reduction/common.cuh.tmpl")),
+      row_(render::load_template(data_dir, "reduction/row.cuh.tmpl")),
+      col_(render::load_template(data_dir, "reduction/col.cuh.tmpl")),
+      scan_(render::load_template(data_dir, "reduction/scan.cuh.tmpl")),
+      launch_(render::load_template(data_dir, "reduction/launch.tmpl")) {}
+
+std::vector<std::pair<std::string, std::string>> ReductionFamily::key_inputs() const {
+  auto inputs = ops_.key_inputs();
+  for (const auto* t : {&reducers_, &common_, &row_, &col_, &scan_, &launch_}) inputs.push_back({t->name, t->text});
+  return inputs;
+}
+
+std::optional<UserError> ReductionFamily::cannot_implement(const spec::Spec& s) const {
+  auto plan = plan_reduction(s, ops_);
+  if (auto* e = std::get_if<UserError>(&plan)) return *e;
+  return std::nullopt;
+}
+
+ReductionPlan ReductionFamily::plan(const spec::Spec& s) const {
+  auto plan = plan_reduction(s, ops_);
+  if (auto* e = std::get_if<UserError>(&plan)) throw *e;
+  return std::get<ReductionPlan>(plan);
+}
+
+namespace {
+
+// Size of the narrowest element the kernel streams (inputs read per element and, for normalize
+// and scan, the outputs), which sets the vector width.
+int stream_elem_size(const spec::Spec& s, const contract::Contract& c, const ReductionPlan& plan) {
+  int size = 16;
+  const std::int64_t n = spec::numel(plan.in_shape);
+  std::set<std::string> read;
+  for (const auto* node : plan.prologue)
+    for (const auto& a : node->args)
+      if (a.kind == spec::Arg::Kind::node) read.insert(a.node);
+  read.insert(plan.input);
+  if (plan.mode != Mode::reduce)
+    for (const auto* node : plan.epilogue)
+      for (const auto& a : node->args)
+        if (a.kind == spec::Arg::Kind::node) read.insert(a.node);
+  for (const auto& a : c.args) {
+    const bool streamed = a.role == contract::Role::output ? plan.mode != Mode::reduce
+                                                           : read.count(a.source) && s.find_tensor(a.source);
+    if (streamed && spec::numel(a.shape) == n) size = std::min(size, spec::dtype_size(a.dtype));
+  }
+  return size;
+}
+
+}  // namespace
+
+bool reduction_params_valid(const ReductionPlan& plan, int elem_size, const ReductionParams& p) {
+  if (p.block < 32 || p.block > 1024 || p.block % 32) return false;
+  if (p.split < 1 || p.split > 65535) return false;
+  if (p.split > 1 && (plan.mode != Mode::reduce)) return false;
+  if (plan.row()) {
+    if (p.tpr < 32 || p.tpr > p.block || p.block % p.tpr || (p.tpr & (p.tpr - 1))) return false;
+    if (plan.mode == Mode::scan && (p.items < 1 || p.items > 32)) return false;
+    if (p.cache) {
+      if (plan.mode != Mode::normalize || p.split > 1) return false;
+      // The whole row in registers: at most 64 floats per thread for either vector width.
+      if (ceil_div(plan.R, p.tpr) > 64) return false;
+    }
+  } else if (p.cache) {
+    return false;
+  }
+  (void)elem_size;
+  return true;
+}
+
+Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract& c, const ReductionPlan& plan,
+                                  const ReductionParams& p) const {
+  const spec::Node& an = *plan.anchor;
+  const std::string fn = "egg_" + c.name;
+  const std::int64_t in_numel = spec::numel(plan.in_shape);
+  const bool reduce = plan.mode == Mode::reduce, scan = plan.mode == Mode::scan;
+  const int esize = stream_elem_size(s, c, plan);
+  const int vec = vec_width(plan, esize, p);
+  const bool row = plan.row();
+
+  std::set<std::string> pro_names, epi_names;
+  for (const auto* n : plan.prologue) pro_names.insert(n->name);
+  for (const auto* n : plan.epilogue) epi_names.insert(n->name);
+  // Leaves read per element (prologue; epilogue too unless reducing) and per row (reduce epilogue).
+  std::set<std::string> elem_leaves, row_leaves;
+  if (s.find_tensor(plan.input)) elem_leaves.insert(plan.input);
+  for (const auto* n : plan.prologue)
+    for (const auto& a : n->args)
+      if (a.kind == spec::Arg::Kind::node && s.find_tensor(a.node)) elem_leaves.insert(a.node);
+  for (const auto* n : plan.epilogue)
+    for (const auto& a : n->args)
+      if (a.kind == spec::Arg::Kind::node && s.find_tensor(a.node)) (reduce ? row_leaves : elem_leaves).insert(a.node);
+  for (const auto& name : row_leaves)
+    if (elem_leaves.count(name))
+      throw UserError(an.where, "tensor " + name + " is read both before and after `" + an.target +
+                                    "`; the builtin reduction family reads a tensor on one side only",
+                      "split the op into two op.py files");
+
+  std::map<std::string, std::string> value_of;
+  json operands = json::array(), full_operands = json::array(), row_operands = json::array(), full_ptrs = json::array();
+  json args = json::array(), finish_args = json::array();
+  for (const auto& a : c.args) {
+    if (a.role == contract::Role::output) continue;
+    const std::string ctype = contract::c_type(a.dtype);
+    if (elem_leaves.count(a.source)) {
+      const bool full = spec::numel(a.shape) == in_numel;
+      const std::string value = "a" + std::to_string(operands.size());
+      value_of[a.source] = value;
+      std::string load;
+      if (full && row) load = "egg_to_float(" + a.var + "_v.v[j])";
+      else load = "egg_to_float(" + a.var + "[" + (full ? std::string("e") : broadcast_offset(a.shape, plan.in_shape, "e")) + "])";
+      operands.push_back({{"ptr", a.var}, {"ctype", ctype}, {"value", value}, {"load", load}});
+      if (full && row) {
+        full_operands.push_back({{"ptr", a.var}, {"ctype", ctype}});
+        full_ptrs.push_back(a.var);
+      }
+      args.push_back(a.var);
+    }
+  }
+  for (const auto& a : c.args) {
+    if (a.role == contract::Role::output || !row_leaves.count(a.source)) continue;
+    const std::string value = "b" + std::to_string(row_operands.size());
+    value_of[a.source] = value;
+    row_operands.push_back({{"ptr", a.var}, {"ctype", contract::c_type(a.dtype)}, {"value", value},
+                            {"offset", broadcast_offset(a.shape, plan.out_shape, "o")}});
+    if (!scan) args.push_back(a.var);
+    finish_args.push_back(a.var);
+  }
+
+  // Prologue.
+  json pro_steps = json::array();
+  for (const auto* n : plan.prologue) {
+    const std::string value = "p" + std::to_string(pro_steps.size());
+    pro_steps.push_back({{"value", value}, {"expr", ops_.expression(*n, value_of)}});
+    value_of[n->name] = value;
+  }
+  const std::string pro_result = value_of.at(plan.input);
+
+  // The anchor's value: per row (reduce) or per element (normalize, scan).
+  const std::string R = std::to_string(plan.R);
+  std::string anchor_row = "st.v", anchor_elem = "a";
+  if (an.op == "mean") anchor_row = "(st.v / " + R + ".0f)";
+  if (an.op == "logsumexp" || plan.reducer == "EggRedSoftmax") anchor_row = "(st.m + logf(st.s))";
+  if (an.op == "softmax") anchor_elem = "(expf(x - st.m) / st.s)";
+  else if (an.op == "log_softmax") anchor_elem = "(x - st.m - logf(st.s))";
+  else if (plan.mode == Mode::normalize) anchor_elem = anchor_row;
+
+  // Epilogue: which values it reads decides whether the write pass needs the operands again.
+  auto epi_value_of = value_of;
+  epi_value_of[an.name] = reduce ? "r" : "a";
+  for (const auto& v : plan.value_aliases) epi_value_of[v] = "r";
+  if (!reduce) epi_value_of[plan.input] = "x";
+  bool epi_x = false, epi_ops = false;
+  for (const auto* n : plan.epilogue)
+    for (const auto& a : n->args) {
+      if (a.kind != spec::Arg::Kind::node) continue;
+      if (a.node == plan.input) epi_x = true;
+      else if (pro_names.count(a.node) || elem_leaves.count(a.node)) epi_ops = true;
+    }
+  json epi_steps = json::array();
+  for (const auto* n : plan.epilogue) {
+    const std::string value = "e" + std::to_string(epi_steps.size());
+    epi_steps.push_back({{"value", value}, {"expr", ops_.expression(*n, epi_value_of)}});
+    epi_value_of[n->name] = value;
+  }
+  for (const auto& v : plan.index_values) epi_value_of[v] = "";
+
+  json outs = json::array(), elem_results = json::array();
+  const std::set<std::string> index_values(plan.index_values.begin(), plan.index_values.end());
+  int slot = 0;
+  for (const auto& o : s.outputs) {
+    const contract::LaunchArg* arg = nullptr;
+    for (const auto& a : c.args)
+      if (a.role == contract::Role::output && a.tensor_name == o.name) arg = &a;
+    if (!arg) throw InternalError("reduction family: output " + o.name + " is not in the contract");
+    const std::string ctype = contract::c_type(arg->dtype);
+    const std::string store = index_values.count(o.node) ? "static_cast<" + ctype + ">(st.i)"
+                                                         : "egg_from_float<" + ctype + ">(" + epi_value_of.at(o.node) + ")";
+    outs.push_back({{"ptr", arg->var}, {"ctype", ctype}, {"slot", slot}, {"store", store}});
+    elem_results.push_back({{"slot", slot}, {"value", epi_value_of.at(o.node)}});
+    args.push_back(arg->var);
+    finish_args.push_back(arg->var);
+    if (!reduce && row) full_ptrs.push_back(arg->var);
+    ++slot;
+  }
+
+  // Layout numbers.
+  const int tpr = row ? p.tpr : 1;
+  const int groups = row ? p.block / tpr : 1;
+  const std::int64_t rows = plan.rows();
+  std::int64_t chunk = plan.R;
+  if (p.split > 1) {
+    const std::int64_t step = row ? static_cast<std::int64_t>(tpr) * vec : 1;
+    chunk = ceil_div(ceil_div(plan.R, p.split), step) * step;
+  }
+  const std::int64_t split = ceil_div(plan.R, chunk);  // chunks that hold elements
+  const bool cache = p.cache && row && plan.mode == Mode::normalize;
+  const bool epi_pro = scan ? (epi_ops || epi_x) : epi_ops;
+  const std::int64_t grid_x = row ? ceil_div(rows, groups) : ceil_div(rows, p.block);
+  const std::int64_t max_index = in_numel + static_cast<std::int64_t>(p.block) * 64 + chunk;
+  const bool small = max_index < (std::int64_t(1) << 31) && rows * split < (std::int64_t(1) << 31);
+
+  std::string structure;
+  if (scan) structure = row ? "row scan, " + std::to_string(tpr) + " threads per row, " + std::to_string(p.items) + " elements per thread, carry across chunks"
+                            : "column scan, a thread per column with a running carry";
+  else if (row) structure = (rows == 1 ? "full reduction as one row" : "row " + mode_name(plan.mode)) + ", " +
+                            std::to_string(tpr) + " threads per row, " + std::to_string(vec) + "-wide vectors" +
+                            (split > 1 ? ", split " + std::to_string(split) + " with a merge pass" : "") +
+                            (cache ? ", row kept in registers (input read once)" : "") +
+                            (plan.mode == Mode::normalize && !cache ? ", two passes over the row" : "");
+  else structure = "column " + mode_name(plan.mode) + ", a thread per output column" +
+                   (split > 1 ? ", split " + std::to_string(split) + " with a merge pass" : "");
+
+  json ctx = {{"fn", fn},
+              {"summary", std::to_string(plan.prologue.size()) + " prologue ops → " + an.target + " → " +
+                              std::to_string(plan.epilogue.size()) + " epilogue ops"},
+              {"structure", structure},
+              {"helpers", ops_.helpers()},
+              {"reducers", reducers_.text},
+              {"index_t", small ? "int" : "long long"},
+              {"reducer", plan.reducer},
+              {"in_shape", spec::shape_string(plan.in_shape)},
+              {"outer", plan.outer}, {"R", plan.R}, {"inner", plan.inner}, {"rows", rows},
+              {"reduce", reduce}, {"scan", scan},
+              {"operands", operands}, {"full_operands", full_operands}, {"row_operands", row_operands},
+              {"pro_steps", pro_steps}, {"pro_result", pro_result},
+              {"anchor_row", anchor_row}, {"anchor_elem", anchor_elem},
+              {"epi_steps", epi_steps}, {"epi_pro", epi_pro},
+              {"outs", outs}, {"elem_results", elem_results}, {"num_outs", outs.size()},
+              {"block", p.block}, {"tpr", tpr}, {"groups", groups}, {"multi_warp", tpr > 32},
+              {"split", split > 1 ? json(split) : json(false)}, {"chunk", chunk}, {"partials", rows * split},
+              {"cache", cache}, {"cache_floats", ceil_div(plan.R, tpr)},
+              {"items", p.items}, {"unroll", p.unroll}, {"vec", vec},
+              {"scan_op", an.op == "cumprod" ? "*" : "+"},
+              {"scan_identity", an.op == "cumprod" ? "1.0f" : "0.0f"},
+              {"scan_combine_carry_x", an.op == "cumprod" ? "carry * x" : "carry + x"},
+              {"row", row && !scan}, {"col", !row}, {"scan_row", row && scan},
+              {"grid_x", grid_x}, {"grid_y", split}, {"full_ptrs", full_ptrs}, {"args", args},
+              {"finish", split > 1 ? json(true) : json(false)}, {"finish_grid", ceil_div(rows, 128)},
+              {"finish_args", finish_args}};
+  std::string device = render::render(common_.text, ctx, common_.name);
+  if (!row) device += render::render(col_.text, ctx, col_.name);
+  else if (scan) device += render::render(scan_.text, ctx, scan_.name);
+  else device += render::render(row_.text, ctx, row_.name);
+
+  Candidate cand;
+  cand.id = "reduction." + std::string(scan ? "scan" : mode_name(plan.mode)) + (row ? ".row" : ".col") +
+            ":b" + std::to_string(p.block) + (row ? ":t" + std::to_string(tpr) + ":v" + std::to_string(vec) : "") +
+            (split > 1 ? ":s" + std::to_string(split) : "") + (cache ? ":cache" : "") +
+            (scan && row ? ":i" + std::to_string(p.items) : "") + (!row ? ":u" + std::to_string(p.unroll) : "");
+  cand.summary = an.target + ": " + structure + ", block " + std::to_string(p.block);
+  cand.params = p.to_json();
+  cand.params["vec"] = vec;
+  cand.params["split"] = split;
+  cand.params["cache"] = cache;
+  cand.code.device_code = device;
+  cand.code.launch_body = render::render(launch_.text, ctx, launch_.name);
+  return cand;
+}
+
+// ---- stage 1 and stage 2 ------------------------------------------------------------------
+
+std::vector<ReductionParams> reduction_structures(const ReductionPlan& plan, int elem_size) {
+  std::vector<ReductionParams> out;
+  auto add = [&](ReductionParams p) {
+    if (!reduction_params_valid(plan, elem_size, p)) return;
+    for (const auto& q : out)
+      if (q.to_json() == p.to_json()) return;
+    out.push_back(p);
+  };
+  const std::int64_t rows = plan.rows();
+  const int vec = (plan.R % (16 / elem_size) == 0) ? 16 / elem_size : 1;
+  if (plan.mode == Mode::scan) {
+    ReductionParams p;
+    if (plan.row()) {
+      // Long rows: a block per row (many elements in flight); short rows: a warp per row.
+      p.block = 256;
+      p.tpr = plan.R >= 2048 ? 256 : 32;
+      p.items = 16 / elem_size * 2;
+      add(p);
+      ReductionParams q = p;
+      q.tpr = p.tpr == 256 ? 32 : 256;
+      add(q);
+    } else {
+      p.block = 256;
+      p.unroll = 4;
+      add(p);
+    }
+    return out;
+  }
+  ReductionParams p;
+  if (plan.row()) {
+    // Threads per row: enough vectors per thread to hide latency, but a full warp at least.
+    const std::int64_t vectors = ceil_div(plan.R, vec);
+    int tpr = vectors <= 128 ? 32 : vectors <= 1024 ? 128 : vectors <= 4096 ? 256 : 512;
+    p.tpr = tpr;
+    p.block = std::max(tpr, 256);
+    const std::int64_t blocks = ceil_div(rows, p.block / tpr);
+    if (plan.mode == Mode::reduce && blocks < 2 * kSms && vectors > 4L * tpr) {
+      // Few long rows (a full reduction is one row): split each row over blocks, merge after.
+      p.tpr = p.block = 512;
+      p.split = static_cast<int>(std::min<std::int64_t>(ceil_div(4 * kSms, ceil_div(rows, 1)),
+                                                        ceil_div(vectors, 512L * 4)));
+    }
+    if (plan.mode == Mode::normalize && ceil_div(plan.R, tpr) <= 64) {
+      ReductionParams cached = p;
+      cached.cache = true;  // the row stays on chip: one read of the input
+      add(cached);
+    } else if (plan.mode == Mode::normalize) {
+      ReductionParams cached = p;
+      cached.cache = true;
+      cached.tpr = cached.block = 1024;
+      add(cached);
+    }
+    add(p);
+    ReductionParams other = p;  // the other mapping: warp per row vs block per row, unsplit
+    other.split = 1;
+    other.cache = false;
+    other.tpr = p.tpr == 32 ? 256 : 32;
+    other.block = 256;
+    add(other);
+  } else {
+    p.block = 256;
+    p.unroll = 4;
+    const std::int64_t blocks = ceil_div(rows, p.block);
+    if (plan.mode == Mode::reduce && blocks < 4 * kSms && plan.R >= 64) {
+      ReductionParams sp = p;
+      sp.split = static_cast<int>(std::min<std::int64_t>(ceil_div(8 * kSms, blocks), ceil_div(plan.R, 32)));
+      add(sp);
+    }
+    add(p);
+  }
+  return out;
+}
+
+std::vector<ReductionParams> reduction_tuning_space(const ReductionPlan& plan, int elem_size,
+                                                    const ReductionParams& inc, const std::string& bottleneck) {
+  std::vector<ReductionParams> out;
+  auto add = [&](ReductionParams p) {
+    if (!reduction_params_valid(plan, elem_size, p)) return;
+    for (const auto& q : out)
+      if (q.to_json() == p.to_json()) return;
+    out.push_back(p);
+  };
+  add(inc);
+  const bool latency = bottleneck == "latency" || bottleneck == "launch";
+  if (plan.row()) {
+    for (int tpr : {32, 64, 128, 256, 512, 1024}) {
+      if (tpr == inc.tpr) continue;
+      ReductionParams p = inc;
+      p.tpr = tpr;
+      p.block = std::max(tpr, inc.block <= tpr ? tpr : inc.block);
+      add(p);
+    }
+    for (int block : {128, 256, 512}) {
+      ReductionParams p = inc;
+      p.block = block;
+      add(p);
+    }
+    if (plan.mode == Mode::scan)
+      for (int items : {4, 8, 16, 32}) {
+        ReductionParams p = inc;
+        p.items = items;
+        add(p);
+      }
+  } else {
+    for (int unroll : {1, 2, 8}) {
+      ReductionParams p = inc;
+      p.unroll = unroll;
+      add(p);
+    }
+    for (int block : {128, 512}) {
+      ReductionParams p = inc;
+      p.block = block;
+      add(p);
+    }
+  }
+  if (plan.mode == Mode::reduce)
+    for (int f : {2, 4}) {
+      ReductionParams p = inc;
+      p.split = latency ? inc.split * f : std::max(1, inc.split / f);
+      add(p);
+      p.split = inc.split * f;
+      add(p);
+    }
+  if (out.size() > 12) out.resize(12);
+  return out;
+}
+
+std::vector<Candidate> ReductionFamily::structures(const spec::Spec& s, const contract::Contract& c) const {
+  const auto pl = plan(s);
+  std::vector<Candidate> out;
+  for (const auto& p : reduction_structures(pl, stream_elem_size(s, c, pl))) out.push_back(render(s, c, pl, p));
+  return out;
+}
+
+namespace {
+ReductionParams params_of(const json& j) {
+  ReductionParams p;
+  p.block = j.value("block", p.block);
+  p.tpr = j.value("tpr", p.tpr);
+  p.vectorized = j.value("vectorized", p.vectorized);
+  p.cache = j.value("cache", p.cache);
+  p.split = j.value("split", p.split);
+  p.items = j.value("items", p.items);
+  p.unroll = j.value("unroll", p.unroll);
+  return p;
+}
+}  // namespace
+
+std::vector<Candidate> ReductionFamily::tunings(const spec::Spec& s, const contract::Contract& c,
+                                                const Candidate& incumbent, const std::string& bottleneck) const {
+  const auto pl = plan(s);
+  std::vector<Candidate> out;
+  for (const auto& p : reduction_tuning_space(pl, stream_elem_size(s, c, pl), params_of(incumbent.params), bottleneck))
+    out.push_back(render(s, c, pl, p));
+  return out;
+}
+
+std::optional<Candidate> ReductionFamily::fallback(const spec::Spec& s, const contract::Contract& c,
+                                                   const Candidate& failed) const {
+  // The simplest structure: scalar accesses, a warp per row (or a thread per column), no split,
+  // no register cache.
+  const auto pl = plan(s);
+  ReductionParams p;
+  p.block = 256;
+  p.tpr = 32;
+  p.vectorized = false;
+  p.items = 4;
+  p.unroll = 1;
+  if (params_of(failed.params).to_json() == p.to_json()) return std::nullopt;
+  return render(s, c, pl, p);
+}
+
+}  // namespace egg::backend::builtin

@@ -1,0 +1,101 @@
+// Reduction states of EGG's reduction family. Every state accumulates in float (as PyTorch's
+// reductions accumulate fp16/bf16 in float) and has:
+//   init()               the identity
+//   push(x, i)           folds in element x at index i of the reduced dim (pushed in increasing i)
+//   merge(o)             folds in another partial state; symmetric, so a butterfly (xor shuffle)
+//                        leaves every lane with bit-identical results
+//   shfl_merge(m)        merge with the state of lane (lane ^ m) of the warp
+// NaN propagates as in PyTorch (max/min/argmax/argmin select NaN; sums and products carry it).
+#include <climits>
+
+__device__ __forceinline__ float egg_shfl_xor(float v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
+__device__ __forceinline__ long long egg_shfl_xor(long long v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
+
+struct EggRedSum {
+  float v;
+  __device__ __forceinline__ void init() { v = 0.0f; }
+  __device__ __forceinline__ void push(float x, long long) { v += x; }
+  __device__ __forceinline__ void merge(const EggRedSum& o) { v += o.v; }
+  __device__ __forceinline__ void shfl_merge(int m) { v += egg_shfl_xor(v, m); }
+};
+
+struct EggRedProd {
+  float v;
+  __device__ __forceinline__ void init() { v = 1.0f; }
+  __device__ __forceinline__ void push(float x, long long) { v *= x; }
+  __device__ __forceinline__ void merge(const EggRedProd& o) { v *= o.v; }
+  __device__ __forceinline__ void shfl_merge(int m) { v *= egg_shfl_xor(v, m); }
+};
+
+struct EggRedMax {
+  float v;
+  __device__ __forceinline__ void init() { v = -INFINITY; }
+  __device__ __forceinline__ void push(float x, long long) { v = (x != x || x > v) ? x : v; }
+  __device__ __forceinline__ void merge(const EggRedMax& o) { push(o.v, 0); }
+  __device__ __forceinline__ void shfl_merge(int m) { push(egg_shfl_xor(v, m), 0); }
+};
+
+struct EggRedMin {
+  float v;
+  __device__ __forceinline__ void init() { v = INFINITY; }
+  __device__ __forceinline__ void push(float x, long long) { v = (x != x || x < v) ? x : v; }
+  __device__ __forceinline__ void merge(const EggRedMin& o) { push(o.v, 0); }
+  __device__ __forceinline__ void shfl_merge(int m) { push(egg_shfl_xor(v, m), 0); }
+};
+
+// Value and index of the maximum (GREATER) or minimum; NaN wins, ties go to the smaller index
+// (PyTorch returns the first occurrence).
+template <bool GREATER>
+struct EggRedArg {
+  float v;
+  long long i;
+  __device__ __forceinline__ static bool better(float a, long long ia, float b, long long ib) {
+    const bool an = a != a, bn = b != b;
+    if (an || bn) return an && (!bn || ia < ib);
+    if (GREATER ? (a > b) : (a < b)) return true;
+    return a == b && ia < ib;
+  }
+  __device__ __forceinline__ void init() {
+    v = GREATER ? -INFINITY : INFINITY;
+    i = LLONG_MAX;
+  }
+  __device__ __forceinline__ void push(float x, long long ix) {
+    if (better(x, ix, v, i)) { v = x; i = ix; }
+  }
+  __device__ __forceinline__ void merge(const EggRedArg& o) { push(o.v, o.i); }
+  __device__ __forceinline__ void shfl_merge(int m) {
+    const float ov = egg_shfl_xor(v, m);
+    const long long oi = egg_shfl_xor(i, m);
+    push(ov, oi);
+  }
+};
+using EggRedArgMax = EggRedArg<true>;
+using EggRedArgMin = EggRedArg<false>;
+
+// Online softmax state: running maximum m and sum s of exp(x - m) (one pass for both).
+struct EggRedSoftmax {
+  float m;
+  float s;
+  __device__ __forceinline__ void init() { m = -INFINITY; s = 0.0f; }
+  __device__ __forceinline__ void push(float x, long long) {
+    if (x > m) {
+      s = s * expf(m - x) + 1.0f;  // m == -inf: s == 0 and expf(-inf) == 0
+      m = x;
+    } else if (m != -INFINITY || x != x) {
+      s += expf(x - m);
+    }
+  }
+  __device__ __forceinline__ void merge(const EggRedSoftmax& o) {
+    const float nm = fmaxf(m, o.m);
+    const float a = (m == -INFINITY) ? 0.0f : s * expf(m - nm);
+    const float b = (o.m == -INFINITY) ? 0.0f : o.s * expf(o.m - nm);
+    m = nm;
+    s = a + b;
+  }
+  __device__ __forceinline__ void shfl_merge(int k) {
+    EggRedSoftmax o;
+    o.m = egg_shfl_xor(m, k);
+    o.s = egg_shfl_xor(s, k);
+    merge(o);
+  }
+};

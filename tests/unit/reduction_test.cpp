@@ -1,0 +1,318 @@
+// Reduction family: can_implement (accepts/rejects with lines), rendering of row, column and full
+// reductions, online softmax, scans, the fp16 path and epilogue fusion. FileCheck style: the lines
+// that matter, not whitespace.
+#include "backend/builtin/reduction.h"
+
+#include <gtest/gtest.h>
+
+#include "backend/builtin/builtin_backend.h"
+#include "contract/contract.h"
+
+namespace egg::backend::builtin {
+namespace {
+
+using nlohmann::json;
+
+const std::filesystem::path kData = EGG_TEST_DATA_DIR;
+
+bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+// A node as the frontend writes it.
+json node(const std::string& name, const std::string& op, json args, json attrs, json shape, int line,
+          const std::string& dtype = "float32") {
+  return {{"name", name},   {"op", op},       {"target", "torch." + op}, {"args", args},
+          {"attrs", attrs}, {"shape", shape}, {"dtype", dtype},           {"file", "/src/op.py"},
+          {"line", line},   {"code", op + "(...)"}};
+}
+
+json spec_of(json inputs, json params, json nodes, const std::string& out_node, json out_shape,
+             const std::string& out_dtype = "float32") {
+  return {{"schema", 1},
+          {"op_file", "/src/op.py"},
+          {"model_class", "Model"},
+          {"init_inputs", json::array()},
+          {"inputs", inputs},
+          {"params", params},
+          {"nodes", nodes},
+          {"outputs", {{{"name", "out0"}, {"node", out_node}, {"shape", out_shape}, {"dtype", out_dtype}}}},
+          {"deps", {"/src/op.py"}},
+          {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};
+}
+
+json input(const std::string& name, json shape, const std::string& dtype = "float32") {
+  return {{"name", name}, {"shape", shape}, {"dtype", dtype}};
+}
+
+json x_of(json shape, const std::string& dtype = "float32") { return json::array({input("x", shape, dtype)}); }
+
+json ref(const std::string& n) { return {{"node", n}}; }
+json num(double v) { return {{"scalar", v}}; }
+
+struct Rendered {
+  std::string device, launch, id;
+};
+
+Rendered render_first(const json& j, size_t which = 0) {
+  ReductionFamily family(kData);
+  auto s = spec::parse_spec(j);
+  auto why = family.cannot_implement(s);
+  EXPECT_FALSE(why.has_value()) << (why ? why->describe() : "");
+  auto c = contract::derive(s, "k");
+  auto cands = family.structures(s, c);
+  EXPECT_GT(cands.size(), which);
+  if (cands.size() <= which) return {};
+  return {cands[which].code.device_code, cands[which].code.launch_body, cands[which].id};
+}
+
+// ---- can_implement -----------------------------------------------------------------------
+
+TEST(Reduction, AcceptsTheAnchors) {
+  ReductionFamily family(kData);
+  for (const char* op : {"sum", "mean", "prod", "amax", "amin", "logsumexp"}) {
+    auto j = spec_of(x_of({64, 128}), json::array(),
+                     {node("r", op, {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {64}, 5)}, "r", {64});
+    EXPECT_FALSE(family.cannot_implement(spec::parse_spec(j)).has_value()) << op;
+  }
+  auto am = spec_of(x_of({64, 128}), json::array(),
+                    {node("r", "argmax", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {64}, 5, "int64")}, "r", {64},
+                    "int64");
+  EXPECT_FALSE(family.cannot_implement(spec::parse_spec(am)).has_value());
+  for (const char* op : {"softmax", "log_softmax", "cumsum", "cumprod"}) {
+    auto j = spec_of(x_of({64, 128}), json::array(), {node("r", op, {ref("x")}, {{"dim", -1}}, {64, 128}, 5)}, "r",
+                     {64, 128});
+    EXPECT_FALSE(family.cannot_implement(spec::parse_spec(j)).has_value()) << op;
+  }
+}
+
+TEST(Reduction, RejectsTwoAnchorsNamingTheSecond) {
+  ReductionFamily family(kData);
+  auto j = spec_of(x_of({64, 128}), json::array(),
+                   {node("sm", "softmax", {ref("x")}, {{"dim", -1}}, {64, 128}, 5),
+                    node("s", "sum", {ref("sm")}, {{"dim", 1}, {"keepdim", false}}, {64}, 6)},
+                   "s", {64});
+  auto why = family.cannot_implement(spec::parse_spec(j));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(why->where().line, 6);
+  EXPECT_TRUE(has(why->describe(), "torch.sum")) << why->describe();
+  EXPECT_TRUE(has(why->describe(), "torch.softmax"));
+}
+
+TEST(Reduction, RejectsNonElementwiseEpilogueWithLine) {
+  ReductionFamily family(kData);
+  auto j = spec_of(x_of({64, 128}), json::array(),
+                   {node("s", "sum", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {64}, 5),
+                    node("v", "reshape", {ref("s"), num(8), num(8)}, json::object(), {8, 8}, 9)},
+                   "v", {8, 8});
+  j["nodes"][1]["target"] = "torch.Tensor.view";
+  auto why = family.cannot_implement(spec::parse_spec(j));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(why->where().line, 9);
+  EXPECT_TRUE(has(why->describe(), "torch.Tensor.view")) << why->describe();
+  EXPECT_TRUE(has(why->describe(), "only element-wise ops fuse"));
+}
+
+TEST(Reduction, RejectsNonAdjacentDimsAndNoAnchor) {
+  ReductionFamily family(kData);
+  auto j = spec_of(x_of({8, 16, 32}), json::array(),
+                   {node("s", "sum", {ref("x")}, {{"dim", {0, 2}}, {"keepdim", false}}, {16}, 4)}, "s", {16});
+  auto why = family.cannot_implement(spec::parse_spec(j));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(why->where().line, 4);
+  EXPECT_TRUE(has(why->describe(), "not adjacent")) << why->describe();
+  auto none = spec_of(x_of({8, 16}), json::array(), {node("r", "relu", {ref("x")}, json::object(), {8, 16}, 3)},
+                      "r", {8, 16});
+  auto why2 = family.cannot_implement(spec::parse_spec(none));
+  ASSERT_TRUE(why2.has_value());
+  EXPECT_EQ(why2->where().line, 0);  // the element-wise family explains an op-free graph better
+}
+
+TEST(Reduction, RejectsComputeOnIndicesAndPerElementReadsAfterReduce) {
+  ReductionFamily family(kData);
+  auto j = spec_of(x_of({64, 128}), json::array(),
+                   {node("m", "max", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {64}, 5),
+                    node("i", "operator.getitem", {ref("m"), num(1)}, json::object(), {64}, 5, "int64"),
+                    node("f", "mul", {ref("i"), num(2.0)}, json::object(), {64}, 6)},
+                   "f", {64});
+  auto why = family.cannot_implement(spec::parse_spec(j));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(why->where().line, 6);
+  EXPECT_TRUE(has(why->describe(), "indices")) << why->describe();
+
+  auto k = spec_of(x_of({64, 64}), json::array(),
+                   {node("s", "sum", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {64}, 5),
+                    node("d", "sub", {ref("x"), ref("s")}, {{"alpha", 1}}, {64, 64}, 7)},
+                   "d", {64, 64});
+  auto why2 = family.cannot_implement(spec::parse_spec(k));
+  ASSERT_TRUE(why2.has_value());  // not keepdim: the sum broadcasts along the wrong dim
+  EXPECT_EQ(why2->where().line, 5);
+  EXPECT_TRUE(has(why2->hint(), "keepdim=True")) << why2->describe();
+}
+
+TEST(Reduction, BackendPicksReductionBeforeElementwise) {
+  BuiltinBackend backend(kData);
+  auto j = spec_of(x_of({64, 128}), json::array(), {node("r", "softmax", {ref("x")}, {{"dim", -1}}, {64, 128}, 5)},
+                   "r", {64, 128});
+  EXPECT_NO_THROW(backend.check_supported(spec::parse_spec(j)));
+}
+
+// ---- rendering -------------------------------------------------------------------------
+
+TEST(Reduction, RowSumWithPrologueAndEpilogue) {
+  // relu(x).sum(-1) * 0.01 + bias[rows]
+  auto j = spec_of(x_of({8192, 4096}), {{{"name", "bias"}, {"shape", {8192}}, {"dtype", "float32"}, {"kind", "parameter"}}},
+                   {node("r", "relu", {ref("x")}, json::object(), {8192, 4096}, 3),
+                    node("s", "sum", {ref("r")}, {{"dim", -1}, {"keepdim", false}}, {8192}, 3),
+                    node("m", "mul", {ref("s"), num(0.01)}, json::object(), {8192}, 3),
+                    node("a", "add", {ref("m"), ref("bias")}, {{"alpha", 1}}, {8192}, 4)},
+                   "a", {8192});
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.device, "const float p0 = egg_relu(a0);")) << r.device;
+  EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedSum;"));
+  EXPECT_TRUE(has(r.device, "const float b0 = egg_to_float(bias[o]);"));
+  EXPECT_TRUE(has(r.device, "const float e0 = (r * 0.00999999978f);"));
+  EXPECT_TRUE(has(r.device, "const float e1 = (e0 + 1.0f * b0);"));
+  EXPECT_TRUE(has(r.device, "out0[o] = egg_from_float<float>(e1);"));
+  EXPECT_TRUE(has(r.device, "egg_load_vec<float, VEC>(x + base + c)"));  // 16-byte vectors along the row
+  EXPECT_TRUE(has(r.device, "st.shfl_merge(m)"));                         // warp shuffles
+  EXPECT_TRUE(has(r.device, "constexpr int kTpr = 128;")) << r.id;
+  EXPECT_TRUE(has(r.device, "__shared__ egg_k_red shared[kGroups][kWarps];"));
+  EXPECT_TRUE(has(r.launch, "egg_k_row<4><<<grid, 256, 0, stream>>>(x, bias, out0, 0);")) << r.launch;
+  EXPECT_FALSE(has(r.launch, "egg_k_finish"));
+}
+
+TEST(Reduction, ShortRowsUseAWarpPerRow) {
+  auto j = spec_of(x_of({262144, 64}), json::array(),
+                   {node("s", "prod", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {262144}, 3)}, "s", {262144});
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.device, "constexpr int kTpr = 32;")) << r.id;
+  EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedProd;"));
+  EXPECT_FALSE(has(r.device, "__shared__"));
+  EXPECT_TRUE(has(r.launch, "const dim3 grid(32768, 1);")) << r.launch;
+}
+
+TEST(Reduction, ColumnReductionWalksTheReducedDim) {
+  auto j = spec_of(x_of({32, 1024, 1024}), json::array(),
+                   {node("s", "amax", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {32, 1024}, 3)}, "s", {32, 1024});
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.device, "constexpr egg_k_idx kInner = 1024;")) << r.device;
+  EXPECT_TRUE(has(r.device, "const egg_k_idx base = (q / kInner) * kR * kInner + q % kInner;"));
+  EXPECT_TRUE(has(r.device, "const egg_k_idx e = base + r * kInner;"));
+  EXPECT_TRUE(has(r.device, "egg_to_float(x[e])"));
+  EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedMax;"));
+  // 32768 columns fill the GPU only thinly: the reduced dim is split over blocks, then merged.
+  EXPECT_TRUE(has(r.launch, "egg_k_col<<<grid, 256, 0, stream>>>(x, out0, 0);")) << r.launch;
+  EXPECT_TRUE(has(r.launch, "egg_k_finish<<<256, 128, 0, stream>>>(out0, 0);"));
+  EXPECT_TRUE(has(r.device, "egg_k_partials[q * ")) << r.device;
+}
+
+TEST(Reduction, FullReductionSplitsOverBlocks) {
+  auto j = spec_of(x_of({8192, 4096}), json::array(),
+                   {node("s", "sum", {ref("x")}, {{"dim", nullptr}, {"keepdim", false}}, json::array(), 3)}, "s",
+                   json::array());
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.device, "Layout: [outer 1, reduced 33554432, inner 1]")) << r.device;
+  EXPECT_TRUE(has(r.device, "__device__ egg_k_red egg_k_partials[512];")) << r.id;
+  EXPECT_TRUE(has(r.device, "for (int s = 1; s < 512; ++s) st.merge(egg_k_partials[o * 512 + s]);"));
+  EXPECT_TRUE(has(r.launch, "const dim3 grid(1, 512);")) << r.launch;
+  EXPECT_TRUE(has(r.launch, "egg_k_finish<<<1, 128, 0, stream>>>(out0, 0);"));
+}
+
+TEST(Reduction, SoftmaxIsOnlineAndKeepsTheRowOnChip) {
+  auto j = spec_of(x_of({4096, 8192}), json::array(), {node("r", "softmax", {ref("x")}, {{"dim", -1}}, {4096, 8192}, 5)},
+                   "r", {4096, 8192});
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedSoftmax;"));
+  EXPECT_TRUE(has(r.device, "s = s * expf(m - x) + 1.0f;"));  // online max + sum in one pass
+  EXPECT_TRUE(has(r.device, "float cache[kItems][VEC];")) << r.id;
+  EXPECT_TRUE(has(r.device, "const float x = cache[k][j];"));
+  EXPECT_TRUE(has(r.device, "const float a = (expf(x - st.m) / st.s);"));
+  EXPECT_TRUE(has(r.device, "egg_store_vec<float, VEC>(out0 + base + c, out0_v);"));
+  // The second structure streams the row twice (no register cache).
+  auto streamed = render_first(j, 1);
+  EXPECT_FALSE(has(streamed.device, "cache[k][j]")) << streamed.id;
+}
+
+TEST(Reduction, KeepdimMeanBroadcastEpilogue) {
+  auto j = spec_of(x_of({4096, 8192}), json::array(),
+                   {node("m", "mean", {ref("x")}, {{"dim", -1}, {"keepdim", true}}, {4096, 1}, 5),
+                    node("d", "sub", {ref("x"), ref("m")}, {{"alpha", 1}}, {4096, 8192}, 5)},
+                   "d", {4096, 8192});
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.device, "const float a = (st.v / 8192.0f);")) << r.device;
+  EXPECT_TRUE(has(r.device, "const float e0 = (x - 1.0f * a);"));
+  EXPECT_TRUE(has(r.device, "float cache[kItems][VEC];"));
+}
+
+TEST(Reduction, LogSoftmaxHalfUsesEightWideVectors) {
+  auto j = spec_of(x_of({64, 1024}, "float16"), json::array(),
+                   {node("r", "log_softmax", {ref("x")}, {{"dim", 1}}, {64, 1024}, 5, "float16")}, "r", {64, 1024},
+                   "float16");
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.device, "const float a = (x - st.m - logf(st.s));")) << r.device;
+  EXPECT_TRUE(has(r.device, "egg_load_vec<__half, VEC>(x + base + c)"));
+  EXPECT_TRUE(has(r.device, "egg_from_float<__half>(out[0])"));
+  EXPECT_TRUE(has(r.launch, "egg_k_row<8>")) << r.launch;
+}
+
+TEST(Reduction, ArgmaxWritesInt64Indices) {
+  auto j = spec_of(x_of({64, 1024, 512}), json::array(),
+                   {node("a", "argmax", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {64, 512}, 5, "int64")}, "a",
+                   {64, 512}, "int64");
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedArgMax;"));
+  EXPECT_TRUE(has(r.device, "out0[o] = static_cast<std::int64_t>(st.i);")) << r.device;
+  EXPECT_TRUE(has(r.device, "std::int64_t* __restrict__ out0"));
+}
+
+TEST(Reduction, MaxValuesThroughGetitem) {
+  auto j = spec_of(x_of({4096, 8192}), json::array(),
+                   {node("m", "max", {ref("x")}, {{"dim", -1}, {"keepdim", false}}, {4096}, 5),
+                    node("v", "operator.getitem", {ref("m"), num(0)}, json::object(), {4096}, 5),
+                    node("t", "tanh", {ref("v")}, json::object(), {4096}, 5)},
+                   "t", {4096});
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedArgMax;"));
+  EXPECT_TRUE(has(r.device, "const float e0 = tanhf(r);")) << r.device;
+}
+
+TEST(Reduction, RowScanCarriesAcrossChunks) {
+  auto j = spec_of(x_of({2048, 8192}), json::array(), {node("c", "cumsum", {ref("x")}, {{"dim", 1}}, {2048, 8192}, 5)},
+                   "c", {2048, 8192});
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.device, "__shfl_up_sync(0xffffffffu, incl, d)")) << r.device;
+  EXPECT_TRUE(has(r.device, "carry = egg_k_op(carry, chunk_total);"));
+  EXPECT_TRUE(has(r.device, "return a + b;"));
+  EXPECT_TRUE(has(r.device, "__shared__ float totals[kGroups][kWarps];")) << r.id;
+  EXPECT_TRUE(has(r.launch, "egg_k_scan<4><<<2048, 256, 0, stream>>>(x, out0, 0);")) << r.launch;
+}
+
+TEST(Reduction, ColumnScanAndCumprod) {
+  auto j = spec_of(x_of({32, 512, 2048}), json::array(),
+                   {node("c", "cumprod", {ref("x")}, {{"dim", 1}}, {32, 512, 2048}, 5),
+                    node("a", "add", {ref("c"), ref("x")}, {{"alpha", 1}}, {32, 512, 2048}, 5)},
+                   "a", {32, 512, 2048});
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.device, "carry = carry * x;")) << r.device;
+  EXPECT_TRUE(has(r.device, "const float e0 = (a + 1.0f * x);"));
+  EXPECT_TRUE(has(r.launch, "egg_k_col<<<grid, 256, 0, stream>>>(x, out0, 0);")) << r.launch;
+}
+
+TEST(Reduction, TuningAndFallbackAreValid) {
+  ReductionFamily family(kData);
+  auto j = spec_of(x_of({4096, 8192}), json::array(), {node("r", "softmax", {ref("x")}, {{"dim", -1}}, {4096, 8192}, 5)},
+                   "r", {4096, 8192});
+  auto s = spec::parse_spec(j);
+  auto c = contract::derive(s, "k");
+  auto cands = family.structures(s, c);
+  ASSERT_FALSE(cands.empty());
+  auto tunes = family.tunings(s, c, cands.front(), "memory");
+  EXPECT_GT(tunes.size(), 3u);
+  for (const auto& t : tunes) EXPECT_FALSE(t.code.device_code.empty());
+  auto fb = family.fallback(s, c, cands.front());
+  ASSERT_TRUE(fb.has_value());
+  EXPECT_TRUE(has(fb->code.launch_body, "egg_k_row<1>")) << fb->code.launch_body;
+  EXPECT_FALSE(family.fallback(s, c, *fb).has_value());
+}
+
+}  // namespace
+}  // namespace egg::backend::builtin
