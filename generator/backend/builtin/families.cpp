@@ -1,6 +1,7 @@
 #include "backend/builtin/families.h"
 
 #include "backend/builtin/elementwise.h"
+#include "backend/builtin/gemm.h"
 #include "backend/builtin/reduction.h"
 
 namespace egg::backend::builtin {
@@ -8,6 +9,7 @@ namespace egg::backend::builtin {
 std::vector<std::unique_ptr<Family>> make_families(const std::filesystem::path& data_dir) {
   std::vector<std::unique_ptr<Family>> families;
   families.push_back(std::make_unique<ReductionFamily>(data_dir));
+  families.push_back(std::make_unique<GemmFamily>(data_dir));
   families.push_back(std::make_unique<ElementwiseFamily>(data_dir));
   return families;
 }

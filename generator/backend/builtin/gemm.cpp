@@ -1,0 +1,594 @@
+#include "backend/builtin/gemm.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace egg::backend::builtin {
+namespace {
+
+using nlohmann::json;
+using spec::Shape;
+
+const std::set<std::string>& anchor_ops() {
+  static const std::set<std::string> ops = {"linear", "matmul", "bmm", "addmm"};
+  return ops;
+}
+
+// GEMM-like ops this family knows but does not take (so their error names them).
+const std::set<std::string>& unsupported_anchor_ops() {
+  static const std::set<std::string> ops = {"baddbmm", "einsum"};
+  return ops;
+}
+
+std::int64_t prod(const Shape& s, size_t from, size_t to) {
+  std::int64_t p = 1;
+  for (size_t d = from; d < to; ++d) p *= s[d];
+  return p;
+}
+
+bool is_gemm_dtype(spec::DType d) {
+  return d == spec::DType::float32 || d == spec::DType::float16 || d == spec::DType::bfloat16;
+}
+
+std::string cuda_data_type(spec::DType d) {
+  switch (d) {
+    case spec::DType::float16: return "CUDA_R_16F";
+    case spec::DType::bfloat16: return "CUDA_R_16BF";
+    default: return "CUDA_R_32F";
+  }
+}
+
+// The scalar of a node argument, or nullopt when it is a tensor.
+std::optional<double> scalar_of(const spec::Arg& a) {
+  if (a.kind == spec::Arg::Kind::scalar) return a.scalar;
+  return std::nullopt;
+}
+
+double attr_number(const spec::Node& n, const std::string& key, double fallback) {
+  auto it = n.attrs.find(key);
+  if (it == n.attrs.end() || !it->is_number()) return fallback;
+  return it->get<double>();
+}
+
+}  // namespace
+
+json GemmParams::to_json() const {
+  json j = {{"structure", structure}, {"tf32", tf32}};
+  if (structure == "tc") {
+    j.update({{"bm", bm}, {"bn", bn}, {"bk", bk}, {"warps_m", warps_m}, {"warps_n", warps_n}, {"stages", stages}});
+  } else {
+    j["algo"] = algo;
+    j["link"] = json::array({"cublasLt"});
+    if (structure == "lt_epilogue") j["epilogue_block"] = epilogue_block;
+  }
+  return j;
+}
+
+GemmParams GemmParams::from_json(const json& j) {
+  GemmParams p;
+  p.structure = j.value("structure", p.structure);
+  p.algo = j.value("algo", p.algo);
+  p.epilogue_block = j.value("epilogue_block", p.epilogue_block);
+  p.tf32 = j.value("tf32", p.tf32);
+  p.bm = j.value("bm", p.bm);
+  p.bn = j.value("bn", p.bn);
+  p.bk = j.value("bk", p.bk);
+  p.warps_m = j.value("warps_m", p.warps_m);
+  p.warps_n = j.value("warps_n", p.warps_n);
+  p.stages = j.value("stages", p.stages);
+  return p;
+}
+
+GemmFamily::GemmFamily(const std::filesystem::path& data_dir)
+    : ops_(data_dir),
+      lt_(render::load_template(data_dir, "gemm/lt.cuh.tmpl")),
+      lt_launch_(render::load_template(data_dir, "gemm/lt_launch.tmpl")),
+      tc_(render::load_template(data_dir, "gemm/tc.cuh.tmpl")),
+      tc_launch_(render::load_template(data_dir, "gemm/tc_launch.tmpl")),
+      epilogue_(render::load_template(data_dir, "gemm/epilogue.cuh.tmpl")) {}
+
+std::vector<std::pair<std::string, std::string>> GemmFamily::key_inputs() const {
+  auto inputs = ops_.key_inputs();
+  for (const auto* t : {&lt_, &lt_launch_, &tc_, &tc_launch_, &epilogue_}) inputs.push_back({t->name, t->text});
+  return inputs;
+}
+
+std::optional<UserError> GemmFamily::cannot_implement(const spec::Spec& s) const {
+  try {
+    analyze(s);
+    return std::nullopt;
+  } catch (const UserError& e) {
+    return e;
+  }
+}
+
+GemmProblem GemmFamily::analyze(const spec::Spec& s) const {
+  GemmProblem p;
+  // The anchor: exactly one GEMM. Without one, the error has no line so that a family whose anchor
+  // is in the graph explains better.
+  size_t at = s.nodes.size();
+  for (size_t i = 0; i < s.nodes.size(); ++i) {
+    const auto& n = s.nodes[i];
+    if (!anchor_ops().count(n.op)) continue;
+    if (at != s.nodes.size())
+      throw UserError(n.where, "a second GEMM (`" + n.target + "`) in one op: the builtin GEMM family fuses one "
+                               "GEMM with element-wise ops after it",
+                      "split the op into one op.py per GEMM");
+    at = i;
+  }
+  if (at == s.nodes.size()) {
+    for (const auto& n : s.nodes)
+      if (unsupported_anchor_ops().count(n.op))
+        throw UserError(n.where, "`" + n.target + "` is not supported by the builtin GEMM family",
+                        "write it as torch.matmul / torch.bmm / nn.Linear / torch.addmm on contiguous operands");
+    throw UserError(SourceLocation{s.op_file, 0, "matmul"}, "no linear, matmul, mm, bmm or addmm in the op");
+  }
+  const spec::Node& g = s.nodes[at];
+  p.anchor = &g;
+  const std::string what = "`" + g.target + "`" + (g.code.empty() ? "" : " (in `" + g.code + "`)");
+
+  // Nothing before the GEMM: prologues (and transposed operands) are not fused.
+  if (at > 0) {
+    const auto& n = s.nodes[0];
+    const bool layout = n.op == "transpose" || n.op == "permute" || n.op == "torch.Tensor.t" || n.op == "torch.t" ||
+                        n.op == "torch.Tensor.T" || n.op == "reshape" || n.op == "flatten";
+    throw UserError(n.where,
+                    "`" + n.target + "` before " + what + " is not supported by the builtin GEMM family" +
+                        (layout ? ": operands must be contiguous inputs or parameters as stored (no transposed or "
+                                  "reshaped views)"
+                                : ": it fuses element-wise ops after the GEMM only"),
+                    layout ? "pass the operand in the layout the GEMM reads (e.g. use nn.Linear's weight [out, in], "
+                             "or make get_inputs() return the transposed tensor)"
+                           : "apply the op to the inputs in get_inputs(), or move it after the GEMM");
+  }
+
+  auto leaf = [&](size_t k, const char* role) -> const spec::Tensor& {
+    if (k >= g.args.size() || g.args[k].kind != spec::Arg::Kind::node)
+      throw UserError(g.where, "operand " + std::string(role) + " of " + what + " is not a tensor");
+    const spec::Tensor* t = s.find_tensor(g.args[k].node);
+    if (!t) throw UserError(g.where, "operand " + std::string(role) + " of " + what + " is not an input or parameter");
+    if (!is_gemm_dtype(t->dtype))
+      throw UserError(g.where,
+                      what + ": operand " + t->name + " is " + spec::dtype_name(t->dtype) +
+                          "; the builtin GEMM family multiplies float32, float16 or bfloat16",
+                      "convert the operands to a floating dtype in get_inputs() or the model");
+    return *t;
+  };
+  auto bad_shape = [&](const std::string& why) {
+    return UserError(g.where, what + ": " + why + " is not supported by the builtin GEMM family",
+                     "use 2D x 2D, batched 3D x 3D (equal batch), or ND x 2D operands");
+  };
+
+  const spec::Tensor* a = nullptr;
+  const spec::Tensor* b = nullptr;
+  if (g.op == "linear") {
+    a = &leaf(0, "input");
+    b = &leaf(1, "weight");
+    if (b->shape.size() != 2 || a->shape.empty() || a->shape.back() != b->shape[1])
+      throw bad_shape("input " + spec::shape_string(a->shape) + " with weight " + spec::shape_string(b->shape));
+    p.b_nk = true;
+    p.k = b->shape[1];
+    p.n = b->shape[0];
+    p.m = prod(a->shape, 0, a->shape.size() - 1);
+    if (g.args.size() > 2 && g.args[2].kind == spec::Arg::Kind::node) {
+      const auto& bias = leaf(2, "bias");
+      if (spec::numel(bias.shape) != p.n || bias.shape.empty() || bias.shape.back() != p.n)
+        throw bad_shape("bias " + spec::shape_string(bias.shape));
+      p.bias = bias.name;
+    }
+  } else {
+    const bool addmm = g.op == "addmm";
+    a = &leaf(addmm ? 1 : 0, "mat1");
+    b = &leaf(addmm ? 2 : 1, "mat2");
+    const Shape& as = a->shape;
+    const Shape& bs = b->shape;
+    if (as.size() < 2 || bs.size() < 2)
+      throw bad_shape("a 1-D operand (" + spec::shape_string(as) + " x " + spec::shape_string(bs) + ")");
+    if (as.back() != bs[bs.size() - 2])
+      throw bad_shape("operands " + spec::shape_string(as) + " x " + spec::shape_string(bs));
+    if ((g.op == "bmm" && (as.size() != 3 || bs.size() != 3)) || (addmm && (as.size() != 2 || bs.size() != 2)))
+      throw bad_shape("operands " + spec::shape_string(as) + " x " + spec::shape_string(bs));
+    p.k = as.back();
+    p.n = bs.back();
+    const std::int64_t b_batch = prod(bs, 0, bs.size() - 2);
+    if (b_batch == 1 && bs.size() <= as.size()) {
+      p.m = prod(as, 0, as.size() - 1);  // a shared B: fold A's batch into M
+    } else if (as.size() == bs.size() && Shape(as.begin(), as.end() - 2) == Shape(bs.begin(), bs.end() - 2)) {
+      p.batch = b_batch;
+      p.m = as[as.size() - 2];
+    } else {
+      throw bad_shape("broadcast batch dimensions (" + spec::shape_string(as) + " x " + spec::shape_string(bs) + ")");
+    }
+    if (addmm) {
+      if (g.args.empty() || g.args[0].kind != spec::Arg::Kind::node || !s.find_tensor(g.args[0].node))
+        throw UserError(g.where, what + ": its input must be an input or parameter tensor");
+      p.alpha = attr_number(g, "alpha", 1.0);
+      p.beta = attr_number(g, "beta", 1.0);
+      if (p.beta != 0.0) p.bias = g.args[0].node;
+    }
+  }
+  if (a->dtype != b->dtype || g.dtype != a->dtype)
+    throw UserError(g.where, what + " mixes dtypes (" + spec::dtype_name(a->dtype) + " and " +
+                                 spec::dtype_name(b->dtype) + ")",
+                    "give both operands one dtype");
+  p.a = a->name;
+  p.b = b->name;
+  p.dtype = a->dtype;
+  p.out_shape = g.shape;
+  if (p.m <= 0 || p.n <= 0 || p.k <= 0 || spec::numel(g.shape) != p.batch * p.m * p.n)
+    throw bad_shape("an empty or inconsistent problem (" + spec::shape_string(g.shape) + ")");
+  if (!p.bias.empty()) {
+    const spec::Tensor* t = s.find_tensor(p.bias);
+    if (!broadcasts_to(t->shape, p.out_shape))
+      throw UserError(g.where, what + ": " + t->name + " " + spec::shape_string(t->shape) +
+                                   " does not broadcast to the result " + spec::shape_string(p.out_shape));
+    if (!(is_gemm_dtype(t->dtype)))
+      throw UserError(g.where, what + ": " + t->name + " is " + spec::dtype_name(t->dtype) +
+                                   "; the builtin GEMM family reads float32, float16 or bfloat16");
+  }
+
+  // The epilogue: element-wise ops over the GEMM result.
+  for (size_t i = at + 1; i < s.nodes.size(); ++i) {
+    const auto& n = s.nodes[i];
+    if (anchor_ops().count(n.op)) continue;  // reported above
+    if (auto e = ops_.check(s, n))
+      throw UserError(e->where(), std::string(e->what()) + " after the GEMM " + what,
+                      "the builtin GEMM family fuses these element-wise ops after the GEMM: " + ops_.known_ops());
+    for (const auto& arg : n.args) {
+      if (arg.kind != spec::Arg::Kind::node) continue;
+      if (const auto* t = s.find_tensor(arg.node)) {
+        if (!(is_gemm_dtype(t->dtype) || t->dtype == spec::DType::boolean))
+          throw UserError(n.where, "tensor " + t->name + " is " + spec::dtype_name(t->dtype) +
+                                       "; the GEMM epilogue reads float32, float16, bfloat16 or bool",
+                          "convert it in get_inputs() or the model");
+        if (!broadcasts_to(t->shape, p.out_shape))
+          throw UserError(n.where, "tensor " + t->name + " of shape " + spec::shape_string(t->shape) +
+                                       " does not broadcast to the GEMM result " + spec::shape_string(p.out_shape),
+                          "the GEMM epilogue reads operands that broadcast to the GEMM's output");
+      }
+    }
+    if (!broadcasts_to(n.shape, p.out_shape))
+      throw UserError(n.where, "`" + n.target + "` produces shape " + spec::shape_string(n.shape) +
+                                   " that does not broadcast to the GEMM result " + spec::shape_string(p.out_shape));
+    p.epilogue.push_back(&n);
+  }
+
+  // One output: the GEMM result or the end of its epilogue, in the GEMM's dtype and shape.
+  const SourceLocation file_only{s.op_file, 0, "output"};
+  if (s.outputs.size() != 1)
+    throw UserError(g.where, what + ": the builtin GEMM family writes one output, the op returns " +
+                                 std::to_string(s.outputs.size()),
+                    "return one tensor, or split the op into several op.py files");
+  const auto& o = s.outputs.front();
+  const std::string last = p.epilogue.empty() ? g.name : p.epilogue.back()->name;
+  if (o.node != last)
+    throw UserError(g.where, what + ": the op returns `" + o.node + "`, not the end of the GEMM's epilogue");
+  if (o.dtype != p.dtype)
+    throw UserError(g.where, what + ": the output is " + spec::dtype_name(o.dtype) + " but the GEMM computes " +
+                                 spec::dtype_name(p.dtype),
+                    "keep the epilogue's operands in the GEMM's dtype (type promotion changes the output dtype)");
+  if (o.shape != p.out_shape)
+    throw UserError(g.where, what + ": the output " + spec::shape_string(o.shape) + " is not the GEMM's shape " +
+                                 spec::shape_string(p.out_shape));
+  return p;
+}
+
+std::optional<GemmNativeEpilogue> GemmFamily::native_epilogue(const spec::Spec& s, const GemmProblem& p) {
+  GemmNativeEpilogue ne;
+  ne.alpha = p.alpha;
+  auto bias_vector = [&](const std::string& name) {
+    const spec::Tensor* t = s.find_tensor(name);
+    return t && t->dtype == p.dtype && !t->shape.empty() && t->shape.back() == p.n && spec::numel(t->shape) == p.n;
+  };
+  if (!p.bias.empty()) {
+    if (p.beta != 1.0 || !bias_vector(p.bias)) return std::nullopt;
+    ne.bias = p.bias;
+  }
+  std::string cur = p.anchor->name;
+  size_t i = 0;
+  const auto& ep = p.epilogue;
+  auto operand_is = [](const spec::Arg& a, const std::string& name) {
+    return a.kind == spec::Arg::Kind::node && a.node == name;
+  };
+  // alpha: a multiplication by a number right after the GEMM (before any bias).
+  if (i < ep.size() && ep[i]->op == "mul" && ne.bias.empty() && ep[i]->args.size() == 2) {
+    const auto& n = *ep[i];
+    std::optional<double> factor;
+    if (operand_is(n.args[0], cur)) factor = scalar_of(n.args[1]);
+    else if (operand_is(n.args[1], cur)) factor = scalar_of(n.args[0]);
+    if (factor) {
+      ne.alpha *= *factor;
+      cur = n.name;
+      ++i;
+    }
+  }
+  // bias: adding a [N] vector of the output dtype.
+  if (i < ep.size() && ep[i]->op == "add" && ne.bias.empty() && ep[i]->args.size() == 2 &&
+      attr_number(*ep[i], "alpha", 1.0) == 1.0) {
+    const auto& n = *ep[i];
+    for (int k : {0, 1}) {
+      const auto& self = n.args[k];
+      const auto& other = n.args[1 - k];
+      if (operand_is(self, cur) && other.kind == spec::Arg::Kind::node && bias_vector(other.node)) {
+        ne.bias = other.node;
+        cur = n.name;
+        ++i;
+        break;
+      }
+    }
+  }
+  // activation: relu, or gelu with the tanh approximation (cuBLASLt's GELU is the tanh form).
+  if (i < ep.size() && !ep[i]->args.empty() && operand_is(ep[i]->args[0], cur)) {
+    const auto& n = *ep[i];
+    if (n.op == "relu") ne.activation = "relu";
+    if (n.op == "gelu" && n.attrs.value("approximate", std::string("none")) == "tanh") ne.activation = "gelu_tanh";
+    if (!ne.activation.empty()) ++i;
+  }
+  if (i != ep.size()) return std::nullopt;
+  return ne;
+}
+
+std::optional<std::string> GemmFamily::tc_unsupported(const GemmProblem& p, const GemmParams& q) {
+  if (p.dtype != spec::DType::float16 && p.dtype != spec::DType::bfloat16)
+    return "the own tensor-core GEMM takes float16/bfloat16 (float32 stays on cuBLASLt without TF32)";
+  if (p.k % 8 != 0 || p.n % 8 != 0) return "K and N must be multiples of 8 (16-byte cp.async chunks)";
+  if (q.bm % (q.warps_m * 16) != 0 || q.bn % (q.warps_n * 16) != 0 || q.bk % 16 != 0 || q.bk < 16)
+    return "tile " + std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" + std::to_string(q.bk) +
+           " does not split into 16x16 fragments over the warps";
+  const int threads = q.warps_m * q.warps_n * 32;
+  if (threads > 1024 || q.stages < 2) return "too many warps or too few stages";
+  const std::int64_t b_stage = p.b_nk ? std::int64_t(q.bn) * (q.bk + 8) : std::int64_t(q.bk) * (q.bn + 8);
+  const std::int64_t pipe = std::int64_t(q.stages) * (std::int64_t(q.bm) * (q.bk + 8) + b_stage) * 2;
+  const std::int64_t staging = std::int64_t(q.bm) * (q.bn + 4) * 4;
+  if (std::max(pipe, staging) > 227 * 1024) return "shared memory above 227 KiB";
+  const std::int64_t frags = std::int64_t(q.bm / q.warps_m / 16) * (q.bn / q.warps_n / 16);
+  if (frags > 16) return "more than 16 accumulator fragments per warp (register spills)";
+  if ((p.m + q.bm - 1) / q.bm > 65535 || p.batch > 65535) return "grid too large";
+  return std::nullopt;
+}
+
+Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, const GemmParams& q) const {
+  const GemmProblem p = analyze(s);
+  const std::string fn = "egg_" + c.name;
+  std::map<std::string, std::string> var_of;  // spec name → launch() variable
+  std::string out_var;
+  for (const auto& a : c.args) {
+    if (a.role == contract::Role::output) out_var = a.var;
+    else var_of[a.source] = a.var;
+  }
+  const std::string ctype = contract::c_type(p.dtype);
+  std::optional<GemmNativeEpilogue> native;
+  if (q.structure == "lt_native") {
+    native = native_epilogue(s, p);
+    if (!native) throw InternalError("gemm: lt_native asked for an epilogue cuBLASLt cannot compute");
+  }
+  if (q.structure == "tc")
+    if (auto why = tc_unsupported(p, q)) throw InternalError("gemm: tc asked for an unsupported problem: " + *why);
+
+  // The epilogue program (everything after alpha*A.B that the kernel, not cuBLASLt, computes).
+  json operands = json::array(), loads = json::array(), steps = json::array();
+  std::string epilogue_text;
+  std::map<std::string, std::string> value_of;
+  std::set<std::string> used;
+  auto load = [&](const std::string& name) {
+    if (!value_of.count(name)) {
+      const spec::Tensor* t = s.find_tensor(name);
+      const std::string value = "l" + std::to_string(loads.size());
+      loads.push_back({{"value", value}, {"ptr", var_of.at(name)}, {"offset", broadcast_offset(t->shape, p.out_shape)}});
+      value_of[name] = value;
+      used.insert(name);
+    }
+    return value_of.at(name);
+  };
+  std::string result = "acc";
+  if (!native) {
+    const std::string alpha = p.alpha == 1.0 ? "acc" : float_literal(p.alpha) + " * acc";
+    if (!p.bias.empty()) {
+      const std::string beta = p.beta == 1.0 ? "" : float_literal(p.beta) + " * ";
+      steps.push_back({{"value", "g"}, {"expr", alpha + " + " + beta + load(p.bias)}});
+      result = "g";
+      epilogue_text = p.anchor->op == "linear" ? "bias" : "alpha/beta input";
+    } else if (p.alpha != 1.0) {
+      steps.push_back({{"value", "g"}, {"expr", alpha}});
+      result = "g";
+      epilogue_text = "alpha";
+    }
+    value_of[p.anchor->name] = result;
+    for (const auto* n : p.epilogue) {
+      for (const auto& a : n->args)
+        if (a.kind == spec::Arg::Kind::node && s.find_tensor(a.node)) load(a.node);
+      const std::string value = "t" + std::to_string(steps.size());
+      steps.push_back({{"value", value}, {"expr", ops_.expression(*n, value_of)}});
+      value_of[n->name] = value;
+      result = value;
+      epilogue_text += (epilogue_text.empty() ? "" : ", ") + n->op;
+    }
+  }
+  if (epilogue_text.empty()) epilogue_text = "none";
+  for (const auto& a : c.args)
+    if (a.role != contract::Role::output && used.count(a.source))
+      operands.push_back({{"ptr", a.var}, {"ctype", contract::c_type(a.dtype)}});
+  const bool kernel_epilogue = !native && !steps.empty();
+
+  const std::int64_t numel = p.batch * p.m * p.n;
+  const std::string b_layout = p.b_nk ? "[N][K], used transposed" : "[K][N]";
+  json ctx = {{"fn", fn},
+              {"helpers", ops_.helpers()},
+              {"ctype", ctype},
+              {"dtype", spec::dtype_name(p.dtype)},
+              {"cuda_type", cuda_data_type(p.dtype)},
+              {"elem_size", spec::dtype_size(p.dtype)},
+              {"batch", p.batch},
+              {"m", p.m},
+              {"n", p.n},
+              {"k", p.k},
+              {"batched", p.batch > 1},
+              {"stride_a", p.batch > 1 ? p.m * p.k : 0},
+              {"stride_b", p.batch > 1 ? p.k * p.n : 0},
+              {"stride_c", p.batch > 1 ? p.m * p.n : 0},
+              {"b_nk", p.b_nk ? "true" : "false"},
+              {"b_layout", b_layout},
+              {"a_var", var_of.at(p.a)},
+              {"b_var", var_of.at(p.b)},
+              {"out_var", out_var},
+              {"out_shape", spec::shape_string(p.out_shape)},
+              {"numel", numel},
+              {"index_t", numel < (std::int64_t(1) << 31) - 65536 ? "int" : "long long"},
+              {"operands", operands},
+              {"loads", loads},
+              {"steps", steps},
+              {"result", result},
+              {"epilogue_text", epilogue_text},
+              {"epilogue_kernel", kernel_epilogue},
+              {"epilogue_block", q.epilogue_block},
+              {"vec", 16 / spec::dtype_size(p.dtype)},
+              {"algo", q.algo},
+              {"algo_request", std::max(8, q.algo + 1)},
+              {"bm", q.bm},
+              {"bn", q.bn},
+              {"bk", q.bk},
+              {"warps_m", q.warps_m},
+              {"warps_n", q.warps_n},
+              {"stages", q.stages}};
+  // cuBLASLt: its A is our B (row-major out = A.B is column-major out^T = B^T.A^T).
+  ctx["trans_a"] = p.b_nk ? "CUBLAS_OP_T" : "CUBLAS_OP_N";
+  ctx["la_rows"] = p.b_nk ? p.k : p.n;
+  ctx["la_cols"] = p.b_nk ? p.n : p.k;
+  ctx["la_ld"] = p.b_nk ? p.k : p.n;
+  ctx["compute_type"] =
+      (p.dtype == spec::DType::float32 && q.tf32) ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F";
+  std::string lt_epi = "CUBLASLT_EPILOGUE_DEFAULT";
+  if (native) {
+    const bool bias = !native->bias.empty();
+    if (native->activation == "relu") lt_epi = bias ? "CUBLASLT_EPILOGUE_RELU_BIAS" : "CUBLASLT_EPILOGUE_RELU";
+    else if (native->activation == "gelu_tanh") lt_epi = bias ? "CUBLASLT_EPILOGUE_GELU_BIAS" : "CUBLASLT_EPILOGUE_GELU";
+    else if (bias) lt_epi = "CUBLASLT_EPILOGUE_BIAS";
+    ctx["has_bias"] = bias;
+    if (bias) ctx["bias_var"] = var_of.at(native->bias);
+    ctx["alpha"] = float_literal(native->alpha);
+    std::string t = native->alpha != 1.0 ? "alpha" : "";
+    if (bias) t += std::string(t.empty() ? "" : ", ") + "bias";
+    if (!native->activation.empty()) t += std::string(t.empty() ? "" : ", ") + native->activation;
+    epilogue_text = t.empty() ? "none" : t;
+    ctx["epilogue_text"] = epilogue_text;
+  } else {
+    ctx["has_bias"] = false;
+    ctx["alpha"] = "1.0f";
+  }
+  ctx["lt_epilogue"] = lt_epi;
+  ctx["epilogue"] = render::render(epilogue_.text, ctx, epilogue_.name);
+
+  Candidate cand;
+  const std::string shape = std::to_string(p.batch) + "x" + std::to_string(p.m) + "x" + std::to_string(p.n) + "x" +
+                            std::to_string(p.k) + " " + spec::dtype_name(p.dtype);
+  if (q.structure == "tc") {
+    cand.id = "gemm.tc:" + std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" + std::to_string(q.bk) + ":w" +
+              std::to_string(q.warps_m) + "x" + std::to_string(q.warps_n) + ":s" + std::to_string(q.stages);
+    cand.summary = "own tensor-core GEMM " + shape + ", tile " + std::to_string(q.bm) + "x" + std::to_string(q.bn) +
+                   "x" + std::to_string(q.bk) + ", " + std::to_string(q.stages) + " stages, epilogue in registers: " +
+                   epilogue_text;
+    ctx["summary"] = cand.summary;
+    cand.code.device_code = render::render(tc_.text, ctx, tc_.name);
+    cand.code.launch_body = render::render(tc_launch_.text, ctx, tc_launch_.name);
+  } else {
+    cand.id = "gemm." + q.structure + ":a" + std::to_string(q.algo) +
+              (kernel_epilogue ? ":b" + std::to_string(q.epilogue_block) : "");
+    cand.summary = native ? "cuBLASLt " + shape + " with its epilogue (" + epilogue_text + "), algo #" +
+                                std::to_string(q.algo)
+                          : "cuBLASLt " + shape + ", algo #" + std::to_string(q.algo) +
+                                (kernel_epilogue ? ", then one in-place epilogue kernel: " + epilogue_text : "");
+    if (q.tf32 && p.dtype == spec::DType::float32) cand.summary += ", TF32";
+    ctx["summary"] = cand.summary;
+    cand.code.device_code = render::render(lt_.text, ctx, lt_.name);
+    cand.code.launch_body = render::render(lt_launch_.text, ctx, lt_launch_.name);
+  }
+  cand.params = q.to_json();
+  return cand;
+}
+
+std::vector<GemmParams> gemm_tc_tuning_space(const GemmProblem& p) {
+  // Expert prior: 128x128 tiles with 64x32 warp tiles and 3 stages keep Hopper's tensor cores busy
+  // with mma.sync-class instructions; bigger tiles for big problems, smaller ones when the grid would
+  // not fill the GPU.
+  std::vector<GemmParams> space;
+  auto add = [&](int bm, int bn, int bk, int wm, int wn, int stages) {
+    GemmParams q;
+    q.structure = "tc";
+    q.bm = bm, q.bn = bn, q.bk = bk, q.warps_m = wm, q.warps_n = wn, q.stages = stages;
+    if (!GemmFamily::tc_unsupported(p, q)) space.push_back(q);
+  };
+  const std::int64_t tiles = p.batch * ((p.m + 127) / 128) * ((p.n + 127) / 128);
+  add(128, 128, 32, 2, 4, 3);
+  if (tiles >= 264) {
+    add(128, 256, 32, 2, 4, 3);
+    add(256, 128, 32, 4, 2, 3);
+  }
+  add(128, 128, 32, 2, 4, 4);
+  add(128, 128, 64, 2, 4, 3);
+  add(128, 128, 32, 4, 2, 4);
+  add(128, 64, 32, 2, 2, 4);
+  add(64, 128, 32, 2, 2, 4);
+  add(64, 64, 32, 2, 2, 4);
+  return space;
+}
+
+std::vector<Candidate> GemmFamily::structures(const spec::Spec& s, const contract::Contract& c) const {
+  const GemmProblem p = analyze(s);
+  std::vector<Candidate> out;
+  GemmParams q;
+  if (native_epilogue(s, p)) {
+    q.structure = "lt_native";
+    out.push_back(render(s, c, q));
+  }
+  // The plain cuBLASLt GEMM + the fused epilogue kernel, unless the GEMM has no epilogue at all
+  // (then it is the native structure's code).
+  const bool has_epilogue = !p.epilogue.empty() || !p.bias.empty() || p.alpha != 1.0;
+  if (out.empty() || has_epilogue) {
+    q.structure = "lt_epilogue";
+    out.push_back(render(s, c, q));
+  }
+  GemmParams tc;
+  tc.structure = "tc";
+  if (!tc_unsupported(p, tc)) out.push_back(render(s, c, tc));
+  return out;
+}
+
+std::vector<Candidate> GemmFamily::tunings(const spec::Spec& s, const contract::Contract& c,
+                                           const Candidate& incumbent, const std::string& bottleneck) const {
+  (void)bottleneck;  // a GEMM is compute-bound at these sizes; the space is the same either way
+  const GemmProblem p = analyze(s);
+  const GemmParams base = GemmParams::from_json(incumbent.params);
+  std::vector<Candidate> out;
+  if (base.structure == "tc") {
+    for (const auto& q : gemm_tc_tuning_space(p)) out.push_back(render(s, c, q));
+    return out;
+  }
+  if (base.structure == "lt_native" && !native_epilogue(s, p)) return out;
+  // cuBLASLt: the heuristic's top algos (index 0 is its own first choice).
+  for (int algo = 0; algo < 6; ++algo) {
+    GemmParams q = base;
+    q.algo = algo;
+    out.push_back(render(s, c, q));
+  }
+  if (base.structure == "lt_epilogue" && !p.epilogue.empty()) {
+    GemmParams q = base;
+    q.epilogue_block = base.epilogue_block == 256 ? 512 : 256;
+    out.push_back(render(s, c, q));
+  }
+  return out;
+}
+
+std::optional<Candidate> GemmFamily::fallback(const spec::Spec& s, const contract::Contract& c,
+                                              const Candidate& failed) const {
+  // The simplest structure that always runs: cuBLASLt's first heuristic algo, plain epilogue DEFAULT,
+  // the whole epilogue in the fused kernel.
+  const GemmParams f = GemmParams::from_json(failed.params);
+  if (f.structure == "lt_epilogue" && f.algo == 0 && f.epilogue_block == 256) return std::nullopt;
+  GemmParams q;
+  q.structure = "lt_epilogue";
+  q.tf32 = f.tf32;
+  return render(s, c, q);
+}
+
+}  // namespace egg::backend::builtin

@@ -1,0 +1,307 @@
+// GEMM family: pattern recognition, structures and their key lines (FileCheck-style).
+#include "backend/builtin/gemm.h"
+
+#include <gtest/gtest.h>
+
+#include "backend/builtin/builtin_backend.h"
+#include "contract/contract.h"
+
+namespace egg::backend::builtin {
+namespace {
+
+using nlohmann::json;
+
+const std::filesystem::path kData = EGG_TEST_DATA_DIR;
+
+bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+json node(const std::string& name, const std::string& op, json args, json attrs, json shape, const std::string& dtype,
+          int line = 9) {
+  return json{{"name", name},   {"op", op},       {"target", "torch." + op}, {"args", args},
+              {"attrs", attrs}, {"shape", shape}, {"dtype", dtype},          {"file", "/src/op.py"},
+              {"line", line},   {"code", "return torch.relu(self.fc(x))"}};
+}
+
+// x[M,K] → nn.Linear(K, N) (weight [N,K], bias [N]) → `act` (relu, gelu, ...; empty: none).
+json linear_spec(const std::string& dtype = "float32", const std::string& act = "relu", json act_attrs = json::object(),
+                 std::int64_t m = 256, std::int64_t k = 512, std::int64_t n = 1024, bool bias = true) {
+  json params = json::array({{{"name", "fc.weight"}, {"shape", {n, k}}, {"dtype", dtype}, {"kind", "parameter"}}});
+  if (bias) params.push_back({{"name", "fc.bias"}, {"shape", {n}}, {"dtype", dtype}, {"kind", "parameter"}});
+  json nodes = json::array(
+      {node("fc", "linear", {{{"node", "x"}}, {{"node", "fc.weight"}}, bias ? json{{"node", "fc.bias"}} : json{{"none", true}}},
+            json::object(), {m, n}, dtype)});
+  std::string last = "fc";
+  if (!act.empty()) {
+    nodes.push_back(node(act, act, {{{"node", "fc"}}}, act_attrs, {m, n}, dtype));
+    last = act;
+  }
+  return json{{"schema", 1},
+              {"op_file", "/src/op.py"},
+              {"model_class", "Model"},
+              {"init_inputs", json::array()},
+              {"inputs", {{{"name", "x"}, {"shape", {m, k}}, {"dtype", dtype}}}},
+              {"params", params},
+              {"nodes", nodes},
+              {"outputs", {{{"name", "out0"}, {"node", last}, {"shape", {m, n}}, {"dtype", dtype}}}},
+              {"deps", {"/src/op.py"}},
+              {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};
+}
+
+// a[B,M,K] @ b[B,K,N] (bmm) or a[M,K] @ b[K,N] (batch 0).
+json matmul_spec(const std::string& dtype, std::int64_t batch, std::int64_t m, std::int64_t k, std::int64_t n) {
+  auto shp = [&](std::int64_t r, std::int64_t c) { return batch ? json{batch, r, c} : json{r, c}; };
+  return json{{"schema", 1},
+              {"op_file", "/src/op.py"},
+              {"model_class", "Model"},
+              {"init_inputs", json::array()},
+              {"inputs", {{{"name", "a"}, {"shape", shp(m, k)}, {"dtype", dtype}},
+                          {{"name", "b"}, {"shape", shp(k, n)}, {"dtype", dtype}}}},
+              {"params", json::array()},
+              {"nodes", {node("mm", batch ? "bmm" : "matmul", {{{"node", "a"}}, {{"node", "b"}}}, json::object(),
+                              shp(m, n), dtype)}},
+              {"outputs", {{{"name", "out0"}, {"node", "mm"}, {"shape", shp(m, n)}, {"dtype", dtype}}}},
+              {"deps", {"/src/op.py"}},
+              {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};
+}
+
+std::vector<Candidate> structures_of(const json& j, const std::string& name = "k") {
+  GemmFamily family(kData);
+  auto s = spec::parse_spec(j);
+  auto c = contract::derive(s, name);
+  return family.structures(s, c);
+}
+
+const Candidate* find(const std::vector<Candidate>& cands, const std::string& structure) {
+  for (const auto& c : cands)
+    if (c.params.value("structure", "") == structure) return &c;
+  return nullptr;
+}
+
+TEST(Gemm, CanImplementLinearMatmulBmmAddmm) {
+  GemmFamily family(kData);
+  EXPECT_FALSE(family.cannot_implement(spec::parse_spec(linear_spec())).has_value());
+  EXPECT_FALSE(family.cannot_implement(spec::parse_spec(matmul_spec("float16", 0, 128, 256, 64))).has_value());
+  EXPECT_FALSE(family.cannot_implement(spec::parse_spec(matmul_spec("bfloat16", 4, 128, 256, 64))).has_value());
+  auto j = matmul_spec("float32", 0, 64, 32, 16);
+  j["inputs"].push_back({{"name", "c"}, {"shape", {16}}, {"dtype", "float32"}});
+  j["nodes"][0] = node("mm", "addmm", {{{"node", "c"}}, {{"node", "a"}}, {{"node", "b"}}}, {{"beta", 1}, {"alpha", 2}},
+                       {64, 16}, "float32");
+  auto s = spec::parse_spec(j);
+  ASSERT_FALSE(family.cannot_implement(s).has_value()) << family.cannot_implement(s)->describe();
+  auto p = family.analyze(s);
+  EXPECT_EQ(p.bias, "c");
+  EXPECT_EQ(p.alpha, 2.0);
+}
+
+TEST(Gemm, ProblemOfLinear) {
+  GemmFamily family(kData);
+  auto p = family.analyze(spec::parse_spec(linear_spec()));
+  EXPECT_TRUE(p.b_nk);
+  EXPECT_EQ(p.m, 256);
+  EXPECT_EQ(p.k, 512);
+  EXPECT_EQ(p.n, 1024);
+  EXPECT_EQ(p.batch, 1);
+  EXPECT_EQ(p.bias, "fc.bias");
+  ASSERT_EQ(p.epilogue.size(), 1u);
+}
+
+TEST(Gemm, RejectsWithOpAndLine) {
+  GemmFamily family(kData);
+  // An integer GEMM.
+  auto ints = matmul_spec("int32", 0, 64, 64, 64);
+  auto why = family.cannot_implement(spec::parse_spec(ints));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(why->where().line, 9);
+  EXPECT_TRUE(has(why->describe(), "int32")) << why->describe();
+  // A transposed operand before the GEMM.
+  auto t = matmul_spec("float32", 0, 64, 64, 64);
+  t["nodes"].insert(t["nodes"].begin(), node("tr", "transpose", {{{"node", "b"}}, {{"scalar", 0}}, {{"scalar", 1}}},
+                                             json::object(), {64, 64}, "float32", 8));
+  t["nodes"][1]["args"][1]["node"] = "tr";
+  why = family.cannot_implement(spec::parse_spec(t));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(why->where().line, 8);
+  EXPECT_TRUE(has(why->describe(), "torch.transpose")) << why->describe();
+  EXPECT_TRUE(has(why->describe(), "transposed")) << why->describe();
+  // An epilogue op the table does not know.
+  auto u = linear_spec("float32", "cumsum");
+  why = family.cannot_implement(spec::parse_spec(u));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_TRUE(has(why->describe(), "torch.cumsum")) << why->describe();
+  EXPECT_TRUE(has(why->describe(), "after the GEMM")) << why->describe();
+  // No GEMM at all: no line, so the element-wise family's explanation wins.
+  auto e = linear_spec();
+  e["nodes"].erase(e["nodes"].begin());
+  e["nodes"][0]["args"][0]["node"] = "x";
+  why = family.cannot_implement(spec::parse_spec(e));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(why->where().line, 0);
+}
+
+TEST(Gemm, LinearReluUsesNativeEpilogueFirst) {
+  auto cands = structures_of(linear_spec(), "lr");
+  ASSERT_GE(cands.size(), 2u);
+  EXPECT_EQ(cands[0].params["structure"], "lt_native");
+  const auto& code = cands[0].code.device_code;
+  EXPECT_TRUE(has(code, "#include <cublasLt.h>"));
+  EXPECT_TRUE(has(code, "cublasLtMatmulDescCreate(&s.op, CUBLAS_COMPUTE_32F, CUDA_R_32F)")) << code;
+  EXPECT_FALSE(has(code, "TF32"));
+  EXPECT_TRUE(has(code, "const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_RELU_BIAS;"));
+  EXPECT_TRUE(has(code, "CUBLASLT_MATMUL_DESC_BIAS_POINTER"));
+  EXPECT_TRUE(has(code, "const cublasOperation_t trans_a = CUBLAS_OP_T"));            // weight [N,K] transposed
+  EXPECT_TRUE(has(code, "cublasLtMatrixLayoutCreate(&s.la, CUDA_R_32F, 512, 1024, 512)"));
+  EXPECT_TRUE(has(code, "cublasLtMatrixLayoutCreate(&s.lb, CUDA_R_32F, 512, 256, 512)"));
+  EXPECT_TRUE(has(code, "cublasLtMatrixLayoutCreate(&s.ld, CUDA_R_32F, 1024, 256, 1024)"));
+  EXPECT_TRUE(has(code, "std::lock_guard<std::mutex>"));                                // made once, thread-safe
+  EXPECT_TRUE(has(code, "cublasLtMatmulAlgoGetHeuristic"));
+  EXPECT_FALSE(has(code, "epilogue_kernel"));                                           // nothing left to fuse
+  EXPECT_FALSE(has(code, "exit(") || has(code, "abort("));
+  EXPECT_TRUE(has(cands[0].code.launch_body, "egg_lr_gemm(x, fc_weight, fc_bias, out0, stream)"))
+      << cands[0].code.launch_body;
+  EXPECT_EQ(cands[0].params["link"], json::array({"cublasLt"}));
+  // fp32: no own tensor-core candidate (it would need TF32).
+  EXPECT_EQ(find(cands, "tc"), nullptr);
+}
+
+TEST(Gemm, PlainGemmPlusFusedEpilogueKernel) {
+  auto cands = structures_of(linear_spec(), "lr");
+  const Candidate* b = find(cands, "lt_epilogue");
+  ASSERT_NE(b, nullptr);
+  const auto& code = b->code.device_code;
+  EXPECT_TRUE(has(code, "CUBLASLT_EPILOGUE_DEFAULT"));
+  EXPECT_TRUE(has(code, "const float l0 = egg_to_float(fc_bias[(i % 1024)]);")) << code;
+  EXPECT_TRUE(has(code, "const float g = acc + l0;"));
+  EXPECT_TRUE(has(code, "const float t1 = egg_relu(g);"));
+  EXPECT_TRUE(has(code, "egg_lr_epilogue_kernel<4>"));
+  EXPECT_TRUE(has(b->code.launch_body, "egg_lr_gemm(x, fc_weight, out0, stream)")) << b->code.launch_body;
+  EXPECT_TRUE(has(b->code.launch_body, "return egg_lr_epilogue_run(out0, fc_bias, stream);"));
+}
+
+TEST(Gemm, GeluOnlyNativeWithTanhApproximation) {
+  auto tanh = structures_of(linear_spec("float16", "gelu", {{"approximate", "tanh"}}));
+  EXPECT_EQ(tanh[0].params["structure"], "lt_native");
+  EXPECT_TRUE(has(tanh[0].code.device_code, "CUBLASLT_EPILOGUE_GELU_BIAS"));
+  EXPECT_TRUE(has(tanh[0].code.device_code, "CUDA_R_16F"));
+  auto erf = structures_of(linear_spec("float16", "gelu", {{"approximate", "none"}}));
+  EXPECT_EQ(find(erf, "lt_native"), nullptr);
+  const Candidate* b = find(erf, "lt_epilogue");
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(has(b->code.device_code, "egg_gelu_erf(g)"));
+  EXPECT_TRUE(has(b->code.device_code, "egg_k_epilogue_kernel<8>"));  // 8 halves per 16 bytes
+}
+
+TEST(Gemm, HalfGetsOwnTensorCoreKernelWithFusedEpilogue) {
+  auto cands = structures_of(linear_spec("bfloat16", "silu"));
+  const Candidate* tc = find(cands, "tc");
+  ASSERT_NE(tc, nullptr);
+  const auto& code = tc->code.device_code;
+  EXPECT_TRUE(has(code, "#include <mma.h>"));
+  EXPECT_TRUE(has(code, "using T = __nv_bfloat16;"));
+  EXPECT_TRUE(has(code, "constexpr bool B_NK = true;"));
+  EXPECT_TRUE(has(code, "cp.async.cg.shared.global"));
+  EXPECT_TRUE(has(code, "wmma::mma_sync"));
+  EXPECT_TRUE(has(code, "const float t1 = egg_silu(g);")) << code;
+  EXPECT_TRUE(has(code, "egg_k_epilogue<long long>(Cs["));
+  EXPECT_TRUE(has(tc->code.launch_body, "egg_k_tc::run(x, fc_weight, out0, fc_bias, stream)")) << tc->code.launch_body;
+  EXPECT_FALSE(tc->params.contains("link"));
+  GemmFamily family(kData);
+  auto s = spec::parse_spec(linear_spec("bfloat16", "silu"));
+  auto tunings = family.tunings(s, contract::derive(s, "k"), *tc, "compute");
+  ASSERT_GE(tunings.size(), 3u);
+  for (const auto& t : tunings) EXPECT_EQ(t.params["structure"], "tc");
+}
+
+TEST(Gemm, BmmIsStridedBatched) {
+  auto cands = structures_of(matmul_spec("float16", 32, 1024, 512, 256));
+  ASSERT_FALSE(cands.empty());
+  EXPECT_EQ(cands[0].params["structure"], "lt_native");  // no epilogue: one cuBLASLt structure
+  EXPECT_EQ(find(cands, "lt_epilogue"), nullptr);
+  const auto& code = cands[0].code.device_code;
+  EXPECT_TRUE(has(code, "const cublasOperation_t trans_a = CUBLAS_OP_N"));
+  EXPECT_TRUE(has(code, "const std::int32_t batch = 32;"));
+  EXPECT_TRUE(has(code, "stride_la = 131072, stride_lb = 524288, stride_ld = 262144")) << code;
+  const Candidate* tc = find(cands, "tc");
+  ASSERT_NE(tc, nullptr);
+  EXPECT_TRUE(has(tc->code.device_code, "constexpr bool B_NK = false;"));
+  EXPECT_TRUE(has(tc->code.device_code, "STRIDE_A = 524288, STRIDE_B = 131072"));
+}
+
+TEST(Gemm, ResidualAddAndScaleFuse) {
+  auto j = linear_spec("float32", "");
+  j["inputs"].push_back({{"name", "res"}, {"shape", {256, 1024}}, {"dtype", "float32"}});
+  j["nodes"].push_back(node("mul", "mul", {{{"node", "fc"}}, {{"scalar", 0.5}}}, json::object(), {256, 1024}, "float32"));
+  j["nodes"].push_back(node("add", "add", {{{"node", "mul"}}, {{"node", "res"}}}, {{"alpha", 1}}, {256, 1024}, "float32"));
+  j["nodes"].push_back(node("sigmoid", "sigmoid", {{{"node", "add"}}}, json::object(), {256, 1024}, "float32"));
+  j["outputs"][0]["node"] = "sigmoid";
+  auto cands = structures_of(j);
+  EXPECT_EQ(find(cands, "lt_native"), nullptr);
+  const Candidate* b = find(cands, "lt_epilogue");
+  ASSERT_NE(b, nullptr);
+  const auto& code = b->code.device_code;
+  EXPECT_TRUE(has(code, "const float l1 = egg_to_float(res[i]);")) << code;
+  EXPECT_TRUE(has(code, "const float t1 = (g * 0.5f);"));
+  EXPECT_TRUE(has(code, "const float t2 = (t1 + 1.0f * l1);"));
+  EXPECT_TRUE(has(code, "const float t3 = egg_sigmoid(t2);"));
+  EXPECT_TRUE(has(b->code.launch_body, "egg_k_epilogue_run(out0, x, fc_bias, res, stream)") ||
+              has(b->code.launch_body, "egg_k_epilogue_run(out0, res, fc_bias, stream)") ||
+              has(b->code.launch_body, "egg_k_epilogue_run(out0, fc_bias, res, stream)") ||
+              has(b->code.launch_body, "egg_k_epilogue_run(out0, res, fc_bias, stream)"))
+      << b->code.launch_body;
+}
+
+TEST(Gemm, ScaleThenBiasIsNativeAlpha) {
+  auto j = matmul_spec("float16", 0, 128, 64, 256);
+  j["inputs"].push_back({{"name", "bias"}, {"shape", {256}}, {"dtype", "float16"}});
+  j["nodes"].push_back(node("mul", "mul", {{{"node", "mm"}}, {{"scalar", 0.25}}}, json::object(), {128, 256}, "float16"));
+  j["nodes"].push_back(node("add", "add", {{{"node", "mul"}}, {{"node", "bias"}}}, {{"alpha", 1}}, {128, 256}, "float16"));
+  j["nodes"].push_back(node("relu", "relu", {{{"node", "add"}}}, json::object(), {128, 256}, "float16"));
+  j["outputs"][0]["node"] = "relu";
+  auto cands = structures_of(j);
+  ASSERT_EQ(cands[0].params["structure"], "lt_native");
+  EXPECT_TRUE(has(cands[0].code.device_code, "const float alpha = 0.25f, beta = 0.0f;")) << cands[0].code.device_code;
+  EXPECT_TRUE(has(cands[0].code.device_code, "CUBLASLT_EPILOGUE_RELU_BIAS"));
+}
+
+TEST(Gemm, Tf32OnlyWhenAsked) {
+  GemmFamily family(kData);
+  auto s = spec::parse_spec(linear_spec());
+  auto c = contract::derive(s, "k");
+  GemmParams q;
+  q.tf32 = true;
+  EXPECT_TRUE(has(family.render(s, c, q).code.device_code, "CUBLAS_COMPUTE_32F_FAST_TF32"));
+  q.tf32 = false;
+  EXPECT_FALSE(has(family.render(s, c, q).code.device_code, "TF32"));
+}
+
+TEST(Gemm, TuningsAndFallback) {
+  GemmFamily family(kData);
+  auto s = spec::parse_spec(linear_spec());
+  auto c = contract::derive(s, "k");
+  auto cands = family.structures(s, c);
+  auto tunings = family.tunings(s, c, cands[0], "compute");
+  ASSERT_EQ(tunings.size(), 6u);
+  EXPECT_EQ(tunings[3].params["algo"], 3);
+  EXPECT_TRUE(has(tunings[3].code.device_code, "const int pick = 3 < s.algo_count[cls]"));
+  auto fb = family.fallback(s, c, tunings[3]);
+  ASSERT_TRUE(fb.has_value());
+  EXPECT_EQ(fb->params["structure"], "lt_epilogue");
+  EXPECT_EQ(fb->params["algo"], 0);
+  EXPECT_FALSE(family.fallback(s, c, *fb).has_value());
+}
+
+TEST(Gemm, BuiltinBackendPicksGemmFamily) {
+  BuiltinBackend backend(kData);
+  auto s = spec::parse_spec(linear_spec());
+  EXPECT_NO_THROW(backend.check_supported(s));
+  auto c = contract::derive(s, "k");
+  StageRequest r;
+  r.spec = &s;
+  r.contract = &c;
+  r.stage = "stage1";
+  auto cands = backend.propose(r);
+  ASSERT_FALSE(cands.empty());
+  EXPECT_EQ(cands[0].id.rfind("gemm.", 0), 0u) << cands[0].id;
+}
+
+}  // namespace
+}  // namespace egg::backend::builtin
