@@ -98,6 +98,7 @@ void add_common(CLI::App* cmd, CommonOptions& c) {
   cmd->add_flag("--keep-work", c.g.keep_work, "keep the work folder (spec, reference tensors, candidates)");
   cmd->add_option("--tolerance", c.tolerance, "atol rtol (default by dtype: fp32 1e-4 1e-4, fp16/bf16 1e-2 1e-2)")
       ->expected(2);
+  cmd->add_option("--budget", c.g.budget, "candidates evaluated per stage (default 8)")->check(CLI::Range(1, 64));
   cmd->add_option("--seeds", c.g.seeds, "seeded input sets beyond the declared one (default 3)")
       ->check(CLI::Range(1, 100));
 }

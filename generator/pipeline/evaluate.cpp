@@ -65,7 +65,7 @@ json profile_agent(const json& facts, std::optional<double> kernel_ms, double by
   return out;
 }
 
-Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time, bool strict) {
+Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time, bool strict, bool all_arches) {
   Evaluation ev;
   const fs::path dir = config_.work / (std::to_string(count_++) + "-candidate");
   auto sources = emit::render_sources(config_.data_dir, contract_, candidate, config_.backend_name,
@@ -81,6 +81,20 @@ Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time, b
                 "; write the computation in CUDA";
     return ev;
   }
+  json facts = json::object();
+  if (gpu_ && !all_arches) {
+    auto out = gpu_->run(cu, dir / "include", config_.spec_json, dir / "verify", time, strict, config_.atol,
+                         config_.rtol);
+    if (!out.ok()) {
+      ev.failure_class = out.failure_class;
+      ev.report = replace_all(out.report, dir.string() + "/", "");
+      return ev;
+    }
+    ev.kernel_ms = out.kernel_ms;
+    ev.profile = profile_agent(facts, out.kernel_ms, config_.bytes, config_.flops, true);
+    ev.profile["harness"] = out.details;
+    return ev;
+  }
   auto compiled = nvcc_.compile_object(cu, dir / "include", config_.arches, dir / "kernel.o");
   if (!compiled.ok) {
     ev.failure_class = "compile_error";
@@ -88,7 +102,7 @@ Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time, b
     ev.report = replace_all(compiled.log + "\nrepro: " + compiled.repro, dir.string() + "/", "");
     return ev;
   }
-  json facts = ptxas_facts(compiled.log);
+  facts = ptxas_facts(compiled.log);
   if (gpu_) {
     auto out = gpu_->run(cu, dir / "include", config_.spec_json, dir / "verify", time, strict, config_.atol,
                          config_.rtol);

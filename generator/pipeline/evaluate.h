@@ -49,8 +49,9 @@ class Evaluator {
             verify::GpuVerifier* gpu)
       : config_(std::move(config)), contract_(contract), nvcc_(nvcc), gpu_(gpu) {}
 
-  // Evaluates one candidate (its files land in work/<n>-<tag>/).
-  Evaluation evaluate(const backend::Candidate& candidate, bool time, bool strict = false);
+  // Evaluates one candidate (its files land in work/<n>-candidate/). With a GPU the GPU build is the
+  // compile check and the other arches are compiled only when `all_arches` (the final winner).
+  Evaluation evaluate(const backend::Candidate& candidate, bool time, bool strict = false, bool all_arches = false);
   // True when a GPU measures candidates.
   bool can_measure() const { return gpu_ != nullptr; }
 

@@ -206,6 +206,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
                          o.op_file.filename().string(), bytes, flops, tol.first, tol.second},
                         contract, nvcc, services.gpu);
     StageBudget budget;
+    budget.max_candidates = std::max(1, o.budget);
     backend::StageRequest request{&s, &contract, "stage1", stage1_objective, arches, std::nullopt, "unknown", "", {}};
 
     // Step: stage 1, algorithmic structure design.
@@ -246,10 +247,11 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
     const bool skip_verify = artifacts.from == Step::emit;
     if (!skip_verify) {
       StepTimer t("verify");
-      // A stage's winner was evaluated in its stage; only a hand-edited one is evaluated here.
-      final_eval = artifacts.from <= Step::stage2 && !(o.strict && evaluator.can_measure())
+      // A stage's winner was measured in its stage; the verify step re-checks it for every declared
+      // arch (and under compute-sanitizer when strict). Without a GPU the stage's compile check stands.
+      final_eval = artifacts.from <= Step::stage2 && !evaluator.can_measure()
                        ? stage2->evaluation
-                       : evaluator.evaluate(stage2->winner, evaluator.can_measure(), o.strict);
+                       : evaluator.evaluate(stage2->winner, false, o.strict, true);
       if (final_eval.ok() && !final_eval.kernel_ms) final_eval.kernel_ms = stage2->evaluation.kernel_ms;
       if (!final_eval.ok())
         throw UserError("verify: the chosen kernel failed: " + final_eval.failure_class + ": " + final_eval.report,
@@ -263,7 +265,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
       const double k = *final_eval.kernel_ms;
       timing["kernel_ms"] = k;
       timing["gpu"] = services.gpu->gpu_name();
-      timing["achieved_gbps"] = final_eval.profile.value("achieved_gbps", 0.0);
+      timing["achieved_gbps"] = roofline_inputs(s).first / (k * 1e-3) / 1e9;
       if (o.baseline) {
         StepTimer bt("baseline");
         auto b = verify::time_baseline(services.runner, o.python, o.data_dir, o.op_file, work.path());

@@ -38,6 +38,7 @@ struct GenerateOptions {
   double atol = -1, rtol = -1;         // tolerance; negative: the dtype's default
   bool baseline = true;                // with a GPU: time PyTorch eager and torch.compile too
   bool strict = false;                 // with a GPU: compute-sanitizer memcheck on the winner
+  int budget = 8;                      // candidates evaluated per stage
   std::string no_gpu_reason = "no GPU";  // why Services::gpu is null, for the manifest
 };
 

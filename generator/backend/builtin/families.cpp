@@ -2,14 +2,16 @@
 
 #include "backend/builtin/elementwise.h"
 #include "backend/builtin/gemm.h"
+#include "backend/builtin/norm.h"
 #include "backend/builtin/reduction.h"
 
 namespace egg::backend::builtin {
 
 std::vector<std::unique_ptr<Family>> make_families(const std::filesystem::path& data_dir) {
   std::vector<std::unique_ptr<Family>> families;
-  families.push_back(std::make_unique<ReductionFamily>(data_dir));
   families.push_back(std::make_unique<GemmFamily>(data_dir));
+  families.push_back(std::make_unique<NormFamily>(data_dir));
+  families.push_back(std::make_unique<ReductionFamily>(data_dir));
   families.push_back(std::make_unique<ElementwiseFamily>(data_dir));
   return families;
 }

@@ -78,6 +78,7 @@ class NormFamily : public Family {
   render::Template row_;
   render::Template split_;
   render::Template pointwise_;
+  render::Template launch_;
 };
 
 // Elements one thread holds in the row structure for a row of `row_len` with these parameters.
