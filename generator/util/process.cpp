@@ -1,7 +1,9 @@
 #include "util/process.h"
 
 #include <boost/process.hpp>
+#include <algorithm>
 #include <cstdlib>
+#include <thread>
 
 #include "util/files.h"
 
@@ -60,8 +62,16 @@ ProcessResult SystemProcessRunner::run(const ProcessSpec& spec) {
     result.err = "cannot start " + exe + ": " + ec.message();
     return result;
   }
-  if (!child.wait_for(spec.timeout, ec)) {
+  // Polling, not child.wait_for: wait_for is deprecated as unreliable in Boost 1.83.
+  const auto deadline = std::chrono::steady_clock::now() + spec.timeout;
+  auto pause = std::chrono::milliseconds(1);
+  while (child.running(ec) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(20));
+  }
+  if (child.running(ec)) {
     child.terminate(ec);
+    child.wait(ec);
     result.status = ProcessStatus::timed_out;
   } else {
     result.status = ProcessStatus::exited;
