@@ -280,15 +280,17 @@ function(egg_kernel target op)
     set(_cudart CUDA::cudart_static)
   endif()
   get_target_property(_linked "${target}" LINK_LIBRARIES)
-  if(NOT _cudart IN_LIST _linked)
-    # Appended directly (not target_link_libraries) so both its plain and keyword signatures keep
-    # working for the project; PRIVATE semantics, as target_link_libraries(PRIVATE) would give.
-    set_property(TARGET "${target}" APPEND PROPERTY LINK_LIBRARIES "${_cudart}")
-    if(_type STREQUAL "STATIC_LIBRARY")
-      set_property(TARGET "${target}" APPEND PROPERTY INTERFACE_LINK_LIBRARIES
-                   "$<LINK_ONLY:${_cudart}>")
+  # cuBLASLt/cuBLAS: the builtin GEMM family's kernels call them (a library call plus a fused epilogue).
+  foreach(_lib IN ITEMS ${_cudart} CUDA::cublasLt CUDA::cublas)
+    if(NOT _lib IN_LIST _linked AND TARGET ${_lib})
+      # Appended directly (not target_link_libraries) so both its plain and keyword signatures keep
+      # working for the project; PRIVATE semantics, as target_link_libraries(PRIVATE) would give.
+      set_property(TARGET "${target}" APPEND PROPERTY LINK_LIBRARIES "${_lib}")
+      if(_type STREQUAL "STATIC_LIBRARY")
+        set_property(TARGET "${target}" APPEND PROPERTY INTERFACE_LINK_LIBRARIES "$<LINK_ONLY:${_lib}>")
+      endif()
     endif()
-  endif()
+  endforeach()
 
   # The header's forward(torch::Tensor...) wrapper, only when the target links LibTorch.
   get_target_property(_has_def "${target}" EGG_LIBTORCH_DEF_)
