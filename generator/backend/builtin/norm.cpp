@@ -434,6 +434,7 @@ Candidate NormFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"tuning", tuning},
               {"eps", lit(pb.eps)},
               {"center", pb.center},
+              {"is_row", p.structure == "row"},
               {"running", pb.running},
               {"index_t", pb.numel < (std::int64_t(1) << 30) ? "std::int32_t" : "std::int64_t"},
               {"row_len", pb.seg_len},

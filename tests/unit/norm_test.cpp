@@ -1,0 +1,322 @@
+// The norm family: can_implement, the rendered key lines of each norm and structure (FileCheck-style).
+#include "backend/builtin/norm.h"
+
+#include <gtest/gtest.h>
+
+#include "backend/builtin/builtin_backend.h"
+#include "contract/contract.h"
+#include "emit/emit.h"
+
+namespace egg::backend::builtin {
+namespace {
+
+using nlohmann::json;
+
+const std::filesystem::path kData = EGG_TEST_DATA_DIR;
+
+bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+json node(const std::string& name, const std::string& op, json args, json attrs, json shape,
+          const std::string& dtype = "float32", int line = 9) {
+  return json{{"name", name},   {"op", op},       {"target", "torch." + op}, {"args", args},
+              {"attrs", attrs}, {"shape", shape}, {"dtype", dtype},          {"file", "/src/op.py"},
+              {"line", line},   {"code", op + "(...)"}};
+}
+json tensor(const std::string& name, json shape, const std::string& dtype = "float32", const std::string& kind = "") {
+  json t = {{"name", name}, {"shape", shape}, {"dtype", dtype}};
+  if (!kind.empty()) t["kind"] = kind;
+  return t;
+}
+json ref(const std::string& name) { return json{{"node", name}}; }
+json none() { return json{{"none", true}}; }
+
+// A spec around the given nodes; the output is the last node.
+json make_spec(json inputs, json params, json nodes) {
+  const json& last = nodes.back();
+  return json{{"schema", 1},
+              {"op_file", "/src/op.py"},
+              {"model_class", "Model"},
+              {"init_inputs", json::array()},
+              {"inputs", inputs},
+              {"params", params},
+              {"nodes", nodes},
+              {"outputs", {{{"name", "out0"}, {"node", last["name"]}, {"shape", last["shape"]}, {"dtype", last["dtype"]}}}},
+              {"deps", {"/src/op.py"}},
+              {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};
+}
+
+// gelu(LayerNorm(1024)(x)) on [64, 1024].
+json layer_norm_gelu(const std::string& dtype = "float32") {
+  json shape = {64, 1024};
+  return make_spec({tensor("x", shape, dtype)},
+                   {tensor("ln.weight", {1024}, dtype, "parameter"), tensor("ln.bias", {1024}, dtype, "parameter")},
+                   {node("ln", "layer_norm", {ref("x"), ref("ln.weight"), ref("ln.bias")},
+                         {{"normalized_shape", {1024}}, {"eps", 1e-5}}, shape, dtype, 8),
+                    node("gelu", "gelu", {ref("ln")}, {{"approximate", "none"}}, shape, dtype, 9)});
+}
+
+// relu(BatchNorm2d(16)(x)) on [8, 16, 14, 14].
+json batch_norm_relu(bool training) {
+  json shape = {8, 16, 14, 14};
+  return make_spec({tensor("x", shape)},
+                   {tensor("bn.weight", {16}, "float32", "parameter"), tensor("bn.bias", {16}, "float32", "parameter"),
+                    tensor("bn.running_mean", {16}, "float32", "buffer"), tensor("bn.running_var", {16}, "float32", "buffer"),
+                    tensor("bn.num_batches_tracked", json::array(), "int64", "buffer")},
+                   {node("bn", "batch_norm",
+                         {ref("x"), ref("bn.running_mean"), ref("bn.running_var"), ref("bn.weight"), ref("bn.bias")},
+                         {{"training", training}, {"momentum", 0.1}, {"eps", 1e-5}}, shape),
+                    node("relu", "relu", {ref("bn")}, json::object(), shape)});
+}
+
+Candidate first(const NormFamily& f, const json& j, const std::string& name = "k") {
+  auto s = spec::parse_spec(j);
+  auto why = f.cannot_implement(s);
+  EXPECT_FALSE(why.has_value()) << why->describe();
+  auto cands = f.structures(s, contract::derive(s, name));
+  EXPECT_FALSE(cands.empty());
+  return cands.front();
+}
+
+TEST(Norm, LayerNormRowHoldsTheRowAndFusesTheEpilogue) {
+  NormFamily family(kData);
+  auto cand = first(family, layer_norm_gelu(), "ln_gelu");
+  const auto& code = cand.code.device_code;
+  EXPECT_EQ(cand.params["structure"], "row");
+  EXPECT_TRUE(has(cand.id, "norm.row:t64:r4:v4")) << cand.id;   // 1024 / (64 * 4) = 4 vectors per thread
+  EXPECT_TRUE(has(code, "constexpr IndexT D = 1024;")) << code;
+  EXPECT_TRUE(has(code, "egg_load_vec<float, VEC>(x + i0)"));
+  EXPECT_TRUE(has(code, "const float mean = egg_ln_gelu_row_sum<TPR, RPB>(sum, red) / float(D);"));
+  EXPECT_TRUE(has(code, "const float d = v[k][j] - mean;"));   // two-pass variance in registers
+  EXPECT_TRUE(has(code, "const float rstd = rsqrtf(var + 9.99999975e-06f);"));
+  EXPECT_TRUE(has(code, "nv = nv * egg_to_float(ln_weight[col0 + j]);"));
+  EXPECT_TRUE(has(code, "nv = nv + egg_to_float(ln_bias[col0 + j]);"));
+  EXPECT_TRUE(has(code, "const float e0 = egg_gelu_erf(nv);"));
+  EXPECT_TRUE(has(code, "egg_store_vec<float, VEC>(out0 + i0, out0_o);"));
+  EXPECT_TRUE(has(cand.code.launch_body, "egg_ln_gelu_run<4>(x, ln_weight, ln_bias, out0, stream)")) << cand.code.launch_body;
+  EXPECT_TRUE(has(cand.code.launch_body, "egg_ln_gelu_aligned(x) && egg_ln_gelu_aligned(out0)"));
+}
+
+TEST(Norm, SplitStructureIsTheSecondChoiceForRows) {
+  NormFamily family(kData);
+  auto s = spec::parse_spec(layer_norm_gelu());
+  auto cands = family.structures(s, contract::derive(s, "k"));
+  ASSERT_EQ(cands.size(), 2u);
+  EXPECT_EQ(cands[1].params["structure"], "split");
+  const auto& code = cands[1].code.device_code;
+  EXPECT_TRUE(has(code, "egg_k_partial_kernel")) << code;
+  EXPECT_TRUE(has(code, "const IndexT s = i0 / 1024;"));
+  EXPECT_TRUE(has(code, "egg_k_merge(n, mean, m2, float(VEC), cm, cm2);"));
+  EXPECT_TRUE(has(code, "cudaMallocAsync"));
+  EXPECT_TRUE(has(code, "cudaFreeAsync(ws, stream)"));
+  EXPECT_TRUE(has(code, "nv = nv * egg_to_float(ln_weight[i0 % 1024 + j]);"));
+}
+
+TEST(Norm, RmsNormHalfUsesFloatEpsilonAndEightWideVectors) {
+  json shape = {8, 4096};
+  auto j = make_spec({tensor("x", shape, "float16")}, {tensor("norm.weight", {4096}, "float16", "parameter")},
+                     {node("norm", "rms_norm", {ref("x"), ref("norm.weight")},
+                           {{"normalized_shape", {4096}}, {"eps", nullptr}}, shape, "float16")});
+  NormFamily family(kData);
+  auto cand = first(family, j);
+  const auto& code = cand.code.device_code;
+  EXPECT_TRUE(has(code, "// RMS: the mean of squares")) << code;
+  EXPECT_TRUE(has(code, "rsqrtf(egg_k_row_sum<TPR, RPB>(sq, red) / float(D) + 1.1920929e-07f)"));
+  EXPECT_FALSE(has(code, "sum += v[k][j]"));
+  EXPECT_TRUE(has(code, "egg_load_vec<__half, VEC>(x + i0)"));
+  EXPECT_TRUE(has(code, "egg_from_float<__half>(out[0])"));
+  EXPECT_TRUE(has(cand.code.launch_body, "egg_k_run<8>(")) << cand.code.launch_body;
+}
+
+TEST(Norm, GroupNormAffineIndexIsTheChannel) {
+  json shape = {4, 64, 8, 8};
+  auto j = make_spec({tensor("x", shape)},
+                     {tensor("gn.weight", {64}, "float32", "parameter"), tensor("gn.bias", {64}, "float32", "parameter")},
+                     {node("gn", "group_norm", {ref("x"), ref("gn.weight"), ref("gn.bias")},
+                           {{"num_groups", 8}, {"eps", 1e-5}}, shape)});
+  NormFamily family(kData);
+  auto s = spec::parse_spec(j);
+  auto pb = family.problem(s);
+  EXPECT_EQ(pb.seg_len, 8 * 64);
+  EXPECT_EQ(pb.num_stats, 4 * 8);
+  auto cands = family.structures(s, contract::derive(s, "k"));
+  ASSERT_EQ(cands.size(), 2u);
+  EXPECT_TRUE(has(cands[0].code.device_code, "egg_to_float(gn_weight[(row % 8) * 8 + col0 / 64])"))
+      << cands[0].code.device_code;
+  EXPECT_TRUE(has(cands[1].code.device_code, "egg_to_float(gn_weight[(i0 / 64) % 64])"));
+  EXPECT_TRUE(has(cands[1].code.device_code, "const IndexT s = i0 / 512;"));
+}
+
+TEST(Norm, InstanceNormRowsArePerChannel) {
+  json shape = {2, 16, 32, 32};
+  auto j = make_spec({tensor("x", shape)},
+                     {tensor("inorm.weight", {16}, "float32", "parameter"), tensor("inorm.bias", {16}, "float32", "parameter")},
+                     {node("inorm", "instance_norm",
+                           {ref("x"), none(), none(), ref("inorm.weight"), ref("inorm.bias")},
+                           {{"use_input_stats", true}, {"momentum", 0.1}, {"eps", 1e-5}}, shape)});
+  NormFamily family(kData);
+  auto cand = first(family, j);
+  EXPECT_EQ(cand.params["structure"], "row");
+  EXPECT_TRUE(has(cand.code.device_code, "egg_to_float(inorm_weight[row % 16])")) << cand.code.device_code;
+  EXPECT_TRUE(has(cand.code.device_code, "constexpr IndexT ROWS = 32;"));
+}
+
+TEST(Norm, BatchNormTrainingUsesBatchStatisticsPerChannel) {
+  NormFamily family(kData);
+  auto s = spec::parse_spec(batch_norm_relu(true));
+  ASSERT_FALSE(family.cannot_implement(s).has_value());
+  auto pb = family.problem(s);
+  EXPECT_FALSE(pb.running);
+  EXPECT_EQ(pb.num_stats, 16);
+  EXPECT_EQ(pb.stat_count(), 8 * 196);
+  auto cands = family.structures(s, contract::derive(s, "bn"));
+  ASSERT_EQ(cands.size(), 1u);  // statistics over non-contiguous runs: split only
+  const auto& code = cands[0].code.device_code;
+  EXPECT_EQ(cands[0].params["structure"], "split");
+  EXPECT_TRUE(has(code, "constexpr IndexT L = 196;")) << code;
+  EXPECT_TRUE(has(code, "constexpr IndexT SEG_STRIDE = 3136;"));
+  EXPECT_TRUE(has(code, "const IndexT i0 = stat * L + (k / L) * SEG_STRIDE + k % L;"));
+  EXPECT_TRUE(has(code, "const IndexT s = (i0 / 196) % 16;"));
+  EXPECT_TRUE(has(code, "const float e0 = egg_relu(nv);"));
+  EXPECT_FALSE(has(code, "bn_running_mean["));  // batch statistics, buffers untouched
+  EXPECT_TRUE(has(cands[0].code.launch_body, "egg_bn_run<4>(x, bn_weight, bn_bias, out0, stream)"))
+      << cands[0].code.launch_body;
+}
+
+TEST(Norm, BatchNormEvalUsesRunningStatistics) {
+  NormFamily family(kData);
+  auto cand = first(family, batch_norm_relu(false), "bn");
+  EXPECT_EQ(cand.params["structure"], "pointwise");
+  const auto& code = cand.code.device_code;
+  EXPECT_TRUE(has(code, "const float mean = egg_to_float(bn_running_mean[c]);")) << code;
+  EXPECT_TRUE(has(code, "const float rstd = rsqrtf(egg_to_float(bn_running_var[c]) + 9.99999975e-06f);"));
+  EXPECT_FALSE(has(code, "cudaMallocAsync"));
+}
+
+TEST(Norm, PrologueAndBroadcastEpilogueFuse) {
+  // gelu(layer_norm(x * 2 + y)) * scale + x, scale broadcast [1024].
+  json shape = {64, 1024};
+  auto j = make_spec({tensor("x", shape), tensor("y", shape)},
+                     {tensor("scale", {1024}, "float32", "parameter")},
+                     {node("mul", "mul", {ref("x"), {{"scalar", 2.0}}}, json::object(), shape),
+                      node("add", "add", {ref("mul"), ref("y")}, json::object(), shape),
+                      node("ln", "layer_norm", {ref("add"), none(), none()},
+                           {{"normalized_shape", {1024}}, {"eps", 1e-6}}, shape),
+                      node("gelu", "gelu", {ref("ln")}, {{"approximate", "tanh"}}, shape),
+                      node("mul_1", "mul", {ref("gelu"), ref("scale")}, json::object(), shape),
+                      node("add_1", "add", {ref("mul_1"), ref("x")}, json::object(), shape)});
+  NormFamily family(kData);
+  auto cand = first(family, j);
+  const auto& code = cand.code.device_code;
+  EXPECT_TRUE(has(code, "egg_k_prologue(float a0, float a1, int)")) << code;
+  EXPECT_TRUE(has(code, "const float t0 = (a0 * 2.0f);"));
+  EXPECT_TRUE(has(code, "const float t1 = (t0 + 1.0f * a1);"));
+  EXPECT_TRUE(has(code, "return t1;"));
+  EXPECT_TRUE(has(code, "const float e0 = egg_gelu_tanh(nv);"));
+  EXPECT_TRUE(has(code, "const float e1 = (e0 * a2);"));
+  EXPECT_TRUE(has(code, "const float e2 = (e1 + 1.0f * a0);"));
+  EXPECT_TRUE(has(code, "egg_to_float(scale[(i % 1024)])"));
+  EXPECT_TRUE(has(code, "rsqrtf(var + 9.99999997e-07f)"));
+  EXPECT_FALSE(has(code, "nv = nv * egg_to_float("));  // no affine
+}
+
+TEST(Norm, RejectsWithOpAndLine) {
+  NormFamily family(kData);
+  {  // an unsupported op in the epilogue
+    auto j = layer_norm_gelu();
+    j["nodes"][1]["op"] = "cumsum";
+    j["nodes"][1]["target"] = "torch.cumsum";
+    j["nodes"][1]["line"] = 14;
+    auto why = family.cannot_implement(spec::parse_spec(j));
+    ASSERT_TRUE(why.has_value());
+    EXPECT_EQ(why->where().line, 14);
+    EXPECT_TRUE(has(why->describe(), "torch.cumsum")) << why->describe();
+  }
+  {  // two norms
+    auto j = layer_norm_gelu();
+    j["nodes"][1] = node("ln2", "layer_norm", {ref("ln"), none(), none()}, {{"normalized_shape", {1024}}, {"eps", 1e-5}},
+                         {64, 1024}, "float32", 11);
+    j["outputs"][0]["node"] = "ln2";
+    auto why = family.cannot_implement(spec::parse_spec(j));
+    ASSERT_TRUE(why.has_value());
+    EXPECT_EQ(why->where().line, 11);
+    EXPECT_TRUE(has(why->describe(), "second norm")) << why->describe();
+  }
+  {  // normalized_shape that is not the trailing dims
+    auto j = layer_norm_gelu();
+    j["nodes"][0]["attrs"]["normalized_shape"] = {64};
+    auto why = family.cannot_implement(spec::parse_spec(j));
+    ASSERT_TRUE(why.has_value());
+    EXPECT_EQ(why->where().line, 8);
+    EXPECT_TRUE(has(why->describe(), "normalized_shape")) << why->describe();
+  }
+  {  // group_norm with groups not dividing C
+    json shape = {4, 10, 8, 8};
+    auto j = make_spec({tensor("x", shape)}, json::array(),
+                       {node("gn", "group_norm", {ref("x"), none(), none()}, {{"num_groups", 4}, {"eps", 1e-5}}, shape)});
+    auto why = family.cannot_implement(spec::parse_spec(j));
+    ASSERT_TRUE(why.has_value());
+    EXPECT_TRUE(has(why->describe(), "num_groups")) << why->describe();
+  }
+  {  // float64
+    auto j = layer_norm_gelu("float64");
+    EXPECT_TRUE(family.cannot_implement(spec::parse_spec(j)).has_value());
+  }
+  {  // no norm at all: the element-wise family explains better (line 0)
+    auto j = layer_norm_gelu();
+    j["nodes"].erase(0);
+    j["nodes"][0]["args"][0]["node"] = "x";
+    auto why = family.cannot_implement(spec::parse_spec(j));
+    ASSERT_TRUE(why.has_value());
+    EXPECT_EQ(why->where().line, 0);
+  }
+  {  // eval-mode batch norm without running statistics
+    auto j = batch_norm_relu(false);
+    j["nodes"][0]["args"][1] = none();
+    auto why = family.cannot_implement(spec::parse_spec(j));
+    ASSERT_TRUE(why.has_value());
+    EXPECT_TRUE(has(why->describe(), "running_mean")) << why->describe();
+  }
+}
+
+TEST(Norm, BuiltinBackendPicksTheNormFamily) {
+  BuiltinBackend backend(kData);
+  auto s = spec::parse_spec(layer_norm_gelu());
+  EXPECT_NO_THROW(backend.check_supported(s));
+  auto c = contract::derive(s, "k");
+  StageRequest req;
+  req.spec = &s;
+  req.contract = &c;
+  req.stage = "stage1";
+  auto cands = backend.propose(req);
+  ASSERT_FALSE(cands.empty());
+  EXPECT_TRUE(has(cands[0].id, "norm.row")) << cands[0].id;
+  auto src = emit::render_sources(kData, c, cands[0], "builtin", "op.py");
+  EXPECT_TRUE(has(src.cu, "egg_k_row_kernel<VEC><<<"));
+}
+
+TEST(Norm, TuningAndFallback) {
+  NormFamily family(kData);
+  auto s = spec::parse_spec(layer_norm_gelu());
+  auto c = contract::derive(s, "k");
+  auto cands = family.structures(s, c);
+  auto tuned = family.tunings(s, c, cands[0], "memory");
+  ASSERT_FALSE(tuned.empty());
+  for (const auto& t : tuned) {
+    EXPECT_NE(t.id, cands[0].id);
+    EXPECT_LE(t.params["tpr"].get<int>() * t.params["rpb"].get<int>(), 1024);
+  }
+  auto split_tuned = family.tunings(s, c, cands[1], "memory");
+  EXPECT_FALSE(split_tuned.empty());
+  auto fb = family.fallback(s, c, cands[0]);
+  ASSERT_TRUE(fb.has_value());
+  EXPECT_EQ(fb->params["structure"], "split");
+  EXPECT_EQ(fb->params["vectorized"], false);
+  EXPECT_TRUE(has(fb->code.launch_body, "egg_k_run<1>("));
+  EXPECT_FALSE(family.fallback(s, c, *fb).has_value());
+  // A row too long for registers gets the split structure only.
+  EXPECT_FALSE(norm_row_prior(1 << 20, 4, 4).has_value());
+  EXPECT_GE(norm_split_prior(128, 64 * 56 * 56), 4);
+}
+
+}  // namespace
+}  // namespace egg::backend::builtin
