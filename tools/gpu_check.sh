@@ -85,7 +85,8 @@ if [ -f "$QS/CMakeLists.txt" ] && [ "$MODE" = full ]; then
     cmake -S "$QS" -B "$ROOT/build-quickstart" -G Ninja -DCMAKE_BUILD_TYPE=Release \
           -DCMAKE_PREFIX_PATH="$BUILD;$TORCH_PREFIX" -DEGG_PYTHON="$PY" &&
     cmake --build "$ROOT/build-quickstart" -j "$JOBS" &&
-    ( cd "$ROOT/build-quickstart" && ctest --output-on-failure )
+    "$ROOT/build-quickstart/quickstart" &&
+    cat "$ROOT/build-quickstart/egg/gelu_bias/manifest.json"
   } >"$OUT/quickstart.log" 2>&1 && say "quickstart: ok" || say "quickstart: FAILED (see quickstart.log)"
 else
   say "quickstart: not run ($( [ -f "$QS/CMakeLists.txt" ] && echo 'EGG did not build' || echo 'examples/quickstart absent'))"
@@ -131,5 +132,16 @@ print(f"bench: harness wall: verify-only {walls.get('verify-only')} s (phases {j
       f"verify+time {walls.get('verify+time')} s (phases {json.dumps({k: round(x) for k, x in t['phases_ms'].items()})} ms)")
 PYEOF
 fi
+# --- suite: egg-gen bench over op.py files or folders (e.g. `suite examples/suite/ew_relu.py ...`) ---
+if [ "${1:-}" = suite ] && [ "$MODE" = full ]; then
+  shift
+  rm -rf "$ROOT/build-suite"
+  EGG_CACHE=off "$BUILD/generator/egg-gen" bench "$@" --arch "sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)" \
+      --out "$ROOT/build-suite" --python "$PY" --nvcc "$(command -v nvcc)" --budget "${EGG_BENCH_BUDGET:-4}" \
+      --copy-gbps "${EGG_COPY_GBPS:-0}" >"$OUT/suite.txt" 2>"$OUT/suite.log"
+  say "suite: rc $? ($(tail -1 "$OUT/suite.txt"))"
+  cp "$ROOT/build-suite/bench.json" "$ROOT/build-suite/bench.md" "$OUT/" 2>/dev/null
+fi
+
 say "done: logs in $OUT"
 [ "$CTEST_RC" = 0 ]
