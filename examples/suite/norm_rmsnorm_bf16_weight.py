@@ -1,4 +1,4 @@
-# Llama-style RMSNorm via F.rms_norm (eps 1e-6) with a learned weight, bf16 [16, 1024, 4096].
+# Llama-style RMSNorm via F.rms_norm (eps 1e-6) with a learned weight, bf16 [8, 1024, 4096].
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -14,7 +14,7 @@ class Model(nn.Module):
         return F.rms_norm(x, (self.dim,), self.weight, 1e-6)
 
 
-batch, seq, hidden = 16, 1024, 4096
+batch, seq, hidden = 8, 1024, 4096
 
 
 def get_inputs():
