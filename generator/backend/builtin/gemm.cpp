@@ -56,7 +56,7 @@ double attr_number(const spec::Node& n, const std::string& key, double fallback)
 json GemmParams::to_json() const {
   json j = {{"structure", structure}, {"tf32", tf32}};
   if (structure == "tc") {
-    j.update({{"bm", bm}, {"bn", bn}, {"bk", bk}, {"warps_m", warps_m}, {"warps_n", warps_n}, {"stages", stages}});
+    j.update({{"bm", bm}, {"bn", bn}, {"bk", bk}, {"warps_m", warps_m}, {"warps_n", warps_n}, {"stages", stages}, {"min_blocks", min_blocks}});
   } else {
     j["algo"] = algo;
     j["link"] = json::array({"cublasLt"});
@@ -77,6 +77,7 @@ GemmParams GemmParams::from_json(const json& j) {
   p.warps_m = j.value("warps_m", p.warps_m);
   p.warps_n = j.value("warps_n", p.warps_n);
   p.stages = j.value("stages", p.stages);
+  p.min_blocks = j.value("min_blocks", p.min_blocks);
   return p;
 }
 
@@ -341,7 +342,8 @@ std::optional<std::string> GemmFamily::tc_unsupported(const GemmProblem& p, cons
   const std::int64_t b_stage = p.b_nk ? std::int64_t(q.bn) * (q.bk + 8) : std::int64_t(q.bk) * (q.bn + 8);
   const std::int64_t pipe = std::int64_t(q.stages) * (std::int64_t(q.bm) * (q.bk + 8) + b_stage) * 2;
   const std::int64_t staging = std::int64_t(q.bm) * (q.bn + 4) * 4;
-  if (std::max(pipe, staging) > 227 * 1024) return "shared memory above 227 KiB";
+  if (q.min_blocks < 1 || q.min_blocks * std::max(pipe, staging) > 227 * 1024)
+    return "shared memory above 227 KiB per SM";
   const std::int64_t frags = std::int64_t(q.bm / q.warps_m / 16) * (q.bn / q.warps_n / 16);
   if (frags > 16) return "more than 16 accumulator fragments per warp (register spills)";
   if ((p.m + q.bm - 1) / q.bm > 65535 || p.batch > 65535) return "grid too large";
@@ -450,7 +452,8 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"bk", q.bk},
               {"warps_m", q.warps_m},
               {"warps_n", q.warps_n},
-              {"stages", q.stages}};
+              {"stages", q.stages},
+              {"min_blocks", q.min_blocks}};
   // cuBLASLt: its A is our B (row-major out = A.B is column-major out^T = B^T.A^T).
   ctx["trans_a"] = p.b_nk ? "CUBLAS_OP_T" : "CUBLAS_OP_N";
   ctx["la_rows"] = p.b_nk ? p.k : p.n;
@@ -484,7 +487,8 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
                             std::to_string(p.k) + " " + spec::dtype_name(p.dtype);
   if (q.structure == "tc") {
     cand.id = "gemm.tc:" + std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" + std::to_string(q.bk) + ":w" +
-              std::to_string(q.warps_m) + "x" + std::to_string(q.warps_n) + ":s" + std::to_string(q.stages);
+              std::to_string(q.warps_m) + "x" + std::to_string(q.warps_n) + ":s" + std::to_string(q.stages) +
+              (q.min_blocks > 1 ? ":m" + std::to_string(q.min_blocks) : "");
     cand.summary = "own tensor-core GEMM " + shape + ", tile " + std::to_string(q.bm) + "x" + std::to_string(q.bn) +
                    "x" + std::to_string(q.bk) + ", " + std::to_string(q.stages) + " stages, epilogue in registers: " +
                    epilogue_text;
@@ -512,14 +516,16 @@ std::vector<GemmParams> gemm_tc_tuning_space(const GemmProblem& p) {
   // with mma.sync-class instructions; bigger tiles for big problems, smaller ones when the grid would
   // not fill the GPU.
   std::vector<GemmParams> space;
-  auto add = [&](int bm, int bn, int bk, int wm, int wn, int stages) {
+  auto add = [&](int bm, int bn, int bk, int wm, int wn, int stages, int min_blocks = 1) {
     GemmParams q;
+    q.min_blocks = min_blocks;
     q.structure = "tc";
     q.bm = bm, q.bn = bn, q.bk = bk, q.warps_m = wm, q.warps_n = wn, q.stages = stages;
     if (!GemmFamily::tc_unsupported(p, q)) space.push_back(q);
   };
   const std::int64_t tiles = p.batch * ((p.m + 127) / 128) * ((p.n + 127) / 128);
   add(128, 128, 32, 2, 4, 3);
+  add(128, 128, 32, 2, 4, 3, 2);
   if (tiles >= 264) {
     add(128, 256, 32, 2, 4, 3);
     add(256, 128, 32, 4, 2, 3);

@@ -49,6 +49,7 @@ struct GemmParams {
   bool tf32 = false;                      // fp32 on TF32 tensor cores (only with PRECISION tf32)
   // tc: block tile, warps, pipeline stages
   int bm = 128, bn = 128, bk = 32, warps_m = 2, warps_n = 4, stages = 3;
+  int min_blocks = 1;  // __launch_bounds__ minimum blocks per SM (2 caps registers at 128/thread)
   nlohmann::json to_json() const;
   static GemmParams from_json(const nlohmann::json& j);
 };
