@@ -168,15 +168,15 @@ TEST(Reduction, RowSumWithPrologueAndEpilogue) {
   auto r = render_first(j);
   EXPECT_TRUE(has(r.device, "const float p0 = egg_relu(a0);")) << r.device;
   EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedSum;"));
-  EXPECT_TRUE(has(r.device, "const float b0 = egg_to_float(bias[o]);"));
-  EXPECT_TRUE(has(r.device, "const float e0 = (r * 0.00999999978f);"));
+  EXPECT_TRUE(has(r.device, "const float b0 = egg_to_float(bias[egg_o]);"));
+  EXPECT_TRUE(has(r.device, "const float e0 = (egg_r * 0.00999999978f);"));
   EXPECT_TRUE(has(r.device, "const float e1 = (e0 + 1.0f * b0);"));
-  EXPECT_TRUE(has(r.device, "out0[o] = egg_from_float<float>(e1);"));
-  EXPECT_TRUE(has(r.device, "egg_load_vec<float, VEC>(x + base + c)"));  // 16-byte vectors along the row
-  EXPECT_TRUE(has(r.device, "st.shfl_merge(m)"));                         // warp shuffles
+  EXPECT_TRUE(has(r.device, "out0[egg_o] = egg_from_float<float>(e1);"));
+  EXPECT_TRUE(has(r.device, "egg_load_vec<float, VEC>(x + egg_base + egg_c)"));  // 16-byte vectors along the row
+  EXPECT_TRUE(has(r.device, "egg_st.shfl_merge(egg_m)"));                         // warp shuffles
   EXPECT_TRUE(has(r.device, "constexpr int kTpr = 128;")) << r.id;
-  EXPECT_TRUE(has(r.device, "__shared__ egg_k_red shared[kGroups][kWarps];"));
-  EXPECT_TRUE(has(r.launch, "egg_k_row<4><<<grid, 256, 0, stream>>>(x, bias, out0, 0);")) << r.launch;
+  EXPECT_TRUE(has(r.device, "__shared__ egg_k_red egg_shared[kGroups][kWarps];"));
+  EXPECT_TRUE(has(r.launch, "egg_k_row<4><<<egg_grid, 256, 0, stream>>>(x, bias, out0, 0);")) << r.launch;
   EXPECT_FALSE(has(r.launch, "egg_k_finish"));
 }
 
@@ -187,7 +187,7 @@ TEST(Reduction, ShortRowsUseAWarpPerRow) {
   EXPECT_TRUE(has(r.device, "constexpr int kTpr = 32;")) << r.id;
   EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedProd;"));
   EXPECT_FALSE(has(r.device, "__shared__"));
-  EXPECT_TRUE(has(r.launch, "const dim3 grid(32768, 1);")) << r.launch;
+  EXPECT_TRUE(has(r.launch, "const dim3 egg_grid(32768, 1);")) << r.launch;
 }
 
 TEST(Reduction, ColumnReductionWalksTheReducedDim) {
@@ -195,14 +195,14 @@ TEST(Reduction, ColumnReductionWalksTheReducedDim) {
                    {node("s", "amax", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {32, 1024}, 3)}, "s", {32, 1024});
   auto r = render_first(j);
   EXPECT_TRUE(has(r.device, "constexpr egg_k_idx kInner = 1024;")) << r.device;
-  EXPECT_TRUE(has(r.device, "const egg_k_idx base = (q / kInner) * kR * kInner + q % kInner;"));
-  EXPECT_TRUE(has(r.device, "const egg_k_idx e = base + r * kInner;"));
-  EXPECT_TRUE(has(r.device, "egg_to_float(x[e])"));
+  EXPECT_TRUE(has(r.device, "const egg_k_idx egg_base = (egg_q / kInner) * kR * kInner + egg_q % kInner;"));
+  EXPECT_TRUE(has(r.device, "const egg_k_idx egg_e = egg_base + egg_r * kInner;"));
+  EXPECT_TRUE(has(r.device, "egg_to_float(x[egg_e])"));
   EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedMax;"));
   // 32768 columns fill the GPU only thinly: the reduced dim is split over blocks, then merged.
-  EXPECT_TRUE(has(r.launch, "egg_k_col<<<grid, 256, 0, stream>>>(x, out0, 0);")) << r.launch;
+  EXPECT_TRUE(has(r.launch, "egg_k_col<<<egg_grid, 256, 0, stream>>>(x, out0, 0);")) << r.launch;
   EXPECT_TRUE(has(r.launch, "egg_k_finish<<<256, 128, 0, stream>>>(out0, 0);"));
-  EXPECT_TRUE(has(r.device, "egg_k_partials[q * ")) << r.device;
+  EXPECT_TRUE(has(r.device, "egg_k_partials[egg_q * ")) << r.device;
 }
 
 TEST(Reduction, FullReductionSplitsOverBlocks) {
@@ -212,8 +212,8 @@ TEST(Reduction, FullReductionSplitsOverBlocks) {
   auto r = render_first(j);
   EXPECT_TRUE(has(r.device, "Layout: [outer 1, reduced 33554432, inner 1]")) << r.device;
   EXPECT_TRUE(has(r.device, "__device__ egg_k_red egg_k_partials[512];")) << r.id;
-  EXPECT_TRUE(has(r.device, "for (int s = 1; s < 512; ++s) st.merge(egg_k_partials[o * 512 + s]);"));
-  EXPECT_TRUE(has(r.launch, "const dim3 grid(1, 512);")) << r.launch;
+  EXPECT_TRUE(has(r.device, "for (int egg_s = 1; egg_s < 512; ++egg_s) egg_st.merge(egg_k_partials[egg_o * 512 + egg_s]);"));
+  EXPECT_TRUE(has(r.launch, "const dim3 egg_grid(1, 512);")) << r.launch;
   EXPECT_TRUE(has(r.launch, "egg_k_finish<<<1, 128, 0, stream>>>(out0, 0);"));
 }
 
@@ -223,13 +223,13 @@ TEST(Reduction, SoftmaxIsOnlineAndKeepsTheRowOnChip) {
   auto r = render_first(j);
   EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedSoftmax;"));
   EXPECT_TRUE(has(r.device, "s = s * expf(m - x) + 1.0f;"));  // online max + sum in one pass
-  EXPECT_TRUE(has(r.device, "float cache[kItems][VEC];")) << r.id;
-  EXPECT_TRUE(has(r.device, "const float x = cache[k][j];"));
-  EXPECT_TRUE(has(r.device, "const float a = (expf(x - st.m) / st.s);"));
-  EXPECT_TRUE(has(r.device, "egg_store_vec<float, VEC>(out0 + base + c, out0_v);"));
+  EXPECT_TRUE(has(r.device, "float egg_cache[kItems][VEC];")) << r.id;
+  EXPECT_TRUE(has(r.device, "const float egg_x = egg_cache[egg_k][egg_j];"));
+  EXPECT_TRUE(has(r.device, "const float egg_a = (expf(egg_x - egg_st.m) / egg_st.s);"));
+  EXPECT_TRUE(has(r.device, "egg_store_vec<float, VEC>(out0 + egg_base + egg_c, out0_v);"));
   // The second structure streams the row twice (no register cache).
   auto streamed = render_first(j, 1);
-  EXPECT_FALSE(has(streamed.device, "cache[k][j]")) << streamed.id;
+  EXPECT_FALSE(has(streamed.device, "egg_cache[egg_k][egg_j]")) << streamed.id;
 }
 
 TEST(Reduction, KeepdimMeanBroadcastEpilogue) {
@@ -238,9 +238,9 @@ TEST(Reduction, KeepdimMeanBroadcastEpilogue) {
                     node("d", "sub", {ref("x"), ref("m")}, {{"alpha", 1}}, {4096, 8192}, 5)},
                    "d", {4096, 8192});
   auto r = render_first(j);
-  EXPECT_TRUE(has(r.device, "const float a = (st.v / 8192.0f);")) << r.device;
-  EXPECT_TRUE(has(r.device, "const float e0 = (x - 1.0f * a);"));
-  EXPECT_TRUE(has(r.device, "float cache[kItems][VEC];"));
+  EXPECT_TRUE(has(r.device, "const float egg_a = (egg_st.v / 8192.0f);")) << r.device;
+  EXPECT_TRUE(has(r.device, "const float e0 = (egg_x - 1.0f * egg_a);"));
+  EXPECT_TRUE(has(r.device, "float egg_cache[kItems][VEC];"));
 }
 
 TEST(Reduction, LogSoftmaxHalfUsesEightWideVectors) {
@@ -248,9 +248,9 @@ TEST(Reduction, LogSoftmaxHalfUsesEightWideVectors) {
                    {node("r", "log_softmax", {ref("x")}, {{"dim", 1}}, {64, 1024}, 5, "float16")}, "r", {64, 1024},
                    "float16");
   auto r = render_first(j);
-  EXPECT_TRUE(has(r.device, "const float a = (x - st.m - logf(st.s));")) << r.device;
-  EXPECT_TRUE(has(r.device, "egg_load_vec<__half, VEC>(x + base + c)"));
-  EXPECT_TRUE(has(r.device, "egg_from_float<__half>(out[0])"));
+  EXPECT_TRUE(has(r.device, "const float egg_a = (egg_x - egg_st.m - logf(egg_st.s));")) << r.device;
+  EXPECT_TRUE(has(r.device, "egg_load_vec<__half, VEC>(x + egg_base + egg_c)"));
+  EXPECT_TRUE(has(r.device, "egg_from_float<__half>(egg_out[0])"));
   EXPECT_TRUE(has(r.launch, "egg_k_row<8>")) << r.launch;
 }
 
@@ -260,7 +260,7 @@ TEST(Reduction, ArgmaxWritesInt64Indices) {
                    {64, 512}, "int64");
   auto r = render_first(j);
   EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedArgMax;"));
-  EXPECT_TRUE(has(r.device, "out0[o] = static_cast<std::int64_t>(st.i);")) << r.device;
+  EXPECT_TRUE(has(r.device, "out0[egg_o] = static_cast<std::int64_t>(egg_st.i);")) << r.device;
   EXPECT_TRUE(has(r.device, "std::int64_t* __restrict__ out0"));
 }
 
@@ -272,17 +272,17 @@ TEST(Reduction, MaxValuesThroughGetitem) {
                    "t", {4096});
   auto r = render_first(j);
   EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedArgMax;"));
-  EXPECT_TRUE(has(r.device, "const float e0 = tanhf(r);")) << r.device;
+  EXPECT_TRUE(has(r.device, "const float e0 = tanhf(egg_r);")) << r.device;
 }
 
 TEST(Reduction, RowScanCarriesAcrossChunks) {
   auto j = spec_of(x_of({2048, 8192}), json::array(), {node("c", "cumsum", {ref("x")}, {{"dim", 1}}, {2048, 8192}, 5)},
                    "c", {2048, 8192});
   auto r = render_first(j);
-  EXPECT_TRUE(has(r.device, "__shfl_up_sync(0xffffffffu, incl, d)")) << r.device;
-  EXPECT_TRUE(has(r.device, "carry = egg_k_op(carry, chunk_total);"));
-  EXPECT_TRUE(has(r.device, "return a + b;"));
-  EXPECT_TRUE(has(r.device, "__shared__ float totals[kGroups][kWarps];")) << r.id;
+  EXPECT_TRUE(has(r.device, "__shfl_up_sync(0xffffffffu, egg_incl, egg_d)")) << r.device;
+  EXPECT_TRUE(has(r.device, "egg_carry = egg_k_op(egg_carry, egg_chunk_total);"));
+  EXPECT_TRUE(has(r.device, "return egg_a + egg_b;"));
+  EXPECT_TRUE(has(r.device, "__shared__ float egg_totals[kGroups][kWarps];")) << r.id;
   EXPECT_TRUE(has(r.launch, "egg_k_scan<4><<<2048, 256, 0, stream>>>(x, out0, 0);")) << r.launch;
 }
 
@@ -292,9 +292,9 @@ TEST(Reduction, ColumnScanAndCumprod) {
                     node("a", "add", {ref("c"), ref("x")}, {{"alpha", 1}}, {32, 512, 2048}, 5)},
                    "a", {32, 512, 2048});
   auto r = render_first(j);
-  EXPECT_TRUE(has(r.device, "carry = carry * x;")) << r.device;
-  EXPECT_TRUE(has(r.device, "const float e0 = (a + 1.0f * x);"));
-  EXPECT_TRUE(has(r.launch, "egg_k_col<<<grid, 256, 0, stream>>>(x, out0, 0);")) << r.launch;
+  EXPECT_TRUE(has(r.device, "egg_carry = egg_carry * egg_x;")) << r.device;
+  EXPECT_TRUE(has(r.device, "const float e0 = (egg_a + 1.0f * egg_x);"));
+  EXPECT_TRUE(has(r.launch, "egg_k_col<<<egg_grid, 256, 0, stream>>>(x, out0, 0);")) << r.launch;
 }
 
 TEST(Reduction, TuningAndFallbackAreValid) {

@@ -96,8 +96,10 @@ bool reduction_params_valid(const ReductionPlan& plan, int elem_size, const Redu
     if (plan.mode == Mode::scan && (p.items < 1 || p.items > 32)) return false;
     if (p.cache) {
       if (plan.mode != Mode::normalize || p.split > 1) return false;
-      // The whole row in registers: at most 64 floats per thread for either vector width.
-      if (ceil_div(plan.R, p.tpr) > 64) return false;
+      // The whole row in registers (the same floats per thread for either vector width), within
+      // the register budget __launch_bounds__(block) leaves: 64 regs at 1024 threads, 128 at 512.
+      const std::int64_t budget = p.block >= 1024 ? 16 : p.block >= 512 ? 48 : 64;
+      if (ceil_div(plan.R, p.tpr) > budget) return false;
     }
   } else if (p.cache) {
     return false;
@@ -145,8 +147,8 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
       const std::string value = "a" + std::to_string(operands.size());
       value_of[a.source] = value;
       std::string load;
-      if (full && row) load = "egg_to_float(" + a.var + "_v.v[j])";
-      else load = "egg_to_float(" + a.var + "[" + (full ? std::string("e") : broadcast_offset(a.shape, plan.in_shape, "e")) + "])";
+      if (full && row) load = "egg_to_float(" + a.var + "_v.v[egg_j])";
+      else load = "egg_to_float(" + a.var + "[" + (full ? std::string("egg_e") : broadcast_offset(a.shape, plan.in_shape, "egg_e")) + "])";
       operands.push_back({{"ptr", a.var}, {"ctype", ctype}, {"value", value}, {"load", load}});
       if (full && row) {
         full_operands.push_back({{"ptr", a.var}, {"ctype", ctype}});
@@ -160,7 +162,7 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
     const std::string value = "b" + std::to_string(row_operands.size());
     value_of[a.source] = value;
     row_operands.push_back({{"ptr", a.var}, {"ctype", contract::c_type(a.dtype)}, {"value", value},
-                            {"offset", broadcast_offset(a.shape, plan.out_shape, "o")}});
+                            {"offset", broadcast_offset(a.shape, plan.out_shape, "egg_o")}});
     if (!scan) args.push_back(a.var);
     finish_args.push_back(a.var);
   }
@@ -176,18 +178,18 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
 
   // The anchor's value: per row (reduce) or per element (normalize, scan).
   const std::string R = std::to_string(plan.R);
-  std::string anchor_row = "st.v", anchor_elem = "a";
-  if (an.op == "mean") anchor_row = "(st.v / " + R + ".0f)";
-  if (an.op == "logsumexp" || plan.reducer == "EggRedSoftmax") anchor_row = "(st.m + logf(st.s))";
-  if (an.op == "softmax") anchor_elem = "(expf(x - st.m) / st.s)";
-  else if (an.op == "log_softmax") anchor_elem = "(x - st.m - logf(st.s))";
+  std::string anchor_row = "egg_st.v", anchor_elem = "egg_a";
+  if (an.op == "mean") anchor_row = "(egg_st.v / " + R + ".0f)";
+  if (an.op == "logsumexp" || plan.reducer == "EggRedSoftmax") anchor_row = "(egg_st.m + logf(egg_st.s))";
+  if (an.op == "softmax") anchor_elem = "(expf(egg_x - egg_st.m) / egg_st.s)";
+  else if (an.op == "log_softmax") anchor_elem = "(egg_x - egg_st.m - logf(egg_st.s))";
   else if (plan.mode == Mode::normalize) anchor_elem = anchor_row;
 
   // Epilogue: which values it reads decides whether the write pass needs the operands again.
   auto epi_value_of = value_of;
-  epi_value_of[an.name] = reduce ? "r" : "a";
-  for (const auto& v : plan.value_aliases) epi_value_of[v] = "r";
-  if (!reduce) epi_value_of[plan.input] = "x";
+  epi_value_of[an.name] = reduce ? "egg_r" : "egg_a";
+  for (const auto& v : plan.value_aliases) epi_value_of[v] = "egg_r";
+  if (!reduce) epi_value_of[plan.input] = "egg_x";
   bool epi_x = false, epi_ops = false;
   for (const auto* n : plan.epilogue)
     for (const auto& a : n->args) {
@@ -212,7 +214,7 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
       if (a.role == contract::Role::output && a.tensor_name == o.name) arg = &a;
     if (!arg) throw InternalError("reduction family: output " + o.name + " is not in the contract");
     const std::string ctype = contract::c_type(arg->dtype);
-    const std::string store = index_values.count(o.node) ? "static_cast<" + ctype + ">(st.i)"
+    const std::string store = index_values.count(o.node) ? "static_cast<" + ctype + ">(egg_st.i)"
                                                          : "egg_from_float<" + ctype + ">(" + epi_value_of.at(o.node) + ")";
     outs.push_back({{"ptr", arg->var}, {"ctype", ctype}, {"slot", slot}, {"store", store}});
     elem_results.push_back({{"slot", slot}, {"value", epi_value_of.at(o.node)}});
@@ -271,7 +273,7 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
               {"items", p.items}, {"unroll", p.unroll}, {"vec", vec},
               {"scan_op", an.op == "cumprod" ? "*" : "+"},
               {"scan_identity", an.op == "cumprod" ? "1.0f" : "0.0f"},
-              {"scan_combine_carry_x", an.op == "cumprod" ? "carry * x" : "carry + x"},
+              {"scan_combine_carry_x", an.op == "cumprod" ? "egg_carry * egg_x" : "egg_carry + egg_x"},
               {"row", row && !scan}, {"col", !row}, {"scan_row", row && scan},
               {"grid_x", grid_x}, {"grid_y", split}, {"full_ptrs", full_ptrs}, {"args", args},
               {"finish", split > 1 ? json(true) : json(false)}, {"finish_grid", ceil_div(rows, 128)},
@@ -340,7 +342,7 @@ std::vector<ReductionParams> reduction_structures(const ReductionPlan& plan, int
       p.split = static_cast<int>(std::min<std::int64_t>(ceil_div(4 * kSms, ceil_div(rows, 1)),
                                                         ceil_div(vectors, 512L * 4)));
     }
-    if (plan.mode == Mode::normalize && ceil_div(plan.R, tpr) <= 64) {
+    if (plan.mode == Mode::normalize && ceil_div(plan.R, tpr) <= (p.block >= 512 ? 48 : 64)) {
       ReductionParams cached = p;
       cached.cache = true;  // the row stays on chip: one read of the input
       add(cached);
