@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "backend/builtin/builtin_backend.h"
 #include "contract/contract.h"
 
@@ -113,11 +115,11 @@ TEST(Gemm, RejectsWithOpAndLine) {
   ASSERT_TRUE(why.has_value());
   EXPECT_EQ(why->where().line, 9);
   EXPECT_TRUE(has(why->describe(), "int32")) << why->describe();
-  // A transposed operand before the GEMM.
+  // A transposed first operand before the GEMM.
   auto t = matmul_spec("float32", 0, 64, 64, 64);
-  t["nodes"].insert(t["nodes"].begin(), node("tr", "transpose", {{{"node", "b"}}, {{"scalar", 0}}, {{"scalar", 1}}},
-                                             json::object(), {64, 64}, "float32", 8));
-  t["nodes"][1]["args"][1]["node"] = "tr";
+  t["nodes"].insert(t["nodes"].begin(), node("tr", "transpose", {{{"node", "a"}}}, {{"dim0", 0}, {"dim1", 1}},
+                                             {64, 64}, "float32", 8));
+  t["nodes"][1]["args"][0]["node"] = "tr";
   why = family.cannot_implement(spec::parse_spec(t));
   ASSERT_TRUE(why.has_value());
   EXPECT_EQ(why->where().line, 8);
@@ -173,6 +175,7 @@ TEST(Gemm, PlainGemmPlusFusedEpilogueKernel) {
   EXPECT_TRUE(has(code, "const float g = acc + l0;"));
   EXPECT_TRUE(has(code, "const float t1 = egg_relu(g);"));
   EXPECT_TRUE(has(code, "egg_lr_epilogue_kernel<4>"));
+  EXPECT_TRUE(has(code, "using IndexT = int;"));  // 256x1024 elements: 32-bit indexing
   EXPECT_TRUE(has(b->code.launch_body, "egg_lr_gemm(x, fc_weight, out0, stream)")) << b->code.launch_body;
   EXPECT_TRUE(has(b->code.launch_body, "return egg_lr_epilogue_run(out0, fc_bias, stream);"));
 }
@@ -204,11 +207,13 @@ TEST(Gemm, HalfGetsOwnTensorCoreKernelWithFusedEpilogue) {
   EXPECT_TRUE(has(code, "egg_k_epilogue<long long>(Cs["));
   EXPECT_TRUE(has(tc->code.launch_body, "egg_k_tc::run(x, fc_weight, out0, fc_bias, stream)")) << tc->code.launch_body;
   EXPECT_FALSE(tc->params.contains("link"));
+  EXPECT_TRUE(has(code, "__launch_bounds__(THREADS, 1)"));
   GemmFamily family(kData);
   auto s = spec::parse_spec(linear_spec("bfloat16", "silu"));
   auto tunings = family.tunings(s, contract::derive(s, "k"), *tc, "compute");
   ASSERT_GE(tunings.size(), 3u);
   for (const auto& t : tunings) EXPECT_EQ(t.params["structure"], "tc");
+  EXPECT_TRUE(std::any_of(tunings.begin(), tunings.end(), [](const Candidate& t) { return t.params["min_blocks"] == 2; }));
 }
 
 TEST(Gemm, BmmIsStridedBatched) {
@@ -224,6 +229,40 @@ TEST(Gemm, BmmIsStridedBatched) {
   ASSERT_NE(tc, nullptr);
   EXPECT_TRUE(has(tc->code.device_code, "constexpr bool B_NK = false;"));
   EXPECT_TRUE(has(tc->code.device_code, "STRIDE_A = 524288, STRIDE_B = 131072"));
+}
+
+TEST(Gemm, TransposedSecondOperandIsReadTransposed) {
+  // x[64,128] @ w.t() with w [256,128] (the frontend leaves .t() as `torch.Tensor.t`), then bmm with
+  // k.transpose(1, 2).
+  auto j = matmul_spec("float32", 0, 64, 128, 256);
+  j["inputs"][1]["shape"] = {256, 128};
+  j["nodes"].insert(j["nodes"].begin(), node("t", "torch.Tensor.t", {{{"node", "b"}}}, json::object(), {128, 256},
+                                             "float32", 7));
+  j["nodes"][0]["target"] = "torch.Tensor.t";
+  j["nodes"][1]["args"][1]["node"] = "t";
+  GemmFamily family(kData);
+  auto s = spec::parse_spec(j);
+  ASSERT_FALSE(family.cannot_implement(s).has_value()) << family.cannot_implement(s)->describe();
+  auto p = family.analyze(s);
+  EXPECT_TRUE(p.b_nk);
+  EXPECT_EQ(p.n, 256);
+  EXPECT_EQ(p.k, 128);
+  auto cands = family.structures(s, contract::derive(s, "k"));
+  EXPECT_TRUE(has(cands[0].code.device_code, "const cublasOperation_t trans_a = CUBLAS_OP_T"));
+  EXPECT_TRUE(has(cands[0].code.device_code, "cublasLtMatrixLayoutCreate(&s.la, CUDA_R_32F, 128, 256, 128)"));
+
+  auto b = matmul_spec("float16", 8, 128, 64, 128);
+  b["inputs"][1]["shape"] = {8, 128, 64};
+  b["nodes"].insert(b["nodes"].begin(), node("kt", "transpose", {{{"node", "b"}}}, {{"dim0", 1}, {"dim1", 2}},
+                                             {8, 64, 128}, "float16", 7));
+  b["nodes"][1]["args"][1]["node"] = "kt";
+  auto sb = spec::parse_spec(b);
+  ASSERT_FALSE(family.cannot_implement(sb).has_value()) << family.cannot_implement(sb)->describe();
+  auto cb = family.structures(sb, contract::derive(sb, "k"));
+  const Candidate* tc = find(cb, "tc");
+  ASSERT_NE(tc, nullptr);
+  EXPECT_TRUE(has(tc->code.device_code, "constexpr bool B_NK = true;"));
+  EXPECT_TRUE(has(tc->code.device_code, "STRIDE_A = 8192, STRIDE_B = 8192"));
 }
 
 TEST(Gemm, ResidualAddAndScaleFuse) {

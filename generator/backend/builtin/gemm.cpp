@@ -129,9 +129,38 @@ GemmProblem GemmFamily::analyze(const spec::Spec& s) const {
   p.anchor = &g;
   const std::string what = "`" + g.target + "`" + (g.code.empty() ? "" : " (in `" + g.code + "`)");
 
-  // Nothing before the GEMM: prologues (and transposed operands) are not fused.
-  if (at > 0) {
-    const auto& n = s.nodes[0];
+  // Before the GEMM only transposes of the last two dims of an input or parameter that the GEMM reads as
+  // its second operand (x @ w.t(), torch.bmm(q, k.transpose(1, 2))): cuBLASLt and the own kernel read
+  // B either way round. Anything else (prologues) is not fused.
+  std::map<std::string, const spec::Tensor*> transposed;  // node name → the leaf it transposes
+  size_t first_other = at;
+  for (size_t i = 0; i < at; ++i) {
+    const auto& n = s.nodes[i];
+    const spec::Tensor* src = (!n.args.empty() && n.args[0].kind == spec::Arg::Kind::node)
+                                  ? s.find_tensor(n.args[0].node) : nullptr;
+    bool last_two = false;
+    if (src && src->shape.size() >= 2) {
+      const auto rank = static_cast<std::int64_t>(src->shape.size());
+      if ((n.op == "torch.Tensor.t" || n.op == "torch.t") && rank == 2) last_two = true;
+      if (n.op == "transpose" && n.attrs.contains("dim0") && n.attrs.contains("dim1") &&
+          n.attrs["dim0"].is_number_integer() && n.attrs["dim1"].is_number_integer()) {
+        std::int64_t d0 = n.attrs["dim0"].get<std::int64_t>(), d1 = n.attrs["dim1"].get<std::int64_t>();
+        d0 = (d0 + rank) % rank;
+        d1 = (d1 + rank) % rank;
+        last_two = std::min(d0, d1) == rank - 2 && std::max(d0, d1) == rank - 1;
+      }
+    }
+    const bool b_operand = g.op != "linear" && g.op != "addmm" && g.args.size() > 1 &&
+                           g.args[1].kind == spec::Arg::Kind::node && g.args[1].node == n.name;
+    if (last_two && b_operand) {
+      transposed[n.name] = src;
+    } else {
+      first_other = i;
+      break;
+    }
+  }
+  if (first_other < at) {
+    const auto& n = s.nodes[first_other];
     const bool layout = n.op == "transpose" || n.op == "permute" || n.op == "torch.Tensor.t" || n.op == "torch.t" ||
                         n.op == "torch.Tensor.T" || n.op == "reshape" || n.op == "flatten";
     throw UserError(n.where,
@@ -148,6 +177,7 @@ GemmProblem GemmFamily::analyze(const spec::Spec& s) const {
     if (k >= g.args.size() || g.args[k].kind != spec::Arg::Kind::node)
       throw UserError(g.where, "operand " + std::string(role) + " of " + what + " is not a tensor");
     const spec::Tensor* t = s.find_tensor(g.args[k].node);
+    if (!t && transposed.count(g.args[k].node)) t = transposed.at(g.args[k].node);
     if (!t) throw UserError(g.where, "operand " + std::string(role) + " of " + what + " is not an input or parameter");
     if (!is_gemm_dtype(t->dtype))
       throw UserError(g.where,
@@ -182,8 +212,11 @@ GemmProblem GemmFamily::analyze(const spec::Spec& s) const {
     const bool addmm = g.op == "addmm";
     a = &leaf(addmm ? 1 : 0, "mat1");
     b = &leaf(addmm ? 2 : 1, "mat2");
+    const bool b_transposed = transposed.count(g.args[addmm ? 2 : 1].node) > 0;
+    p.b_nk = b_transposed;
     const Shape& as = a->shape;
-    const Shape& bs = b->shape;
+    Shape bs = b->shape;  // the logical [.., K, N]
+    if (b_transposed) std::swap(bs[bs.size() - 1], bs[bs.size() - 2]);
     if (as.size() < 2 || bs.size() < 2)
       throw bad_shape("a 1-D operand (" + spec::shape_string(as) + " x " + spec::shape_string(bs) + ")");
     if (as.back() != bs[bs.size() - 2])
@@ -238,6 +271,9 @@ GemmProblem GemmFamily::analyze(const spec::Spec& s) const {
                       "the builtin GEMM family fuses these element-wise ops after the GEMM: " + ops_.known_ops());
     for (const auto& arg : n.args) {
       if (arg.kind != spec::Arg::Kind::node) continue;
+      if (transposed.count(arg.node))
+        throw UserError(n.where, "`" + n.target + "` reads the transposed view `" + arg.node +
+                                     "` after the GEMM; the builtin GEMM family reads it only as the GEMM's operand");
       if (const auto* t = s.find_tensor(arg.node)) {
         if (!(is_gemm_dtype(t->dtype) || t->dtype == spec::DType::boolean))
           throw UserError(n.where, "tensor " + t->name + " is " + spec::dtype_name(t->dtype) +
@@ -436,7 +472,7 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"out_var", out_var},
               {"out_shape", spec::shape_string(p.out_shape)},
               {"numel", numel},
-              {"index_t", numel < (std::int64_t(1) << 31) - 65536 ? "int" : "long long"},
+              {"index_t", numel < (std::int64_t(1) << 30) ? "int" : "long long"},  // i0 + step stays < 2^31
               {"operands", operands},
               {"loads", loads},
               {"steps", steps},
