@@ -5,8 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
+
 #include "backend/builtin/builtin_backend.h"
 #include "contract/contract.h"
+#include "emit/emit.h"
 
 namespace egg::backend::builtin {
 namespace {
@@ -312,6 +316,34 @@ TEST(Reduction, TuningAndFallbackAreValid) {
   ASSERT_TRUE(fb.has_value());
   EXPECT_TRUE(has(fb->code.launch_body, "egg_k_row<1>")) << fb->code.launch_body;
   EXPECT_FALSE(family.fallback(s, c, *fb).has_value());
+}
+
+// Writes every candidate (structures, tunings, fallback) of each spec.json under
+// $EGG_RED_SPEC_DIR to $EGG_RED_OUT_DIR/<spec>/<n>.cu with its header, for compiling with nvcc by
+// hand (tools outside the unit run). Skipped unless both are set.
+TEST(Reduction, DumpEveryCandidateForNvcc) {
+  const char* in = std::getenv("EGG_RED_SPEC_DIR");
+  const char* out = std::getenv("EGG_RED_OUT_DIR");
+  if (!in || !out) GTEST_SKIP() << "set EGG_RED_SPEC_DIR and EGG_RED_OUT_DIR";
+  ReductionFamily family(kData);
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(in)) {
+    if (entry.path().filename() != "spec.json") continue;
+    auto s = spec::read_spec(entry.path());
+    const std::string name = entry.path().parent_path().filename().string();
+    auto c = contract::derive(s, "k");
+    auto cands = family.structures(s, c);
+    const auto first = cands.front();
+    for (auto& t : family.tunings(s, c, first, "memory")) cands.push_back(t);
+    for (auto& t : family.tunings(s, c, first, "latency")) cands.push_back(t);
+    if (auto fb = family.fallback(s, c, first)) cands.push_back(*fb);
+    const auto dir = std::filesystem::path(out) / name;
+    std::filesystem::create_directories(dir / "include" / "egg");
+    for (size_t i = 0; i < cands.size(); ++i) {
+      auto src = emit::render_sources(kData, c, cands[i], "builtin", "op.py");
+      std::ofstream(dir / "include" / "egg" / "k.h") << src.header;
+      std::ofstream(dir / (std::to_string(i) + ".cu")) << src.cu;
+    }
+  }
 }
 
 }  // namespace
