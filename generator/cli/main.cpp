@@ -135,6 +135,18 @@ std::unique_ptr<egg::verify::GpuVerifier> make_verifier(egg::ProcessRunner& runn
     egg::log::warning(c.g.no_gpu_reason);
     return nullptr;
   }
+  // A harness that cannot start (a missing LibTorch, say) must not be blamed on the candidates.
+  egg::ProcessSpec check;
+  check.exe = *harness;
+  check.args = {"verify", "--help"};
+  check.timeout = std::chrono::seconds(60);
+  auto r = runner.run(check);
+  if (!r.ok()) {
+    c.g.no_gpu_reason = "egg-harness at " + harness->string() + " cannot run: " +
+                        (r.err.empty() ? "exit " + std::to_string(r.exit_code) : r.err.substr(0, r.err.find('\n')));
+    egg::log::warning(c.g.no_gpu_reason);
+    return nullptr;
+  }
   return std::make_unique<egg::verify::HarnessVerifier>(runner, c.g.nvcc, *harness, gpu, std::chrono::seconds(60));
 }
 
