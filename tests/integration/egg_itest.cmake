@@ -236,6 +236,54 @@ endif()
   endforeach()
 
 # ---------------------------------------------------------------------------------------------------
+elseif(STEP STREQUAL "require_verified")
+  # EGG_REQUIRE_VERIFIED=ON: without a GPU the build must stop, saying why and what to do.
+  set(_d "${WORK}/require-verified")
+  file(REMOVE_RECURSE "${_d}")
+  file(MAKE_DIRECTORY "${_d}/src/ops")
+  file(WRITE "${_d}/src/ops/hardswish_scale.py" [=[
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+class Model(nn.Module):
+    def forward(self, x):
+        return F.hardswish(x) * 0.75
+def get_inputs():
+    return [torch.randn(256, 256)]
+def get_init_inputs():
+    return []
+]=])
+  file(WRITE "${_d}/src/main.cpp" "int main() { return 0; }\n")
+  file(WRITE "${_d}/src/CMakeLists.txt" [=[
+cmake_minimum_required(VERSION 3.25)
+project(require_verified LANGUAGES CXX CUDA)
+find_package(EGG REQUIRED)
+add_executable(app main.cpp)
+egg_kernel(app ops/hardswish_scale.py ARCH ${ARCH})
+]=])
+  run_ok(_out "${CMAKE_COMMAND}" -S "${_d}/src" -B "${_d}/build" ${COMMON_ARGS}
+         "-DEGG_DIR=${EGG_BUILD_DIR}" "-DARCH=${ARCH}" -DEGG_REQUIRE_VERIFIED=ON
+         "-DEGG_CACHE_DIR=${_d}/cache")
+  execute_process(COMMAND nvidia-smi -L RESULT_VARIABLE _smi OUTPUT_VARIABLE _gpus ERROR_QUIET)
+  run(_out _rc "${NINJA}" -C "${_d}/build")
+  if(_smi EQUAL 0 AND _gpus MATCHES "GPU [0-9]")
+    if(NOT _rc EQUAL 0)
+      fail("EGG_REQUIRE_VERIFIED=ON on a GPU machine: the build failed")
+    endif()
+  else()
+    if(_rc EQUAL 0)
+      fail("EGG_REQUIRE_VERIFIED=ON without a GPU: the build succeeded; it must stop")
+    endif()
+    expect_match("${_out}" "--require-verified" "the generator is asked to require verification")
+    expect_match("${_out}" "egg: error: [^\n]*hardswish_scale\\.py[^\n]*not verified" "the message")
+    expect_match("${_out}" "EGG_REQUIRE_VERIFIED" "the message says how to turn it off")
+    files_under("${_d}/build/egg/hardswish_scale" _left)
+    if(_left)
+      fail("files left in the build tree after a refused generation: ${_left}")
+    endif()
+  endif()
+
+# ---------------------------------------------------------------------------------------------------
 elseif(STEP STREQUAL "bad_configure")
   # One project, one target per bad op; each test builds one target with its own EGG cache.
   set(_d "${WORK}/bad")
