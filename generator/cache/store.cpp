@@ -84,10 +84,10 @@ Lookup LocalStore::lookup(const std::string& key) const {
   return result;
 }
 
-void LocalStore::store(const std::string& key, const json& fields, const Files& files) const {
+void LocalStore::store(const std::string& key, const json& fields, const Files& files, bool replace) const {
   fs::path dir = entry_dir(key);
   std::error_code ec;
-  if (lookup(key).status == LookupStatus::hit) return;
+  if (!replace && lookup(key).status == LookupStatus::hit) return;
   TempDir tmp(root_ / kVersionDir / "tmp", "entry");
   json entry = {{"key", key}, {"fields", fields}, {"files", json::object()}};
   entry["created"] = std::chrono::duration_cast<std::chrono::seconds>(
@@ -100,8 +100,11 @@ void LocalStore::store(const std::string& key, const json& fields, const Files& 
   }
   write_atomic(tmp.path() / "entry.json", entry.dump(2) + "\n");
   fs::create_directories(dir.parent_path(), ec);
-  fs::remove_all(dir, ec);  // a corrupt leftover; a complete one returned above
+  // A leftover (corrupt, or the entry being replaced) is moved aside first, then removed.
+  fs::path old = root_ / kVersionDir / "tmp" / ("old-" + key + "-" + std::to_string(::getpid()));
+  fs::rename(dir, old, ec);
   fs::rename(tmp.path(), dir, ec);
+  fs::remove_all(old, ec);
   // If another process published the same key first, its entry stands; ours is removed with tmp.
 }
 

@@ -185,8 +185,20 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
   if (store) hit = store->lookup(result.cache_key);
   result.cache_status = !store ? "off" : hit.status == cache::LookupStatus::hit ? "hit"
                                         : hit.status == cache::LookupStatus::corrupt ? "corrupt" : "miss";
-  if (hit.status == cache::LookupStatus::hit && hit.files.count("kernel.cu") && hit.files.count("header.h") &&
-      hit.files.count("record.json")) {
+  // A kernel cached unverified (by a machine without a GPU) is generated again where a GPU can verify it.
+  bool reverify = false;
+  if (hit.status == cache::LookupStatus::hit && services.gpu && hit.files.count("record.json")) {
+    json cached = json::parse(hit.files["record.json"], nullptr, false);
+    const std::string arch = services.gpu->gpu_arch();
+    reverify = !cached.is_discarded() && std::find(arches.begin(), arches.end(), arch) != arches.end() &&
+               cached["status"].value(arch, json::object()).value("state", "") != "verified";
+    if (reverify) {
+      result.cache_status = "unverified-hit";
+      log::info(result.name + ": the cached kernel was never verified; generating it again on this GPU");
+    }
+  }
+  if (!reverify && hit.status == cache::LookupStatus::hit && hit.files.count("kernel.cu") &&
+      hit.files.count("header.h") && hit.files.count("record.json")) {
     sources = {hit.files["kernel.cu"], hit.files["header.h"]};
     record = json::parse(hit.files["record.json"], nullptr, false);
     transcript = hit.files.count("transcript.jsonl") ? hit.files["transcript.jsonl"] : "";
@@ -291,7 +303,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
     if (store) {
       cache::Files files{{"kernel.cu", sources.cu}, {"header.h", sources.header}, {"record.json", record.dump(2)}};
       if (!transcript.empty()) files["transcript.jsonl"] = transcript;
-      store->store(result.cache_key, key.describe(), files);
+      store->store(result.cache_key, key.describe(), files, reverify);
     }
   }
 

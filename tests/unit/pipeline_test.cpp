@@ -191,6 +191,21 @@ TEST_F(PipelineTest, WithAGpuTheFastestVerifiedCandidateWinsAndTheStatusSaysVeri
   EXPECT_EQ(m["stages"][1]["decision"].get<std::string>().rfind("fastest verified", 0), 0u);
 }
 
+TEST_F(PipelineTest, AnUnverifiedCacheEntryIsVerifiedOnAGpuAndReplaced) {
+  auto o = options();
+  o.baseline = false;
+  run(o);  // no GPU: cached unverified
+  FakeGpu gpu;
+  Services services{runner, &gpu};
+  auto r = generate(o, services);
+  EXPECT_EQ(r.cache_status, "unverified-hit");
+  EXPECT_GT(gpu.runs, 0);
+  EXPECT_EQ(r.manifest["status"]["sm_90"]["state"], "verified");
+  auto again = generate(o, services);  // now the verified entry is a plain hit
+  EXPECT_EQ(again.cache_status, "hit");
+  EXPECT_EQ(again.manifest["status"]["sm_90"]["state"], "verified");
+}
+
 TEST_F(PipelineTest, WithAGpuAMismatchEverywhereFailsTheGeneration) {
   FakeGpu gpu;
   gpu.fail = "mismatch";
