@@ -1,5 +1,6 @@
 #include "pipeline/stage.h"
 
+#include <chrono>
 #include <map>
 
 #include "util/error.h"
@@ -17,6 +18,15 @@ std::string result_text(const Evaluation& ev) {
   return "compiles (not measured)";
 }
 
+// Tokens the stage's agents have used so far (the backend counts them).
+std::int64_t stage_tokens(const backend::Backend& backend, const std::string& stage) {
+  std::int64_t total = 0;
+  const json usage = backend.usage();
+  if (!usage.contains(stage)) return 0;
+  for (const auto& agent : usage[stage]) total += agent.value("tokens_in", 0) + agent.value("tokens_out", 0);
+  return total;
+}
+
 std::string first_lines(const std::string& text, int lines) {
   size_t pos = 0;
   for (int i = 0; i < lines && pos != std::string::npos; ++i) pos = text.find('\n', pos + 1);
@@ -28,6 +38,15 @@ std::string first_lines(const std::string& text, int lines) {
 StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request, Evaluator& evaluator,
                        const StageBudget& budget, const std::optional<StageOutcome>& incumbent) {
   const bool measure = evaluator.can_measure();
+  const auto start = std::chrono::steady_clock::now();
+  std::string budget_stop;
+  // The stage's budget: wall time and tokens; once spent, the best so far stands.
+  auto over_budget = [&] {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (seconds > budget.max_seconds) budget_stop = "wall time budget spent (" + std::to_string(int(seconds)) + " s)";
+    else if (stage_tokens(backend, request.stage) > budget.max_tokens) budget_stop = "token budget spent";
+    return !budget_stop.empty();
+  };
   std::vector<backend::Candidate> proposals = backend.propose(request);
   json attempts = json::array();
   std::optional<StageOutcome> best = incumbent;
@@ -36,10 +55,12 @@ StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
   int evaluated = 0;
   for (auto candidate : proposals) {
     if (evaluated++ >= budget.max_candidates) break;
+    if (over_budget()) break;
     Evaluation ev = evaluator.evaluate(candidate, measure);
     std::map<std::string, int> failures;
     for (int repair = 0; !ev.ok() && repair < budget.max_repairs; ++repair) {
       if (++failures[ev.failure_class] > budget.max_same_failure) break;
+      if (over_budget()) break;
       attempts.push_back({{"candidate", candidate.id}, {"result", result_text(ev)}, {"agent", "code"}});
       request.recent.push_back({candidate.id, "as proposed", ev.failure_class});
       auto fixed = backend.repair(request, candidate, ev.failure_class + ": " + ev.report);
@@ -78,6 +99,9 @@ StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
                   {"attempts", attempts},
                   {"chosen", best->winner.id},
                   {"kept_incumbent", !took_new},
+                  {"budget", {{"candidates", budget.max_candidates}, {"repairs", budget.max_repairs},
+                              {"tokens", budget.max_tokens}, {"seconds", budget.max_seconds},
+                              {"stopped", budget_stop}}},
                   {"summary", best->winner.summary},
                   {"params", best->winner.params},
                   {"profile", best->evaluation.profile},

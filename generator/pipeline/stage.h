@@ -19,6 +19,8 @@ struct StageBudget {
   int max_same_failure = 2;      // a failure class the debug agent failed to fix this often is given up
   double noise_margin = 0.03;    // a challenger must be this much faster than the incumbent
   int recent_window = 6;         // attempts summarized for the agents
+  std::int64_t max_tokens = 400000;  // tokens sent and received by the stage's agents
+  double max_seconds = 900;      // wall time of the stage
 };
 
 // The stage's winner with its evaluation and the stage's record for the manifest.
