@@ -322,7 +322,7 @@ import torch.nn as nn
 
 class Model(nn.Module):
     def forward(self, x):
-        return torch.cumsum(torch.relu(x), dim=1)
+        return torch.flip(torch.relu(x), dims=[1])
 
 def get_inputs():
     return [torch.randn(64, 64)]
@@ -369,7 +369,7 @@ elseif(STEP STREQUAL "bad_build")
     set(_what "get_inputs")
   elseif(CASE STREQUAL "unsupported_op")
     set(_line 6)
-    set(_what "cumsum")
+    set(_what "flip")
   elseif(CASE STREQUAL "non_tensor_output")
     set(_line 6)
     set(_what "output")

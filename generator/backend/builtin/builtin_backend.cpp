@@ -22,7 +22,11 @@ void BuiltinBackend::check_supported(const spec::Spec& spec) const {
     auto why = f->cannot_implement(spec);
     if (!best || (why && why->where().line > 0 && best->where().line == 0)) best = why;
   }
-  throw *best;
+  throw UserError(best->where(), best->what(),
+                  best->hint() + ". Around element-wise chains the builtin backend fuses one anchor: linear, "
+                                 "matmul, mm, bmm, addmm; layer_norm, rms_norm, group_norm, instance_norm, "
+                                 "batch_norm; sum, mean, prod, amax, amin, max, min, argmax, argmin, logsumexp, "
+                                 "softmax, log_softmax, cumsum, cumprod");
 }
 
 std::vector<Candidate> BuiltinBackend::propose(const StageRequest& request) {
