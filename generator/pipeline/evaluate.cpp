@@ -45,9 +45,19 @@ json profile_agent(const json& facts, std::optional<double> kernel_ms, double by
     feedback += "registers spill (" + std::to_string(facts.value("spill_bytes", 0)) +
                 " bytes): reduce work per thread or unrolling. ";
   }
-  if (facts.value("registers", 0) > 128)
-    feedback += "high register use (" + std::to_string(facts.value("registers", 0)) + ") limits occupancy. ";
-  json out = {{"facts", facts}, {"bottleneck", bottleneck}, {"measured", measured}};
+  // Occupancy the registers allow (Hopper/Ampere: 64K registers, 64 warps per SM, registers allocated
+  // per warp in units of 256): the upper bound whatever the block size.
+  const int regs = facts.value("registers", 0);
+  double occupancy = 1.0;
+  if (regs > 0) {
+    const int per_warp = ((regs * 32 + 255) / 256) * 256;
+    occupancy = std::min(64, 65536 / per_warp) / 64.0;
+  }
+  if (occupancy < 0.5)
+    feedback += "registers (" + std::to_string(regs) + " per thread) cap occupancy at " +
+                std::to_string(static_cast<int>(occupancy * 100)) + "%. ";
+  json out = {{"facts", facts}, {"bottleneck", bottleneck}, {"measured", measured},
+              {"occupancy_limit_by_registers", occupancy}};
   if (measured && kernel_ms && *kernel_ms > 0) {
     const double gbps = bytes / (*kernel_ms * 1e-3) / 1e9;
     out["achieved_gbps"] = gbps;

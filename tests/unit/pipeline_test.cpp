@@ -1,5 +1,6 @@
 // The whole pipeline on fakes: a scripted frontend, nvcc and nvidia-smi.
 #include "pipeline/generate.h"
+#include "pipeline/evaluate.h"
 
 #include <gtest/gtest.h>
 
@@ -230,6 +231,30 @@ TEST_F(PipelineTest, CacheOffStillGenerates) {
   o.cache_enabled = false;
   EXPECT_EQ(run(o).cache_status, "off");
   EXPECT_FALSE(fs::exists(dir.path() / "cache"));
+}
+
+}  // namespace
+}  // namespace egg::pipeline
+
+namespace egg::pipeline {
+namespace {
+
+TEST(ProfileAgent, ReadsPtxasFactsAndNamesTheBottleneck) {
+  auto facts = ptxas_facts(
+      "ptxas info    : Used 40 registers, used 0 barriers, 380 bytes cmem[0]\n"
+      "ptxas info    : Used 168 registers, 1024 bytes smem, 380 bytes cmem[0]\n"
+      "    16 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads\n");
+  EXPECT_EQ(facts["registers"], 168);
+  EXPECT_EQ(facts["spill_bytes"], 16);
+  EXPECT_EQ(facts["smem_bytes"], 1024);
+  auto p = profile_agent(facts, std::nullopt, 1e9, 1e8, false);
+  EXPECT_EQ(p["bottleneck"], "latency");  // spills
+  EXPECT_NEAR(p["occupancy_limit_by_registers"].get<double>(), 12.0 / 64, 1e-9);  // 168 regs: 12 warps
+  EXPECT_NE(p["feedback"].get<std::string>().find("static facts only"), std::string::npos);
+  auto measured = profile_agent(ptxas_facts("Used 32 registers"), 0.25, 1e9, 1e8, true);
+  EXPECT_EQ(measured["bottleneck"], "memory");
+  EXPECT_NEAR(measured["achieved_gbps"].get<double>(), 4000.0, 1e-6);
+  EXPECT_EQ(measured["occupancy_limit_by_registers"], 1.0);
 }
 
 }  // namespace
