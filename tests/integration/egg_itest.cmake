@@ -90,6 +90,17 @@ if(STEP STREQUAL "install")
     endif()
   endforeach()
   run_ok(_out "${PREFIX}/bin/egg-gen" version)
+  # An installed, moved egg-harness still finds LibTorch and CUDA (on the GPU machine it once did not).
+  if(EXISTS "${PREFIX}/bin/egg-harness")
+    run_ok(_out "${PREFIX}/bin/egg-harness" verify --help)
+    find_program(_ldd ldd)
+    if(_ldd)
+      run_ok(_out "${_ldd}" "${PREFIX}/bin/egg-harness")
+      if(_out MATCHES "not found")
+        fail("the installed egg-harness misses shared libraries:\n${_out}")
+      endif()
+    endif()
+  endif()
 
 # ---------------------------------------------------------------------------------------------------
 elseif(STEP STREQUAL "configure")
