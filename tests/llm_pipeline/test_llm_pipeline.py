@@ -71,8 +71,9 @@ class LlmPipelineTest(unittest.TestCase):
                                        stdout=subprocess.PIPE, text=True)
         return int(self.server.stdout.readline())
 
-    def generate(self, backend, out, base_url=None, extra=(), key=None):
+    def generate(self, backend, out, base_url=None, extra=(), key=None, env_extra=None):
         env = {k: v for k, v in os.environ.items() if not k.startswith(("EGG_LLM_", "OPENAI_", "ANTHROPIC_"))}
+        env.update(env_extra or {})
         env["EGG_CACHE_DIR"] = str(self.dir / "cache")
         if base_url:
             env["EGG_LLM_BASE_URL"] = base_url
@@ -159,6 +160,14 @@ class LlmPipelineTest(unittest.TestCase):
         self.assertIn("EGG_LLM_API_KEY", r.stderr)
         self.assertNotIn("sk-wrong-key-999", r.stderr)
         self.assertEqual(len(self.requests()), 1)  # 401 is final: no retries
+
+    def test_stalled_server_is_a_clear_timeout(self):
+        port = self.start_server([{"action": "stall", "seconds": 30}])
+        r = self.generate("openai", "out", f"http://127.0.0.1:{port}/v1", ["--model", "m"],
+                          env_extra={"EGG_LLM_TIMEOUT": "2", "EGG_LLM_MAX_ATTEMPTS": "1"})
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("timeout", r.stderr)
+        self.assertFalse((self.dir / "out").exists())
 
     def test_truncated_answer_is_asked_again(self):
         port = self.start_server([reply(GOOD[:120], finish="length"), reply(GOOD), reply(GOOD)])
