@@ -1,5 +1,5 @@
-// The backend interface: how the pipeline's agents think. A backend writes only kernels and the body
-// of launch(); it never touches the cache, CMake or files outside what it is given.
+// The backend interface: how the pipeline's agents think. A backend writes only kernels and the
+// body of launch(); it never touches the cache, CMake or files outside what it is given.
 #pragma once
 
 #include <filesystem>
@@ -22,8 +22,8 @@ struct KernelCode {
 
 // One candidate kernel with what it is and the knobs it was made with.
 struct Candidate {
-  std::string id;                      // e.g. "elementwise.fused:v4:b256:u2"
-  std::string summary;                 // one line for the manifest and logs
+  std::string id;                                    // e.g. "elementwise.fused:v4:b256:u2"
+  std::string summary;                               // one line for the manifest and logs
   nlohmann::json params = nlohmann::json::object();  // tunable parameter values
   KernelCode code;
 };
@@ -31,21 +31,21 @@ struct Candidate {
 // A one-line record of an earlier attempt, as agents see it inside a stage.
 struct AttemptSummary {
   std::string candidate_id;
-  std::string change;   // what changed against the incumbent
-  std::string result;   // e.g. "verified 0.81 ms", "compile_error"
+  std::string change;  // what changed against the incumbent
+  std::string result;  // e.g. "verified 0.81 ms", "compile_error"
 };
 
 // What a stage asks the code agent for.
 struct StageRequest {
   const spec::Spec* spec = nullptr;
   const contract::Contract* contract = nullptr;
-  std::string stage;       // "stage1" or "stage2"
-  std::string objective;   // the stage's written objective (prompts/)
-  std::vector<std::string> arches;           // e.g. {"sm_90"}
-  std::optional<Candidate> incumbent;        // stage 2: the stage-1 winner
-  std::string bottleneck;                    // profile agent's class: memory|compute|latency|launch|unknown
-  std::string profile_summary;               // profile agent's feedback text
-  std::vector<AttemptSummary> recent;        // bounded summary of recent attempts
+  std::string stage;                   // "stage1" or "stage2"
+  std::string objective;               // the stage's written objective (prompts/)
+  std::vector<std::string> arches;     // e.g. {"sm_90"}
+  std::optional<Candidate> incumbent;  // stage 2: the stage-1 winner
+  std::string bottleneck;       // profile agent's class: memory|compute|latency|launch|unknown
+  std::string profile_summary;  // profile agent's feedback text
+  std::vector<AttemptSummary> recent;  // bounded summary of recent attempts
 };
 
 // A backend: builtin expert, LLM, or replay.
@@ -63,18 +63,19 @@ class Backend {
                                           const std::string& failure_report) = 0;
   // Names and contents of the template and prompt files the backend reads (part of the cache key).
   virtual std::vector<std::pair<std::string, std::string>> key_inputs() const = 0;
-  // Requests and tokens per stage and agent: {"stage1": {"code": {requests, tokens_in, tokens_out}}}.
+  // Requests and tokens per stage and agent: {"stage1": {"code": {requests, tokens_in,
+  // tokens_out}}}.
   virtual nlohmann::json usage() const { return nlohmann::json::object(); }
 };
 
 // How to make a backend.
 struct BackendConfig {
-  std::string name = "builtin";   // builtin | openai | anthropic | replay
-  std::string model;              // LLM backends: the model to ask
-  std::filesystem::path data_dir; // templates/ and prompts/
-  std::filesystem::path transcript_out;    // LLM backends: where exchanges are recorded (JSONL)
-  std::filesystem::path replay_transcript; // replay: the transcript to answer from
-  std::string op_source;          // the op.py text (LLM prompts show the reference)
+  std::string name = "builtin";             // builtin | openai | anthropic | replay
+  std::string model;                        // LLM backends: the model to ask
+  std::filesystem::path data_dir;           // templates/ and prompts/
+  std::filesystem::path transcript_out;     // LLM backends: where exchanges are recorded (JSONL)
+  std::filesystem::path replay_transcript;  // replay: the transcript to answer from
+  std::string op_source;                    // the op.py text (LLM prompts show the reference)
   double atol = 1e-4, rtol = 1e-4;
 };
 

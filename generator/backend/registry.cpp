@@ -13,7 +13,8 @@ std::unique_ptr<Backend> make_backend(const BackendConfig& config) {
   }
   if (config.name == "openai" || config.name == "anthropic" || config.name == "replay")
     return llm_backend::make_llm_backend(config);
-  throw UserError("unknown backend '" + config.name + "'", "choose one of: builtin, openai, anthropic, replay");
+  throw UserError("unknown backend '" + config.name + "'",
+                  "choose one of: builtin, openai, anthropic, replay");
 }
 
 }  // namespace egg::backend

@@ -4,7 +4,9 @@
 
 namespace egg::cache {
 
-void KeyBuilder::add(const std::string& name, const std::string& value) { fields_.emplace_back(name, value); }
+void KeyBuilder::add(const std::string& name, const std::string& value) {
+  fields_.emplace_back(name, value);
+}
 
 std::string KeyBuilder::key() const {
   FieldHasher h;
@@ -24,7 +26,8 @@ nlohmann::json KeyBuilder::describe() const {
 std::vector<std::string> changed_fields(const nlohmann::json& before, const nlohmann::json& after) {
   std::vector<std::string> changed;
   for (auto it = after.begin(); it != after.end(); ++it) {
-    if (!before.contains(it.key()) || before.at(it.key()).value("sha256", "") != it->value("sha256", ""))
+    if (!before.contains(it.key()) ||
+        before.at(it.key()).value("sha256", "") != it->value("sha256", ""))
       changed.push_back(it.key());
   }
   for (auto it = before.begin(); it != before.end(); ++it)

@@ -1,7 +1,7 @@
 #include "cache/store.h"
 
-#include <chrono>
 #include <unistd.h>
+#include <chrono>
 
 #include <cstdlib>
 
@@ -35,7 +35,8 @@ bool valid_file_name(const std::string& name) {
 fs::path default_root() {
   if (const char* dir = std::getenv("EGG_CACHE_DIR"); dir && *dir) return dir;
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "egg";
-  if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / ".cache" / "egg";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return fs::path(home) / ".cache" / "egg";
   return fs::temp_directory_path() / "egg-cache";
 }
 
@@ -84,7 +85,8 @@ Lookup LocalStore::lookup(const std::string& key) const {
   return result;
 }
 
-void LocalStore::store(const std::string& key, const json& fields, const Files& files, bool replace) const {
+void LocalStore::store(const std::string& key, const json& fields, const Files& files,
+                       bool replace) const {
   fs::path dir = entry_dir(key);
   std::error_code ec;
   if (!replace && lookup(key).status == LookupStatus::hit) return;

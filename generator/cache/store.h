@@ -45,7 +45,8 @@ class LocalStore {
   Lookup lookup(const std::string& key) const;
   // Publishes an entry atomically; an existing complete entry for the key is kept unless `replace`
   // (a GPU verified what a GPU-less machine had stored unverified).
-  void store(const std::string& key, const nlohmann::json& fields, const Files& files, bool replace = false) const;
+  void store(const std::string& key, const nlohmann::json& fields, const Files& files,
+             bool replace = false) const;
   // The entry's recorded key fields, or nullopt.
   std::optional<nlohmann::json> fields(const std::string& key) const;
   // Counts entries and bytes.

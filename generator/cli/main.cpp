@@ -1,9 +1,8 @@
 // egg-gen: generates verified CUDA kernels from PyTorch reference code.
 //
-//   egg-gen generate <op.py> --arch sm_90 [--arch ...] --out <dir> [--name n] [--backend b] [--model m]
-//   egg-gen bench <op.py or folder>... --arch sm_90 --out <dir> [--json f] [--markdown f]
-//   egg-gen cache stats | clear | explain <key>
-//   egg-gen version
+//   egg-gen generate <op.py> --arch sm_90 [--arch ...] --out <dir> [--name n] [--backend b]
+//   [--model m] egg-gen bench <op.py or folder>... --arch sm_90 --out <dir> [--json f] [--markdown
+//   f] egg-gen cache stats | clear | explain <key> egg-gen version
 //
 // Exit status: 0 success, 1 user error (the message says what to do), 2 internal error.
 #include <CLI/CLI.hpp>
@@ -37,8 +36,8 @@ fs::path self_exe() {
   return ec ? fs::path() : exe;
 }
 
-// The folder holding templates/, prompts/ and python/: --data-dir, $EGG_DATA_DIR, <exe>/../share/egg
-// (an install), then the source tree this egg-gen was built from.
+// The folder holding templates/, prompts/ and python/: --data-dir, $EGG_DATA_DIR,
+// <exe>/../share/egg (an install), then the source tree this egg-gen was built from.
 fs::path find_data_dir(const std::string& given) {
   if (!given.empty()) return given;
   if (const char* env = std::getenv("EGG_DATA_DIR"); env && *env) return env;
@@ -52,7 +51,8 @@ int run_cache(const std::string& action, const std::string& key, const std::stri
   egg::cache::LocalStore store(dir.empty() ? egg::cache::default_root() : fs::path(dir));
   if (action == "stats") {
     auto s = store.stats();
-    std::cout << "cache: " << store.root().string() << "\nentries: " << s.entries << "\nbytes: " << s.bytes << "\n";
+    std::cout << "cache: " << store.root().string() << "\nentries: " << s.entries
+              << "\nbytes: " << s.bytes << "\n";
     return 0;
   }
   if (action == "clear") {
@@ -60,18 +60,22 @@ int run_cache(const std::string& action, const std::string& key, const std::stri
     return 0;
   }
   if (action == "explain") {
-    if (key.empty()) throw egg::UserError("cache explain needs a key", "egg-gen cache explain <key> (see manifest.json)");
+    if (key.empty())
+      throw egg::UserError("cache explain needs a key",
+                           "egg-gen cache explain <key> (see manifest.json)");
     auto fields = store.fields(key);
     if (!fields)
-      throw egg::UserError("no cache entry for key " + key + " in " + store.root().string(),
-                           "the key is in a kernel's manifest.json (cache_key); check EGG_CACHE_DIR");
+      throw egg::UserError(
+          "no cache entry for key " + key + " in " + store.root().string(),
+          "the key is in a kernel's manifest.json (cache_key); check EGG_CACHE_DIR");
     std::cout << "key " << key << " is SHA-256 over these length-prefixed fields, in order:\n";
     for (auto it = fields->begin(); it != fields->end(); ++it)
-      std::cout << "  " << it.key() << ": sha256 " << it->value("sha256", "") << ", " << it->value("bytes", 0)
-                << " bytes: " << it->value("preview", "") << "\n";
+      std::cout << "  " << it.key() << ": sha256 " << it->value("sha256", "") << ", "
+                << it->value("bytes", 0) << " bytes: " << it->value("preview", "") << "\n";
     return 0;
   }
-  throw egg::UserError("unknown cache action '" + action + "'", "use stats, clear or explain <key>");
+  throw egg::UserError("unknown cache action '" + action + "'",
+                       "use stats, clear or explain <key>");
 }
 
 // Options shared by generate and bench.
@@ -88,17 +92,22 @@ void add_common(CLI::App* cmd, CommonOptions& c) {
   cmd->add_option("--out", c.g.out_dir, "output folder")->required();
   cmd->add_option("--backend", c.g.backend, "builtin (default), openai, anthropic, replay");
   cmd->add_option("--model", c.g.model, "model name for the LLM backends");
-  cmd->add_option("--option", c.options, "backend option key=value (repeatable), e.g. transcript=<file> for replay");
+  cmd->add_option("--option", c.options,
+                  "backend option key=value (repeatable), e.g. transcript=<file> for replay");
   cmd->add_option("--python", c.g.python, "Python interpreter with torch (default: python3)");
   cmd->add_option("--nvcc", c.g.nvcc, "nvcc to compile and identify (default: nvcc)");
   cmd->add_option("--data-dir", c.data_dir, "folder with templates/, prompts/, python/");
-  cmd->add_option("--cache-dir", c.cache_dir, "cache folder (default: $EGG_CACHE_DIR or ~/.cache/egg)");
+  cmd->add_option("--cache-dir", c.cache_dir,
+                  "cache folder (default: $EGG_CACHE_DIR or ~/.cache/egg)");
   cmd->add_flag("--no-cache", c.no_cache, "neither read nor write the cache");
   cmd->add_flag("--no-verify", c.no_verify, "do not verify on a GPU even if one is present");
-  cmd->add_flag("--keep-work", c.g.keep_work, "keep the work folder (spec, reference tensors, candidates)");
-  cmd->add_option("--tolerance", c.tolerance, "atol rtol (default by dtype: fp32 1e-4 1e-4, fp16/bf16 1e-2 1e-2)")
+  cmd->add_flag("--keep-work", c.g.keep_work,
+                "keep the work folder (spec, reference tensors, candidates)");
+  cmd->add_option("--tolerance", c.tolerance,
+                  "atol rtol (default by dtype: fp32 1e-4 1e-4, fp16/bf16 1e-2 1e-2)")
       ->expected(2);
-  cmd->add_option("--budget", c.g.budget, "candidates evaluated per stage (default 8)")->check(CLI::Range(1, 64));
+  cmd->add_option("--budget", c.g.budget, "candidates evaluated per stage (default 8)")
+      ->check(CLI::Range(1, 64));
   cmd->add_option("--seeds", c.g.seeds, "seeded input sets beyond the declared one (default 3)")
       ->check(CLI::Range(1, 100));
 }
@@ -110,19 +119,22 @@ void finish_common(CommonOptions& c) {
   c.g.cache_enabled = !c.no_cache && egg::cache::enabled_by_env();
   if (c.tolerance.size() == 2) {
     if (c.tolerance[0] < 0 || c.tolerance[1] < 0)
-      throw egg::UserError("tolerances must not be negative", "pass --tolerance <atol> <rtol>, e.g. 1e-4 1e-4");
+      throw egg::UserError("tolerances must not be negative",
+                           "pass --tolerance <atol> <rtol>, e.g. 1e-4 1e-4");
     c.g.atol = c.tolerance[0];
     c.g.rtol = c.tolerance[1];
   }
   for (const auto& opt : c.options) {
     auto eq = opt.find('=');
-    if (eq == std::string::npos) throw egg::UserError("option '" + opt + "' is not key=value", "write --option key=value");
+    if (eq == std::string::npos)
+      throw egg::UserError("option '" + opt + "' is not key=value", "write --option key=value");
     c.g.options[opt.substr(0, eq)] = opt.substr(eq + 1);
   }
 }
 
 // The GPU verifier when a GPU and egg-harness are here; otherwise null and the reason in `g`.
-std::unique_ptr<egg::verify::GpuVerifier> make_verifier(egg::ProcessRunner& runner, CommonOptions& c) {
+std::unique_ptr<egg::verify::GpuVerifier> make_verifier(egg::ProcessRunner& runner,
+                                                        CommonOptions& c) {
   if (c.no_verify) {
     c.g.no_gpu_reason = "verification disabled (--no-verify)";
     return nullptr;
@@ -142,12 +154,14 @@ std::unique_ptr<egg::verify::GpuVerifier> make_verifier(egg::ProcessRunner& runn
   check.timeout = std::chrono::seconds(60);
   auto r = runner.run(check);
   if (!r.ok()) {
-    c.g.no_gpu_reason = "egg-harness at " + harness->string() + " cannot run: " +
-                        (r.err.empty() ? "exit " + std::to_string(r.exit_code) : r.err.substr(0, r.err.find('\n')));
+    c.g.no_gpu_reason =
+        "egg-harness at " + harness->string() + " cannot run: " +
+        (r.err.empty() ? "exit " + std::to_string(r.exit_code) : r.err.substr(0, r.err.find('\n')));
     egg::log::warning(c.g.no_gpu_reason);
     return nullptr;
   }
-  return std::make_unique<egg::verify::HarnessVerifier>(runner, c.g.nvcc, *harness, gpu, std::chrono::seconds(60));
+  return std::make_unique<egg::verify::HarnessVerifier>(runner, c.g.nvcc, *harness, gpu,
+                                                        std::chrono::seconds(60));
 }
 
 int run_bench(CommonOptions& c, const std::vector<std::string>& paths, const std::string& json_out,
@@ -157,7 +171,9 @@ int run_bench(CommonOptions& c, const std::vector<std::string>& paths, const std
   egg::pipeline::Services services{runner, verifier.get()};
   std::vector<fs::path> inputs(paths.begin(), paths.end());
   auto ops = egg::pipeline::collect_ops(inputs);
-  if (ops.empty()) throw egg::UserError("no op.py files in the given paths", "pass op.py files or folders holding them");
+  if (ops.empty())
+    throw egg::UserError("no op.py files in the given paths",
+                         "pass op.py files or folders holding them");
   json rows = json::array();
   const fs::path out_root = c.g.out_dir;
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -165,31 +181,39 @@ int run_bench(CommonOptions& c, const std::vector<std::string>& paths, const std
     o.op_file = ops[i];
     o.name = egg::pipeline::default_name(ops[i]);
     o.out_dir = out_root / o.name;
-    std::cerr << "egg: bench [" << i + 1 << "/" << ops.size() << "] " << ops[i].string() << std::endl;
+    std::cerr << "egg: bench [" << i + 1 << "/" << ops.size() << "] " << ops[i].string()
+              << std::endl;
     auto start = std::chrono::steady_clock::now();
-    auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+    auto seconds = [&] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
     try {
       auto r = egg::pipeline::generate(o, services);
       rows.push_back(egg::pipeline::bench_row(o.name, r.manifest, seconds()));
     } catch (const egg::UserError& e) {
       rows.push_back(egg::pipeline::bench_error_row(o.name, e.describe(), seconds()));
     } catch (const std::exception& e) {
-      rows.push_back(egg::pipeline::bench_error_row(o.name, std::string("internal: ") + e.what(), seconds()));
+      rows.push_back(
+          egg::pipeline::bench_error_row(o.name, std::string("internal: ") + e.what(), seconds()));
     }
     std::cerr << "egg: bench " << o.name << ": " << rows.back().value("status", "") << std::endl;
   }
-  auto report = egg::pipeline::bench_report(rows, verifier ? verifier->gpu_name() : "none", copy_gbps);
+  auto report =
+      egg::pipeline::bench_report(rows, verifier ? verifier->gpu_name() : "none", copy_gbps);
   std::cout << egg::pipeline::bench_text(report);
-  egg::write_atomic(json_out.empty() ? out_root / "bench.json" : fs::path(json_out), report.dump(2) + "\n");
-  egg::write_atomic(md_out.empty() ? out_root / "bench.md" : fs::path(md_out), egg::pipeline::bench_markdown(report));
+  egg::write_atomic(json_out.empty() ? out_root / "bench.json" : fs::path(json_out),
+                    report.dump(2) + "\n");
+  egg::write_atomic(md_out.empty() ? out_root / "bench.md" : fs::path(md_out),
+                    egg::pipeline::bench_markdown(report));
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"egg-gen: expert-guided generation of verified CUDA kernels from PyTorch reference code\n"
-               "exit status: 0 success, 1 user error, 2 internal error"};
+  CLI::App app{
+      "egg-gen: expert-guided generation of verified CUDA kernels from PyTorch reference code\n"
+      "exit status: 0 success, 1 user error, 2 internal error"};
   app.require_subcommand(1);
   app.set_version_flag("--version", egg::kEggVersion);
 
@@ -198,32 +222,41 @@ int main(int argc, char** argv) {
   gen->add_option("op", gen_opts.g.op_file, "the op.py (KernelBench format)")->required();
   gen->add_option("--name", gen_opts.name, "kernel name (default: the op file's stem)");
   add_common(gen, gen_opts);
-  gen->add_flag("--require-verified", gen_opts.g.require_verified, "fail unless every arch is verified on a GPU");
-  gen->add_flag("--strict", gen_opts.g.strict, "with a GPU: compute-sanitizer memcheck on the winner");
+  gen->add_flag("--require-verified", gen_opts.g.require_verified,
+                "fail unless every arch is verified on a GPU");
+  gen->add_flag("--strict", gen_opts.g.strict,
+                "with a GPU: compute-sanitizer memcheck on the winner");
   bool no_baseline = false;
-  gen->add_flag("--no-baseline", no_baseline, "with a GPU: do not time PyTorch eager and torch.compile");
-  gen->add_option("--dump-dir", gen_opts.g.dump_dir, "write every step's artifact (spec.json, stage1.cu, stage2.cu, verify.json)");
-  gen->add_option("--override-dir", gen_opts.g.override_dir, "take step artifacts from here (hand-edited); bypasses the cache");
-  gen->add_option("--from", gen_opts.g.from_step, "resume from this step: spec, stage1, stage2, verify, emit");
+  gen->add_flag("--no-baseline", no_baseline,
+                "with a GPU: do not time PyTorch eager and torch.compile");
+  gen->add_option("--dump-dir", gen_opts.g.dump_dir,
+                  "write every step's artifact (spec.json, stage1.cu, stage2.cu, verify.json)");
+  gen->add_option("--override-dir", gen_opts.g.override_dir,
+                  "take step artifacts from here (hand-edited); bypasses the cache");
+  gen->add_option("--from", gen_opts.g.from_step,
+                  "resume from this step: spec, stage1, stage2, verify, emit");
 
   CommonOptions bench_opts;
   std::vector<std::string> bench_paths;
   std::string bench_json, bench_md;
   double copy_gbps = 0;
   bool bench_lenient = false;
-  auto* bench = app.add_subcommand("bench", "generate, verify and time every op.py against PyTorch eager and torch.compile");
+  auto* bench = app.add_subcommand(
+      "bench", "generate, verify and time every op.py against PyTorch eager and torch.compile");
   bench->add_option("paths", bench_paths, "op.py files or folders")->required();
   add_common(bench, bench_opts);
   bench->add_option("--json", bench_json, "JSON report (default <out>/bench.json)");
   bench->add_option("--markdown", bench_md, "Markdown report (default <out>/bench.md)");
-  bench->add_option("--copy-gbps", copy_gbps, "measured copy bandwidth, for the % of ceiling column");
+  bench->add_option("--copy-gbps", copy_gbps,
+                    "measured copy bandwidth, for the % of ceiling column");
   bench->add_flag("--no-strict", bench_lenient, "skip compute-sanitizer memcheck on the winners");
 
   std::string cache_action, cache_key, cache_root;
   auto* cache = app.add_subcommand("cache", "inspect the kernel cache");
   cache->add_option("action", cache_action, "stats | clear | explain")->required();
   cache->add_option("key", cache_key, "the key to explain");
-  cache->add_option("--cache-dir", cache_root, "cache folder (default: $EGG_CACHE_DIR or ~/.cache/egg)");
+  cache->add_option("--cache-dir", cache_root,
+                    "cache folder (default: $EGG_CACHE_DIR or ~/.cache/egg)");
 
   app.add_subcommand("version", "print the generator's version");
 

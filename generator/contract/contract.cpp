@@ -9,12 +9,13 @@ using nlohmann::json;
 
 const std::set<std::string>& reserved() {
   static const std::set<std::string> words = {
-      "stream", "launch", "forward", "detail", "n",    "auto",   "bool",     "break",  "case",
-      "char",   "class",  "const",   "double", "else", "enum",   "float",    "for",    "if",
-      "int",    "long",   "new",     "delete", "namespace", "return", "short", "signed", "sizeof",
-      "static", "struct", "switch",  "template", "this", "union", "unsigned", "void", "while",
-      "default", "do", "goto", "operator", "private", "public", "protected", "using", "virtual",
-      "try", "catch", "throw", "typename", "true", "false", "nullptr", "register", "extern"};
+      "stream",   "launch",   "forward",   "detail",  "n",        "auto",   "bool",      "break",
+      "case",     "char",     "class",     "const",   "double",   "else",   "enum",      "float",
+      "for",      "if",       "int",       "long",    "new",      "delete", "namespace", "return",
+      "short",    "signed",   "sizeof",    "static",  "struct",   "switch", "template",  "this",
+      "union",    "unsigned", "void",      "while",   "default",  "do",     "goto",      "operator",
+      "private",  "public",   "protected", "using",   "virtual",  "try",    "catch",     "throw",
+      "typename", "true",     "false",     "nullptr", "register", "extern"};
   return words;
 }
 
@@ -48,30 +49,48 @@ bool valid_kernel_name(const std::string& name) {
 
 std::string c_type(spec::DType dtype) {
   switch (dtype) {
-    case spec::DType::float32: return "float";
-    case spec::DType::float16: return "__half";
-    case spec::DType::bfloat16: return "__nv_bfloat16";
-    case spec::DType::float64: return "double";
-    case spec::DType::int64: return "std::int64_t";
-    case spec::DType::int32: return "std::int32_t";
-    case spec::DType::int8: return "std::int8_t";
-    case spec::DType::uint8: return "std::uint8_t";
-    case spec::DType::boolean: return "bool";
+    case spec::DType::float32:
+      return "float";
+    case spec::DType::float16:
+      return "__half";
+    case spec::DType::bfloat16:
+      return "__nv_bfloat16";
+    case spec::DType::float64:
+      return "double";
+    case spec::DType::int64:
+      return "std::int64_t";
+    case spec::DType::int32:
+      return "std::int32_t";
+    case spec::DType::int8:
+      return "std::int8_t";
+    case spec::DType::uint8:
+      return "std::uint8_t";
+    case spec::DType::boolean:
+      return "bool";
   }
   return "void";
 }
 
 std::string torch_type(spec::DType dtype) {
   switch (dtype) {
-    case spec::DType::float32: return "torch::kFloat";
-    case spec::DType::float16: return "torch::kHalf";
-    case spec::DType::bfloat16: return "torch::kBFloat16";
-    case spec::DType::float64: return "torch::kDouble";
-    case spec::DType::int64: return "torch::kLong";
-    case spec::DType::int32: return "torch::kInt";
-    case spec::DType::int8: return "torch::kChar";
-    case spec::DType::uint8: return "torch::kByte";
-    case spec::DType::boolean: return "torch::kBool";
+    case spec::DType::float32:
+      return "torch::kFloat";
+    case spec::DType::float16:
+      return "torch::kHalf";
+    case spec::DType::bfloat16:
+      return "torch::kBFloat16";
+    case spec::DType::float64:
+      return "torch::kDouble";
+    case spec::DType::int64:
+      return "torch::kLong";
+    case spec::DType::int32:
+      return "torch::kInt";
+    case spec::DType::int8:
+      return "torch::kChar";
+    case spec::DType::uint8:
+      return "torch::kByte";
+    case spec::DType::boolean:
+      return "torch::kBool";
   }
   return "torch::kFloat";
 }
@@ -109,7 +128,8 @@ json template_context(const Contract& contract) {
     const std::string ctype = c_type(a.dtype);
     const std::string pointer = out ? ctype + "*" : "const " + ctype + "*";
     std::string shape_list;
-    for (size_t i = 0; i < a.shape.size(); ++i) shape_list += (i ? ", " : "") + std::to_string(a.shape[i]);
+    for (size_t i = 0; i < a.shape.size(); ++i)
+      shape_list += (i ? ", " : "") + std::to_string(a.shape[i]);
     json t = {{"var", a.var},
               {"tensor_name", a.tensor_name},
               {"camel", camel(a.var)},
@@ -119,7 +139,9 @@ json template_context(const Contract& contract) {
               // A 0-d tensor's shape array still needs one element to be valid C++.
               {"shape_list", shape_list.empty() ? "" : shape_list},
               {"numel", spec::numel(a.shape)},
-              {"role", a.role == Role::input ? "input" : a.role == Role::param ? "parameter" : "output"}};
+              {"role", a.role == Role::input   ? "input"
+                       : a.role == Role::param ? "parameter"
+                                               : "output"}};
     tensors.push_back(t);
     params.push_back({{"decl", pointer + " " + a.var},
                       {"var", a.var},
@@ -133,14 +155,16 @@ json template_context(const Contract& contract) {
       forward_args.push_back(t);
     }
   }
-  for (size_t i = 0; i < forward_args.size(); ++i) forward_args[i]["sep"] = i + 1 < forward_args.size() ? ", " : "";
+  for (size_t i = 0; i < forward_args.size(); ++i)
+    forward_args[i]["sep"] = i + 1 < forward_args.size() ? ", " : "";
   for (auto& f : forward_args) f["first_arg"] = first_arg;
   std::string result;
   if (outputs.size() == 1) {
     result = outputs[0]["var"].get<std::string>();
   } else {
     result = "std::vector<torch::Tensor>{";
-    for (size_t i = 0; i < outputs.size(); ++i) result += (i ? ", " : "") + outputs[i]["var"].get<std::string>();
+    for (size_t i = 0; i < outputs.size(); ++i)
+      result += (i ? ", " : "") + outputs[i]["var"].get<std::string>();
     result += "}";
   }
   return {{"name", contract.name},

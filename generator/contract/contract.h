@@ -20,7 +20,7 @@ struct LaunchArg {
   std::string tensor_name;  // the spec's name, e.g. "norm.weight"
   spec::DType dtype = spec::DType::float32;
   spec::Shape shape;
-  std::string source;       // the spec value it holds: input/param name, or the output's node
+  std::string source;  // the spec value it holds: input/param name, or the output's node
 };
 
 // launch()'s arguments in order: inputs, params, outputs.

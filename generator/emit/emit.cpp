@@ -6,7 +6,8 @@
 namespace egg::emit {
 
 std::vector<render::Template> contract_templates(const std::filesystem::path& data_dir) {
-  return {render::load_template(data_dir, "kernel.cu.tmpl"), render::load_template(data_dir, "header.h.tmpl")};
+  return {render::load_template(data_dir, "kernel.cu.tmpl"),
+          render::load_template(data_dir, "header.h.tmpl")};
 }
 
 Sources render_sources(const std::filesystem::path& data_dir, const contract::Contract& contract,
@@ -25,11 +26,12 @@ Sources render_sources(const std::filesystem::path& data_dir, const contract::Co
 }
 
 OutputPaths output_paths(const std::filesystem::path& out_dir, const std::string& name) {
-  return {out_dir / (name + ".cu"), out_dir / "include" / "egg" / (name + ".h"), out_dir / "manifest.json",
-          out_dir / (name + ".d")};
+  return {out_dir / (name + ".cu"), out_dir / "include" / "egg" / (name + ".h"),
+          out_dir / "manifest.json", out_dir / (name + ".d")};
 }
 
-std::string depfile_text(const std::filesystem::path& target, const std::vector<std::string>& deps) {
+std::string depfile_text(const std::filesystem::path& target,
+                         const std::vector<std::string>& deps) {
   auto escape = [](const std::string& p) {
     std::string out;
     for (char c : p) {
@@ -45,7 +47,8 @@ std::string depfile_text(const std::filesystem::path& target, const std::vector<
 }
 
 std::vector<std::filesystem::path> write_outputs(const OutputPaths& paths, const Sources& sources,
-                                                 const nlohmann::json& manifest, const std::string& depfile) {
+                                                 const nlohmann::json& manifest,
+                                                 const std::string& depfile) {
   std::vector<std::filesystem::path> changed;
   auto put = [&](const std::filesystem::path& p, const std::string& content) {
     if (write_if_changed(p, content) == WriteOutcome::written) changed.push_back(p);

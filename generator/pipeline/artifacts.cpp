@@ -18,11 +18,12 @@ Step parse_step(const std::string& name) {
 std::string step_name(Step step) { return kStepNames[static_cast<int>(step)]; }
 
 std::string candidate_artifact(const backend::Candidate& c) {
-  return "// EGG candidate " + c.id + ": " + c.summary + "\n" + c.code.device_code + "\n" + kLaunchMarker + "\n" +
-         c.code.launch_body;
+  return "// EGG candidate " + c.id + ": " + c.summary + "\n" + c.code.device_code + "\n" +
+         kLaunchMarker + "\n" + c.code.launch_body;
 }
 
-backend::Candidate read_candidate_artifact(const std::filesystem::path& file, const std::string& id) {
+backend::Candidate read_candidate_artifact(const std::filesystem::path& file,
+                                           const std::string& id) {
   auto text = read_file(file);
   if (!text) throw UserError("cannot read " + file.string(), "check --override-dir");
   size_t marker = text->find(kLaunchMarker);

@@ -27,13 +27,14 @@ inline constexpr const char* kLaunchMarker = "// ---- EGG: body of launch() belo
 // A candidate as a stage artifact file.
 std::string candidate_artifact(const backend::Candidate& c);
 // Reads a stage artifact; a UserError names the file when the marker is missing.
-backend::Candidate read_candidate_artifact(const std::filesystem::path& file, const std::string& id);
+backend::Candidate read_candidate_artifact(const std::filesystem::path& file,
+                                           const std::string& id);
 
 // Where artifacts go and come from.
 struct ArtifactDirs {
-  std::filesystem::path dump;      // empty: no dump
-  std::filesystem::path override_; // empty: no overrides
-  Step from = Step::spec;          // first step to run; earlier ones come from override_
+  std::filesystem::path dump;       // empty: no dump
+  std::filesystem::path override_;  // empty: no overrides
+  Step from = Step::spec;           // first step to run; earlier ones come from override_
 
   // Writes `name` into the dump folder, if any.
   void dump_file(const std::string& name, const std::string& content) const;

@@ -33,7 +33,8 @@ std::vector<fs::path> collect_ops(const std::vector<fs::path>& paths) {
     if (fs::is_directory(p, ec)) {
       std::vector<fs::path> found;
       for (const auto& e : fs::recursive_directory_iterator(p, ec))
-        if (e.is_regular_file() && e.path().extension() == ".py" && e.path().filename().string()[0] != '_')
+        if (e.is_regular_file() && e.path().extension() == ".py" &&
+            e.path().filename().string()[0] != '_')
           found.push_back(e.path());
       std::sort(found.begin(), found.end());
       ops.insert(ops.end(), found.begin(), found.end());
@@ -55,22 +56,33 @@ json bench_row(const std::string& op, const json& m, double generate_s) {
   row["verified"] = state == "verified";
   row["status"] = reason.empty() ? state : state + ": " + reason;
   const json& t = m.value("timing", json::object());
-  for (const char* k : {"kernel_ms", "eager_ms", "compile_ms", "speedup_vs_eager", "speedup_vs_compile", "achieved_gbps"})
+  for (const char* k : {"kernel_ms", "eager_ms", "compile_ms", "speedup_vs_eager",
+                        "speedup_vs_compile", "achieved_gbps"})
     row[k] = t.contains(k) ? t[k] : json(nullptr);
   row["candidate"] = m.value("candidate", "");
   // The copy bandwidth egg-harness measured beside the stage-2 winner, as this GPU's ceiling.
   for (const auto& stage : m.value("stages", json::array())) {
-    const json& t2 = stage.value("profile", json::object()).value("harness", json::object()).value("timing", json::object());
-    if (t2.contains("copy_gbps") && t2["copy_gbps"].is_number() && t2["copy_gbps"].get<double>() > 0)
+    const json& t2 = stage.value("profile", json::object())
+                         .value("harness", json::object())
+                         .value("timing", json::object());
+    if (t2.contains("copy_gbps") && t2["copy_gbps"].is_number() &&
+        t2["copy_gbps"].get<double>() > 0)
       row["copy_gbps"] = t2["copy_gbps"];
   }
   return row;
 }
 
 json bench_error_row(const std::string& op, const std::string& error, double generate_s) {
-  return {{"op", op}, {"verified", false}, {"status", "failed: " + error.substr(0, error.find('\n'))},
-          {"generate_s", generate_s}, {"kernel_ms", nullptr}, {"eager_ms", nullptr}, {"compile_ms", nullptr},
-          {"speedup_vs_eager", nullptr}, {"speedup_vs_compile", nullptr}, {"achieved_gbps", nullptr}};
+  return {{"op", op},
+          {"verified", false},
+          {"status", "failed: " + error.substr(0, error.find('\n'))},
+          {"generate_s", generate_s},
+          {"kernel_ms", nullptr},
+          {"eager_ms", nullptr},
+          {"compile_ms", nullptr},
+          {"speedup_vs_eager", nullptr},
+          {"speedup_vs_compile", nullptr},
+          {"achieved_gbps", nullptr}};
 }
 
 json bench_report(const json& rows, const std::string& gpu, double copy_gbps) {
@@ -109,21 +121,23 @@ json bench_report(const json& rows, const std::string& gpu, double copy_gbps) {
 std::string bench_text(const json& r) {
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof(line), "%-34s %-9s %10s %10s %10s %8s %8s %8s\n", "op", "verified", "kernel_ms",
-                "eager_ms", "compile_ms", "x_eager", "x_comp", "GB/s");
+  std::snprintf(line, sizeof(line), "%-34s %-9s %10s %10s %10s %8s %8s %8s\n", "op", "verified",
+                "kernel_ms", "eager_ms", "compile_ms", "x_eager", "x_comp", "GB/s");
   out += line;
   for (const auto& row : r["rows"]) {
-    std::snprintf(line, sizeof(line), "%-34s %-9s %10s %10s %10s %8s %8s %8s\n", row["op"].get<std::string>().c_str(),
-                  row.value("verified", false) ? "yes" : "NO", fmt(row["kernel_ms"], "%.4f").c_str(),
-                  fmt(row["eager_ms"], "%.4f").c_str(), fmt(row["compile_ms"], "%.4f").c_str(),
-                  fmt(row["speedup_vs_eager"], "%.2f").c_str(), fmt(row["speedup_vs_compile"], "%.2f").c_str(),
-                  fmt(row["achieved_gbps"], "%.0f").c_str());
+    std::snprintf(
+        line, sizeof(line), "%-34s %-9s %10s %10s %10s %8s %8s %8s\n",
+        row["op"].get<std::string>().c_str(), row.value("verified", false) ? "yes" : "NO",
+        fmt(row["kernel_ms"], "%.4f").c_str(), fmt(row["eager_ms"], "%.4f").c_str(),
+        fmt(row["compile_ms"], "%.4f").c_str(), fmt(row["speedup_vs_eager"], "%.2f").c_str(),
+        fmt(row["speedup_vs_compile"], "%.2f").c_str(), fmt(row["achieved_gbps"], "%.0f").c_str());
     out += line;
     if (!row.value("verified", false)) out += "    " + row.value("status", "") + "\n";
   }
   const json& s = r["summary"];
-  out += "\nops " + std::to_string(s["ops"].get<int>()) + ", verified " + std::to_string(s["verified"].get<int>()) +
-         " (" + fmt(s["correct_rate"].get<double>() * 100, "%.0f") + "%), fast_1 vs eager " +
+  out += "\nops " + std::to_string(s["ops"].get<int>()) + ", verified " +
+         std::to_string(s["verified"].get<int>()) + " (" +
+         fmt(s["correct_rate"].get<double>() * 100, "%.0f") + "%), fast_1 vs eager " +
          fmt(s["fast_1_vs_eager"].get<double>() * 100, "%.0f") + "%, vs torch.compile " +
          fmt(s["fast_1_vs_compile"].get<double>() * 100, "%.0f") + "%, geomean speedup vs eager " +
          fmt(s["geomean_speedup_vs_eager"], "%.2f") + "x, vs torch.compile " +
@@ -133,19 +147,25 @@ std::string bench_text(const json& r) {
 
 std::string bench_markdown(const json& r) {
   std::string out = "GPU: " + r.value("gpu", std::string("none")) + "\n\n";
-  out += "| op | verified | kernel ms | eager ms | compile ms | vs eager | vs compile | GB/s | % copy BW |\n";
+  out +=
+      "| op | verified | kernel ms | eager ms | compile ms | vs eager | vs compile | GB/s | % copy "
+      "BW |\n";
   out += "|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& row : r["rows"])
-    out += "| " + row["op"].get<std::string>() + " | " + (row.value("verified", false) ? "yes" : "NO: " + row.value("status", "")) +
-           " | " + fmt(row["kernel_ms"], "%.4f") + " | " + fmt(row["eager_ms"], "%.4f") + " | " +
+    out += "| " + row["op"].get<std::string>() + " | " +
+           (row.value("verified", false) ? "yes" : "NO: " + row.value("status", "")) + " | " +
+           fmt(row["kernel_ms"], "%.4f") + " | " + fmt(row["eager_ms"], "%.4f") + " | " +
            fmt(row["compile_ms"], "%.4f") + " | " + fmt(row["speedup_vs_eager"], "%.2f") + "x | " +
-           fmt(row["speedup_vs_compile"], "%.2f") + "x | " + fmt(row["achieved_gbps"], "%.0f") + " | " +
-           fmt(row.contains("pct_of_copy_bw") ? row["pct_of_copy_bw"] : json(nullptr), "%.0f") + " |\n";
+           fmt(row["speedup_vs_compile"], "%.2f") + "x | " + fmt(row["achieved_gbps"], "%.0f") +
+           " | " +
+           fmt(row.contains("pct_of_copy_bw") ? row["pct_of_copy_bw"] : json(nullptr), "%.0f") +
+           " |\n";
   const json& s = r["summary"];
-  out += "\nSummary: " + std::to_string(s["verified"].get<int>()) + "/" + std::to_string(s["ops"].get<int>()) +
-         " verified; fast_1 vs eager " + fmt(s["fast_1_vs_eager"].get<double>() * 100, "%.0f") +
-         "%, vs torch.compile " + fmt(s["fast_1_vs_compile"].get<double>() * 100, "%.0f") +
-         "%; geomean speedup vs eager " + fmt(s["geomean_speedup_vs_eager"], "%.2f") + "x, vs torch.compile " +
+  out += "\nSummary: " + std::to_string(s["verified"].get<int>()) + "/" +
+         std::to_string(s["ops"].get<int>()) + " verified; fast_1 vs eager " +
+         fmt(s["fast_1_vs_eager"].get<double>() * 100, "%.0f") + "%, vs torch.compile " +
+         fmt(s["fast_1_vs_compile"].get<double>() * 100, "%.0f") + "%; geomean speedup vs eager " +
+         fmt(s["geomean_speedup_vs_eager"], "%.2f") + "x, vs torch.compile " +
          fmt(s["geomean_speedup_vs_compile"], "%.2f") + "x.\n";
   return out;
 }

@@ -1,6 +1,6 @@
 // `egg-gen bench`: generate + verify every op.py of some files or folders and report a table
-// (op, verified, kernel/eager/compile ms, speedups, achieved bandwidth) with a summary (correct rate,
-// fast_1 against eager and torch.compile, geomean speedups) as text, JSON and Markdown.
+// (op, verified, kernel/eager/compile ms, speedups, achieved bandwidth) with a summary (correct
+// rate, fast_1 against eager and torch.compile, geomean speedups) as text, JSON and Markdown.
 #pragma once
 
 #include <filesystem>

@@ -13,7 +13,8 @@ namespace fs = std::filesystem;
 
 namespace {
 std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-  for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos + to.size()))
+  for (size_t pos = text.find(from); pos != std::string::npos;
+       pos = text.find(from, pos + to.size()))
     text.replace(pos, from.size(), to);
   return text;
 }
@@ -25,19 +26,24 @@ json ptxas_facts(const std::string& log) {
   static const std::regex smem(R"((\d+) bytes smem)");
   int max_registers = 0, spill_bytes = 0, smem_bytes = 0;
   std::smatch m;
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), registers); it != std::sregex_iterator(); ++it)
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), registers);
+       it != std::sregex_iterator(); ++it)
     max_registers = std::max(max_registers, std::stoi((*it)[1]));
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), spills); it != std::sregex_iterator(); ++it)
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), spills); it != std::sregex_iterator();
+       ++it)
     spill_bytes = std::max(spill_bytes, std::stoi((*it)[1]) + std::stoi((*it)[2]));
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), smem); it != std::sregex_iterator(); ++it)
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), smem); it != std::sregex_iterator();
+       ++it)
     smem_bytes = std::max(smem_bytes, std::stoi((*it)[1]));
   return {{"registers", max_registers}, {"spill_bytes", spill_bytes}, {"smem_bytes", smem_bytes}};
 }
 
-json profile_agent(const json& facts, std::optional<double> kernel_ms, double bytes, double flops, bool measured) {
+json profile_agent(const json& facts, std::optional<double> kernel_ms, double bytes, double flops,
+                   bool measured) {
   std::string bottleneck = "memory";
   std::string feedback;
-  // Arithmetic intensity against the ridge point of a Hopper-class GPU (~15 FLOP/B fp32 CUDA cores).
+  // Arithmetic intensity against the ridge point of a Hopper-class GPU (~15 FLOP/B fp32 CUDA
+  // cores).
   const double intensity = bytes > 0 ? flops / bytes : 0;
   if (intensity > 15) bottleneck = "compute";
   if (facts.value("spill_bytes", 0) > 0) {
@@ -45,8 +51,8 @@ json profile_agent(const json& facts, std::optional<double> kernel_ms, double by
     feedback += "registers spill (" + std::to_string(facts.value("spill_bytes", 0)) +
                 " bytes): reduce work per thread or unrolling. ";
   }
-  // Occupancy the registers allow (Hopper/Ampere: 64K registers, 64 warps per SM, registers allocated
-  // per warp in units of 256): the upper bound whatever the block size.
+  // Occupancy the registers allow (Hopper/Ampere: 64K registers, 64 warps per SM, registers
+  // allocated per warp in units of 256): the upper bound whatever the block size.
   const int regs = facts.value("registers", 0);
   double occupancy = 1.0;
   if (regs > 0) {
@@ -56,7 +62,9 @@ json profile_agent(const json& facts, std::optional<double> kernel_ms, double by
   if (occupancy < 0.5)
     feedback += "registers (" + std::to_string(regs) + " per thread) cap occupancy at " +
                 std::to_string(static_cast<int>(occupancy * 100)) + "%. ";
-  json out = {{"facts", facts}, {"bottleneck", bottleneck}, {"measured", measured},
+  json out = {{"facts", facts},
+              {"bottleneck", bottleneck},
+              {"measured", measured},
               {"occupancy_limit_by_registers", occupancy}};
   if (measured && kernel_ms && *kernel_ms > 0) {
     const double gbps = bytes / (*kernel_ms * 1e-3) / 1e9;
@@ -75,7 +83,8 @@ json profile_agent(const json& facts, std::optional<double> kernel_ms, double by
   return out;
 }
 
-Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time, bool strict, bool all_arches) {
+Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time, bool strict,
+                               bool all_arches) {
   Evaluation ev;
   const fs::path dir = config_.work / (std::to_string(count_++) + "-candidate");
   auto sources = emit::render_sources(config_.data_dir, contract_, candidate, config_.backend_name,
@@ -84,7 +93,8 @@ Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time, b
   write_atomic(cu, sources.cu);
   write_atomic(dir / "include" / "egg" / (contract_.name + ".h"), sources.header);
 
-  auto findings = harness::scan_source_text(candidate.code.device_code + "\n" + candidate.code.launch_body);
+  auto findings =
+      harness::scan_source_text(candidate.code.device_code + "\n" + candidate.code.launch_body);
   if (!findings.empty()) {
     ev.failure_class = "forbidden_api";
     ev.report = "the kernel calls PyTorch instead of computing: " + harness::describe(findings) +
@@ -93,8 +103,8 @@ Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time, b
   }
   json facts = json::object();
   if (gpu_ && !all_arches) {
-    auto out = gpu_->run(cu, dir / "include", config_.spec_json, dir / "verify", time, strict, config_.atol,
-                         config_.rtol);
+    auto out = gpu_->run(cu, dir / "include", config_.spec_json, dir / "verify", time, strict,
+                         config_.atol, config_.rtol);
     if (!out.ok()) {
       ev.failure_class = out.failure_class;
       ev.report = replace_all(out.report, dir.string() + "/", "");
@@ -114,8 +124,8 @@ Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time, b
   }
   facts = ptxas_facts(compiled.log);
   if (gpu_) {
-    auto out = gpu_->run(cu, dir / "include", config_.spec_json, dir / "verify", time, strict, config_.atol,
-                         config_.rtol);
+    auto out = gpu_->run(cu, dir / "include", config_.spec_json, dir / "verify", time, strict,
+                         config_.atol, config_.rtol);
     if (!out.ok()) {
       ev.failure_class = out.failure_class;
       ev.report = out.report;

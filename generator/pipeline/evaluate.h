@@ -29,8 +29,8 @@ nlohmann::json ptxas_facts(const std::string& log);
 
 // Profile agent: names the bottleneck (memory, compute, latency, launch) and writes feedback from
 // the facts; without a GPU it says it saw static facts only.
-nlohmann::json profile_agent(const nlohmann::json& facts, std::optional<double> kernel_ms, double bytes,
-                             double flops, bool measured);
+nlohmann::json profile_agent(const nlohmann::json& facts, std::optional<double> kernel_ms,
+                             double bytes, double flops, bool measured);
 
 // Renders, scans, compiles and (with a GPU) verifies candidates in a work folder.
 class Evaluator {
@@ -49,9 +49,10 @@ class Evaluator {
             verify::GpuVerifier* gpu)
       : config_(std::move(config)), contract_(contract), nvcc_(nvcc), gpu_(gpu) {}
 
-  // Evaluates one candidate (its files land in work/<n>-candidate/). With a GPU the GPU build is the
-  // compile check and the other arches are compiled only when `all_arches` (the final winner).
-  Evaluation evaluate(const backend::Candidate& candidate, bool time, bool strict = false, bool all_arches = false);
+  // Evaluates one candidate (its files land in work/<n>-candidate/). With a GPU the GPU build is
+  // the compile check and the other arches are compiled only when `all_arches` (the final winner).
+  Evaluation evaluate(const backend::Candidate& candidate, bool time, bool strict = false,
+                      bool all_arches = false);
   // True when a GPU measures candidates.
   bool can_measure() const { return gpu_ != nullptr; }
 

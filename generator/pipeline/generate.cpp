@@ -29,11 +29,13 @@ namespace {
 // Times one step and logs it at debug level (EGG_LOG=debug), as Halide's Lower.cpp does.
 class StepTimer {
  public:
-  explicit StepTimer(std::string step) : step_(std::move(step)), start_(std::chrono::steady_clock::now()) {
+  explicit StepTimer(std::string step)
+      : step_(std::move(step)), start_(std::chrono::steady_clock::now()) {
     log::debug("step " + step_);
   }
   ~StepTimer() {
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start_);
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - start_);
     log::debug("step " + step_ + " took " + std::to_string(ms.count()) + " ms");
   }
 
@@ -44,7 +46,9 @@ class StepTimer {
 
 std::string read_prompt(const fs::path& data_dir, const std::string& file) {
   auto text = read_file(data_dir / "prompts" / file);
-  if (!text) throw InternalError("prompt " + (data_dir / "prompts" / file).string() + " is missing; check --data-dir");
+  if (!text)
+    throw InternalError("prompt " + (data_dir / "prompts" / file).string() +
+                        " is missing; check --data-dir");
   return *text;
 }
 
@@ -53,7 +57,8 @@ void validate(const GenerateOptions& o) {
     throw UserError("no target architecture given", "pass --arch sm_90 (egg_kernel: ARCH sm_90)");
   for (const auto& a : o.arches)
     if (toolchain::arch_number(a).empty())
-      throw UserError("'" + a + "' is not a CUDA architecture", "write it as sm_XX, e.g. sm_80 or sm_90");
+      throw UserError("'" + a + "' is not a CUDA architecture",
+                      "write it as sm_XX, e.g. sm_80 or sm_90");
   std::error_code ec;
   if (!fs::is_regular_file(o.op_file, ec))
     throw UserError(SourceLocation{o.op_file.string(), 0, ""}, "op file not found",
@@ -89,8 +94,9 @@ std::string join_status(const json& status) {
 }
 
 // Per-arch status after generation: the GPU's own arch verified (or not), the others compiled only.
-json arch_status(const std::vector<std::string>& arches, verify::GpuVerifier* gpu, const Evaluation& final_eval,
-                 std::pair<double, double> tol, bool verify_skipped, const std::string& no_gpu_reason) {
+json arch_status(const std::vector<std::string>& arches, verify::GpuVerifier* gpu,
+                 const Evaluation& final_eval, std::pair<double, double> tol, bool verify_skipped,
+                 const std::string& no_gpu_reason) {
   json status = json::object();
   for (const auto& arch : arches) {
     json st;
@@ -99,13 +105,18 @@ json arch_status(const std::vector<std::string>& arches, verify::GpuVerifier* gp
     } else if (!gpu) {
       st = {{"state", "unverified"}, {"reason", no_gpu_reason}};
     } else if (arch != gpu->gpu_arch()) {
-      st = {{"state", "compiled, not verified on this GPU"}, {"reason", gpu->gpu_name() + " is " + gpu->gpu_arch()}};
+      st = {{"state", "compiled, not verified on this GPU"},
+            {"reason", gpu->gpu_name() + " is " + gpu->gpu_arch()}};
     } else {
-      st = {{"state", "verified"}, {"reason", ""}, {"gpu", gpu->gpu_name()}, {"kernel_ms", final_eval.kernel_ms.value_or(0)}};
+      st = {{"state", "verified"},
+            {"reason", ""},
+            {"gpu", gpu->gpu_name()},
+            {"kernel_ms", final_eval.kernel_ms.value_or(0)}};
       st["harness"] = final_eval.profile.value("harness", json::object());
     }
     std::string reason = st.value("reason", "");
-    st["text"] = reason.empty() ? st["state"].get<std::string>() : st["state"].get<std::string>() + ": " + reason;
+    st["text"] = reason.empty() ? st["state"].get<std::string>()
+                                : st["state"].get<std::string>() + ": " + reason;
     st["tolerance"] = {{"atol", tol.first}, {"rtol", tol.second}};
     status[arch] = st;
   }
@@ -114,7 +125,9 @@ json arch_status(const std::vector<std::string>& arches, verify::GpuVerifier* gp
 
 }  // namespace
 
-std::string default_name(const fs::path& op_file) { return contract::c_identifier(op_file.stem().string()); }
+std::string default_name(const fs::path& op_file) {
+  return contract::c_identifier(op_file.stem().string());
+}
 
 GenerateResult generate(const GenerateOptions& in, Services& services) {
   GenerateOptions o = in;
@@ -131,8 +144,9 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
   arches.erase(std::unique(arches.begin(), arches.end()), arches.end());
   ArtifactDirs artifacts{o.dump_dir, o.override_dir, parse_step(o.from_step)};
   if (artifacts.from != Step::spec && o.override_dir.empty())
-    throw UserError("--from " + o.from_step + " needs --override-dir with the earlier steps' artifacts",
-                    "dump them first with --dump-dir, edit, then pass that folder as --override-dir");
+    throw UserError(
+        "--from " + o.from_step + " needs --override-dir with the earlier steps' artifacts",
+        "dump them first with --dump-dir, edit, then pass that folder as --override-dir");
 
   TempDir work(fs::temp_directory_path(), "egg-work-" + result.name);
   if (o.keep_work) work.keep();
@@ -142,8 +156,10 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
   const fs::path spec_json = work.path() / "frontend" / "spec.json";
   {
     StepTimer t("spec");
-    // Reference tensors cost time and disk (4 sets of every input and output): only a GPU reads them.
-    frontend::FrontendConfig fc{o.python, o.data_dir, o.seeds, services.gpu != nullptr, std::chrono::minutes(10)};
+    // Reference tensors cost time and disk (4 sets of every input and output): only a GPU reads
+    // them.
+    frontend::FrontendConfig fc{o.python, o.data_dir, o.seeds, services.gpu != nullptr,
+                                std::chrono::minutes(10)};
     s = frontend::trace(services.runner, fc, o.op_file, work.path() / "frontend");
     if (auto edited = artifacts.override_file("spec.json")) {
       s = spec::read_spec(*edited);
@@ -169,13 +185,14 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
   const std::string nvcc_version = nvcc.version();
   const std::string stage1_objective = read_prompt(o.data_dir, "stage1_structure.md");
   const std::string stage2_objective = read_prompt(o.data_dir, "stage2_tuning.md");
-  cache::KeyBuilder key =
-      build_key(o, result.name, s, *backend, arches, {stage1_objective, stage2_objective}, nvcc_version);
+  cache::KeyBuilder key = build_key(o, result.name, s, *backend, arches,
+                                    {stage1_objective, stage2_objective}, nvcc_version);
   result.cache_key = key.key();
 
   const auto paths = emit::output_paths(o.out_dir, result.name);
   std::optional<cache::LocalStore> store;
-  if (o.cache_enabled && !artifacts.active()) store.emplace(o.cache_dir.empty() ? cache::default_root() : o.cache_dir);
+  if (o.cache_enabled && !artifacts.active())
+    store.emplace(o.cache_dir.empty() ? cache::default_root() : o.cache_dir);
   if (artifacts.active()) log::info(result.name + ": overrides in effect, the cache is bypassed");
 
   emit::Sources sources;
@@ -183,18 +200,23 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
   std::string transcript;
   cache::Lookup hit;
   if (store) hit = store->lookup(result.cache_key);
-  result.cache_status = !store ? "off" : hit.status == cache::LookupStatus::hit ? "hit"
-                                        : hit.status == cache::LookupStatus::corrupt ? "corrupt" : "miss";
-  // A kernel cached unverified (by a machine without a GPU) is generated again where a GPU can verify it.
+  result.cache_status = !store                                       ? "off"
+                        : hit.status == cache::LookupStatus::hit     ? "hit"
+                        : hit.status == cache::LookupStatus::corrupt ? "corrupt"
+                                                                     : "miss";
+  // A kernel cached unverified (by a machine without a GPU) is generated again where a GPU can
+  // verify it.
   bool reverify = false;
   if (hit.status == cache::LookupStatus::hit && services.gpu && hit.files.count("record.json")) {
     json cached = json::parse(hit.files["record.json"], nullptr, false);
     const std::string arch = services.gpu->gpu_arch();
-    reverify = !cached.is_discarded() && std::find(arches.begin(), arches.end(), arch) != arches.end() &&
+    reverify = !cached.is_discarded() &&
+               std::find(arches.begin(), arches.end(), arch) != arches.end() &&
                cached["status"].value(arch, json::object()).value("state", "") != "verified";
     if (reverify) {
       result.cache_status = "unverified-hit";
-      log::info(result.name + ": the cached kernel was never verified; generating it again on this GPU");
+      log::info(result.name +
+                ": the cached kernel was never verified; generating it again on this GPU");
     }
   }
   if (!reverify && hit.status == cache::LookupStatus::hit && hit.files.count("kernel.cu") &&
@@ -219,7 +241,8 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
                         contract, nvcc, services.gpu);
     StageBudget budget;
     budget.max_candidates = std::max(1, o.budget);
-    backend::StageRequest request{&s, &contract, "stage1", stage1_objective, arches, std::nullopt, "unknown", "", {}};
+    backend::StageRequest request{
+        &s, &contract, "stage1", stage1_objective, arches, std::nullopt, "unknown", "", {}};
 
     // Step: stage 1, algorithmic structure design.
     std::optional<StageOutcome> stage1;
@@ -230,7 +253,9 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
       auto file = artifacts.override_file("stage1.cu");
       if (!file) throw UserError("--from " + o.from_step + " needs stage1.cu in --override-dir");
       auto c = read_candidate_artifact(*file, "override:stage1");
-      stage1 = StageOutcome{c, evaluator.evaluate(c, evaluator.can_measure()), {{"step", "stage1"}, {"override", file->string()}}};
+      stage1 = StageOutcome{c,
+                            evaluator.evaluate(c, evaluator.can_measure()),
+                            {{"step", "stage1"}, {"override", file->string()}}};
     }
     artifacts.dump_file("stage1.cu", candidate_artifact(stage1->winner));
 
@@ -260,19 +285,25 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
     if (!skip_verify) {
       StepTimer t("verify");
       // A stage's winner was measured in its stage; the verify step re-checks it for every declared
-      // arch (and under compute-sanitizer when strict). Without a GPU the stage's compile check stands.
+      // arch (and under compute-sanitizer when strict). Without a GPU the stage's compile check
+      // stands.
       final_eval = artifacts.from <= Step::stage2 && !evaluator.can_measure()
                        ? stage2->evaluation
                        : evaluator.evaluate(stage2->winner, false, o.strict, true);
-      if (final_eval.ok() && !final_eval.kernel_ms) final_eval.kernel_ms = stage2->evaluation.kernel_ms;
+      if (final_eval.ok() && !final_eval.kernel_ms)
+        final_eval.kernel_ms = stage2->evaluation.kernel_ms;
       if (!final_eval.ok())
-        throw UserError("verify: the chosen kernel failed: " + final_eval.failure_class + ": " + final_eval.report,
+        throw UserError("verify: the chosen kernel failed: " + final_eval.failure_class + ": " +
+                            final_eval.report,
                         "run again with --keep-work to inspect the candidate");
     }
     json status = arch_status(arches, services.gpu, final_eval, tol, skip_verify, o.no_gpu_reason);
     // The baselines, timed the same way on the same GPU in the same run.
-    json timing = {{"kernel_ms", nullptr}, {"eager_ms", nullptr}, {"compile_ms", nullptr},
-                   {"speedup_vs_eager", nullptr}, {"speedup_vs_compile", nullptr}};
+    json timing = {{"kernel_ms", nullptr},
+                   {"eager_ms", nullptr},
+                   {"compile_ms", nullptr},
+                   {"speedup_vs_eager", nullptr},
+                   {"speedup_vs_compile", nullptr}};
     if (services.gpu && final_eval.kernel_ms && *final_eval.kernel_ms > 0) {
       const double k = *final_eval.kernel_ms;
       timing["kernel_ms"] = k;
@@ -280,9 +311,12 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
       timing["achieved_gbps"] = roofline_inputs(s).first / (k * 1e-3) / 1e9;
       if (o.baseline) {
         StepTimer bt("baseline");
-        auto b = verify::time_baseline(services.runner, o.python, o.data_dir, o.op_file, work.path());
-        if (b.eager_ms) timing["eager_ms"] = *b.eager_ms, timing["speedup_vs_eager"] = *b.eager_ms / k;
-        if (b.compile_ms) timing["compile_ms"] = *b.compile_ms, timing["speedup_vs_compile"] = *b.compile_ms / k;
+        auto b =
+            verify::time_baseline(services.runner, o.python, o.data_dir, o.op_file, work.path());
+        if (b.eager_ms)
+          timing["eager_ms"] = *b.eager_ms, timing["speedup_vs_eager"] = *b.eager_ms / k;
+        if (b.compile_ms)
+          timing["compile_ms"] = *b.compile_ms, timing["speedup_vs_compile"] = *b.compile_ms / k;
         if (!b.error.empty()) {
           timing["baseline_error"] = b.error;
           log::warning(result.name + ": " + b.error);
@@ -292,16 +326,19 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
     record = {{"candidate", stage2->winner.id},
               {"summary", stage2->winner.summary},
               {"params", stage2->winner.params},
-              {"stages", json::array({stage1->record, stage2->record,
+              {"stages", json::array({stage1->record,
+                                      stage2->record,
                                       {{"step", "verify"}, {"profile", final_eval.profile}}})},
               {"tokens", backend->usage()},
               {"timing", timing},
               {"status", status}};
     artifacts.dump_file("verify.json", record.dump(2) + "\n");
-    sources = emit::render_sources(o.data_dir, contract, stage2->winner, backend->name(), o.op_file.filename().string());
+    sources = emit::render_sources(o.data_dir, contract, stage2->winner, backend->name(),
+                                   o.op_file.filename().string());
     transcript = read_file(bc.transcript_out).value_or("");
     if (store) {
-      cache::Files files{{"kernel.cu", sources.cu}, {"header.h", sources.header}, {"record.json", record.dump(2)}};
+      cache::Files files{
+          {"kernel.cu", sources.cu}, {"header.h", sources.header}, {"record.json", record.dump(2)}};
       if (!transcript.empty()) files["transcript.jsonl"] = transcript;
       store->store(result.cache_key, key.describe(), files, reverify);
     }
@@ -312,47 +349,58 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
   const json& status = record["status"];
   result.status_text = join_status(status);
   bool all_verified = !status.empty();
-  for (auto it = status.begin(); it != status.end(); ++it) all_verified = all_verified && it->value("state", "") == "verified";
+  for (auto it = status.begin(); it != status.end(); ++it)
+    all_verified = all_verified && it->value("state", "") == "verified";
   if (o.require_verified && !all_verified)
-    throw UserError(SourceLocation{o.op_file.string(), 0, result.name},
-                    "kernel is not verified (" + result.status_text + ") and verification is required",
-                    "build on a machine with a GPU, use a cache or vendored kernels that were verified, or set "
-                    "EGG_REQUIRE_VERIFIED=OFF");
-  json manifest = {{"schema", kManifestSchema},
-                   {"name", result.name},
-                   {"op", {{"path", o.op_file.string()}, {"sha256", sha256_hex(read_file(o.op_file).value_or(""))}}},
-                   {"arches", arches},
-                   {"backend", backend->name()},
-                   {"model", o.model},
-                   {"options", o.options},
-                   {"generator", {{"name", "egg-gen"}, {"version", kEggVersion}}},
-                   {"nvcc_version", nvcc_version},
-                   {"cache_key", result.cache_key},
-                   {"cache_fields", key.describe()},
-                   {"precision", o.options.count("precision") ? o.options.at("precision") : "default"},
-                   {"tolerance", {{"atol", tol.first}, {"rtol", tol.second}}},
-                   {"candidate", record.value("candidate", "")},
-                   {"summary", record.value("summary", "")},
-                   {"params", record.value("params", json::object())},
-                   {"status", status},
-                   {"timing", record.value("timing", json::object())},
-                   {"tokens", record.value("tokens", json::object())},
-                   {"stages", record.value("stages", json::array())},
-                   {"files", {{"cu", paths.cu.filename().string()},
-                              {"header", fs::relative(paths.header, o.out_dir).string()}}}};
+    throw UserError(
+        SourceLocation{o.op_file.string(), 0, result.name},
+        "kernel is not verified (" + result.status_text + ") and verification is required",
+        "build on a machine with a GPU, use a cache or vendored kernels that were verified, or set "
+        "EGG_REQUIRE_VERIFIED=OFF");
+  json manifest = {
+      {"schema", kManifestSchema},
+      {"name", result.name},
+      {"op",
+       {{"path", o.op_file.string()}, {"sha256", sha256_hex(read_file(o.op_file).value_or(""))}}},
+      {"arches", arches},
+      {"backend", backend->name()},
+      {"model", o.model},
+      {"options", o.options},
+      {"generator", {{"name", "egg-gen"}, {"version", kEggVersion}}},
+      {"nvcc_version", nvcc_version},
+      {"cache_key", result.cache_key},
+      {"cache_fields", key.describe()},
+      {"precision", o.options.count("precision") ? o.options.at("precision") : "default"},
+      {"tolerance", {{"atol", tol.first}, {"rtol", tol.second}}},
+      {"candidate", record.value("candidate", "")},
+      {"summary", record.value("summary", "")},
+      {"params", record.value("params", json::object())},
+      {"status", status},
+      {"timing", record.value("timing", json::object())},
+      {"tokens", record.value("tokens", json::object())},
+      {"stages", record.value("stages", json::array())},
+      {"files",
+       {{"cu", paths.cu.filename().string()},
+        {"header", fs::relative(paths.header, o.out_dir).string()}}}};
   if (!transcript.empty()) manifest["files"]["transcript"] = "transcript.jsonl";
   std::vector<std::string> deps = s.deps;
-  if (std::find(deps.begin(), deps.end(), o.op_file.string()) == deps.end()) deps.insert(deps.begin(), o.op_file.string());
-  result.changed = emit::write_outputs(paths, sources, manifest, emit::depfile_text(paths.cu, deps));
+  if (std::find(deps.begin(), deps.end(), o.op_file.string()) == deps.end())
+    deps.insert(deps.begin(), o.op_file.string());
+  result.changed =
+      emit::write_outputs(paths, sources, manifest, emit::depfile_text(paths.cu, deps));
   result.manifest = manifest;
-  if (!transcript.empty() && write_if_changed(o.out_dir / "transcript.jsonl", transcript) == WriteOutcome::written)
+  if (!transcript.empty() &&
+      write_if_changed(o.out_dir / "transcript.jsonl", transcript) == WriteOutcome::written)
     result.changed.push_back(o.out_dir / "transcript.jsonl");
   bool any_verified = false;
-  for (auto it = status.begin(); it != status.end(); ++it) any_verified = any_verified || it->value("state", "") == "verified";
+  for (auto it = status.begin(); it != status.end(); ++it)
+    any_verified = any_verified || it->value("state", "") == "verified";
   if (!any_verified)
-    log::warning(result.name + ": " + result.status_text + " (the kernel compiles but nobody checked its results)");
+    log::warning(result.name + ": " + result.status_text +
+                 " (the kernel compiles but nobody checked its results)");
   else if (!all_verified)
-    log::warning(result.name + ": " + result.status_text + " (only the local GPU's arch was checked)");
+    log::warning(result.name + ": " + result.status_text +
+                 " (only the local GPU's arch was checked)");
   return result;
 }
 

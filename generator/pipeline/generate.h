@@ -48,8 +48,8 @@ struct GenerateResult {
   std::string cache_key;
   std::string cache_status;  // hit | miss | corrupt | off
   std::vector<std::filesystem::path> changed;
-  std::string status_text;   // e.g. "sm_90: unverified: no GPU"
-  nlohmann::json manifest;   // what was written to manifest.json
+  std::string status_text;  // e.g. "sm_90: unverified: no GPU"
+  nlohmann::json manifest;  // what was written to manifest.json
 };
 
 // The side effects the pipeline uses.

@@ -8,7 +8,8 @@ namespace egg::pipeline {
 
 cache::KeyBuilder build_key(const GenerateOptions& o, const std::string& name, const spec::Spec& s,
                             const backend::Backend& backend, const std::vector<std::string>& arches,
-                            const std::vector<std::string>& prompt_texts, const std::string& nvcc_version) {
+                            const std::vector<std::string>& prompt_texts,
+                            const std::string& nvcc_version) {
   cache::KeyBuilder key;
   key.add("cache_schema", std::to_string(cache::kCacheSchema));
   key.add("generator", std::string("egg-gen ") + kEggVersion);
@@ -24,8 +25,10 @@ cache::KeyBuilder build_key(const GenerateOptions& o, const std::string& name, c
   opts += "atol=" + std::to_string(o.atol) + ";rtol=" + std::to_string(o.rtol) + ";";
   key.add("options", opts);
   std::string templates;
-  for (const auto& t : emit::contract_templates(o.data_dir)) templates += t.name + ":" + sha256_hex(t.text) + ";";
-  for (const auto& [tname, text] : backend.key_inputs()) templates += tname + ":" + sha256_hex(text) + ";";
+  for (const auto& t : emit::contract_templates(o.data_dir))
+    templates += t.name + ":" + sha256_hex(t.text) + ";";
+  for (const auto& [tname, text] : backend.key_inputs())
+    templates += tname + ":" + sha256_hex(text) + ";";
   key.add("templates", templates);
   std::string prompts;
   for (const auto& p : prompt_texts) prompts += sha256_hex(p) + ";";

@@ -15,6 +15,7 @@ namespace egg::pipeline {
 // Builds the key's fields.
 cache::KeyBuilder build_key(const GenerateOptions& o, const std::string& name, const spec::Spec& s,
                             const backend::Backend& backend, const std::vector<std::string>& arches,
-                            const std::vector<std::string>& prompt_texts, const std::string& nvcc_version);
+                            const std::vector<std::string>& prompt_texts,
+                            const std::string& nvcc_version);
 
 }  // namespace egg::pipeline

@@ -23,7 +23,8 @@ std::int64_t stage_tokens(const backend::Backend& backend, const std::string& st
   std::int64_t total = 0;
   const json usage = backend.usage();
   if (!usage.contains(stage)) return 0;
-  for (const auto& agent : usage[stage]) total += agent.value("tokens_in", 0) + agent.value("tokens_out", 0);
+  for (const auto& agent : usage[stage])
+    total += agent.value("tokens_in", 0) + agent.value("tokens_out", 0);
   return total;
 }
 
@@ -35,16 +36,20 @@ std::string first_lines(const std::string& text, int lines) {
 
 }  // namespace
 
-StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request, Evaluator& evaluator,
-                       const StageBudget& budget, const std::optional<StageOutcome>& incumbent) {
+StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
+                       Evaluator& evaluator, const StageBudget& budget,
+                       const std::optional<StageOutcome>& incumbent) {
   const bool measure = evaluator.can_measure();
   const auto start = std::chrono::steady_clock::now();
   std::string budget_stop;
   // The stage's budget: wall time and tokens; once spent, the best so far stands.
   auto over_budget = [&] {
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (seconds > budget.max_seconds) budget_stop = "wall time budget spent (" + std::to_string(int(seconds)) + " s)";
-    else if (stage_tokens(backend, request.stage) > budget.max_tokens) budget_stop = "token budget spent";
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (seconds > budget.max_seconds)
+      budget_stop = "wall time budget spent (" + std::to_string(int(seconds)) + " s)";
+    else if (stage_tokens(backend, request.stage) > budget.max_tokens)
+      budget_stop = "token budget spent";
     return !budget_stop.empty();
   };
   std::vector<backend::Candidate> proposals = backend.propose(request);
@@ -61,15 +66,18 @@ StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
     for (int repair = 0; !ev.ok() && repair < budget.max_repairs; ++repair) {
       if (++failures[ev.failure_class] > budget.max_same_failure) break;
       if (over_budget()) break;
-      attempts.push_back({{"candidate", candidate.id}, {"result", result_text(ev)}, {"agent", "code"}});
+      attempts.push_back(
+          {{"candidate", candidate.id}, {"result", result_text(ev)}, {"agent", "code"}});
       request.recent.push_back({candidate.id, "as proposed", ev.failure_class});
       auto fixed = backend.repair(request, candidate, ev.failure_class + ": " + ev.report);
       if (!fixed) break;
-      log::info(request.stage + ": debug agent repairs " + candidate.id + " (" + ev.failure_class + ")");
+      log::info(request.stage + ": debug agent repairs " + candidate.id + " (" + ev.failure_class +
+                ")");
       candidate = *fixed;
       ev = evaluator.evaluate(candidate, measure);
     }
-    attempts.push_back({{"candidate", candidate.id}, {"result", result_text(ev)}, {"profile", ev.profile}});
+    attempts.push_back(
+        {{"candidate", candidate.id}, {"result", result_text(ev)}, {"profile", ev.profile}});
     request.recent.push_back({candidate.id, candidate.summary, result_text(ev)});
     if (request.recent.size() > static_cast<size_t>(budget.recent_window))
       request.recent.erase(request.recent.begin());
@@ -77,10 +85,11 @@ StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
       last_failure = ev.failure_class + ": " + ev.report;
       continue;
     }
-    const bool better = !best || (!took_new && !measure) ||
-                        (ev.kernel_ms && best->evaluation.kernel_ms &&
-                         *ev.kernel_ms < *best->evaluation.kernel_ms * (1.0 - budget.noise_margin)) ||
-                        (ev.kernel_ms && !best->evaluation.kernel_ms);
+    const bool better =
+        !best || (!took_new && !measure) ||
+        (ev.kernel_ms && best->evaluation.kernel_ms &&
+         *ev.kernel_ms < *best->evaluation.kernel_ms * (1.0 - budget.noise_margin)) ||
+        (ev.kernel_ms && !best->evaluation.kernel_ms);
     if (better) {
       best = StageOutcome{candidate, ev, json::object()};
       took_new = true;
@@ -88,27 +97,33 @@ StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
     if (!measure) break;  // nothing to compare: the first passing candidate in prior order wins
   }
   if (!best)
-    throw UserError(request.stage + ": no candidate passed (" + std::to_string(evaluated) + " tried); last failure:\n" +
-                        first_lines(last_failure, 40),
+    throw UserError(request.stage + ": no candidate passed (" + std::to_string(evaluated) +
+                        " tried); last failure:\n" + first_lines(last_failure, 40),
                     "inspect the candidates with --keep-work, or try another backend or model");
-  best->record = {{"step", request.stage},
-                  {"objective", request.objective.substr(0, request.objective.find('\n'))},
-                  {"agents", {{"code", backend.name()}, {"debug", backend.name()},
-                              {"profile", measure ? "measured on the GPU" : "static facts only (no GPU)"}}},
-                  {"bottleneck_in", request.bottleneck},
-                  {"attempts", attempts},
-                  {"chosen", best->winner.id},
-                  {"kept_incumbent", !took_new},
-                  {"budget", {{"candidates", budget.max_candidates}, {"repairs", budget.max_repairs},
-                              {"tokens", budget.max_tokens}, {"seconds", budget.max_seconds},
-                              {"stopped", budget_stop}}},
-                  {"summary", best->winner.summary},
-                  {"params", best->winner.params},
-                  {"profile", best->evaluation.profile},
-                  {"decision", measure ? "fastest verified candidate, beating the incumbent by more than " +
-                                             std::to_string(static_cast<int>(budget.noise_margin * 100)) + "%"
-                                       : "no GPU to measure on: first candidate in the expert prior's order "
-                                         "that passes the checks"}};
+  best->record = {
+      {"step", request.stage},
+      {"objective", request.objective.substr(0, request.objective.find('\n'))},
+      {"agents",
+       {{"code", backend.name()},
+        {"debug", backend.name()},
+        {"profile", measure ? "measured on the GPU" : "static facts only (no GPU)"}}},
+      {"bottleneck_in", request.bottleneck},
+      {"attempts", attempts},
+      {"chosen", best->winner.id},
+      {"kept_incumbent", !took_new},
+      {"budget",
+       {{"candidates", budget.max_candidates},
+        {"repairs", budget.max_repairs},
+        {"tokens", budget.max_tokens},
+        {"seconds", budget.max_seconds},
+        {"stopped", budget_stop}}},
+      {"summary", best->winner.summary},
+      {"params", best->winner.params},
+      {"profile", best->evaluation.profile},
+      {"decision", measure ? "fastest verified candidate, beating the incumbent by more than " +
+                                 std::to_string(static_cast<int>(budget.noise_margin * 100)) + "%"
+                           : "no GPU to measure on: first candidate in the expert prior's order "
+                             "that passes the checks"}};
   return *best;
 }
 

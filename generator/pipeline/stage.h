@@ -14,13 +14,13 @@ namespace egg::pipeline {
 
 // A stage's budget and acceptance rule.
 struct StageBudget {
-  int max_candidates = 8;        // candidates evaluated
-  int max_repairs = 3;           // debug-agent attempts per candidate
-  int max_same_failure = 2;      // a failure class the debug agent failed to fix this often is given up
-  double noise_margin = 0.03;    // a challenger must be this much faster than the incumbent
-  int recent_window = 6;         // attempts summarized for the agents
+  int max_candidates = 8;    // candidates evaluated
+  int max_repairs = 3;       // debug-agent attempts per candidate
+  int max_same_failure = 2;  // a failure class the debug agent failed to fix this often is given up
+  double noise_margin = 0.03;        // a challenger must be this much faster than the incumbent
+  int recent_window = 6;             // attempts summarized for the agents
   std::int64_t max_tokens = 400000;  // tokens sent and received by the stage's agents
-  double max_seconds = 900;      // wall time of the stage
+  double max_seconds = 900;          // wall time of the stage
 };
 
 // The stage's winner with its evaluation and the stage's record for the manifest.
@@ -31,7 +31,8 @@ struct StageOutcome {
 };
 
 // Runs a stage; throws UserError when no candidate passes (with the last failure report).
-StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request, Evaluator& evaluator,
-                       const StageBudget& budget, const std::optional<StageOutcome>& incumbent);
+StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
+                       Evaluator& evaluator, const StageBudget& budget,
+                       const std::optional<StageOutcome>& incumbent);
 
 }  // namespace egg::pipeline

@@ -33,7 +33,8 @@ std::vector<Token> split(const std::string& text, const std::string& origin) {
   int line = 1;
   while (pos < text.size()) {
     size_t open = text.find("{{", pos);
-    std::string literal = text.substr(pos, open == std::string::npos ? std::string::npos : open - pos);
+    std::string literal =
+        text.substr(pos, open == std::string::npos ? std::string::npos : open - pos);
     if (!literal.empty()) tokens.push_back({false, TagKind::variable, literal, line});
     for (char c : literal) line += (c == '\n');
     if (open == std::string::npos) break;
@@ -44,11 +45,20 @@ std::vector<Token> split(const std::string& text, const std::string& origin) {
     Token tag{true, TagKind::variable, inner, line};
     if (!inner.empty()) {
       switch (inner[0]) {
-        case '#': tag.kind = TagKind::section; break;
-        case '^': tag.kind = TagKind::inverted; break;
-        case '/': tag.kind = TagKind::close; break;
-        case '!': tag.kind = TagKind::comment; break;
-        default: break;
+        case '#':
+          tag.kind = TagKind::section;
+          break;
+        case '^':
+          tag.kind = TagKind::inverted;
+          break;
+        case '/':
+          tag.kind = TagKind::close;
+          break;
+        case '!':
+          tag.kind = TagKind::comment;
+          break;
+        default:
+          break;
       }
       if (tag.kind != TagKind::variable) tag.text = trim(inner.substr(1));
     }
@@ -64,7 +74,7 @@ std::vector<Token> split(const std::string& text, const std::string& origin) {
 // Removes the indentation and the newline around block tags that stand alone on their line.
 // Decisions use the original texts; the cuts are applied afterwards.
 void strip_standalone(std::vector<Token>& tokens) {
-  std::vector<size_t> front(tokens.size(), 0);            // chars to drop at a literal's start
+  std::vector<size_t> front(tokens.size(), 0);                 // chars to drop at a literal's start
   std::vector<size_t> back(tokens.size(), std::string::npos);  // where a literal's kept part ends
   for (size_t i = 0; i < tokens.size(); ++i) {
     if (!tokens[i].is_tag || tokens[i].kind == TagKind::variable) continue;
@@ -75,7 +85,8 @@ void strip_standalone(std::vector<Token>& tokens) {
       const std::string& prev = tokens[i - 1].text;
       size_t nl = prev.find_last_of('\n');
       size_t from = nl == std::string::npos ? 0 : nl + 1;
-      if (prev.find_first_not_of(" \t", from) == std::string::npos && (nl != std::string::npos || i == 1))
+      if (prev.find_first_not_of(" \t", from) == std::string::npos &&
+          (nl != std::string::npos || i == 1))
         before_cut = from;
     }
     if (before_cut == std::string::npos) continue;
@@ -117,7 +128,8 @@ const json* lookup(const std::vector<const json*>& stack, const std::string& nam
     size_t start = head.size();
     while (start < name.size()) {
       size_t next = name.find('.', start + 1);
-      std::string part = name.substr(start + 1, next == std::string::npos ? std::string::npos : next - start - 1);
+      std::string part =
+          name.substr(start + 1, next == std::string::npos ? std::string::npos : next - start - 1);
       if (!cur->is_object() || !cur->contains(part)) return nullptr;
       cur = &cur->at(part);
       start = next == std::string::npos ? name.size() : next;
@@ -148,7 +160,8 @@ size_t find_close(const std::vector<Token>& tokens, size_t open, const std::stri
   for (size_t i = open + 1; i < tokens.size(); ++i) {
     const Token& t = tokens[i];
     if (!t.is_tag) continue;
-    if ((t.kind == TagKind::section || t.kind == TagKind::inverted) && t.text == tokens[open].text) ++depth;
+    if ((t.kind == TagKind::section || t.kind == TagKind::inverted) && t.text == tokens[open].text)
+      ++depth;
     if (t.kind == TagKind::close && t.text == tokens[open].text) {
       if (depth == 0) return i;
       --depth;
@@ -167,13 +180,16 @@ void render_range(const std::vector<Token>& tokens, size_t begin, size_t end,
       continue;
     }
     switch (t.kind) {
-      case TagKind::comment: break;
+      case TagKind::comment:
+        break;
       case TagKind::close:
-        throw InternalError(origin + ":" + std::to_string(t.line) + ": unexpected '{{/" + t.text + "}}'");
+        throw InternalError(origin + ":" + std::to_string(t.line) + ": unexpected '{{/" + t.text +
+                            "}}'");
       case TagKind::variable: {
         const json* v = lookup(stack, t.text);
         if (v == nullptr || v->is_null())
-          throw InternalError(origin + ":" + std::to_string(t.line) + ": no value for '" + t.text + "'");
+          throw InternalError(origin + ":" + std::to_string(t.line) + ": no value for '" + t.text +
+                              "'");
         out += scalar_text(*v);
         break;
       }

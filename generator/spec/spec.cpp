@@ -16,9 +16,11 @@ struct DTypeEntry {
 };
 
 constexpr DTypeEntry kDTypes[] = {
-    {"float32", DType::float32, 4}, {"float16", DType::float16, 2}, {"bfloat16", DType::bfloat16, 2},
-    {"float64", DType::float64, 8}, {"int64", DType::int64, 8},     {"int32", DType::int32, 4},
-    {"int8", DType::int8, 1},       {"uint8", DType::uint8, 1},     {"bool", DType::boolean, 1},
+    {"float32", DType::float32, 4},   {"float16", DType::float16, 2},
+    {"bfloat16", DType::bfloat16, 2}, {"float64", DType::float64, 8},
+    {"int64", DType::int64, 8},       {"int32", DType::int32, 4},
+    {"int8", DType::int8, 1},         {"uint8", DType::uint8, 1},
+    {"bool", DType::boolean, 1},
 };
 
 [[noreturn]] void malformed(const std::string& what) {
@@ -79,11 +81,16 @@ Arg arg_of(const json& j, const std::string& where) {
 
 json arg_json(const Arg& a) {
   switch (a.kind) {
-    case Arg::Kind::node: return {{"node", a.node}};
-    case Arg::Kind::scalar: return {{"scalar", a.scalar}};
-    case Arg::Kind::boolean: return {{"bool", a.flag}};
-    case Arg::Kind::none: return {{"none", true}};
-    case Arg::Kind::other: return a.raw;
+    case Arg::Kind::node:
+      return {{"node", a.node}};
+    case Arg::Kind::scalar:
+      return {{"scalar", a.scalar}};
+    case Arg::Kind::boolean:
+      return {{"bool", a.flag}};
+    case Arg::Kind::none:
+      return {{"none", true}};
+    case Arg::Kind::other:
+      return a.raw;
     case Arg::Kind::list: {
       json items = json::array();
       for (const auto& i : a.items) items.push_back(arg_json(i));
@@ -142,19 +149,23 @@ Spec parse_spec(const json& j) {
   Spec s;
   s.schema = j.value("schema", 0);
   if (s.schema != kSchemaVersion)
-    malformed("schema " + std::to_string(s.schema) + ", expected " + std::to_string(kSchemaVersion));
+    malformed("schema " + std::to_string(s.schema) + ", expected " +
+              std::to_string(kSchemaVersion));
   try {
     s.op_file = j.value("op_file", "");
     s.model_class = j.value("model_class", "Model");
     s.init_inputs = j.value("init_inputs", json::array());
-    for (const auto& t : j.value("inputs", json::array())) s.inputs.push_back(tensor_of(t, "input"));
-    for (const auto& t : j.value("params", json::array())) s.params.push_back(tensor_of(t, "param"));
+    for (const auto& t : j.value("inputs", json::array()))
+      s.inputs.push_back(tensor_of(t, "input"));
+    for (const auto& t : j.value("params", json::array()))
+      s.params.push_back(tensor_of(t, "param"));
     for (const auto& n : j.value("nodes", json::array())) {
       Node node;
       node.name = n.at("name").get<std::string>();
       node.op = n.at("op").get<std::string>();
       node.target = n.value("target", node.op);
-      for (const auto& a : n.value("args", json::array())) node.args.push_back(arg_of(a, node.name));
+      for (const auto& a : n.value("args", json::array()))
+        node.args.push_back(arg_of(a, node.name));
       node.attrs = n.value("attrs", json::object());
       node.shape = shape_of(n.value("shape", json::array()), node.name);
       node.dtype = dtype_of(n.value("dtype", json("float32")), node.name);

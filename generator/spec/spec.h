@@ -92,7 +92,8 @@ inline constexpr int kSchemaVersion = 1;
 Spec parse_spec(const nlohmann::json& j);
 // Reads and parses spec.json.
 Spec read_spec(const std::filesystem::path& path);
-// The spec without what does not change the kernel (paths, lines, source text, deps): cache key input.
+// The spec without what does not change the kernel (paths, lines, source text, deps): cache key
+// input.
 nlohmann::json normalized(const Spec& spec);
 // Element count of a shape.
 std::int64_t numel(const Shape& shape);

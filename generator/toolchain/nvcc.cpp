@@ -30,13 +30,14 @@ std::string Nvcc::version() const {
   return r.out.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
 }
 
-CompileResult Nvcc::compile_object(const std::filesystem::path& cu, const std::filesystem::path& include_dir,
+CompileResult Nvcc::compile_object(const std::filesystem::path& cu,
+                                   const std::filesystem::path& include_dir,
                                    const std::vector<std::string>& arches,
                                    const std::filesystem::path& object) const {
   ProcessSpec p;
   p.exe = exe_;
-  p.args = {"-c", cu.string(), "-o", object.string(), "-I", include_dir.string(), "-std=c++17", "-O3",
-            "-Xptxas", "-v"};
+  p.args = {"-c",  cu.string(), "-o", object.string(), "-I", include_dir.string(), "-std=c++17",
+            "-O3", "-Xptxas",   "-v"};
   for (const auto& arch : arches) {
     std::string num = arch_number(arch);
     p.args.push_back("-gencode");

@@ -25,7 +25,8 @@ class Nvcc {
   std::string version() const;
   // Compiles `cu` to an object for every arch (sm_90 → -gencode arch=compute_90,code=sm_90),
   // with -Xptxas -v so the log carries registers, spills and shared memory.
-  CompileResult compile_object(const std::filesystem::path& cu, const std::filesystem::path& include_dir,
+  CompileResult compile_object(const std::filesystem::path& cu,
+                               const std::filesystem::path& include_dir,
                                const std::vector<std::string>& arches,
                                const std::filesystem::path& object) const;
 

@@ -33,8 +33,9 @@ std::optional<std::string> read_file(const fs::path& path) {
 void write_atomic(const fs::path& path, const std::string& content) {
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
-  if (ec) throw UserError("cannot create folder " + path.parent_path().string() + ": " + ec.message(),
-                          "check the permissions of the output folder");
+  if (ec)
+    throw UserError("cannot create folder " + path.parent_path().string() + ": " + ec.message(),
+                    "check the permissions of the output folder");
   fs::path tmp = path;
   tmp += ".tmp-" + random_suffix();
   {

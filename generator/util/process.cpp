@@ -1,7 +1,7 @@
 #include "util/process.h"
 
-#include <boost/process.hpp>
 #include <algorithm>
+#include <boost/process.hpp>
 #include <cstdlib>
 #include <thread>
 
@@ -54,7 +54,8 @@ ProcessResult SystemProcessRunner::run(const ProcessSpec& spec) {
   std::string exe = spec.exe.string();
   if (!spec.exe.has_parent_path())
     if (auto found = find_on_path(exe)) exe = found->string();
-  const std::string cwd = spec.cwd.empty() ? std::filesystem::current_path().string() : spec.cwd.string();
+  const std::string cwd =
+      spec.cwd.empty() ? std::filesystem::current_path().string() : spec.cwd.string();
   child = bp::child(exe, bp::args(spec.args), bp::std_out > out_path, bp::std_err > err_path,
                     bp::std_in < bp::null, bp::env(env), bp::start_dir(cwd), ec);
   if (ec) {

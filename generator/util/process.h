@@ -15,10 +15,10 @@ struct ProcessSpec {
   std::filesystem::path exe;
   std::vector<std::string> args;
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
-  std::filesystem::path cwd;                            // empty: inherit
-  std::map<std::string, std::string> env_set;           // added or replaced
-  std::vector<std::string> env_unset;                   // removed
-  bool scrub_secrets = false;                           // drop *KEY*, *TOKEN*, *SECRET*, ... variables
+  std::filesystem::path cwd;                   // empty: inherit
+  std::map<std::string, std::string> env_set;  // added or replaced
+  std::vector<std::string> env_unset;          // removed
+  bool scrub_secrets = false;                  // drop *KEY*, *TOKEN*, *SECRET*, ... variables
 };
 
 // How it ended.

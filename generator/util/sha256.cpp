@@ -30,7 +30,8 @@ void update_length(EVP_MD_CTX* ctx, std::uint64_t n) {
 }  // namespace
 
 FieldHasher::FieldHasher() : ctx_(EVP_MD_CTX_new()) {
-  if (ctx_ == nullptr || EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr) != 1)
+  if (ctx_ == nullptr ||
+      EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr) != 1)
     throw InternalError("OpenSSL could not initialise SHA-256");
 }
 

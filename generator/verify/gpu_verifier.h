@@ -1,4 +1,5 @@
-// The seam to the GPU: verifying and timing one compiled candidate (egg-harness in a child process).
+// The seam to the GPU: verifying and timing one compiled candidate (egg-harness in a child
+// process).
 #pragma once
 
 #include <filesystem>
@@ -12,7 +13,7 @@ namespace egg::verify {
 struct GpuOutcome {
   std::string failure_class;  // "" when verified; else mismatch, crash, timeout, launch_error, ...
   std::string report;         // the harness's message (errors, first mismatch, repro)
-  std::optional<double> kernel_ms;  // median event time, when timed
+  std::optional<double> kernel_ms;                    // median event time, when timed
   nlohmann::json details = nlohmann::json::object();  // the harness's result.json
   bool ok() const { return failure_class.empty(); }
 };
@@ -23,8 +24,8 @@ class GpuVerifier {
   virtual ~GpuVerifier() = default;
   // `cu` is the rendered .cu with its header under `include_dir`; `spec_json` the frontend's spec.
   virtual GpuOutcome run(const std::filesystem::path& cu, const std::filesystem::path& include_dir,
-                         const std::filesystem::path& spec_json, const std::filesystem::path& work, bool time,
-                         bool strict, double atol, double rtol) = 0;
+                         const std::filesystem::path& spec_json, const std::filesystem::path& work,
+                         bool time, bool strict, double atol, double rtol) = 0;
   // The GPU's name and arch ("NVIDIA H200", "sm_90").
   virtual std::string gpu_name() const = 0;
   virtual std::string gpu_arch() const = 0;

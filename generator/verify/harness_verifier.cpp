@@ -8,22 +8,28 @@
 namespace egg::verify {
 namespace fs = std::filesystem;
 
-HarnessVerifier::HarnessVerifier(ProcessRunner& runner, fs::path nvcc, fs::path harness, GpuInfo gpu,
-                                 std::chrono::milliseconds time_limit)
-    : runner_(runner), nvcc_(std::move(nvcc)), harness_(std::move(harness)), gpu_(std::move(gpu)),
+HarnessVerifier::HarnessVerifier(ProcessRunner& runner, fs::path nvcc, fs::path harness,
+                                 GpuInfo gpu, std::chrono::milliseconds time_limit)
+    : runner_(runner),
+      nvcc_(std::move(nvcc)),
+      harness_(std::move(harness)),
+      gpu_(std::move(gpu)),
       time_limit_(time_limit) {}
 
-GpuOutcome HarnessVerifier::run(const fs::path& cu, const fs::path& include_dir, const fs::path& spec_json,
-                                const fs::path& work, bool time, bool strict, double atol, double rtol) {
+GpuOutcome HarnessVerifier::run(const fs::path& cu, const fs::path& include_dir,
+                                const fs::path& spec_json, const fs::path& work, bool time,
+                                bool strict, double atol, double rtol) {
   GpuOutcome out;
   const fs::path so = work / "candidate.so";
   fs::create_directories(work);
   ProcessSpec p;
   p.exe = nvcc_;
   const std::string num = toolchain::arch_number(gpu_.arch);
-  p.args = {"-shared", "-Xcompiler", "-fPIC", "-DEGG_CANDIDATE_ENTRY", "-O3", "-std=c++17",
-            "-gencode", "arch=compute_" + num + ",code=sm_" + num, "-I", include_dir.string(),
-            cu.string(), "-o", so.string(), "-lcublasLt", "-lcublas"};
+  p.args = {
+      "-shared",   "-Xcompiler",         "-fPIC",     "-DEGG_CANDIDATE_ENTRY",
+      "-O3",       "-std=c++17",         "-gencode",  "arch=compute_" + num + ",code=sm_" + num,
+      "-I",        include_dir.string(), cu.string(), "-o",
+      so.string(), "-lcublasLt",         "-lcublas"};
   p.timeout = std::chrono::minutes(5);
   ProcessResult built = runner_.run(p);
   if (!built.ok()) {
@@ -49,8 +55,8 @@ GpuOutcome HarnessVerifier::run(const fs::path& cu, const fs::path& include_dir,
     if (r.status == harness::VerifyStatus::mismatch)
       out.report += " (output " + r.output + ", max abs error " + std::to_string(r.max_abs_error) +
                     ", max rel error " + std::to_string(r.max_rel_error) + ", first bad index " +
-                    std::to_string(r.first_bad_index) + ": " + std::to_string(r.bad_value) + " vs reference " +
-                    std::to_string(r.ref_value) + ")";
+                    std::to_string(r.first_bad_index) + ": " + std::to_string(r.bad_value) +
+                    " vs reference " + std::to_string(r.ref_value) + ")";
     out.report += "\nrepro: " + r.repro;
     return out;
   }
@@ -62,8 +68,9 @@ std::optional<fs::path> find_harness(const fs::path& egg_gen_exe) {
   if (const char* env = std::getenv("EGG_HARNESS"); env && *env) return fs::path(env);
   std::error_code ec;
   const fs::path dir = egg_gen_exe.parent_path();
-  for (const fs::path& candidate : {dir / "egg-harness", dir.parent_path() / "harness" / "egg-harness",
-                                    dir.parent_path() / "bin" / "egg-harness"})
+  for (const fs::path& candidate :
+       {dir / "egg-harness", dir.parent_path() / "harness" / "egg-harness",
+        dir.parent_path() / "bin" / "egg-harness"})
     if (fs::is_regular_file(candidate, ec)) return candidate;
   return std::nullopt;
 }
@@ -82,7 +89,8 @@ Baseline time_baseline(ProcessRunner& runner, const fs::path& python, const fs::
   ProcessResult r = runner.run(p);
   auto text = read_file(out);
   if (!r.ok() || !text) {
-    b.error = "baseline timing failed: " + r.err.substr(r.err.size() > 800 ? r.err.size() - 800 : 0);
+    b.error =
+        "baseline timing failed: " + r.err.substr(r.err.size() > 800 ? r.err.size() - 800 : 0);
     return b;
   }
   auto j = nlohmann::json::parse(*text, nullptr, false);
@@ -90,8 +98,10 @@ Baseline time_baseline(ProcessRunner& runner, const fs::path& python, const fs::
     b.error = "baseline timing wrote malformed JSON";
     return b;
   }
-  if (j.contains("eager") && j["eager"].contains("median_ms")) b.eager_ms = j["eager"]["median_ms"].get<double>();
-  if (j.contains("compile") && j["compile"].contains("median_ms")) b.compile_ms = j["compile"]["median_ms"].get<double>();
+  if (j.contains("eager") && j["eager"].contains("median_ms"))
+    b.eager_ms = j["eager"]["median_ms"].get<double>();
+  if (j.contains("compile") && j["compile"].contains("median_ms"))
+    b.compile_ms = j["compile"]["median_ms"].get<double>();
   return b;
 }
 

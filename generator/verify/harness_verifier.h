@@ -17,12 +17,12 @@ namespace egg::verify {
 // Verifies candidates with egg-harness on the local GPU.
 class HarnessVerifier : public GpuVerifier {
  public:
-  HarnessVerifier(ProcessRunner& runner, std::filesystem::path nvcc, std::filesystem::path harness, GpuInfo gpu,
-                  std::chrono::milliseconds time_limit);
+  HarnessVerifier(ProcessRunner& runner, std::filesystem::path nvcc, std::filesystem::path harness,
+                  GpuInfo gpu, std::chrono::milliseconds time_limit);
 
   GpuOutcome run(const std::filesystem::path& cu, const std::filesystem::path& include_dir,
-                 const std::filesystem::path& spec_json, const std::filesystem::path& work, bool time,
-                 bool strict, double atol, double rtol) override;
+                 const std::filesystem::path& spec_json, const std::filesystem::path& work,
+                 bool time, bool strict, double atol, double rtol) override;
   std::string gpu_name() const override { return gpu_.name; }
   std::string gpu_arch() const override { return gpu_.arch; }
 
@@ -34,7 +34,8 @@ class HarnessVerifier : public GpuVerifier {
   std::chrono::milliseconds time_limit_;
 };
 
-// egg-harness beside egg-gen (install: bin/; build tree: ../harness/), or $EGG_HARNESS; nullopt if absent.
+// egg-harness beside egg-gen (install: bin/; build tree: ../harness/), or $EGG_HARNESS; nullopt if
+// absent.
 std::optional<std::filesystem::path> find_harness(const std::filesystem::path& egg_gen_exe);
 
 // PyTorch eager and torch.compile times of the op (python -m egg_bench baseline), or an error text.
@@ -42,7 +43,8 @@ struct Baseline {
   std::optional<double> eager_ms, compile_ms;
   std::string error;
 };
-Baseline time_baseline(ProcessRunner& runner, const std::filesystem::path& python, const std::filesystem::path& data_dir,
-                       const std::filesystem::path& op_file, const std::filesystem::path& work);
+Baseline time_baseline(ProcessRunner& runner, const std::filesystem::path& python,
+                       const std::filesystem::path& data_dir, const std::filesystem::path& op_file,
+                       const std::filesystem::path& work);
 
 }  // namespace egg::verify

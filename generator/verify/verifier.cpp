@@ -24,7 +24,8 @@ GpuInfo probe_gpu(ProcessRunner& runner) {
   return info;
 }
 
-std::vector<ArchStatus> all_unverified(const std::vector<std::string>& arches, const std::string& reason) {
+std::vector<ArchStatus> all_unverified(const std::vector<std::string>& arches,
+                                       const std::string& reason) {
   std::vector<ArchStatus> out;
   for (const auto& a : arches) out.push_back({a, "unverified", reason, nlohmann::json::object()});
   return out;

@@ -33,6 +33,7 @@ struct GpuInfo {
 GpuInfo probe_gpu(ProcessRunner& runner);
 
 // Marks every arch unverified with `reason`.
-std::vector<ArchStatus> all_unverified(const std::vector<std::string>& arches, const std::string& reason);
+std::vector<ArchStatus> all_unverified(const std::vector<std::string>& arches,
+                                       const std::string& reason);
 
 }  // namespace egg::verify

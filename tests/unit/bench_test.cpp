@@ -8,10 +8,18 @@ namespace {
 using nlohmann::json;
 
 json manifest(bool verified, double k, double eager, double compile) {
-  return {{"status", {{"sm_90", {{"state", verified ? "verified" : "unverified"}, {"reason", verified ? "" : "no GPU"}}}}},
-          {"timing", {{"kernel_ms", k}, {"eager_ms", eager}, {"compile_ms", compile},
-                      {"speedup_vs_eager", eager / k}, {"speedup_vs_compile", compile / k}, {"achieved_gbps", 4000.0}}},
-          {"candidate", "c"}};
+  return {
+      {"status",
+       {{"sm_90",
+         {{"state", verified ? "verified" : "unverified"}, {"reason", verified ? "" : "no GPU"}}}}},
+      {"timing",
+       {{"kernel_ms", k},
+        {"eager_ms", eager},
+        {"compile_ms", compile},
+        {"speedup_vs_eager", eager / k},
+        {"speedup_vs_compile", compile / k},
+        {"achieved_gbps", 4000.0}}},
+      {"candidate", "c"}};
 }
 
 TEST(Bench, SummaryCountsCorrectRateFast1AndGeomean) {

@@ -2,8 +2,8 @@
 
 #include "cache/key.h"
 #include "cache/store.h"
-#include "util/files.h"
 #include "util/error.h"
+#include "util/files.h"
 #include "util/sha256.h"
 
 namespace egg::cache {
@@ -55,7 +55,8 @@ class StoreTest : public ::testing::Test {
 
 TEST_F(StoreTest, MissThenHit) {
   EXPECT_EQ(store.lookup(key).status, LookupStatus::miss);
-  store.store(key, nlohmann::json{{"spec", {{"sha256", "x"}}}}, {{"kernel.cu", "code"}, {"header.h", "h"}});
+  store.store(key, nlohmann::json{{"spec", {{"sha256", "x"}}}},
+              {{"kernel.cu", "code"}, {"header.h", "h"}});
   auto hit = store.lookup(key);
   ASSERT_EQ(hit.status, LookupStatus::hit);
   EXPECT_EQ(hit.files.at("kernel.cu"), "code");

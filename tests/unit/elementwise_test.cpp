@@ -15,7 +15,9 @@ using nlohmann::json;
 
 const std::filesystem::path kData = EGG_TEST_DATA_DIR;
 
-bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+bool has(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
+}
 
 TEST(Elementwise, RendersTheFusedChain) {
   ElementwiseFamily family(kData);
@@ -27,17 +29,20 @@ TEST(Elementwise, RendersTheFusedChain) {
   EXPECT_TRUE(has(code, "const float t0 = (a0 * 0.5f);")) << code;
   EXPECT_TRUE(has(code, "const float t1 = (t0 + 1.0f * a1);"));
   EXPECT_TRUE(has(code, "const float t2 = egg_gelu_tanh(t1);"));
-  EXPECT_TRUE(has(code, "egg_load_vec<float, VEC>(x + i0)"));   // full operand: 16-byte vectors
-  EXPECT_TRUE(has(code, "bias[(i % 1024)]"));                    // broadcast operand: index math
+  EXPECT_TRUE(has(code, "egg_load_vec<float, VEC>(x + i0)"));  // full operand: 16-byte vectors
+  EXPECT_TRUE(has(code, "bias[(i % 1024)]"));                  // broadcast operand: index math
   EXPECT_TRUE(has(code, "__launch_bounds__(256)"));
-  EXPECT_TRUE(has(cand.code.launch_body, "egg_gelu_bias_run<std::int32_t, 4>(x, bias, out0, n, stream)"));
-  EXPECT_TRUE(has(cand.code.launch_body, "egg_gelu_bias_aligned(x) && egg_gelu_bias_aligned(out0)"));
+  EXPECT_TRUE(
+      has(cand.code.launch_body, "egg_gelu_bias_run<std::int32_t, 4>(x, bias, out0, n, stream)"));
+  EXPECT_TRUE(
+      has(cand.code.launch_body, "egg_gelu_bias_aligned(x) && egg_gelu_bias_aligned(out0)"));
 }
 
 TEST(Elementwise, BroadcastIndexMergesDims) {
   ElementwiseFamily family(kData);
   auto j = testing::gelu_bias_spec();
-  for (auto* shape : {&j["inputs"][0]["shape"], &j["outputs"][0]["shape"]}) *shape = {8, 16, 32, 32};
+  for (auto* shape : {&j["inputs"][0]["shape"], &j["outputs"][0]["shape"]})
+    *shape = {8, 16, 32, 32};
   for (auto& n : j["nodes"]) n["shape"] = {8, 16, 32, 32};
   j["params"][0]["shape"] = {16, 1, 1};
   auto s = spec::parse_spec(j);
@@ -80,8 +85,12 @@ TEST(Elementwise, IntegerOutputIsRejected) {
 TEST(Elementwise, ClampWithOneBoundUsesInfinity) {
   ElementwiseFamily family(kData);
   auto j = testing::gelu_bias_spec();
-  j["nodes"][2] = {{"name", "clamp"}, {"op", "clamp"}, {"args", {{{"node", "add"}}}},
-                   {"attrs", {{"min", 0.0}, {"max", nullptr}}}, {"shape", {64, 1024}}, {"dtype", "float32"}};
+  j["nodes"][2] = {{"name", "clamp"},
+                   {"op", "clamp"},
+                   {"args", {{{"node", "add"}}}},
+                   {"attrs", {{"min", 0.0}, {"max", nullptr}}},
+                   {"shape", {64, 1024}},
+                   {"dtype", "float32"}};
   j["outputs"][0]["node"] = "clamp";
   auto s = spec::parse_spec(j);
   auto cand = family.render(s, contract::derive(s, "k"), ElementwiseParams{});
@@ -102,9 +111,13 @@ TEST(Contract, HeaderAndCandidateEntry) {
   ElementwiseFamily family(kData);
   auto src = emit::render_sources(kData, c, family.render(s, c, {}), "builtin", "op.py");
   EXPECT_TRUE(has(src.header, "namespace egg::gelu_bias {"));
-  EXPECT_TRUE(has(src.header, "cudaError_t launch(const float* x, const float* bias, float* out0, cudaStream_t stream = nullptr);"))
+  EXPECT_TRUE(has(src.header,
+                  "cudaError_t launch(const float* x, const float* bias, float* out0, cudaStream_t "
+                  "stream = nullptr);"))
       << src.header;
-  EXPECT_TRUE(has(src.header, "inline torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& bias)"));
+  EXPECT_TRUE(
+      has(src.header,
+          "inline torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& bias)"));
   EXPECT_TRUE(has(src.header, "#if defined(EGG_WITH_LIBTORCH)"));
   EXPECT_TRUE(has(src.cu, "extern \"C\""));
   EXPECT_TRUE(has(src.cu, "static_cast<const float*>(args[1])"));

@@ -46,7 +46,9 @@ TEST(Files, TempDirIsRemovedUnlessKept) {
   fs::remove_all(kept);
 }
 
-TEST(Files, ReadMissingFileIsNullopt) { EXPECT_FALSE(read_file("/nonexistent/egg/file").has_value()); }
+TEST(Files, ReadMissingFileIsNullopt) {
+  EXPECT_FALSE(read_file("/nonexistent/egg/file").has_value());
+}
 
 }  // namespace
 }  // namespace egg

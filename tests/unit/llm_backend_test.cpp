@@ -12,7 +12,9 @@
 namespace egg::backend::llm_backend {
 namespace {
 
-bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+bool has(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
+}
 
 // Answers from a script and keeps the requests.
 class ScriptedClient : public llm::ChatClient {
@@ -42,14 +44,16 @@ class LlmBackendTest : public ::testing::Test {
     config.name = "openai";
     config.model = "m";
     config.data_dir = EGG_TEST_DATA_DIR;
-    config.op_source = "import torch\n# a comment that must not reach the model\n\nclass Model: pass\n";
+    config.op_source =
+        "import torch\n# a comment that must not reach the model\n\nclass Model: pass\n";
     auto scripted = std::make_unique<ScriptedClient>();
     client = scripted.get();
     backend = std::make_unique<LlmBackend>(config, std::move(scripted), nullptr);
   }
 
   StageRequest request(const std::string& stage) {
-    return StageRequest{&s, &c, stage, "Stage objective line.\nmore", {"sm_90"}, std::nullopt, "memory", "", {}};
+    return StageRequest{&s,       &c, stage, "Stage objective line.\nmore", {"sm_90"}, std::nullopt,
+                        "memory", "", {}};
   }
 };
 
@@ -57,8 +61,10 @@ TEST_F(LlmBackendTest, CodePromptCarriesContractArchSourceAndFormat) {
   auto [system, user] = backend->code_prompt(request("stage1"));
   EXPECT_TRUE(has(system, "code agent"));
   EXPECT_TRUE(has(user, "Stage objective line."));
-  EXPECT_TRUE(has(user, "static cudaError_t egg_launch_impl(const float* x, const float* bias, float* out0, "
-                        "cudaStream_t stream)"))
+  EXPECT_TRUE(
+      has(user,
+          "static cudaError_t egg_launch_impl(const float* x, const float* bias, float* out0, "
+          "cudaStream_t stream)"))
       << user;
   EXPECT_TRUE(has(user, "132 SMs"));                    // prompts/arch/sm_90.md
   EXPECT_TRUE(has(user, "class Model: pass"));          // the reference source...
@@ -82,11 +88,13 @@ TEST_F(LlmBackendTest, StageTwoPromptShowsTheIncumbentAndRecentAttempts) {
 }
 
 TEST_F(LlmBackendTest, AnswerBecomesACandidateWhoseLaunchCallsTheImpl) {
-  client->answers = {"plan\n```cuda\nstatic cudaError_t egg_launch_impl() { return cudaSuccess; }\n```\n"};
+  client->answers = {
+      "plan\n```cuda\nstatic cudaError_t egg_launch_impl() { return cudaSuccess; }\n```\n"};
   auto candidates = backend->propose(request("stage1"));
   ASSERT_EQ(candidates.size(), 1u);
   EXPECT_TRUE(has(candidates[0].code.device_code, "egg_launch_impl"));
-  EXPECT_TRUE(has(candidates[0].code.launch_body, "return egg_launch_impl(x, bias, out0, stream);"));
+  EXPECT_TRUE(
+      has(candidates[0].code.launch_body, "return egg_launch_impl(x, bias, out0, stream);"));
   EXPECT_EQ(candidates[0].id, "llm:stage1:code1");
   EXPECT_EQ(backend->usage()["stage1"]["code"]["tokens_in"], 10);
 }
@@ -112,7 +120,8 @@ TEST_F(LlmBackendTest, DebugAgentSeesTheFailureAndTheCode) {
 }
 
 TEST(StripCommentLines, DropsBlankAndCommentOnlyLines) {
-  EXPECT_EQ(strip_comment_lines("a = 1  # keep\n\n   # drop\nb = 2   \n"), "a = 1  # keep\nb = 2\n");
+  EXPECT_EQ(strip_comment_lines("a = 1  # keep\n\n   # drop\nb = 2   \n"),
+            "a = 1  # keep\nb = 2\n");
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The whole pipeline on fakes: a scripted frontend, nvcc and nvidia-smi.
-#include "pipeline/generate.h"
 #include "pipeline/evaluate.h"
+#include "pipeline/generate.h"
 
 #include <gtest/gtest.h>
 
@@ -20,7 +20,7 @@ class PipelineTest : public ::testing::Test {
  protected:
   TempDir dir{fs::temp_directory_path(), "egg-pipeline-test"};
   json spec = egg::testing::gelu_bias_spec();
-  json frontend_error;      // when set, the frontend fails with it
+  json frontend_error;  // when set, the frontend fails with it
   bool nvcc_fails = false;
   egg::testing::FakeProcessRunner runner{[this](const ProcessSpec& p) { return answer(p); }};
 
@@ -36,7 +36,8 @@ class PipelineTest : public ::testing::Test {
       return exited(0);
     }
     if (exe == "nvcc") {
-      if (p.args.at(0) == "--version") return exited(0, "nvcc\nCuda compilation tools, release 13.0, V13.0.88\n");
+      if (p.args.at(0) == "--version")
+        return exited(0, "nvcc\nCuda compilation tools, release 13.0, V13.0.88\n");
       return nvcc_fails ? exited(1, "", "kernel.cu(3): error: identifier undefined") : exited(0);
     }
     ProcessResult none;  // nvidia-smi: not installed
@@ -44,7 +45,8 @@ class PipelineTest : public ::testing::Test {
   }
 
   GenerateOptions options() {
-    if (!fs::exists(dir.path() / "src" / "gelu_bias.py")) write_atomic(dir.path() / "src" / "gelu_bias.py", "# op\n");
+    if (!fs::exists(dir.path() / "src" / "gelu_bias.py"))
+      write_atomic(dir.path() / "src" / "gelu_bias.py", "# op\n");
     GenerateOptions o;
     o.op_file = dir.path() / "src" / "gelu_bias.py";
     o.out_dir = dir.path() / "out";
@@ -110,12 +112,17 @@ TEST_F(PipelineTest, ChangedConstantRegenerates) {
   auto second = run(options());
   EXPECT_NE(first.cache_key, second.cache_key);
   EXPECT_EQ(second.cache_status, "miss");
-  EXPECT_NE(read_file(dir.path() / "out" / "gelu_bias.cu").value().find("0.25f"), std::string::npos);
+  EXPECT_NE(read_file(dir.path() / "out" / "gelu_bias.cu").value().find("0.25f"),
+            std::string::npos);
 }
 
 TEST_F(PipelineTest, FrontendUserErrorLeavesNothingBehind) {
-  frontend_error = {{"kind", "user"}, {"file", "/src/op.py"}, {"line", 3}, {"op", "get_inputs"},
-                    {"message", "op.py defines no function get_inputs()"}, {"hint", "add it"}};
+  frontend_error = {{"kind", "user"},
+                    {"file", "/src/op.py"},
+                    {"line", 3},
+                    {"op", "get_inputs"},
+                    {"message", "op.py defines no function get_inputs()"},
+                    {"hint", "add it"}};
   try {
     run(options());
     FAIL() << "expected a UserError";
@@ -164,8 +171,8 @@ class FakeGpu : public verify::GpuVerifier {
  public:
   std::string fail;
   int runs = 0;
-  verify::GpuOutcome run(const fs::path&, const fs::path&, const fs::path&, const fs::path&, bool, bool, double,
-                         double) override {
+  verify::GpuOutcome run(const fs::path&, const fs::path&, const fs::path&, const fs::path&, bool,
+                         bool, double, double) override {
     ++runs;
     verify::GpuOutcome o;
     o.failure_class = fail;
@@ -249,7 +256,8 @@ TEST(ProfileAgent, ReadsPtxasFactsAndNamesTheBottleneck) {
   EXPECT_EQ(facts["smem_bytes"], 1024);
   auto p = profile_agent(facts, std::nullopt, 1e9, 1e8, false);
   EXPECT_EQ(p["bottleneck"], "latency");  // spills
-  EXPECT_NEAR(p["occupancy_limit_by_registers"].get<double>(), 12.0 / 64, 1e-9);  // 168 regs: 12 warps
+  EXPECT_NEAR(p["occupancy_limit_by_registers"].get<double>(), 12.0 / 64,
+              1e-9);  // 168 regs: 12 warps
   EXPECT_NE(p["feedback"].get<std::string>().find("static facts only"), std::string::npos);
   auto measured = profile_agent(ptxas_facts("Used 32 registers"), 0.25, 1e9, 1e8, true);
   EXPECT_EQ(measured["bottleneck"], "memory");

@@ -10,9 +10,16 @@ namespace egg::testing {
 inline nlohmann::json gelu_bias_spec(int line = 7) {
   using nlohmann::json;
   auto node = [&](const std::string& name, const std::string& op, json args, json attrs) {
-    return json{{"name", name},   {"op", op},           {"target", "torch." + op}, {"args", args},
-                {"attrs", attrs}, {"shape", {64, 1024}}, {"dtype", "float32"},
-                {"file", "/src/op.py"}, {"line", line}, {"code", "return gelu(x * 0.5 + self.bias)"}};
+    return json{{"name", name},
+                {"op", op},
+                {"target", "torch." + op},
+                {"args", args},
+                {"attrs", attrs},
+                {"shape", {64, 1024}},
+                {"dtype", "float32"},
+                {"file", "/src/op.py"},
+                {"line", line},
+                {"code", "return gelu(x * 0.5 + self.bias)"}};
   };
   return json{
       {"schema", 1},
@@ -20,12 +27,14 @@ inline nlohmann::json gelu_bias_spec(int line = 7) {
       {"model_class", "Model"},
       {"init_inputs", {1024}},
       {"inputs", {{{"name", "x"}, {"shape", {64, 1024}}, {"dtype", "float32"}}}},
-      {"params", {{{"name", "bias"}, {"shape", {1024}}, {"dtype", "float32"}, {"kind", "parameter"}}}},
+      {"params",
+       {{{"name", "bias"}, {"shape", {1024}}, {"dtype", "float32"}, {"kind", "parameter"}}}},
       {"nodes",
        {node("mul", "mul", {{{"node", "x"}}, {{"scalar", 0.5}}}, json::object()),
         node("add", "add", {{{"node", "mul"}}, {{"node", "bias"}}}, {{"alpha", 1}}),
         node("gelu", "gelu", {{{"node", "add"}}}, {{"approximate", "tanh"}})}},
-      {"outputs", {{{"name", "out0"}, {"node", "gelu"}, {"shape", {64, 1024}}, {"dtype", "float32"}}}},
+      {"outputs",
+       {{{"name", "out0"}, {"node", "gelu"}, {"shape", {64, 1024}}, {"dtype", "float32"}}}},
       {"deps", {"/src/op.py"}},
       {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};
 }

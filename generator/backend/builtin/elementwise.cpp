@@ -15,8 +15,11 @@ using spec::Shape;
 }  // namespace
 
 json ElementwiseParams::to_json() const {
-  return {{"block", block}, {"unroll", unroll}, {"vectorized", vectorized},
-          {"persistent", persistent}, {"blocks_per_sm", blocks_per_sm}};
+  return {{"block", block},
+          {"unroll", unroll},
+          {"vectorized", vectorized},
+          {"persistent", persistent},
+          {"blocks_per_sm", blocks_per_sm}};
 }
 
 ElementwiseFamily::ElementwiseFamily(const std::filesystem::path& data_dir)
@@ -36,23 +39,31 @@ std::optional<UserError> ElementwiseFamily::cannot_implement(const spec::Spec& s
   const Shape& out_shape = s.outputs.front().shape;
   for (const auto& o : s.outputs) {
     if (!spec::is_floating(o.dtype) || o.dtype == spec::DType::float64)
-      return UserError(file_only, "output " + o.name + " is " + spec::dtype_name(o.dtype) +
-                                      "; the builtin element-wise kernels write float32, float16 or bfloat16",
+      return UserError(file_only,
+                       "output " + o.name + " is " + spec::dtype_name(o.dtype) +
+                           "; the builtin element-wise kernels write float32, float16 or bfloat16",
                        "return a floating-point tensor (e.g. .float())");
     if (o.shape != out_shape)
-      return UserError(file_only, "outputs have different shapes (" + spec::shape_string(out_shape) + " and " +
-                                      spec::shape_string(o.shape) + ")",
+      return UserError(file_only,
+                       "outputs have different shapes (" + spec::shape_string(out_shape) + " and " +
+                           spec::shape_string(o.shape) + ")",
                        "return outputs of one shape, or split the op into two op.py files");
   }
-  auto check_leaf = [&](const spec::Tensor& t, const SourceLocation& at) -> std::optional<UserError> {
-    if (!(spec::is_floating(t.dtype) && t.dtype != spec::DType::float64) && t.dtype != spec::DType::boolean)
-      return UserError(at, "tensor " + t.name + " is " + spec::dtype_name(t.dtype) +
-                               "; the builtin element-wise kernels read float32, float16, bfloat16 or bool",
-                       "convert it in get_inputs() or the model");
+  auto check_leaf = [&](const spec::Tensor& t,
+                        const SourceLocation& at) -> std::optional<UserError> {
+    if (!(spec::is_floating(t.dtype) && t.dtype != spec::DType::float64) &&
+        t.dtype != spec::DType::boolean)
+      return UserError(
+          at,
+          "tensor " + t.name + " is " + spec::dtype_name(t.dtype) +
+              "; the builtin element-wise kernels read float32, float16, bfloat16 or bool",
+          "convert it in get_inputs() or the model");
     if (!broadcasts_to(t.shape, out_shape))
-      return UserError(at, "tensor " + t.name + " of shape " + spec::shape_string(t.shape) +
-                               " does not broadcast to the output shape " + spec::shape_string(out_shape),
-                       "the builtin element-wise family needs operands that broadcast to the output");
+      return UserError(
+          at,
+          "tensor " + t.name + " of shape " + spec::shape_string(t.shape) +
+              " does not broadcast to the output shape " + spec::shape_string(out_shape),
+          "the builtin element-wise family needs operands that broadcast to the output");
     return std::nullopt;
   };
   for (const auto& n : s.nodes) {
@@ -63,7 +74,8 @@ std::optional<UserError> ElementwiseFamily::cannot_implement(const spec::Spec& s
           if (auto e = check_leaf(*t, n.where)) return e;
     if (!broadcasts_to(n.shape, out_shape))
       return UserError(n.where, "`" + n.target + "` produces shape " + spec::shape_string(n.shape) +
-                                    " that does not broadcast to the output " + spec::shape_string(out_shape));
+                                    " that does not broadcast to the output " +
+                                    spec::shape_string(out_shape));
   }
   for (const auto& o : s.outputs)
     if (const auto* t = s.find_tensor(o.node))
@@ -96,8 +108,9 @@ Candidate ElementwiseFamily::render(const spec::Spec& s, const contract::Contrac
     const std::string value = "a" + std::to_string(operands.size());
     value_of[a.source] = value;
     const std::string ctype = contract::c_type(a.dtype);
-    std::string load = full ? "egg_to_float(" + a.var + "_v.v[j])"
-                            : "egg_to_float(" + a.var + "[" + broadcast_offset(a.shape, out_shape) + "])";
+    std::string load =
+        full ? "egg_to_float(" + a.var + "_v.v[j])"
+             : "egg_to_float(" + a.var + "[" + broadcast_offset(a.shape, out_shape) + "])";
     operands.push_back({{"ptr", a.var}, {"ctype", ctype}, {"value", value}, {"load", load}});
     if (full) {
       full_operands.push_back({{"ptr", a.var}, {"ctype", ctype}});
@@ -123,14 +136,16 @@ Candidate ElementwiseFamily::render(const spec::Spec& s, const contract::Contrac
   }
   json results = json::array();
   slot = 0;
-  for (const auto& o : s.outputs) results.push_back({{"slot", slot++}, {"value", value_of.at(o.node)}});
+  for (const auto& o : s.outputs)
+    results.push_back({{"slot", slot++}, {"value", value_of.at(o.node)}});
 
   const int vec = p.vectorized ? 16 / min_size : 1;
   json ctx = {{"fn", fn},
               {"helpers", ops_.helpers()},
               {"num_ops", s.nodes.size()},
               {"numel", n},
-              {"structure", "one fused kernel, " + std::string(p.vectorized ? "16-byte vectors" : "scalar accesses")},
+              {"structure", "one fused kernel, " +
+                                std::string(p.vectorized ? "16-byte vectors" : "scalar accesses")},
               {"block", p.block},
               {"unroll", p.unroll},
               {"vec", vec},
@@ -146,8 +161,9 @@ Candidate ElementwiseFamily::render(const spec::Spec& s, const contract::Contrac
               {"full_ptrs", full_ptrs},
               {"args", args}};
   Candidate cand;
-  cand.id = "elementwise.fused:b" + std::to_string(p.block) + ":u" + std::to_string(p.unroll) + ":v" +
-            std::to_string(vec) + (p.persistent ? ":persistent" + std::to_string(p.blocks_per_sm) : "");
+  cand.id = "elementwise.fused:b" + std::to_string(p.block) + ":u" + std::to_string(p.unroll) +
+            ":v" + std::to_string(vec) +
+            (p.persistent ? ":persistent" + std::to_string(p.blocks_per_sm) : "");
   cand.summary = "fused element-wise chain of " + std::to_string(s.nodes.size()) + " ops, block " +
                  std::to_string(p.block) + ", " + std::to_string(vec) + "-wide vectors, unroll " +
                  std::to_string(p.unroll) + (p.persistent ? ", persistent grid" : ", full grid");
@@ -162,7 +178,8 @@ Candidate ElementwiseFamily::render(const spec::Spec& s, const contract::Contrac
 
 namespace egg::backend::builtin {
 
-std::vector<ElementwiseParams> elementwise_tuning_space(std::int64_t numel, const std::string& bottleneck,
+std::vector<ElementwiseParams> elementwise_tuning_space(std::int64_t numel,
+                                                        const std::string& bottleneck,
                                                         bool vectorized) {
   // Expert prior: a memory-bound stream wants enough bytes in flight per SM (unroll 2-4 of 16-byte
   // vectors, 256 threads); a small problem is latency-bound and wants more, smaller blocks.
@@ -191,7 +208,8 @@ std::vector<ElementwiseParams> elementwise_tuning_space(std::int64_t numel, cons
   return space;
 }
 
-std::vector<Candidate> ElementwiseFamily::structures(const spec::Spec& s, const contract::Contract& c) const {
+std::vector<Candidate> ElementwiseFamily::structures(const spec::Spec& s,
+                                                     const contract::Contract& c) const {
   // One fused pass with 16-byte vectors (least traffic, fewest instructions), then the scalar pass.
   std::vector<Candidate> out;
   for (bool vectorized : {true, false}) {
@@ -203,7 +221,8 @@ std::vector<Candidate> ElementwiseFamily::structures(const spec::Spec& s, const 
 }
 
 std::vector<Candidate> ElementwiseFamily::tunings(const spec::Spec& s, const contract::Contract& c,
-                                                  const Candidate& incumbent, const std::string& bottleneck) const {
+                                                  const Candidate& incumbent,
+                                                  const std::string& bottleneck) const {
   std::vector<Candidate> out;
   for (const auto& p : elementwise_tuning_space(spec::numel(s.outputs.front().shape), bottleneck,
                                                 incumbent.params.value("vectorized", true)))
@@ -211,7 +230,8 @@ std::vector<Candidate> ElementwiseFamily::tunings(const spec::Spec& s, const con
   return out;
 }
 
-std::optional<Candidate> ElementwiseFamily::fallback(const spec::Spec& s, const contract::Contract& c,
+std::optional<Candidate> ElementwiseFamily::fallback(const spec::Spec& s,
+                                                     const contract::Contract& c,
                                                      const Candidate& failed) const {
   if (!failed.params.value("vectorized", true)) return std::nullopt;
   ElementwiseParams p;

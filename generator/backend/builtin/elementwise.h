@@ -30,9 +30,11 @@ class ElementwiseFamily : public Family {
 
   std::string name() const override { return "elementwise"; }
   std::optional<UserError> cannot_implement(const spec::Spec& spec) const override;
-  std::vector<Candidate> structures(const spec::Spec& spec, const contract::Contract& contract) const override;
+  std::vector<Candidate> structures(const spec::Spec& spec,
+                                    const contract::Contract& contract) const override;
   std::vector<Candidate> tunings(const spec::Spec& spec, const contract::Contract& contract,
-                                 const Candidate& incumbent, const std::string& bottleneck) const override;
+                                 const Candidate& incumbent,
+                                 const std::string& bottleneck) const override;
   std::optional<Candidate> fallback(const spec::Spec& spec, const contract::Contract& contract,
                                     const Candidate& failed) const override;
   std::vector<std::pair<std::string, std::string>> key_inputs() const override;
@@ -48,7 +50,8 @@ class ElementwiseFamily : public Family {
 };
 
 // Stage-2 parameter sets for an element-wise problem of `numel` elements, best prior first.
-std::vector<ElementwiseParams> elementwise_tuning_space(std::int64_t numel, const std::string& bottleneck,
+std::vector<ElementwiseParams> elementwise_tuning_space(std::int64_t numel,
+                                                        const std::string& bottleneck,
                                                         bool vectorized);
 
 }  // namespace egg::backend::builtin

@@ -51,7 +51,8 @@ bool broadcasts_to(const spec::Shape& operand, const spec::Shape& out) {
   return true;
 }
 
-std::string broadcast_offset(const spec::Shape& operand, const spec::Shape& out, const std::string& index) {
+std::string broadcast_offset(const spec::Shape& operand, const spec::Shape& out,
+                             const std::string& index) {
   const size_t rank = out.size();
   spec::Shape padded(rank - operand.size(), 1);
   padded.insert(padded.end(), operand.begin(), operand.end());
@@ -91,7 +92,9 @@ OpTable::OpTable(const std::filesystem::path& data_dir)
     throw InternalError("templates/elementwise/ops.json is not a JSON object; check --data-dir");
 }
 
-bool OpTable::knows(const std::string& op) const { return !op.empty() && op[0] != '_' && ops_.contains(op); }
+bool OpTable::knows(const std::string& op) const {
+  return !op.empty() && op[0] != '_' && ops_.contains(op);
+}
 
 std::string OpTable::known_ops() const {
   std::string list;
@@ -106,26 +109,30 @@ std::vector<std::pair<std::string, std::string>> OpTable::key_inputs() const {
 
 std::optional<UserError> OpTable::check(const spec::Spec& s, const spec::Node& n) const {
   if (!knows(n.op))
-    return UserError(n.where,
-                     "the builtin backend cannot generate a kernel for `" + n.target + "`" +
-                         (n.code.empty() ? "" : " (in `" + n.code + "`)"),
-                     "supported element-wise ops: " + known_ops() + "; rewrite the op with these ops");
+    return UserError(
+        n.where,
+        "the builtin backend cannot generate a kernel for `" + n.target + "`" +
+            (n.code.empty() ? "" : " (in `" + n.code + "`)"),
+        "supported element-wise ops: " + known_ops() + "; rewrite the op with these ops");
   const json& op = ops_.at(n.op);
   const size_t arity = op.value("arity", 1);
   if (n.args.size() < arity)
-    return UserError(n.where, "`" + n.target + "` has " + std::to_string(n.args.size()) + " operands, expected " +
-                                  std::to_string(arity));
+    return UserError(n.where, "`" + n.target + "` has " + std::to_string(n.args.size()) +
+                                  " operands, expected " + std::to_string(arity));
   std::set<size_t> scalar_only;
-  for (const auto& k : op.value("scalar_operands", json::array())) scalar_only.insert(k.get<size_t>());
+  for (const auto& k : op.value("scalar_operands", json::array()))
+    scalar_only.insert(k.get<size_t>());
   for (size_t k = 0; k < arity; ++k) {
     const auto& a = n.args[k];
     if (a.kind == spec::Arg::Kind::node) {
       if (scalar_only.count(k))
-        return UserError(n.where, "`" + n.target + "` with a tensor as operand " + std::to_string(k + 1) +
-                                      " is not supported by the builtin backend",
+        return UserError(n.where,
+                         "`" + n.target + "` with a tensor as operand " + std::to_string(k + 1) +
+                             " is not supported by the builtin backend",
                          "use a Python number there");
       if (!s.find_tensor(a.node) && !s.find_node(a.node))
-        return UserError(n.where, "operand `" + a.node + "` is not an input, parameter or earlier op");
+        return UserError(n.where,
+                         "operand `" + a.node + "` is not an input, parameter or earlier op");
     } else if (a.kind != spec::Arg::Kind::scalar && a.kind != spec::Arg::Kind::boolean) {
       return UserError(n.where, "`" + n.target + "` operand " + std::to_string(k + 1) +
                                     " is neither a tensor nor a number");
@@ -141,25 +148,33 @@ std::optional<UserError> OpTable::check(const spec::Spec& s, const spec::Node& n
   return std::nullopt;
 }
 
-std::string OpTable::expression(const spec::Node& node, const std::map<std::string, std::string>& value_of) const {
+std::string OpTable::expression(const spec::Node& node,
+                                const std::map<std::string, std::string>& value_of) const {
   const json& op = ops_.at(node.op);
   std::vector<std::string> vals;
   for (size_t k = 0; k < op.value("arity", 1u); ++k) {
     const auto& a = node.args[k];
-    if (a.kind == spec::Arg::Kind::node) vals.push_back(value_of.at(a.node));
-    else if (a.kind == spec::Arg::Kind::boolean) vals.push_back(a.flag ? "1.0f" : "0.0f");
-    else vals.push_back(float_literal(a.scalar));
+    if (a.kind == spec::Arg::Kind::node)
+      vals.push_back(value_of.at(a.node));
+    else if (a.kind == spec::Arg::Kind::boolean)
+      vals.push_back(a.flag ? "1.0f" : "0.0f");
+    else
+      vals.push_back(float_literal(a.scalar));
   }
   std::string expr = op.value("expr", "");
   std::map<std::string, std::string> attrs;
   json defaults = op.value("defaults", json::object());
   json nulls = op.value("null", json::object());
-  for (auto it = defaults.begin(); it != defaults.end(); ++it) attrs[it.key()] = float_literal(it->get<double>());
+  for (auto it = defaults.begin(); it != defaults.end(); ++it)
+    attrs[it.key()] = float_literal(it->get<double>());
   for (auto it = nulls.begin(); it != nulls.end(); ++it) attrs[it.key()] = it->get<std::string>();
   for (auto it = node.attrs.begin(); it != node.attrs.end(); ++it) {
-    if (it->is_number()) attrs[it.key()] = float_literal(it->get<double>());
-    else if (it->is_boolean()) attrs[it.key()] = it->get<bool>() ? "1.0f" : "0.0f";
-    else if (it->is_null() && nulls.contains(it.key())) attrs[it.key()] = nulls[it.key()].get<std::string>();
+    if (it->is_number())
+      attrs[it.key()] = float_literal(it->get<double>());
+    else if (it->is_boolean())
+      attrs[it.key()] = it->get<bool>() ? "1.0f" : "0.0f";
+    else if (it->is_null() && nulls.contains(it.key()))
+      attrs[it.key()] = nulls[it.key()].get<std::string>();
   }
   if (op.contains("variants"))
     for (auto v = op["variants"].begin(); v != op["variants"].end(); ++v)
@@ -167,7 +182,8 @@ std::string OpTable::expression(const spec::Node& node, const std::map<std::stri
   try {
     return substitute(expr, vals, attrs);
   } catch (const std::out_of_range&) {
-    throw UserError(node.where, "`" + node.target + "` is missing an attribute the builtin backend needs");
+    throw UserError(node.where,
+                    "`" + node.target + "` is missing an attribute the builtin backend needs");
   }
 }
 

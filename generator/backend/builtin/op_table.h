@@ -15,7 +15,8 @@
 
 namespace egg::backend::builtin {
 
-// A float literal CUDA parses to the same float PyTorch uses (inf and the frontend's ±DBL_MAX → INFINITY).
+// A float literal CUDA parses to the same float PyTorch uses (inf and the frontend's ±DBL_MAX →
+// INFINITY).
 std::string float_literal(double v);
 
 // Right-aligned broadcast check of `operand` against `out`.
@@ -23,7 +24,8 @@ bool broadcasts_to(const spec::Shape& operand, const spec::Shape& out);
 
 // The element offset, in a contiguous operand broadcast to `out`, of output element `i` (a C
 // expression in the variable `index`), with runs of matching dimensions merged.
-std::string broadcast_offset(const spec::Shape& operand, const spec::Shape& out, const std::string& index = "i");
+std::string broadcast_offset(const spec::Shape& operand, const spec::Shape& out,
+                             const std::string& index = "i");
 
 // The op table.
 class OpTable {
@@ -34,8 +36,10 @@ class OpTable {
   bool knows(const std::string& op) const;
   // Why `node` cannot be an element-wise step (operand kinds, arity), or nullopt.
   std::optional<UserError> check(const spec::Spec& s, const spec::Node& node) const;
-  // The float expression of `node`, its operands looked up in `value_of` (spec name → C expression).
-  std::string expression(const spec::Node& node, const std::map<std::string, std::string>& value_of) const;
+  // The float expression of `node`, its operands looked up in `value_of` (spec name → C
+  // expression).
+  std::string expression(const spec::Node& node,
+                         const std::map<std::string, std::string>& value_of) const;
   // "relu, gelu, ..." for messages.
   std::string known_ops() const;
   // Device helpers (ops.cuh) every kernel using the table includes.

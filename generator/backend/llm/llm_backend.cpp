@@ -16,25 +16,28 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kPromptFiles[] = {"agent_code.md", "agent_debug.md", "contract.md",
-                                        "answer_format.md", "request.md", "debug_request.md"};
+constexpr const char* kPromptFiles[] = {"agent_code.md",    "agent_debug.md", "contract.md",
+                                        "answer_format.md", "request.md",     "debug_request.md"};
 constexpr int kAnswerTries = 2;  // a code-less, truncated or refused answer is asked again once
 
 render::Template load_prompt(const std::filesystem::path& data_dir, const std::string& name) {
   auto text = read_file(data_dir / "prompts" / name);
   if (!text)
-    throw InternalError("prompt " + (data_dir / "prompts" / name).string() + " is missing; check --data-dir");
+    throw InternalError("prompt " + (data_dir / "prompts" / name).string() +
+                        " is missing; check --data-dir");
   return {name, *text};
 }
 
 // A final error of the LLM layer as a user error that says what to check.
 [[noreturn]] void rethrow_final(const llm::LlmError& e, const std::string& backend) {
   if (e.kind() == llm::LlmErrorKind::replay_diverged)
-    throw UserError("backend " + backend + ": " + e.what(),
-                    "the transcript was recorded for other prompts, templates or op; regenerate it with the "
-                    "backend that recorded it");
-  throw UserError("backend " + backend + ": " + e.what(),
-                  "check EGG_LLM_BASE_URL, the API key variable and MODEL; docs/llm.md has the details");
+    throw UserError(
+        "backend " + backend + ": " + e.what(),
+        "the transcript was recorded for other prompts, templates or op; regenerate it with the "
+        "backend that recorded it");
+  throw UserError(
+      "backend " + backend + ": " + e.what(),
+      "check EGG_LLM_BASE_URL, the API key variable and MODEL; docs/llm.md has the details");
 }
 
 std::string bounded(const std::string& text, size_t max_chars) {
@@ -72,7 +75,8 @@ LlmBackend::LlmBackend(BackendConfig config, std::unique_ptr<llm::ChatClient> cl
       launch_(render::load_template(config_.data_dir, "llm/launch.tmpl")) {
   for (const char* name : kPromptFiles) prompts_.emplace(name, load_prompt(config_.data_dir, name));
   if (transcript_)
-    recorder_ = std::make_unique<llm::RecordingClient>(*client_, *transcript_, config_.name, config_.model);
+    recorder_ =
+        std::make_unique<llm::RecordingClient>(*client_, *transcript_, config_.name, config_.model);
 }
 
 LlmBackend::~LlmBackend() = default;
@@ -80,7 +84,8 @@ LlmBackend::~LlmBackend() = default;
 void LlmBackend::check_supported(const spec::Spec& spec) const {
   // A model may attempt any op; what it cannot do shows as failed candidates. Only the contract's
   // needs are checked here.
-  if (spec.outputs.empty()) throw UserError(SourceLocation{spec.op_file, 0, "output"}, "the op returns no tensor");
+  if (spec.outputs.empty())
+    throw UserError(SourceLocation{spec.op_file, 0, "output"}, "the op returns no tensor");
 }
 
 std::vector<std::pair<std::string, std::string>> LlmBackend::key_inputs() const {
@@ -109,19 +114,22 @@ std::pair<std::string, std::string> LlmBackend::code_prompt(const StageRequest& 
   ctx["answer_format"] = prompts_.at("answer_format.md").text;
   if (r.incumbent) ctx["incumbent"] = {{"code", r.incumbent->code.device_code}};
   if (!r.bottleneck.empty() && r.bottleneck != "unknown")
-    ctx["feedback"] = "bottleneck: " + r.bottleneck + (r.profile_summary.empty() ? "" : "\n" + r.profile_summary);
+    ctx["feedback"] =
+        "bottleneck: " + r.bottleneck + (r.profile_summary.empty() ? "" : "\n" + r.profile_summary);
   if (!r.recent.empty()) {
     json items = json::array();
     for (const auto& a : r.recent)
-      items.push_back({{"candidate_id", a.candidate_id}, {"change", a.change}, {"result", a.result}});
+      items.push_back(
+          {{"candidate_id", a.candidate_id}, {"change", a.change}, {"result", a.result}});
     ctx["recent"] = {{"items", items}};
   }
   const auto& t = prompts_.at("request.md");
   return {system, render::render(t.text, ctx, t.name)};
 }
 
-std::optional<Candidate> LlmBackend::ask(const StageRequest& r, const std::string& agent, const std::string& system,
-                                         const std::string& user, int attempt) {
+std::optional<Candidate> LlmBackend::ask(const StageRequest& r, const std::string& agent,
+                                         const std::string& system, const std::string& user,
+                                         int attempt) {
   llm::ChatRequest req;
   req.model = config_.model;
   req.system = system;
@@ -130,7 +138,8 @@ std::optional<Candidate> LlmBackend::ask(const StageRequest& r, const std::strin
   req.agent = agent;
   req.attempt = attempt;
   json& u = usage_[r.stage][agent];
-  if (u.is_null()) u = {{"requests", 0}, {"tokens_in", 0}, {"tokens_out", 0}, {"failures", json::object()}};
+  if (u.is_null())
+    u = {{"requests", 0}, {"tokens_in", 0}, {"tokens_out", 0}, {"failures", json::object()}};
   llm::ChatClient& client = recorder_ ? *recorder_ : *client_;
   try {
     llm::ChatReply reply = client.complete(req);
@@ -143,7 +152,8 @@ std::optional<Candidate> LlmBackend::ask(const StageRequest& r, const std::strin
     c.summary = agent + " agent answer " + std::to_string(attempt) + " in " + r.stage;
     c.params = {{"model", reply.model.empty() ? config_.model : reply.model}};
     c.code.device_code = code;
-    c.code.launch_body = render::render(launch_.text, contract::template_context(*r.contract), launch_.name);
+    c.code.launch_body =
+        render::render(launch_.text, contract::template_context(*r.contract), launch_.name);
     return c;
   } catch (const llm::LlmError& e) {
     std::string kind(llm::kind_name(e.kind()));
@@ -153,7 +163,8 @@ std::optional<Candidate> LlmBackend::ask(const StageRequest& r, const std::strin
       case llm::LlmErrorKind::refusal:
       case llm::LlmErrorKind::no_code:
       case llm::LlmErrorKind::malformed_response:
-        log::warning(config_.name + " " + r.stage + " " + agent + " agent: " + e.what() + " (a failed attempt)");
+        log::warning(config_.name + " " + r.stage + " " + agent + " agent: " + e.what() +
+                     " (a failed attempt)");
         return std::nullopt;
       default:
         rethrow_final(e, config_.name);
@@ -191,14 +202,17 @@ std::unique_ptr<Backend> make_llm_backend(const BackendConfig& config) {
     if (config.name == "replay") {
       if (config.replay_transcript.empty())
         throw UserError("the replay backend needs a transcript",
-                        "pass --option transcript=<path to transcript.jsonl> (egg_kernel OPTIONS transcript=...)");
+                        "pass --option transcript=<path to transcript.jsonl> (egg_kernel OPTIONS "
+                        "transcript=...)");
       if (!std::filesystem::exists(config.replay_transcript))
         throw UserError("transcript " + config.replay_transcript.string() + " not found",
                         "point transcript= at the transcript.jsonl written next to a manifest");
-      client = std::make_unique<llm::ReplayClient>(llm::ReplayClient::from_file(config.replay_transcript.string()));
+      client = std::make_unique<llm::ReplayClient>(
+          llm::ReplayClient::from_file(config.replay_transcript.string()));
     } else {
       if (config.model.empty())
-        throw UserError("backend " + config.name + " needs a model", "pass MODEL <name> (egg-gen --model <name>)");
+        throw UserError("backend " + config.name + " needs a model",
+                        "pass MODEL <name> (egg-gen --model <name>)");
       auto llm_config = llm::load_config(llm::parse_wire_format(config.name), config.model);
       client = llm::make_network_client(llm_config);
       if (!config.transcript_out.empty())

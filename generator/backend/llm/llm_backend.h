@@ -32,8 +32,8 @@ class LlmBackend : public Backend {
   std::pair<std::string, std::string> code_prompt(const StageRequest& request) const;
 
  private:
-  std::optional<Candidate> ask(const StageRequest& request, const std::string& agent, const std::string& system,
-                               const std::string& user, int attempt);
+  std::optional<Candidate> ask(const StageRequest& request, const std::string& agent,
+                               const std::string& system, const std::string& user, int attempt);
   std::string contract_text(const contract::Contract& c) const;
 
   BackendConfig config_;
