@@ -1,12 +1,17 @@
 // The builtin backend: a deterministic expert system with no network and no key. Stage 1 picks a
 // structure among template variants; stage 2 searches the template's parameters, steered by the
-// profile agent's bottleneck class.
+// profile agent's bottleneck class. A spec no single family takes is planned into several kernels
+// (planner.h), each segment rendered by its family (plan_stages.cpp).
 #pragma once
 
+#include <map>
 #include <memory>
 
 #include "backend/backend.h"
 #include "backend/builtin/family.h"
+#include "backend/builtin/op_table.h"
+#include "backend/builtin/plan_code.h"
+#include "backend/builtin/planner.h"
 
 namespace egg::backend::builtin {
 
@@ -22,11 +27,29 @@ class BuiltinBackend : public Backend {
                                   const std::string& failure_report) override;
   std::vector<std::pair<std::string, std::string>> key_inputs() const override;
 
+  // The plan of a spec no single family takes; throws the UserError naming the op otherwise.
+  Plan plan(const spec::Spec& spec) const;
+
  private:
-  // The family that implements the spec (checked by check_supported), or null.
+  // The family that implements the whole spec (checked by check_supported), or null.
   const Family* family_for(const spec::Spec& spec) const;
+  // Stage proposals for a plan: stage 1 combines the segments' structures, stage 2 each segment's
+  // tunings with the others at the incumbent's (plan_stages.cpp).
+  std::vector<Candidate> propose_plan(const StageRequest& request);
+  // The debug agent for a plan: the failed segment (named in the report, else the first that has
+  // one) takes its family's fallback (plan_stages.cpp).
+  std::optional<Candidate> repair_plan(const StageRequest& request, const Candidate& failed,
+                                       const std::string& failure_report);
+  // Segment k's candidate as recorded in a plan candidate's params (rendered again, or remembered).
+  Candidate segment_part(const Plan& plan, size_t k, const contract::Contract& sub, const nlohmann::json& record,
+                         const std::string& bottleneck);
+  // Remembers rendered segment candidates so a later stage finds them by id.
+  void remember(const contract::Contract& sub, const spec::Spec& spec, const std::vector<Candidate>& parts);
 
   std::vector<std::unique_ptr<Family>> families_;
+  OpTable ops_;
+  PlanCode plan_code_;
+  std::map<std::string, Candidate> parts_;  // segment candidates by sub-contract name, sub-spec and id
 };
 
 }  // namespace egg::backend::builtin

@@ -1,0 +1,25 @@
+# Linear -> BatchNorm1d (training mode, batch statistics) -> ReLU, KernelBench level 2 style:
+# a cuBLASLt GEMM with bias, then the batch norm with the ReLU epilogue.
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.fc = nn.Linear(in_features, out_features)
+        self.bn = nn.BatchNorm1d(out_features)
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.fc(x)))
+
+
+batch, in_features, out_features = 1024, 1024, 2048
+
+
+def get_inputs():
+    return [torch.randn(batch, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features]

@@ -1,0 +1,225 @@
+#include "backend/builtin/planner.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+
+namespace egg::backend::builtin {
+namespace {
+
+// Values (node, input or param names) an argument reads, lists included.
+void collect_reads(const spec::Arg& a, std::vector<std::string>& out) {
+  if (a.kind == spec::Arg::Kind::node) out.push_back(a.node);
+  if (a.kind == spec::Arg::Kind::list)
+    for (const auto& item : a.items) collect_reads(item, out);
+}
+
+// Values a node reads.
+std::vector<std::string> reads_of(const spec::Node& n) {
+  std::vector<std::string> out;
+  for (const auto& a : n.args) collect_reads(a, out);
+  return out;
+}
+
+// The nodes of one anchor's group, by their place around the anchor.
+struct Group {
+  std::vector<size_t> views;     // operand views that the anchor piece reads
+  std::vector<size_t> prologue;  // followers before the anchor (only before the first anchor)
+  std::optional<size_t> anchor;  // none only when the graph has no anchor
+  std::vector<size_t> epilogue;  // followers after the anchor
+};
+
+// Assigns every node to a group: a group per anchor, followers to the anchor before them (or the
+// first group), operand views of leaves to the group of their first reader.
+std::vector<Group> group_nodes(const spec::Spec& s, const OpTable& ops) {
+  const size_t n = s.nodes.size();
+  std::vector<int> group(n, -1);
+  std::vector<NodeRole> role(n);
+  std::vector<bool> deferred(n, false);
+  int current = -1, count = 0;
+  for (size_t i = 0; i < n; ++i) {
+    role[i] = node_role(s.nodes[i], ops);
+    if (role[i] == NodeRole::operand_view) {
+      bool leaves = true;
+      for (const auto& v : reads_of(s.nodes[i])) leaves = leaves && s.find_tensor(v) != nullptr;
+      if (leaves) {
+        deferred[i] = true;
+        group[i] = std::max(current, 0);  // replaced by its first reader's group below
+        continue;
+      }
+      role[i] = NodeRole::follower;
+    }
+    if (role[i] == NodeRole::anchor) current = count++;
+    group[i] = std::max(current, 0);
+  }
+  for (size_t i = n; i-- > 0;) {
+    if (!deferred[i]) continue;
+    for (size_t j = i + 1; j < n; ++j) {
+      const auto r = reads_of(s.nodes[j]);
+      if (std::find(r.begin(), r.end(), s.nodes[i].name) != r.end()) {
+        group[i] = group[j];
+        break;
+      }
+    }
+  }
+  std::vector<Group> groups(std::max(count, 1));
+  for (size_t i = 0; i < n; ++i) {
+    Group& g = groups[group[i]];
+    if (deferred[i]) g.views.push_back(i);
+    else if (role[i] == NodeRole::anchor) g.anchor = i;
+    else if (g.anchor) g.epilogue.push_back(i);
+    else g.prologue.push_back(i);
+  }
+  return groups;
+}
+
+// The ways to cut a group into pieces, in the order they are tried: the greedy segment first, then
+// trailing element-wise ops split off (longest fused epilogue first); then the same with the
+// prologue as its own segment.
+std::vector<std::vector<std::vector<size_t>>> group_options(const Group& g) {
+  std::vector<std::vector<std::vector<size_t>>> options;
+  if (!g.anchor) {
+    std::vector<size_t> all = g.views;
+    all.insert(all.end(), g.prologue.begin(), g.prologue.end());
+    all.insert(all.end(), g.epilogue.begin(), g.epilogue.end());
+    std::sort(all.begin(), all.end());
+    options.push_back({all});
+    return options;
+  }
+  for (bool split_prologue : {false, true}) {
+    if (split_prologue && g.prologue.empty()) break;
+    for (size_t j = g.epilogue.size() + 1; j-- > 0;) {
+      std::vector<std::vector<size_t>> pieces;
+      if (split_prologue) pieces.push_back(g.prologue);
+      std::vector<size_t> main = g.views;
+      if (!split_prologue) main.insert(main.end(), g.prologue.begin(), g.prologue.end());
+      main.push_back(*g.anchor);
+      main.insert(main.end(), g.epilogue.begin(), g.epilogue.begin() + static_cast<std::ptrdiff_t>(j));
+      std::sort(main.begin(), main.end());
+      pieces.push_back(main);
+      if (j < g.epilogue.size())
+        pieces.emplace_back(g.epilogue.begin() + static_cast<std::ptrdiff_t>(j), g.epilogue.end());
+      options.push_back(pieces);
+    }
+  }
+  return options;
+}
+
+}  // namespace
+
+NodeRole node_role(const spec::Node& node, const OpTable& ops) {
+  static const std::set<std::string> views = {"transpose", "permute", "torch.Tensor.t", "torch.t", "torch.Tensor.T"};
+  if (ops.knows(node.op) || node.op == "operator.getitem" || node.op == "getitem") return NodeRole::follower;
+  if (views.count(node.op)) return NodeRole::operand_view;
+  return NodeRole::anchor;
+}
+
+spec::Spec sub_spec(const spec::Spec& s, const std::vector<size_t>& indices) {
+  std::set<std::string> inside, read, used_outside;
+  for (size_t i : indices) inside.insert(s.nodes[i].name);
+  for (size_t i : indices)
+    for (const auto& v : reads_of(s.nodes[i]))
+      if (!inside.count(v)) read.insert(v);
+  for (const auto& n : s.nodes)
+    if (!inside.count(n.name))
+      for (const auto& v : reads_of(n)) used_outside.insert(v);
+
+  spec::Spec out;
+  out.schema = s.schema;
+  out.op_file = s.op_file;
+  out.model_class = s.model_class;
+  out.init_inputs = s.init_inputs;
+  out.deps = s.deps;
+  out.reference = s.reference;
+  for (const auto& t : s.inputs)
+    if (read.count(t.name)) out.inputs.push_back(t);
+  for (const auto& n : s.nodes)
+    if (read.count(n.name)) out.inputs.push_back(spec::Tensor{n.name, n.shape, n.dtype, ""});
+  for (const auto& t : s.params)
+    if (read.count(t.name)) out.params.push_back(t);
+  for (size_t i : indices) {
+    const spec::Node& n = s.nodes[i];
+    out.nodes.push_back(n);
+    bool graph_output = false;
+    for (const auto& o : s.outputs)
+      if (o.node == n.name) {
+        out.outputs.push_back(o);
+        graph_output = true;
+      }
+    if (!graph_output && used_outside.count(n.name)) out.outputs.push_back(spec::Output{n.name, n.name, n.shape, n.dtype});
+  }
+  return out;
+}
+
+const Family* family_taking(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& families) {
+  for (const auto& f : families) {
+    try {
+      if (!f->cannot_implement(s)) return f.get();
+    } catch (const std::exception&) {
+      // A family that cannot even analyze the sub-spec does not take it.
+    }
+  }
+  return nullptr;
+}
+
+UserError explain_rejection(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& families) {
+  std::optional<UserError> best;
+  for (const auto& f : families) {
+    std::optional<UserError> why;
+    try {
+      why = f->cannot_implement(s);
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (!why) continue;
+    if (!best || (why->where().line > 0 && best->where().line == 0)) best = why;
+  }
+  if (best) return *best;
+  const SourceLocation at = s.nodes.empty() ? SourceLocation{s.op_file, 0, "op"} : s.nodes.front().where;
+  return UserError(at, "no builtin family implements this part of the op");
+}
+
+Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& families, const OpTable& ops) {
+  for (const auto& o : s.outputs)
+    if (!s.find_node(o.node))
+      throw UserError(SourceLocation{s.op_file, 0, "output"},
+                      "output " + o.name + " returns `" + o.node + "` unchanged, which a plan of several kernels "
+                      "does not copy",
+                      "return computed values only (e.g. drop the unchanged input from the outputs)");
+  Plan plan;
+  for (const Group& g : group_nodes(s, ops)) {
+    const auto options = group_options(g);
+    bool placed = false;
+    for (const auto& pieces : options) {
+      std::vector<PlanSegment> segments;
+      for (const auto& piece : pieces) {
+        if (piece.empty()) continue;
+        PlanSegment seg;
+        seg.spec = sub_spec(s, piece);
+        seg.family = family_taking(seg.spec, families);
+        if (!seg.family) break;
+        for (size_t i : piece) seg.nodes.push_back(s.nodes[i].name);
+        for (const auto& t : seg.spec.inputs)
+          if (s.find_node(t.name)) seg.reads.push_back(t.name);
+        for (const auto& o : seg.spec.outputs)
+          if (std::find(seg.writes.begin(), seg.writes.end(), o.node) == seg.writes.end()) seg.writes.push_back(o.node);
+        segments.push_back(std::move(seg));
+      }
+      size_t non_empty = 0;
+      for (const auto& piece : pieces) non_empty += piece.empty() ? 0 : 1;
+      if (segments.size() != non_empty) continue;
+      for (auto& seg : segments) plan.segments.push_back(std::move(seg));
+      placed = true;
+      break;
+    }
+    if (!placed) {
+      std::vector<size_t> all;
+      for (const auto& piece : options.front()) all.insert(all.end(), piece.begin(), piece.end());
+      std::sort(all.begin(), all.end());
+      throw explain_rejection(sub_spec(s, all), families);
+    }
+  }
+  return plan;
+}
+
+}  // namespace egg::backend::builtin

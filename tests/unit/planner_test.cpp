@@ -1,0 +1,281 @@
+// The builtin backend's fusion planner: partitions of chained anchors, sub-specs, the combined code
+// (stream-ordered intermediates, segment calls in order), stage 2 and repair, and the error of a
+// graph no plan covers.
+#include "backend/builtin/planner.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "backend/builtin/builtin_backend.h"
+#include "backend/builtin/norm.h"
+#include "contract/contract.h"
+
+namespace egg::backend::builtin {
+namespace {
+
+using nlohmann::json;
+
+const std::filesystem::path kData = EGG_TEST_DATA_DIR;
+
+bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+json node(const std::string& name, const std::string& op, json args, json attrs, json shape, int line,
+          const std::string& dtype = "float32") {
+  return json{{"name", name},   {"op", op},       {"target", "torch." + op}, {"args", args},
+              {"attrs", attrs}, {"shape", shape}, {"dtype", dtype},          {"file", "/src/op.py"},
+              {"line", line},   {"code", op + "(...)"}};
+}
+json tensor(const std::string& name, json shape, const std::string& kind = "") {
+  json t = {{"name", name}, {"shape", shape}, {"dtype", "float32"}};
+  if (!kind.empty()) t["kind"] = kind;
+  return t;
+}
+json ref(const std::string& name) { return json{{"node", name}}; }
+
+// A spec around the given nodes; the output is the last node.
+spec::Spec make_spec(json inputs, json params, json nodes) {
+  const json& last = nodes.back();
+  return spec::parse_spec(json{
+      {"schema", 1}, {"op_file", "/src/op.py"}, {"model_class", "Model"}, {"init_inputs", json::array()},
+      {"inputs", inputs}, {"params", params}, {"nodes", nodes},
+      {"outputs", {{{"name", "out0"}, {"node", last["name"]}, {"shape", last["shape"]}, {"dtype", last["dtype"]}}}},
+      {"deps", {"/src/op.py"}}, {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}});
+}
+
+// gelu(LayerNorm(512)(Linear(256, 512)(x))) on 64 rows.
+spec::Spec linear_layer_norm_gelu() {
+  return make_spec({tensor("x", {64, 256})},
+                   {tensor("fc.weight", {512, 256}, "parameter"), tensor("fc.bias", {512}, "parameter"),
+                    tensor("ln.weight", {512}, "parameter"), tensor("ln.bias", {512}, "parameter")},
+                   {node("fc", "linear", {ref("x"), ref("fc.weight"), ref("fc.bias")}, json::object(), {64, 512}, 10),
+                    node("ln", "layer_norm", {ref("fc"), ref("ln.weight"), ref("ln.bias")},
+                         {{"normalized_shape", {512}}, {"eps", 1e-5}}, {64, 512}, 11),
+                    node("gelu", "gelu", {ref("ln")}, {{"approximate", "none"}}, {64, 512}, 12)});
+}
+
+// softmax(bmm(q, k^T) * 0.125, -1) @ v for 4 heads of 64 tokens, head dim 32.
+spec::Spec attention() {
+  return make_spec({tensor("q", {4, 64, 32}), tensor("k", {4, 64, 32}), tensor("v", {4, 64, 32})}, json::array(),
+                   {node("kt", "transpose", {ref("k")}, {{"dim0", 1}, {"dim1", 2}}, {4, 32, 64}, 10),
+                    node("scores", "bmm", {ref("q"), ref("kt")}, json::object(), {4, 64, 64}, 10),
+                    node("mul", "mul", {ref("scores"), json{{"scalar", 0.125}}}, json::object(), {4, 64, 64}, 10),
+                    node("softmax", "softmax", {ref("mul")}, {{"dim", -1}}, {4, 64, 64}, 11),
+                    node("out", "bmm", {ref("softmax"), ref("v")}, json::object(), {4, 64, 32}, 12)});
+}
+
+// The families and node names of a plan's segments, e.g. "gemm[fc] norm[ln,gelu]".
+std::string layout(const Plan& plan) {
+  std::string out;
+  for (const auto& seg : plan.segments) {
+    out += (out.empty() ? "" : " ") + seg.family->name() + "[";
+    for (size_t i = 0; i < seg.nodes.size(); ++i) out += (i ? "," : "") + seg.nodes[i];
+    out += "]";
+  }
+  return out;
+}
+
+StageRequest request(const spec::Spec& s, const contract::Contract& c, const std::string& stage) {
+  StageRequest r;
+  r.spec = &s;
+  r.contract = &c;
+  r.stage = stage;
+  r.bottleneck = "memory";
+  return r;
+}
+
+TEST(Planner, LinearLayerNormGelu) {
+  BuiltinBackend backend(kData);
+  const auto s = linear_layer_norm_gelu();
+  const Plan plan = backend.plan(s);
+  EXPECT_EQ(layout(plan), "gemm[fc] norm[ln,gelu]");
+  EXPECT_EQ(plan.segments[0].writes, std::vector<std::string>{"fc"});
+  EXPECT_EQ(plan.segments[1].reads, std::vector<std::string>{"fc"});
+  // The norm's sub-spec reads the GEMM's result as an input of its shape and writes the graph output.
+  const spec::Spec& sub = plan.segments[1].spec;
+  ASSERT_EQ(sub.inputs.size(), 1u);
+  EXPECT_EQ(sub.inputs[0].name, "fc");
+  EXPECT_EQ(sub.inputs[0].shape, (spec::Shape{64, 512}));
+  EXPECT_EQ(sub.params.size(), 2u);
+  ASSERT_EQ(sub.outputs.size(), 1u);
+  EXPECT_EQ(sub.outputs[0].name, "out0");
+  EXPECT_EQ(sub.nodes[0].where.line, 11);
+  EXPECT_EQ(plan.segments[0].spec.outputs[0].name, "fc");
+  EXPECT_NO_THROW(backend.check_supported(s));
+}
+
+TEST(Planner, MatmulSoftmax) {
+  BuiltinBackend backend(kData);
+  const auto s = make_spec({tensor("a", {64, 128}), tensor("b", {128, 256})}, json::array(),
+                           {node("mm", "matmul", {ref("a"), ref("b")}, json::object(), {64, 256}, 5),
+                            node("sm", "softmax", {ref("mm")}, {{"dim", -1}}, {64, 256}, 5)});
+  EXPECT_EQ(layout(backend.plan(s)), "gemm[mm] reduction[sm]");
+}
+
+TEST(Planner, SumSoftmax) {
+  BuiltinBackend backend(kData);
+  const auto s = make_spec({tensor("x", {8, 16, 256})}, json::array(),
+                           {node("s", "sum", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {8, 256}, 5),
+                            node("sm", "softmax", {ref("s")}, {{"dim", -1}}, {8, 256}, 6)});
+  EXPECT_EQ(layout(backend.plan(s)), "reduction[s] reduction[sm]");
+}
+
+TEST(Planner, AttentionKeepsTheTransposeWithItsGemm) {
+  BuiltinBackend backend(kData);
+  const Plan plan = backend.plan(attention());
+  EXPECT_EQ(layout(plan), "gemm[kt,scores,mul] reduction[softmax] gemm[out]");
+  EXPECT_EQ(plan.segments[2].reads, std::vector<std::string>{"softmax"});
+  EXPECT_EQ(plan.segments[2].spec.inputs.size(), 2u);  // v and softmax
+}
+
+TEST(Planner, PrologueBeforeAGemmBecomesItsOwnSegment) {
+  BuiltinBackend backend(kData);
+  const auto s = make_spec({tensor("x", {64, 256})}, {tensor("fc.weight", {512, 256}, "parameter")},
+                           {node("scaled", "mul", {ref("x"), json{{"scalar", 2.0}}}, json::object(), {64, 256}, 5),
+                            node("fc", "linear", {ref("scaled"), ref("fc.weight"), json{{"none", true}}},
+                                 json::object(), {64, 512}, 6)});
+  EXPECT_EQ(layout(backend.plan(s)), "elementwise[scaled] gemm[fc]");
+}
+
+TEST(Planner, RejectedEpilogueSplitsIntoAnElementwiseSegment) {
+  BuiltinBackend backend(kData);
+  // A row sum's epilogue sees one value per row: broadcasting it over a wider tensor is its own kernel.
+  const auto s = make_spec({tensor("x", {64, 128}), tensor("y", {64, 256})}, json::array(),
+                           {node("s", "sum", {ref("x")}, {{"dim", 1}, {"keepdim", true}}, {64, 1}, 5),
+                            node("r", "add", {ref("s"), ref("y")}, json::object(), {64, 256}, 6)});
+  EXPECT_EQ(layout(backend.plan(s)), "reduction[s] elementwise[r]");
+}
+
+TEST(Planner, SingleAnchorSpecIsUnchanged) {
+  BuiltinBackend backend(kData);
+  NormFamily norm(kData);
+  const auto s = make_spec({tensor("x", {64, 512})},
+                           {tensor("ln.weight", {512}, "parameter"), tensor("ln.bias", {512}, "parameter")},
+                           {node("ln", "layer_norm", {ref("x"), ref("ln.weight"), ref("ln.bias")},
+                                 {{"normalized_shape", {512}}, {"eps", 1e-5}}, {64, 512}, 8),
+                            node("gelu", "gelu", {ref("ln")}, {{"approximate", "none"}}, {64, 512}, 9)});
+  const auto c = contract::derive(s, "k");
+  const auto planned = backend.propose(request(s, c, "stage1"));
+  const auto direct = norm.structures(s, c);
+  ASSERT_EQ(planned.size(), direct.size());
+  EXPECT_EQ(planned[0].id, direct[0].id);
+  EXPECT_EQ(planned[0].code.device_code, direct[0].code.device_code);
+  EXPECT_EQ(planned[0].code.launch_body, direct[0].code.launch_body);
+  EXPECT_FALSE(planned[0].params.contains("plan"));
+}
+
+TEST(Planner, ImpossibleGraphNamesTheOpAndLine) {
+  BuiltinBackend backend(kData);
+  auto s = make_spec({tensor("x", {64, 256})}, {tensor("fc.weight", {512, 256}, "parameter")},
+                     {node("fc", "linear", {ref("x"), ref("fc.weight"), json{{"none", true}}}, json::object(), {64, 512}, 5),
+                      node("flip", "torch.flip", {ref("fc")}, {{"dims", {1}}}, {64, 512}, 11)});
+  try {
+    backend.check_supported(s);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.where().line, 11) << e.describe();
+    EXPECT_TRUE(has(e.describe(), "torch.flip")) << e.describe();
+    EXPECT_TRUE(has(e.hint(), "one kernel per anchor")) << e.hint();
+  }
+  const auto c = contract::derive(s, "k");
+  EXPECT_THROW(backend.propose(request(s, c, "stage1")), UserError);
+}
+
+TEST(Planner, RendersIntermediatesAndSegmentCallsInOrder) {
+  BuiltinBackend backend(kData);
+  const auto s = linear_layer_norm_gelu();
+  const auto c = contract::derive(s, "k");
+  const auto cands = backend.propose(request(s, c, "stage1"));
+  ASSERT_FALSE(cands.empty());
+  const Candidate& first = cands.front();
+  const std::string& body = first.code.launch_body;
+  const std::string& code = first.code.device_code;
+  // Each segment behind a static launch with its sub-contract, in its own namespace.
+  EXPECT_TRUE(has(code, "namespace egg_plan_k_s0 {")) << code.substr(0, 2000);
+  EXPECT_TRUE(has(code, "static cudaError_t k_s0_launch(const float* x, const float* fc_weight, const float* fc_bias, "
+                        "float* fc, cudaStream_t stream)"));
+  EXPECT_TRUE(has(code, "static cudaError_t k_s1_launch(const float* fc, const float* ln_weight, "
+                        "const float* ln_bias, float* out0, cudaStream_t stream)"));
+  EXPECT_TRUE(has(code, "egg_k_s0_"));  // the families' functions carry the segment's name
+  EXPECT_TRUE(has(code, "egg_k_s1_"));
+  // The includes are hoisted above the namespaces, once.
+  EXPECT_LT(code.find("#include <cublasLt.h>"), code.find("namespace egg_plan_k_s0"));
+  EXPECT_EQ(code.find("#include <cuda_fp16.h>"), code.rfind("#include <cuda_fp16.h>"));
+  // The launch body: allocate, run in order, free after the last reader, return the first error.
+  const size_t alloc = body.find("cudaMallocAsync(reinterpret_cast<void**>(&egg_tmp_fc), std::size_t(131072), stream)");
+  const size_t s0 = body.find("egg_plan_k_s0::k_s0_launch(x, fc_weight, fc_bias, egg_tmp_fc, stream)");
+  const size_t s1 = body.find("egg_plan_k_s1::k_s1_launch(egg_tmp_fc, ln_weight, ln_bias, out0, stream)");
+  const size_t free = body.find("cudaFreeAsync(egg_tmp_fc, stream)");
+  ASSERT_NE(alloc, std::string::npos) << body;
+  ASSERT_NE(s0, std::string::npos) << body;
+  ASSERT_NE(s1, std::string::npos) << body;
+  ASSERT_NE(free, std::string::npos) << body;
+  EXPECT_LT(alloc, s0);
+  EXPECT_LT(s0, s1);
+  EXPECT_LT(s1, free);
+  EXPECT_TRUE(has(body, "return egg_err;"));
+  EXPECT_FALSE(has(body, "Synchronize"));
+  // The params record the plan; the id is deterministic.
+  ASSERT_TRUE(first.params.contains("plan"));
+  EXPECT_EQ(first.params["plan"].size(), 2u);
+  EXPECT_EQ(first.params["plan"][0]["family"], "gemm");
+  EXPECT_EQ(first.params["plan"][1]["family"], "norm");
+  EXPECT_EQ(first.params["plan"][1]["nodes"], json({"ln", "gelu"}));
+  EXPECT_EQ(first.params["link"], json::array({"cublasLt"}));
+  EXPECT_TRUE(has(first.id, "plan:gemm."));
+  EXPECT_EQ(BuiltinBackend(kData).propose(request(s, c, "stage1")).front().id, first.id);
+}
+
+TEST(Planner, AttentionFreesEachBufferAfterItsLastReader) {
+  BuiltinBackend backend(kData);
+  const auto s = attention();
+  const auto c = contract::derive(s, "att");
+  const std::string body = backend.propose(request(s, c, "stage1")).front().code.launch_body;
+  const size_t s0 = body.find("att_s0_launch(q, k, egg_tmp_mul, stream)");
+  const size_t free_mul = body.find("cudaFreeAsync(egg_tmp_mul, stream)");
+  const size_t s1 = body.find("att_s1_launch(egg_tmp_mul, egg_tmp_softmax, stream)");
+  const size_t s2 = body.find("att_s2_launch(v, egg_tmp_softmax, out0, stream)");
+  const size_t free_softmax = body.find("cudaFreeAsync(egg_tmp_softmax, stream)");
+  for (size_t at : {s0, free_mul, s1, s2, free_softmax}) ASSERT_NE(at, std::string::npos) << body;
+  EXPECT_LT(s0, s1);
+  EXPECT_LT(s1, free_mul);
+  EXPECT_LT(free_mul, s2);
+  EXPECT_LT(s2, free_softmax);
+}
+
+TEST(Planner, StageTwoTunesEverySegmentAndRepairFallsBack) {
+  BuiltinBackend backend(kData);
+  const auto s = linear_layer_norm_gelu();
+  const auto c = contract::derive(s, "k");
+  const Candidate winner = backend.propose(request(s, c, "stage1")).front();
+  auto r2 = request(s, c, "stage2");
+  r2.incumbent = winner;
+  const auto tuned = backend.propose(r2);
+  ASSERT_GE(tuned.size(), 2u);
+  // Round-robin: both segments are tuned, each with the other at the incumbent's part.
+  bool tuned0 = false, tuned1 = false;
+  for (const auto& t : tuned) {
+    const bool same0 = t.params["plan"][0]["id"] == winner.params["plan"][0]["id"];
+    const bool same1 = t.params["plan"][1]["id"] == winner.params["plan"][1]["id"];
+    tuned0 = tuned0 || (!same0 && same1);
+    tuned1 = tuned1 || (same0 && !same1);
+  }
+  EXPECT_TRUE(tuned0);
+  EXPECT_TRUE(tuned1);
+  std::set<std::string> ids;
+  for (const auto& t : tuned) EXPECT_TRUE(ids.insert(t.id).second) << t.id;
+  // A fresh backend (no remembered parts) proposes the same.
+  const auto again = BuiltinBackend(kData).propose(r2);
+  ASSERT_EQ(again.size(), tuned.size());
+  EXPECT_EQ(again.back().id, tuned.back().id);
+  // Repair: the segment the report names takes its family's fallback; the other stays.
+  const Candidate broken = winner;
+  auto fixed = backend.repair(r2, broken, "compile_error: k_s1.cu(12): error in egg_k_s1_row");
+  ASSERT_TRUE(fixed.has_value());
+  EXPECT_NE(fixed->id, broken.id);
+  EXPECT_EQ(fixed->params["plan"][0]["id"], broken.params["plan"][0]["id"]);
+  EXPECT_NE(fixed->params["plan"][1]["id"], broken.params["plan"][1]["id"]);
+}
+
+}  // namespace
+}  // namespace egg::backend::builtin
