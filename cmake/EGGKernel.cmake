@@ -7,7 +7,8 @@
 #              [MODEL <model>]
 #              [OPTIONS <k=v> ...]        # passed as --option k=v
 #              [TOLERANCE <atol> <rtol>]  # passed as --tolerance <atol> <rtol>
-#              [PRECISION <p>])           # passed as --option precision=<p> (e.g. tf32)
+#              [PRECISION <p>]            # passed as --option precision=<p> (e.g. tf32)
+#              [VENDOR_DIR <dir>])        # checked-in kernels: <dir>/<name>/ (see "Vendoring")
 #
 # One custom command per kernel writes, under ${CMAKE_CURRENT_BINARY_DIR}/egg/<name>/:
 #   <name>.cu, include/egg/<name>.h, manifest.json, <name>.d (depfile)
@@ -20,6 +21,14 @@
 #   EGG_CACHE_DIR         generation cache folder (default: egg-gen's, ${XDG_CACHE_HOME:-~/.cache}/egg)
 #   EGG_VERBOSE           print each kernel's generator command at configure time and make egg-gen
 #                         verbose (EGG_LOG=debug in its environment)
+#   EGG_VENDOR_MODE       for kernels with VENDOR_DIR: "use" (default) compiles the checked-in
+#                         <dir>/<name>/<name>.cu with no generation (no GPU, LLM, network or Python
+#                         needed); "check" generates as usual and fails the build, with a diff and
+#                         the update command, when the checked-in copy differs.
+#
+# Vendoring: every kernel with VENDOR_DIR gets a target egg_vendor_update_<name>, and the project a
+# target egg_vendor_update, that (re)generate the kernel straight into <dir>/<name>/ (.cu, header,
+# manifest); commit that folder. Release builds then compile it as it is.
 #
 # The policies below are fixed here, so a project's older cmake_minimum_required() cannot change
 # how egg_kernel() behaves (CMake records policies when a function is defined).
@@ -31,6 +40,9 @@ cmake_policy(VERSION 3.25)
 option(EGG_REQUIRE_VERIFIED "egg_kernel(): fail when a generated kernel cannot be verified" OFF)
 set(EGG_CACHE_DIR "" CACHE PATH "egg_kernel(): EGG generation cache folder (empty: egg-gen's default)")
 option(EGG_VERBOSE "egg_kernel(): show generator commands and verbose generator output" OFF)
+set(EGG_VENDOR_MODE "use" CACHE STRING
+    "egg_kernel() VENDOR_DIR: use (compile the checked-in kernels) or check (regenerate and compare)")
+set_property(CACHE EGG_VENDOR_MODE PROPERTY STRINGS use check)
 
 set(_EGG_KERNEL_LIST_DIR "${CMAKE_CURRENT_LIST_DIR}")
 
@@ -77,7 +89,7 @@ function(_egg_data_files datadir outvar)
 endfunction()
 
 function(egg_kernel target op)
-  cmake_parse_arguments(PARSE_ARGV 2 EK "" "NAME;BACKEND;MODEL;PRECISION"
+  cmake_parse_arguments(PARSE_ARGV 2 EK "" "NAME;BACKEND;MODEL;PRECISION;VENDOR_DIR"
                         "ARCH;OPTIONS;TOLERANCE")
   set(_where "egg_kernel(${target} ${op})")
 
@@ -85,7 +97,7 @@ function(egg_kernel target op)
   if(EK_UNPARSED_ARGUMENTS)
     _egg_fail("${_where}: unexpected arguments: ${EK_UNPARSED_ARGUMENTS}. "
               "Usage: egg_kernel(<target> <op.py> ARCH <sm_XX>... [NAME n] [BACKEND b] [MODEL m] "
-              "[OPTIONS k=v...] [TOLERANCE atol rtol] [PRECISION p])")
+              "[OPTIONS k=v...] [TOLERANCE atol rtol] [PRECISION p] [VENDOR_DIR d])")
   endif()
   if(NOT TARGET "${target}")
     _egg_fail("${_where}: '${target}' is not a target. Create it first "
@@ -193,9 +205,24 @@ function(egg_kernel target op)
     _egg_fail("${_where}: the target EGG::egg-gen does not exist. Call find_package(EGG REQUIRED) "
               "first.")
   endif()
-  if(NOT EGG_PYTHON_EXECUTABLE)
+  set(_vendor_use FALSE)
+  if(DEFINED EK_VENDOR_DIR)
+    if(NOT EGG_VENDOR_MODE MATCHES "^(use|check)$")
+      _egg_fail("${_where}: EGG_VENDOR_MODE is '${EGG_VENDOR_MODE}'; use 'use' or 'check'.")
+    endif()
+    get_filename_component(_vdir "${EK_VENDOR_DIR}/${_name}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    if(EGG_VENDOR_MODE STREQUAL "use")
+      set(_vendor_use TRUE)
+    endif()
+  endif()
+  # Python (with torch) is needed only where kernels are generated, not to compile vendored ones.
+  if(NOT EGG_PYTHON_EXECUTABLE AND NOT _vendor_use)
     include("${_EGG_KERNEL_LIST_DIR}/EGGPython.cmake")
     egg_find_python(EGG_PYTHON_EXECUTABLE)
+  endif()
+  set(_python "${EGG_PYTHON_EXECUTABLE}")
+  if(NOT _python)
+    set(_python python3)  # the update target's generator reports a Python without torch clearly
   endif()
   _egg_data_dir(_data)
   _egg_data_files("${_data}" _data_files)
@@ -212,7 +239,7 @@ function(egg_kernel target op)
     list(APPEND _cmd --model "${EK_MODEL}")
   endif()
   list(APPEND _cmd ${_opt_args}
-       --python "${EGG_PYTHON_EXECUTABLE}" --nvcc "${CMAKE_CUDA_COMPILER}" --data-dir "${_data}")
+       --python "${_python}" --nvcc "${CMAKE_CUDA_COMPILER}" --data-dir "${_data}")
   if(EGG_CACHE_DIR)
     get_filename_component(_cache "${EGG_CACHE_DIR}" ABSOLUTE BASE_DIR "${CMAKE_BINARY_DIR}")
     list(APPEND _cmd --cache-dir "${_cache}")
@@ -231,13 +258,57 @@ function(egg_kernel target op)
     set(_op_rel "${_op}")
   endif()
 
-  add_custom_command(
-    OUTPUT "${_cu}" "${_h}" "${_manifest}"
-    COMMAND ${_cmd}
-    DEPENDS "${_op}" EGG::egg-gen "$<TARGET_FILE:EGG::egg-gen>" ${_data_files}
-    DEPFILE "${_depfile}"
-    COMMENT "EGG: generating kernel ${_name} from ${_op_rel}"
-    VERBATIM)
+  if(DEFINED EK_VENDOR_DIR)
+    # Regenerates the checked-in copy (run it on a machine with a GPU to vendor verified kernels).
+    set(_update_cmd ${_cmd})
+    list(TRANSFORM _update_cmd REPLACE "^${_dir}$" "${_vdir}")
+    add_custom_target(egg_vendor_update_${_name}
+      COMMAND ${_update_cmd}
+      COMMAND "${CMAKE_COMMAND}" -E rm -f "${_vdir}/${_name}.d"
+      DEPENDS EGG::egg-gen
+      COMMENT "EGG: updating the vendored kernel ${_name} in ${_vdir}"
+      VERBATIM)
+    if(NOT TARGET egg_vendor_update)
+      add_custom_target(egg_vendor_update)
+    endif()
+    add_dependencies(egg_vendor_update egg_vendor_update_${_name})
+  endif()
+
+  if(_vendor_use)
+    # Release builds: the checked-in kernel, compiled as it is; nothing is generated.
+    foreach(_f "${_vdir}/${_name}.cu" "${_vdir}/include/egg/${_name}.h" "${_vdir}/manifest.json")
+      if(NOT EXISTS "${_f}")
+        _egg_fail("${_where}: the vendored kernel is incomplete: ${_f} is missing. Generate it with "
+                  "`cmake --build <build dir> --target egg_vendor_update_${_name}` (on a GPU "
+                  "machine, so it is verified) and commit ${_vdir}, or configure with "
+                  "-DEGG_VENDOR_MODE=check to generate it in the build tree.")
+      endif()
+    endforeach()
+    set(_dir "${_vdir}")
+    set(_cu "${_vdir}/${_name}.cu")
+    set(_manifest "${_vdir}/manifest.json")
+  else()
+    add_custom_command(
+      OUTPUT "${_cu}" "${_h}" "${_manifest}"
+      COMMAND ${_cmd}
+      DEPENDS "${_op}" EGG::egg-gen "$<TARGET_FILE:EGG::egg-gen>" ${_data_files}
+      DEPFILE "${_depfile}"
+      COMMENT "EGG: generating kernel ${_name} from ${_op_rel}"
+      VERBATIM)
+  endif()
+  if(DEFINED EK_VENDOR_DIR AND NOT _vendor_use)
+    # Check mode: the build fails, with a diff and the update command, when the copy is stale. The
+    # comparison runs on every build (a few milliseconds), so a copy written or edited after
+    # configuring is still checked.
+    add_custom_target(egg_vendor_check_${_name}
+      COMMAND "${CMAKE_COMMAND}" -DNAME=${_name} -DGENERATED=${_dir} -DVENDORED=${_vdir}
+              "-DUPDATE=cmake --build ${CMAKE_BINARY_DIR} --target egg_vendor_update_${_name}"
+              -DSTAMP=${_dir}/vendor-check.stamp -P "${_EGG_KERNEL_LIST_DIR}/EGGVendorCheck.cmake"
+      DEPENDS "${_cu}" "${_h}"
+      COMMENT "EGG: checking the vendored kernel ${_name}"
+      VERBATIM)
+    add_dependencies("${target}" egg_vendor_check_${_name})
+  endif()
 
   # ---- wire it into the target -----------------------------------------------------------------
   target_sources("${target}" PRIVATE "${_cu}")

@@ -53,6 +53,7 @@ install(FILES
           "${_egg_pkg_dir}/EGGConfig.cmake"
           "${_egg_pkg_dir}/EGGConfigVersion.cmake"
           "${CMAKE_CURRENT_LIST_DIR}/EGGKernel.cmake"
+          "${CMAKE_CURRENT_LIST_DIR}/EGGVendorCheck.cmake"
           "${CMAKE_CURRENT_LIST_DIR}/EGGPython.cmake"
         DESTINATION "${EGG_INSTALL_CMAKEDIR}" COMPONENT egg)
 
