@@ -1,4 +1,5 @@
 // The whole pipeline on fakes: a scripted frontend, nvcc and nvidia-smi.
+#include "pipeline/artifacts.h"
 #include "pipeline/evaluate.h"
 #include "pipeline/generate.h"
 
@@ -263,6 +264,55 @@ TEST(ProfileAgent, ReadsPtxasFactsAndNamesTheBottleneck) {
   EXPECT_EQ(measured["bottleneck"], "memory");
   EXPECT_NEAR(measured["achieved_gbps"].get<double>(), 4000.0, 1e-6);
   EXPECT_EQ(measured["occupancy_limit_by_registers"], 1.0);
+}
+
+}  // namespace
+}  // namespace egg::pipeline
+
+namespace egg::pipeline {
+namespace {
+
+TEST_F(PipelineTest, StepArtifactsAreDumpedEditedAndResumedFrom) {
+  auto o = options();
+  o.dump_dir = dir.path() / "dump";
+  run(o);
+  for (const char* f : {"spec.json", "stage1.cu", "stage2.cu", "verify.json"})
+    EXPECT_TRUE(fs::exists(dir.path() / "dump" / f)) << f;
+  // Hand-edit the stage-2 winner and resume from verify: the edit reaches the emitted .cu.
+  std::string stage2 = read_file(dir.path() / "dump" / "stage2.cu").value();
+  ASSERT_NE(stage2.find(kLaunchMarker), std::string::npos);
+  write_atomic(dir.path() / "dump" / "stage2.cu", "// HAND EDITED\n" + stage2);
+  auto resumed = options();
+  resumed.override_dir = dir.path() / "dump";
+  resumed.from_step = "verify";
+  auto r = run(resumed);
+  EXPECT_EQ(r.cache_status, "off");  // overrides bypass the cache
+  EXPECT_NE(read_file(dir.path() / "out" / "gelu_bias.cu").value().find("// HAND EDITED"), std::string::npos);
+  EXPECT_EQ(r.manifest["stages"][1]["override"], (dir.path() / "dump" / "stage2.cu").string());
+}
+
+TEST_F(PipelineTest, ResumingWithoutTheArtifactsIsAUserError) {
+  auto o = options();
+  o.from_step = "stage2";
+  EXPECT_THROW(run(o), UserError);  // no --override-dir
+  o.override_dir = dir.path() / "empty";
+  fs::create_directories(o.override_dir);
+  EXPECT_THROW(run(o), UserError);  // no stage1.cu there
+  o.from_step = "nonsense";
+  EXPECT_THROW(run(o), UserError);
+}
+
+TEST_F(PipelineTest, AnArtifactWithoutTheMarkerIsRejectedWithItsName) {
+  write_atomic(dir.path() / "over" / "stage1.cu", "__global__ void k() {}\n");
+  auto o = options();
+  o.override_dir = dir.path() / "over";
+  o.from_step = "stage2";
+  try {
+    run(o);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(e.where().file.find("stage1.cu"), std::string::npos);
+  }
 }
 
 }  // namespace
