@@ -261,6 +261,11 @@ _reg("nll_loss", "input, target, weight=None, size_average=None, ignore_index=-1
      "reduce=None, reduction='mean'", [_f("nll_loss")], operands=("input", "target", "weight"))
 _reg("kl_div", "input, target, size_average=None, reduce=None, reduction='mean', "
      "log_target=False", [_f("kl_div")], operands=("input", "target"))
+_reg("hinge_embedding_loss", "input, target, margin=1.0, size_average=None, reduce=None, "
+     "reduction='mean'", [_f("hinge_embedding_loss")], operands=("input", "target"))
+_reg("triplet_margin_loss", "anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False, "
+     "size_average=None, reduce=None, reduction='mean'", [_f("triplet_margin_loss")],
+     operands=("anchor", "positive", "negative"))
 _reg("cosine_similarity", "x1, x2, dim=1, eps=1e-08", [_f("cosine_similarity"),
      _t("cosine_similarity")], operands=("x1", "x2"))
 _reg("scaled_dot_product_attention", "query, key, value, attn_mask=None, dropout_p=0.0, "
@@ -407,6 +412,14 @@ MODULES = {
     nn.Flatten: lambda m, p: ("flatten", [], {"start_dim": m.start_dim, "end_dim": m.end_dim}),
     nn.MSELoss: lambda m, p: ("mse_loss", [], {"reduction": m.reduction}),
     nn.L1Loss: lambda m, p: ("l1_loss", [], {"reduction": m.reduction}),
+    nn.HuberLoss: lambda m, p: ("huber_loss", [], {"reduction": m.reduction, "delta": m.delta}),
+    nn.SmoothL1Loss: lambda m, p: ("smooth_l1_loss", [], {"reduction": m.reduction, "beta": m.beta}),
+    nn.KLDivLoss: lambda m, p: ("kl_div", [], {"reduction": m.reduction,
+                                               "log_target": m.log_target}),
+    nn.HingeEmbeddingLoss: lambda m, p: ("hinge_embedding_loss", [], {
+        "margin": m.margin, "reduction": m.reduction}),
+    nn.TripletMarginLoss: lambda m, p: ("triplet_margin_loss", [], {
+        "margin": m.margin, "p": m.p, "eps": m.eps, "swap": m.swap, "reduction": m.reduction}),
     nn.CrossEntropyLoss: lambda m, p: ("cross_entropy", [_ref(m, p, "weight")], {
         "ignore_index": m.ignore_index, "reduction": m.reduction,
         "label_smoothing": m.label_smoothing}),

@@ -2,7 +2,9 @@
 
 #include "backend/builtin/elementwise.h"
 #include "backend/builtin/gemm.h"
+#include "backend/builtin/loss.h"
 #include "backend/builtin/norm.h"
+#include "backend/builtin/pool.h"
 #include "backend/builtin/reduction.h"
 
 namespace egg::backend::builtin {
@@ -12,6 +14,8 @@ std::vector<std::unique_ptr<Family>> make_families(const std::filesystem::path& 
   families.push_back(std::make_unique<GemmFamily>(data_dir));
   families.push_back(std::make_unique<NormFamily>(data_dir));
   families.push_back(std::make_unique<ReductionFamily>(data_dir));
+  families.push_back(std::make_unique<PoolFamily>(data_dir));
+  families.push_back(std::make_unique<LossFamily>(data_dir));
   families.push_back(std::make_unique<ElementwiseFamily>(data_dir));
   return families;
 }

@@ -1,0 +1,283 @@
+#include "backend/builtin/pool.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace egg::backend::builtin {
+namespace {
+
+using nlohmann::json;
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Bytes of the narrowest output element (sets the vector-store width).
+int out_elem_size(const contract::Contract& c) {
+  int size = 16;
+  for (const auto& a : c.args)
+    if (a.role == contract::Role::output) size = std::min(size, spec::dtype_size(a.dtype));
+  return size;
+}
+
+// True when params suit the plan.
+bool pool_params_valid(const PoolPlan& plan, const PoolParams& p) {
+  if (p.block < 32 || p.block > 1024 || p.block % 32) return false;
+  if (p.opt != 1 && p.opt != 2 && p.opt != 4 && p.opt != 8) return false;
+  return p.opt <= plan.out[2];
+}
+
+PoolParams params_of(const json& j) {
+  PoolParams p;
+  p.block = j.value("block", p.block);
+  p.opt = j.value("opt", p.opt);
+  p.unroll = j.value("unroll", p.unroll);
+  p.vectorized = j.value("vectorized", p.vectorized);
+  return p;
+}
+
+}  // namespace
+
+json PoolParams::to_json() const {
+  return {{"block", block}, {"opt", opt}, {"unroll", unroll}, {"vectorized", vectorized}};
+}
+
+PoolFamily::PoolFamily(const std::filesystem::path& data_dir)
+    : ops_(data_dir),
+      kernel_(render::load_template(data_dir, "pool/kernel.cuh.tmpl")),
+      launch_(render::load_template(data_dir, "pool/launch.tmpl")) {}
+
+std::vector<std::pair<std::string, std::string>> PoolFamily::key_inputs() const {
+  auto inputs = ops_.key_inputs();
+  inputs.push_back({kernel_.name, kernel_.text});
+  inputs.push_back({launch_.name, launch_.text});
+  return inputs;
+}
+
+std::optional<UserError> PoolFamily::cannot_implement(const spec::Spec& s) const {
+  auto plan = plan_pool(s, ops_);
+  if (auto* e = std::get_if<UserError>(&plan)) return *e;
+  return std::nullopt;
+}
+
+PoolPlan PoolFamily::plan(const spec::Spec& s) const {
+  auto plan = plan_pool(s, ops_);
+  if (auto* e = std::get_if<UserError>(&plan)) throw *e;
+  return std::get<PoolPlan>(plan);
+}
+
+Candidate PoolFamily::render(const spec::Spec& s, const contract::Contract& c, const PoolPlan& plan,
+                             const PoolParams& p) const {
+  const spec::Node& an = *plan.anchor;
+  const std::string fn = "egg_" + c.name;
+  const std::int64_t in_numel = spec::numel(plan.in_shape), out_numel = spec::numel(plan.out_shape);
+
+  std::set<std::string> pro_leaves, epi_leaves;
+  if (s.find_tensor(plan.input)) pro_leaves.insert(plan.input);
+  for (const auto* n : plan.prologue)
+    for (const auto& a : n->args)
+      if (a.kind == spec::Arg::Kind::node && s.find_tensor(a.node)) pro_leaves.insert(a.node);
+  for (const auto* n : plan.epilogue)
+    for (const auto& a : n->args)
+      if (a.kind == spec::Arg::Kind::node && s.find_tensor(a.node)) epi_leaves.insert(a.node);
+
+  // Leaves once each in launch() order; loads at the input element (egg_e) or output element
+  // (egg_o).
+  std::map<std::string, std::string> pro_value, epi_value;
+  json leaves = json::array(), pro_loads = json::array(), epi_loads = json::array(),
+       args = json::array();
+  for (const auto& a : c.args) {
+    if (a.role == contract::Role::output ||
+        !(pro_leaves.count(a.source) || epi_leaves.count(a.source)))
+      continue;
+    leaves.push_back({{"ptr", a.var}, {"ctype", contract::c_type(a.dtype)}});
+    args.push_back(a.var);
+    if (pro_leaves.count(a.source)) {
+      const std::string v = "egg_a" + std::to_string(pro_loads.size());
+      const std::string off = spec::numel(a.shape) == in_numel
+                                  ? "egg_e"
+                                  : broadcast_offset(a.shape, plan.in_shape, "egg_e");
+      pro_loads.push_back({{"value", v}, {"load", "egg_to_float(" + a.var + "[" + off + "])"}});
+      pro_value[a.source] = v;
+    }
+    if (epi_leaves.count(a.source)) {
+      const std::string v = "egg_b" + std::to_string(epi_loads.size());
+      const std::string off = spec::numel(a.shape) == out_numel
+                                  ? "egg_o"
+                                  : broadcast_offset(a.shape, plan.out_shape, "egg_o");
+      epi_loads.push_back({{"value", v}, {"load", "egg_to_float(" + a.var + "[" + off + "])"}});
+      epi_value[a.source] = v;
+    }
+  }
+  json pro_steps = json::array(), epi_steps = json::array();
+  for (const auto* n : plan.prologue) {
+    const std::string v = "egg_p" + std::to_string(pro_steps.size());
+    pro_steps.push_back({{"value", v}, {"expr", ops_.expression(*n, pro_value)}});
+    pro_value[n->name] = v;
+  }
+  epi_value[an.name] = "egg_r";
+  for (const auto* n : plan.epilogue) {
+    const std::string v = "egg_e" + std::to_string(epi_steps.size());
+    epi_steps.push_back({{"value", v}, {"expr", ops_.expression(*n, epi_value)}});
+    epi_value[n->name] = v;
+  }
+  json outs = json::array(), results = json::array();
+  int slot = 0;
+  for (const auto& o : s.outputs) {
+    const contract::LaunchArg* arg = nullptr;
+    for (const auto& a : c.args)
+      if (a.role == contract::Role::output && a.tensor_name == o.name) arg = &a;
+    if (!arg) throw InternalError("pool family: output " + o.name + " is not in the contract");
+    outs.push_back({{"ptr", arg->var}, {"ctype", contract::c_type(arg->dtype)}, {"slot", slot}});
+    results.push_back({{"slot", slot}, {"value", epi_value.at(o.node)}});
+    args.push_back(arg->var);
+    ++slot;
+  }
+
+  const int esize = out_elem_size(c);
+  const bool vstore = p.vectorized && p.opt * esize == 16 && plan.out[2] % p.opt == 0;
+  const std::int64_t threads =
+      plan.planes * plan.out[0] * plan.out[1] * ceil_div(plan.out[2], p.opt);
+  const bool small = std::max(in_numel, out_numel) + 64 < (std::int64_t(1) << 31);
+  const bool unroll = p.unroll && plan.window() <= 64;
+  const std::string structure =
+      "one thread per " +
+      (p.opt == 1 ? std::string("output") : std::to_string(p.opt) + " outputs along W") +
+      (unroll ? ", window unrolled" : ", window loop") + (vstore ? ", 16-byte output stores" : "") +
+      ", fp32 accumulation";
+  json ctx = {{"fn", fn},
+              {"summary", std::to_string(plan.prologue.size()) + " prologue ops → " + an.target +
+                              " → " + std::to_string(plan.epilogue.size()) + " epilogue ops"},
+              {"structure", structure},
+              {"helpers", ops_.helpers()},
+              {"index_t", small ? "int" : "long long"},
+              {"in_shape", spec::shape_string(plan.in_shape)},
+              {"out_shape", spec::shape_string(plan.out_shape)},
+              {"planes", plan.planes},
+              {"id", plan.in[0]},
+              {"ih", plan.in[1]},
+              {"iw", plan.in[2]},
+              {"od", plan.out[0]},
+              {"oh", plan.out[1]},
+              {"ow", plan.out[2]},
+              {"kd", plan.kernel[0]},
+              {"kh", plan.kernel[1]},
+              {"kw", plan.kernel[2]},
+              {"sd", plan.stride[0]},
+              {"sh", plan.stride[1]},
+              {"sw", plan.stride[2]},
+              {"pd", plan.pad[0]},
+              {"ph", plan.pad[1]},
+              {"pw", plan.pad[2]},
+              {"dd", plan.dilation[0]},
+              {"dh", plan.dilation[1]},
+              {"dw", plan.dilation[2]},
+              {"max", plan.max},
+              {"divisor", plan.divisor != 0 ? json(plan.divisor) : json(false)},
+              {"count_include_pad", plan.count_include_pad},
+              {"unroll", unroll ? "" : "1"},
+              {"leaves", leaves},
+              {"pro_loads", pro_loads},
+              {"pro_steps", pro_steps},
+              {"pro_result", pro_value.at(plan.input)},
+              {"epi_loads", epi_loads},
+              {"epi_steps", epi_steps},
+              {"results", results},
+              {"outs", outs},
+              {"num_outs", outs.size()},
+              {"block", p.block},
+              {"opt", p.opt},
+              {"vstore", vstore},
+              {"grid", ceil_div(threads, p.block)},
+              {"args", args}};
+  Candidate cand;
+  cand.id = std::string("pool.") + (plan.max ? "max" : "avg") + std::to_string(plan.dims) + "d:b" +
+            std::to_string(p.block) + ":o" + std::to_string(p.opt) + (unroll ? ":unrolled" : "") +
+            (vstore ? ":v" : "");
+  cand.summary = an.target + ": " + structure + ", block " + std::to_string(p.block);
+  cand.params = p.to_json();
+  cand.params["vstore"] = vstore;
+  cand.code.device_code = render::render(kernel_.text, ctx, kernel_.name);
+  cand.code.launch_body = render::render(launch_.text, ctx, launch_.name);
+  return cand;
+}
+
+// ---- stage 1 and stage 2 ------------------------------------------------------------------
+
+std::vector<PoolParams> pool_structures(const PoolPlan& plan, int out_elem_size) {
+  std::vector<PoolParams> out;
+  auto add = [&](PoolParams p) {
+    if (!pool_params_valid(plan, p)) return;
+    for (const auto& q : out)
+      if (q.to_json() == p.to_json()) return;
+    out.push_back(p);
+  };
+  // Prior: a thread per output, window unrolled (overlapping windows hit L1); then a thread per
+  // 16 bytes of output along W, stored as one vector, which reuses the overlap in registers' reach.
+  PoolParams one;
+  add(one);
+  PoolParams wide;
+  wide.opt = std::min(16 / out_elem_size, 8);
+  while (wide.opt > 1 && plan.out[2] % wide.opt != 0) wide.opt /= 2;
+  add(wide);
+  return out;
+}
+
+std::vector<PoolParams> pool_tuning_space(const PoolPlan& plan, int out_elem_size,
+                                          const PoolParams& inc, const std::string& bottleneck) {
+  std::vector<PoolParams> out;
+  auto add = [&](PoolParams p) {
+    if (!pool_params_valid(plan, p)) return;
+    for (const auto& q : out)
+      if (q.to_json() == p.to_json()) return;
+    out.push_back(p);
+  };
+  add(inc);
+  const bool latency = bottleneck == "latency" || bottleneck == "launch";
+  for (int block : latency ? std::vector<int>{128, 64, 256} : std::vector<int>{128, 512, 256}) {
+    PoolParams p = inc;
+    p.block = block;
+    add(p);
+  }
+  for (int opt : {1, 2, 4, std::min(16 / out_elem_size, 8)}) {
+    PoolParams p = inc;
+    p.opt = opt;
+    add(p);
+  }
+  PoolParams loop = inc;
+  loop.unroll = !inc.unroll;
+  add(loop);
+  if (out.size() > 10) out.resize(10);
+  return out;
+}
+
+std::vector<Candidate> PoolFamily::structures(const spec::Spec& s,
+                                              const contract::Contract& c) const {
+  const auto pl = plan(s);
+  std::vector<Candidate> out;
+  for (const auto& p : pool_structures(pl, out_elem_size(c))) out.push_back(render(s, c, pl, p));
+  return out;
+}
+
+std::vector<Candidate> PoolFamily::tunings(const spec::Spec& s, const contract::Contract& c,
+                                           const Candidate& incumbent,
+                                           const std::string& bottleneck) const {
+  const auto pl = plan(s);
+  std::vector<Candidate> out;
+  for (const auto& p :
+       pool_tuning_space(pl, out_elem_size(c), params_of(incumbent.params), bottleneck))
+    out.push_back(render(s, c, pl, p));
+  return out;
+}
+
+std::optional<Candidate> PoolFamily::fallback(const spec::Spec& s, const contract::Contract& c,
+                                              const Candidate& failed) const {
+  // The simplest structure: a thread per output, a plain window loop, scalar stores.
+  PoolParams p;
+  p.opt = 1;
+  p.unroll = false;
+  p.vectorized = false;
+  if (params_of(failed.params).to_json() == p.to_json()) return std::nullopt;
+  return render(s, c, plan(s), p);
+}
+
+}  // namespace egg::backend::builtin

@@ -1,0 +1,94 @@
+// The builtin backend's pool family: [element-wise prologue] → ONE max_pool{1,2,3}d or
+// avg_pool{1,2,3}d over a contiguous N C (D) (H) W tensor → [element-wise epilogue], one thread per
+// output element (or a few along W), the window loop unrolled (templates/pool/).
+//
+// Semantics follow ATen: max pooling pads with -inf and propagates NaN; average pooling divides by
+// divisor_override, else by the window clipped to the padded input (count_include_pad) or to the
+// input; output sizes from pooling_output_shape (ceil_mode: the last window starts inside the input
+// or the left padding). Accumulation in fp32.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/builtin/family.h"
+#include "backend/builtin/op_table.h"
+#include "render/template.h"
+
+namespace egg::backend::builtin {
+
+// ATen's pooling_output_shape: output length of one pooled dim (may be < 1 for a bad config).
+std::int64_t pool_output_size(std::int64_t in, std::int64_t kernel, std::int64_t pad,
+                              std::int64_t stride, std::int64_t dilation, bool ceil_mode);
+
+// What the graph is, in the terms of the pool template. Spatial arrays are (D, H, W); a 1D or 2D
+// pool has size-1 leading spatial dims with kernel 1, stride 1, padding 0.
+struct PoolPlan {
+  const spec::Node* anchor = nullptr;
+  bool max = true;                  // max pool, else average pool
+  int dims = 2;                     // 1, 2 or 3 spatial dims
+  std::string input;                // the value the pool reads (leaf or prologue node)
+  spec::Shape in_shape, out_shape;  // the pool's input and output shapes
+  std::int64_t planes = 1;          // product of the non-spatial leading dims (N*C)
+  std::array<std::int64_t, 3> in{1, 1, 1}, out{1, 1, 1};
+  std::array<std::int64_t, 3> kernel{1, 1, 1}, stride{1, 1, 1}, pad{0, 0, 0}, dilation{1, 1, 1};
+  bool ceil_mode = false;
+  bool count_include_pad = true;
+  std::int64_t divisor = 0;                 // divisor_override, 0 when none
+  std::vector<const spec::Node*> prologue;  // element-wise ops computing the pool's input
+  std::vector<const spec::Node*> epilogue;  // element-wise ops after the pool
+  std::int64_t window() const { return kernel[0] * kernel[1] * kernel[2]; }
+};
+
+// The plan of a spec, or why the pool family cannot implement it (naming op and line).
+std::variant<PoolPlan, UserError> plan_pool(const spec::Spec& spec, const OpTable& ops);
+
+// Tunable parameters of the pool template.
+struct PoolParams {
+  int block = 256;         // threads per block
+  int opt = 1;             // consecutive outputs along W per thread
+  bool unroll = true;      // unroll the window loops fully (small windows)
+  bool vectorized = true;  // 16-byte stores of a thread's outputs when opt*elem == 16 bytes
+  nlohmann::json to_json() const;
+};
+
+// The pool family.
+class PoolFamily : public Family {
+ public:
+  explicit PoolFamily(const std::filesystem::path& data_dir);
+
+  std::string name() const override { return "pool"; }
+  std::optional<UserError> cannot_implement(const spec::Spec& spec) const override;
+  std::vector<Candidate> structures(const spec::Spec& spec,
+                                    const contract::Contract& contract) const override;
+  std::vector<Candidate> tunings(const spec::Spec& spec, const contract::Contract& contract,
+                                 const Candidate& incumbent,
+                                 const std::string& bottleneck) const override;
+  std::optional<Candidate> fallback(const spec::Spec& spec, const contract::Contract& contract,
+                                    const Candidate& failed) const override;
+  std::vector<std::pair<std::string, std::string>> key_inputs() const override;
+
+  // Renders a candidate with these parameters (the plan must come from plan_pool).
+  Candidate render(const spec::Spec& spec, const contract::Contract& contract, const PoolPlan& plan,
+                   const PoolParams& params) const;
+  // The plan, or throws the UserError.
+  PoolPlan plan(const spec::Spec& spec) const;
+
+ private:
+  OpTable ops_;
+  render::Template kernel_, launch_;
+};
+
+// Stage-1 structures and stage-2 parameter sets for a plan (every set valid for it).
+std::vector<PoolParams> pool_structures(const PoolPlan& plan, int out_elem_size);
+std::vector<PoolParams> pool_tuning_space(const PoolPlan& plan, int out_elem_size,
+                                          const PoolParams& incumbent,
+                                          const std::string& bottleneck);
+
+}  // namespace egg::backend::builtin

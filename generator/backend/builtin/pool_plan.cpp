@@ -1,0 +1,264 @@
+// Graph analysis of the pool family: finds the one pool, its prologue and epilogue, the window
+// geometry, or the reason (op and line) the family cannot implement the spec.
+#include <set>
+
+#include "backend/builtin/pool.h"
+
+namespace egg::backend::builtin {
+namespace {
+
+using nlohmann::json;
+using spec::Shape;
+
+std::string quote(const spec::Node& n) {
+  return "`" + n.target + "`" + (n.code.empty() ? "" : " (in `" + n.code + "`)");
+}
+
+std::string at_line(const spec::Node& n) {
+  return n.where.line > 0 ? " (line " + std::to_string(n.where.line) + ")" : "";
+}
+
+bool float_storage(spec::DType d) {
+  return d == spec::DType::float32 || d == spec::DType::float16 || d == spec::DType::bfloat16;
+}
+
+// The pool ops this family implements, and the ones it knows but rejects.
+bool is_pool(const std::string& op) {
+  for (const char* p :
+       {"max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d"})
+    if (op == p) return true;
+  return false;
+}
+bool is_other_pool(const std::string& op) {
+  return op.rfind("adaptive_", 0) == 0 && op.find("_pool") != std::string::npos;
+}
+
+std::vector<std::string> node_args(const spec::Node& n) {
+  std::vector<std::string> out;
+  for (const auto& a : n.args)
+    if (a.kind == spec::Arg::Kind::node) out.push_back(a.node);
+  return out;
+}
+
+// An int-or-list attribute spread over `dims` spatial dims (right-aligned into D, H, W); false when
+// it is neither.
+bool spread(const json& v, int dims, std::array<std::int64_t, 3>& out) {
+  std::vector<std::int64_t> vals;
+  if (v.is_number_integer())
+    vals.assign(dims, v.get<std::int64_t>());
+  else if (v.is_array() && v.size() == 1 && v[0].is_number_integer())
+    vals.assign(dims, v[0].get<std::int64_t>());
+  else if (v.is_array() && static_cast<int>(v.size()) == dims) {
+    for (const auto& x : v) {
+      if (!x.is_number_integer()) return false;
+      vals.push_back(x.get<std::int64_t>());
+    }
+  } else {
+    return false;
+  }
+  for (int k = 0; k < dims; ++k) out[3 - dims + k] = vals[k];
+  return true;
+}
+
+}  // namespace
+
+std::int64_t pool_output_size(std::int64_t in, std::int64_t kernel, std::int64_t pad,
+                              std::int64_t stride, std::int64_t dilation, bool ceil_mode) {
+  const std::int64_t num =
+      in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+  // div_rtn: rounds toward negative infinity.
+  std::int64_t q = num / stride;
+  if ((num % stride != 0) && ((num < 0) != (stride < 0))) --q;
+  std::int64_t out = q + 1;
+  // The last window must start inside the input or the left padding.
+  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+std::variant<PoolPlan, UserError> plan_pool(const spec::Spec& s, const OpTable& ops) {
+  const SourceLocation file_only{s.op_file, 0, "output"};
+  PoolPlan plan;
+  for (const auto& n : s.nodes) {
+    if (is_other_pool(n.op))
+      return UserError(
+          n.where, quote(n) + " (adaptive pooling) is not implemented by the builtin pool family",
+          "use max_pool/avg_pool with an explicit kernel_size and stride");
+    if (!is_pool(n.op)) continue;
+    if (plan.anchor)
+      return UserError(n.where,
+                       quote(n) + " is a second pool after `" + plan.anchor->target + "`" +
+                           at_line(*plan.anchor) + "; the builtin pool family fuses exactly one",
+                       "split the op into two op.py files (one pool each)");
+    plan.anchor = &n;
+  }
+  if (!plan.anchor)
+    return UserError(file_only,
+                     "the graph has no max_pool or avg_pool op (the pool family's anchor)");
+  const spec::Node& an = *plan.anchor;
+  plan.max = an.op.rfind("max_pool", 0) == 0;
+  plan.dims = an.op[an.op.size() - 2] - '0';
+  if (an.args.empty() || an.args[0].kind != spec::Arg::Kind::node)
+    return UserError(an.where, quote(an) + " does not read a tensor");
+  for (size_t k = 1; k < an.args.size(); ++k)
+    if (an.args[k].kind == spec::Arg::Kind::node)
+      return UserError(an.where,
+                       quote(an) + " with a tensor option is not supported by the builtin backend");
+  plan.input = an.args[0].node;
+  if (const auto* t = s.find_tensor(plan.input))
+    plan.in_shape = t->shape;
+  else if (const auto* p = s.find_node(plan.input))
+    plan.in_shape = p->shape;
+  else
+    return UserError(an.where,
+                     "operand `" + plan.input + "` is not an input, parameter or earlier op");
+  plan.out_shape = an.shape;
+
+  // Options.
+  const json& at = an.attrs;
+  if (at.value("return_indices", false))
+    return UserError(
+        an.where,
+        quote(an) + " with return_indices=True is not implemented by the builtin pool family",
+        "return only the pooled values");
+  const int d = plan.dims;
+  const int rank = static_cast<int>(plan.in_shape.size());
+  if (rank != d + 1 && rank != d + 2)
+    return UserError(an.where, quote(an) + " reads a tensor of rank " + std::to_string(rank) +
+                                   "; expected " + std::to_string(d + 1) + " or " +
+                                   std::to_string(d + 2));
+  const json none;
+  if (!spread(at.contains("kernel_size") ? at["kernel_size"] : none, d, plan.kernel))
+    return UserError(an.where,
+                     quote(an) + " has a kernel_size the builtin pool family cannot read");
+  const json stride = at.contains("stride") ? at["stride"] : none;
+  if (stride.is_null() || (stride.is_array() && stride.empty()))
+    plan.stride = plan.kernel;
+  else if (!spread(stride, d, plan.stride))
+    return UserError(an.where, quote(an) + " has a stride the builtin pool family cannot read");
+  if (!spread(at.value("padding", json(0)), d, plan.pad))
+    return UserError(an.where, quote(an) + " has a padding the builtin pool family cannot read",
+                     "use integer padding (no 'same'/'valid' strings)");
+  if (plan.max && !spread(at.value("dilation", json(1)), d, plan.dilation))
+    return UserError(an.where, quote(an) + " has a dilation the builtin pool family cannot read");
+  plan.ceil_mode = at.value("ceil_mode", false);
+  plan.count_include_pad = at.value("count_include_pad", true);
+  if (!plan.max && at.contains("divisor_override") && !at["divisor_override"].is_null()) {
+    if (!at["divisor_override"].is_number_integer() ||
+        at["divisor_override"].get<std::int64_t>() == 0)
+      return UserError(an.where, quote(an) + " has divisor_override " +
+                                     at["divisor_override"].dump() +
+                                     "; expected a non-zero integer");
+    plan.divisor = at["divisor_override"].get<std::int64_t>();
+  }
+  for (int k = 0; k < 3; ++k)
+    if (plan.kernel[k] < 1 || plan.stride[k] < 1 || plan.pad[k] < 0 || plan.dilation[k] < 1)
+      return UserError(
+          an.where,
+          quote(an) + " has a non-positive kernel_size, stride or dilation, or a negative padding");
+
+  // Geometry: leading dims are planes; the output must match ATen's size formula.
+  for (int k = 0; k < rank - d; ++k) plan.planes *= plan.in_shape[k];
+  for (int k = 0; k < d; ++k) plan.in[3 - d + k] = plan.in_shape[rank - d + k];
+  Shape expect(plan.in_shape.begin(), plan.in_shape.begin() + (rank - d));
+  for (int k = 3 - d; k < 3; ++k) {
+    plan.out[k] = pool_output_size(plan.in[k], plan.kernel[k], plan.pad[k], plan.stride[k],
+                                   plan.dilation[k], plan.ceil_mode);
+    if (plan.out[k] < 1)
+      return UserError(an.where, quote(an) + " makes an empty output (input " +
+                                     spec::shape_string(plan.in_shape) + ")");
+    expect.push_back(plan.out[k]);
+  }
+  if (expect != plan.out_shape)
+    return UserError(an.where,
+                     quote(an) + " produces " + spec::shape_string(plan.out_shape) +
+                         ", but the pool output formula gives " + spec::shape_string(expect),
+                     "this is a bug in EGG's pool family; please report it with the op.py");
+  if (spec::numel(plan.in_shape) == 0)
+    return UserError(an.where, quote(an) + " reads an empty tensor");
+  if (!float_storage(an.dtype))
+    return UserError(an.where, quote(an) + " is " + spec::dtype_name(an.dtype) +
+                                   "; the builtin pool family reads float32, float16 or bfloat16");
+
+  // Prologue: the pool input's ancestors, element-wise on the input shape.
+  std::set<std::string> pro;
+  std::vector<std::string> todo = {plan.input};
+  while (!todo.empty()) {
+    std::string v = todo.back();
+    todo.pop_back();
+    const auto* n = s.find_node(v);
+    if (!n || pro.count(v)) continue;
+    pro.insert(v);
+    for (auto& a : node_args(*n)) todo.push_back(a);
+  }
+  auto check_leaf = [&](const spec::Tensor& t, const Shape& shape,
+                        const spec::Node& at_node) -> std::optional<UserError> {
+    if (!float_storage(t.dtype) && t.dtype != spec::DType::boolean)
+      return UserError(at_node.where,
+                       "tensor " + t.name + " is " + spec::dtype_name(t.dtype) +
+                           "; the builtin pool kernels read float32, float16, bfloat16 or bool",
+                       "convert it in get_inputs() or the model");
+    if (!broadcasts_to(t.shape, shape))
+      return UserError(at_node.where, "tensor " + t.name + " of shape " +
+                                          spec::shape_string(t.shape) + " does not broadcast to " +
+                                          spec::shape_string(shape) + " in " + quote(at_node));
+    return std::nullopt;
+  };
+  if (const auto* t = s.find_tensor(plan.input))
+    if (auto e = check_leaf(*t, plan.in_shape, an)) return *e;
+  for (const auto& n : s.nodes) {
+    if (!pro.count(n.name)) continue;
+    if (auto e = ops.check(s, n))
+      return UserError(
+          n.where, std::string(e->what()) + "; before " + quote(an) + " only element-wise ops fuse",
+          e->hint());
+    if (!broadcasts_to(n.shape, plan.in_shape))
+      return UserError(n.where, quote(n) + " produces shape " + spec::shape_string(n.shape) +
+                                    " that does not broadcast to the input of `" + an.target + "`");
+    for (const auto& a : node_args(n))
+      if (const auto* t = s.find_tensor(a))
+        if (auto e = check_leaf(*t, plan.in_shape, n)) return *e;
+    plan.prologue.push_back(&n);
+  }
+
+  // Epilogue: everything else, element-wise on the output shape, never reading the pool's input
+  // side.
+  const std::string after = "after " + quote(an) + at_line(an) + " only element-wise ops fuse";
+  for (const auto& n : s.nodes) {
+    if (&n == &an || pro.count(n.name)) continue;
+    if (is_pool(n.op)) continue;
+    if (auto e = ops.check(s, n))
+      return UserError(n.where, std::string(e->what()) + "; " + after, e->hint());
+    for (const auto& a : node_args(n)) {
+      if (pro.count(a) || a == plan.input)
+        return UserError(n.where,
+                         quote(n) + " reads `" + a + "`, the input side of " + quote(an) +
+                             ", after the pool; the pool's epilogue sees pooled values only",
+                         "split the op into two op.py files");
+      if (const auto* t = s.find_tensor(a))
+        if (auto e = check_leaf(*t, plan.out_shape, n)) return *e;
+    }
+    if (n.shape != plan.out_shape)
+      return UserError(n.where, quote(n) + " produces shape " + spec::shape_string(n.shape) +
+                                    ", not the pool output " + spec::shape_string(plan.out_shape) +
+                                    "; " + after);
+    plan.epilogue.push_back(&n);
+  }
+  std::set<std::string> epi;
+  for (const auto* n : plan.epilogue) epi.insert(n->name);
+  if (s.outputs.empty()) return UserError(file_only, "the op has no outputs");
+  for (const auto& o : s.outputs) {
+    if (o.node != an.name && !epi.count(o.node))
+      return UserError(file_only,
+                       "output " + o.name + " (`" + o.node + "`) is not computed from " + quote(an),
+                       "return the pool's result or element-wise ops of it");
+    if (!float_storage(o.dtype) || o.shape != plan.out_shape)
+      return UserError(
+          file_only,
+          "output " + o.name + " is " + spec::dtype_name(o.dtype) + " " +
+              spec::shape_string(o.shape) +
+              "; the builtin pool family writes float32, float16 or bfloat16 of the pool's shape");
+  }
+  return plan;
+}
+
+}  // namespace egg::backend::builtin

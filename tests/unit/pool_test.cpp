@@ -1,0 +1,318 @@
+// Pool family: output-size math (ceil_mode), can_implement (accepts/rejects with lines), rendering
+// of max/avg pooling with prologue/epilogue, divisor rules, tuning and fallback. FileCheck style.
+#include "backend/builtin/pool.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "backend/builtin/builtin_backend.h"
+#include "contract/contract.h"
+#include "emit/emit.h"
+
+namespace egg::backend::builtin {
+namespace {
+
+using nlohmann::json;
+
+const std::filesystem::path kData = EGG_TEST_DATA_DIR;
+
+bool has(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
+}
+
+// A node as the frontend writes it.
+json node(const std::string& name, const std::string& op, json args, json attrs, json shape,
+          int line, const std::string& dtype = "float32") {
+  return {{"name", name},
+          {"op", op},
+          {"target", "torch." + op},
+          {"args", args},
+          {"attrs", attrs},
+          {"shape", shape},
+          {"dtype", dtype},
+          {"file", "/src/op.py"},
+          {"line", line},
+          {"code", op + "(...)"}};
+}
+
+// A one-input spec with the output at node out_node.
+json spec_of(json in_shape, json nodes, const std::string& out_node, json out_shape,
+             const std::string& dtype = "float32") {
+  return {
+      {"schema", 1},
+      {"op_file", "/src/op.py"},
+      {"model_class", "Model"},
+      {"init_inputs", json::array()},
+      {"inputs", {{{"name", "x"}, {"shape", in_shape}, {"dtype", dtype}}}},
+      {"params", json::array()},
+      {"nodes", nodes},
+      {"outputs", {{{"name", "out0"}, {"node", out_node}, {"shape", out_shape}, {"dtype", dtype}}}},
+      {"deps", {"/src/op.py"}},
+      {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};
+}
+
+json ref(const std::string& n) { return {{"node", n}}; }
+json num(double v) { return {{"scalar", v}}; }
+
+json max2d(json k, json s, json p, json d, bool ceil) {
+  return {{"kernel_size", k}, {"stride", s},       {"padding", p},
+          {"dilation", d},    {"ceil_mode", ceil}, {"return_indices", false}};
+}
+json avg(json k, json s, json p, bool ceil, bool include, json divisor) {
+  return {{"kernel_size", k},
+          {"stride", s},
+          {"padding", p},
+          {"ceil_mode", ceil},
+          {"count_include_pad", include},
+          {"divisor_override", divisor}};
+}
+
+struct Rendered {
+  std::string device, launch, id;
+};
+
+Rendered render_first(const json& j, size_t which = 0) {
+  PoolFamily family(kData);
+  auto s = spec::parse_spec(j);
+  auto why = family.cannot_implement(s);
+  EXPECT_FALSE(why.has_value()) << (why ? why->describe() : "");
+  auto c = contract::derive(s, "k");
+  auto cands = family.structures(s, c);
+  EXPECT_GT(cands.size(), which);
+  if (cands.size() <= which) return {};
+  return {cands[which].code.device_code, cands[which].code.launch_body, cands[which].id};
+}
+
+// ---- output size -------------------------------------------------------------------------
+
+TEST(Pool, OutputSizeMatchesATen) {
+  EXPECT_EQ(pool_output_size(112, 3, 1, 2, 1, false), 56);  // ResNet stem
+  EXPECT_EQ(pool_output_size(7, 2, 0, 2, 1, false), 3);
+  EXPECT_EQ(pool_output_size(7, 2, 0, 2, 1, true), 4);  // ceil_mode keeps the partial window
+  EXPECT_EQ(pool_output_size(6, 2, 0, 2, 1, true), 3);  // exact fit: ceil_mode adds nothing
+  EXPECT_EQ(pool_output_size(5, 3, 1, 2, 1, true), 3);
+  // ceil_mode: a last window that would start in the right padding is dropped.
+  EXPECT_EQ(pool_output_size(5, 2, 1, 2, 1, true), 3);
+  EXPECT_EQ(pool_output_size(8192, 4, 2, 2, 3, true),
+            4094);  // dilated: (8192+4-10+1)/2 rounded up, +1
+  EXPECT_EQ(pool_output_size(8192, 4, 2, 2, 3, false), 4094);
+  EXPECT_EQ(pool_output_size(96, 3, 1, 2, 1, true), 49);
+  EXPECT_EQ(pool_output_size(2, 3, 0, 1, 1, false), 0);  // window larger than the input: empty
+}
+
+// ---- can_implement -----------------------------------------------------------------------
+
+TEST(Pool, AcceptsMaxAndAvgIn1d2d3d) {
+  PoolFamily family(kData);
+  auto j1 =
+      spec_of({8, 16, 64},
+              {node("p", "max_pool1d", {ref("x")}, max2d(2, nullptr, 0, 1, false), {8, 16, 32}, 5)},
+              "p", {8, 16, 32});
+  auto j2 = spec_of(
+      {8, 16, 32, 32},
+      {node("p", "avg_pool2d", {ref("x")}, avg(3, 2, 1, true, false, nullptr), {8, 16, 17, 17}, 5)},
+      "p", {8, 16, 17, 17});
+  auto j3 = spec_of({2, 4, 8, 8, 8},
+                    {node("p", "max_pool3d", {ref("x")}, max2d({2, 2, 2}, {2, 2, 2}, 0, 1, false),
+                          {2, 4, 4, 4, 4}, 5)},
+                    "p", {2, 4, 4, 4, 4});
+  auto unbatched = spec_of(
+      {16, 32, 32},
+      {node("p", "max_pool2d", {ref("x")}, max2d(2, json::array(), 0, 1, false), {16, 16, 16}, 5)},
+      "p", {16, 16, 16});
+  for (const auto& j : {j1, j2, j3, unbatched}) {
+    auto why = family.cannot_implement(spec::parse_spec(j));
+    EXPECT_FALSE(why.has_value()) << why->describe();
+  }
+}
+
+TEST(Pool, RejectsIndicesAdaptiveAndSecondPoolWithLines) {
+  PoolFamily family(kData);
+  auto attrs = max2d(2, 2, 0, 1, false);
+  attrs["return_indices"] = true;
+  auto idx =
+      spec_of({8, 16, 32, 32}, {node("p", "max_pool2d", {ref("x")}, attrs, {8, 16, 16, 16}, 7)},
+              "p", {8, 16, 16, 16});
+  auto why = family.cannot_implement(spec::parse_spec(idx));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(why->where().line, 7);
+  EXPECT_TRUE(has(why->describe(), "return_indices=True")) << why->describe();
+
+  auto ad = spec_of(
+      {8, 16, 32, 32},
+      {node("p", "adaptive_avg_pool2d", {ref("x")}, {{"output_size", 1}}, {8, 16, 1, 1}, 9)}, "p",
+      {8, 16, 1, 1});
+  auto why2 = family.cannot_implement(spec::parse_spec(ad));
+  ASSERT_TRUE(why2.has_value());
+  EXPECT_EQ(why2->where().line, 9);
+  EXPECT_TRUE(has(why2->describe(), "adaptive")) << why2->describe();
+
+  auto two =
+      spec_of({8, 16, 32, 32},
+              {node("p", "max_pool2d", {ref("x")}, max2d(2, 2, 0, 1, false), {8, 16, 16, 16}, 4),
+               node("q", "max_pool2d", {ref("p")}, max2d(2, 2, 0, 1, false), {8, 16, 8, 8}, 6)},
+              "q", {8, 16, 8, 8});
+  auto why3 = family.cannot_implement(spec::parse_spec(two));
+  ASSERT_TRUE(why3.has_value());
+  EXPECT_EQ(why3->where().line, 6);
+  EXPECT_TRUE(has(why3->describe(), "second pool")) << why3->describe();
+
+  auto none =
+      spec_of({8, 16}, {node("r", "relu", {ref("x")}, json::object(), {8, 16}, 3)}, "r", {8, 16});
+  auto why4 = family.cannot_implement(spec::parse_spec(none));
+  ASSERT_TRUE(why4.has_value());
+  EXPECT_EQ(why4->where().line, 0);
+}
+
+TEST(Pool, RejectsAShapeThatDisagreesWithTheFormula) {
+  PoolFamily family(kData);
+  // ceil_mode=True on 7 with k2 s2 gives 4, not 3.
+  auto j = spec_of({1, 1, 7, 7},
+                   {node("p", "max_pool2d", {ref("x")}, max2d(2, 2, 0, 1, true), {1, 1, 3, 3}, 5)},
+                   "p", {1, 1, 3, 3});
+  auto why = family.cannot_implement(spec::parse_spec(j));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(why->where().line, 5);
+  EXPECT_TRUE(has(why->describe(), "[1, 1, 4, 4]")) << why->describe();
+}
+
+TEST(Pool, RejectsReadingThePoolInputAfterThePool) {
+  PoolFamily family(kData);
+  auto j =
+      spec_of({8, 16, 32, 32},
+              {node("r", "relu", {ref("x")}, json::object(), {8, 16, 32, 32}, 3),
+               node("p", "max_pool2d", {ref("r")}, max2d(2, 2, 0, 1, false), {8, 16, 16, 16}, 4),
+               node("s", "sum", {ref("p")}, {{"dim", 1}}, {8, 16, 16}, 8)},
+              "s", {8, 16, 16});
+  auto why = family.cannot_implement(spec::parse_spec(j));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(why->where().line, 8);
+  EXPECT_TRUE(has(why->describe(), "only element-wise ops fuse")) << why->describe();
+}
+
+TEST(Pool, BackendPicksPool) {
+  BuiltinBackend backend(kData);
+  auto j =
+      spec_of({8, 16, 32, 32},
+              {node("p", "max_pool2d", {ref("x")}, max2d(3, 2, 1, 1, false), {8, 16, 16, 16}, 5)},
+              "p", {8, 16, 16, 16});
+  EXPECT_NO_THROW(backend.check_supported(spec::parse_spec(j)));
+}
+
+// ---- rendering -------------------------------------------------------------------------
+
+TEST(Pool, MaxPoolWithReluPrologueAndEpilogue) {
+  auto j =
+      spec_of({32, 64, 112, 112},
+              {node("r", "relu", {ref("x")}, json::object(), {32, 64, 112, 112}, 3),
+               node("p", "max_pool2d", {ref("r")}, max2d(3, 2, 1, 1, false), {32, 64, 56, 56}, 4),
+               node("m", "mul", {ref("p"), num(2.0)}, json::object(), {32, 64, 56, 56}, 5)},
+              "m", {32, 64, 56, 56});
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.device, "constexpr int kD = 1, kH = 112, kW = 112;")) << r.device;
+  EXPECT_TRUE(has(r.device, "constexpr int kOD = 1, kOH = 56, kOW = 56;"));
+  EXPECT_TRUE(has(r.device, "constexpr int kKD = 1, kKH = 3, kKW = 3;"));
+  EXPECT_TRUE(has(r.device, "constexpr int kPD = 0, kPH = 1, kPW = 1;"));
+  EXPECT_TRUE(has(r.device, "float egg_acc = -INFINITY;"));
+  EXPECT_TRUE(has(r.device, "egg_acc = (egg_x > egg_acc || egg_x != egg_x) ? egg_x : egg_acc;"));
+  EXPECT_TRUE(has(r.device, "const float egg_a0 = egg_to_float(x[egg_e]);"));
+  EXPECT_TRUE(has(r.device, "const float egg_p0 = egg_relu(egg_a0);"));
+  EXPECT_TRUE(has(r.device, "const float egg_e0 = (egg_r * 2.0f);"));
+  EXPECT_TRUE(has(r.device, "egg_res[0][egg_q] = egg_e0;"));
+  EXPECT_TRUE(has(r.device, "#pragma unroll \n")) << r.id;  // small window: fully unrolled
+  EXPECT_TRUE(has(r.launch, "egg_k_pool<1, false><<<25088, 256, 0, stream>>>(x, out0, 0);"))
+      << r.launch;
+  // The second structure: 4 outputs along W per thread, stored as one 16-byte vector.
+  auto wide = render_first(j, 1);
+  EXPECT_TRUE(has(wide.launch, "egg_k_pool<4, true><<<6272, 256, 0, stream>>>(x, out0, 0);"))
+      << wide.launch;
+  EXPECT_TRUE(has(wide.launch, "egg_k_aligned(out0)"));
+}
+
+TEST(Pool, AvgPoolDivisorRules) {
+  auto include = spec_of(
+      {8, 16, 33, 33},
+      {node("p", "avg_pool2d", {ref("x")}, avg(3, 2, 1, true, true, nullptr), {8, 16, 17, 17}, 5)},
+      "p", {8, 16, 17, 17});
+  auto r = render_first(include);
+  EXPECT_TRUE(has(r.device,
+                  "const int egg_div = (min(egg_d0 + kKD, kD + kPD) - egg_d0) * (min(egg_h0 + kKH, "
+                  "kH + kPH) - egg_h0) *"))
+      << r.device;
+  EXPECT_TRUE(has(r.device, "egg_acc / float(egg_div)"));
+  auto exclude = spec_of(
+      {8, 16, 33, 33},
+      {node("p", "avg_pool2d", {ref("x")}, avg(3, 2, 1, true, false, nullptr), {8, 16, 17, 17}, 5)},
+      "p", {8, 16, 17, 17});
+  EXPECT_TRUE(has(render_first(exclude).device, "const int egg_div = egg_dn * egg_hn * egg_wn;"));
+  auto over = spec_of(
+      {8, 16, 32, 32},
+      {node("p", "avg_pool2d", {ref("x")}, avg(2, 2, 0, false, true, 3), {8, 16, 16, 16}, 5)}, "p",
+      {8, 16, 16, 16});
+  EXPECT_TRUE(has(render_first(over).device, "const int egg_div = 3;"));
+}
+
+TEST(Pool, Pool3dHalfAndDilation) {
+  auto j = spec_of({4, 8, 16, 32, 32},
+                   {node("p", "max_pool3d", {ref("x")}, max2d(3, 2, 1, 2, false), {4, 8, 7, 15, 15},
+                         5, "float16")},
+                   "p", {4, 8, 7, 15, 15}, "float16");
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.device, "constexpr int kDD = 2, kDH = 2, kDW = 2;")) << r.device;
+  EXPECT_TRUE(has(r.device, "const __half* __restrict__ x"));
+  EXPECT_TRUE(has(r.device, "egg_from_float<__half>(egg_res[0][egg_q])"));
+}
+
+TEST(Pool, TuningAndFallbackAreValid) {
+  PoolFamily family(kData);
+  auto j =
+      spec_of({32, 64, 112, 112},
+              {node("p", "max_pool2d", {ref("x")}, max2d(3, 2, 1, 1, false), {32, 64, 56, 56}, 4)},
+              "p", {32, 64, 56, 56});
+  auto s = spec::parse_spec(j);
+  auto c = contract::derive(s, "k");
+  auto cands = family.structures(s, c);
+  ASSERT_FALSE(cands.empty());
+  auto tunes = family.tunings(s, c, cands.front(), "memory");
+  EXPECT_GT(tunes.size(), 3u);
+  for (const auto& t : tunes) EXPECT_FALSE(t.code.device_code.empty());
+  auto fb = family.fallback(s, c, cands.front());
+  ASSERT_TRUE(fb.has_value());
+  EXPECT_TRUE(has(fb->code.device_code, "#pragma unroll 1")) << fb->id;
+  EXPECT_TRUE(has(fb->code.launch_body, "egg_k_pool<1, false>"));
+  EXPECT_FALSE(family.fallback(s, c, *fb).has_value());
+}
+
+// Writes every candidate of each spec.json under $EGG_POOL_SPEC_DIR to
+// $EGG_POOL_OUT_DIR/<spec>/<n>.cu with its header, for compiling with nvcc by hand. Skipped unless
+// both are set.
+TEST(Pool, DumpEveryCandidateForNvcc) {
+  const char* in = std::getenv("EGG_POOL_SPEC_DIR");
+  const char* out = std::getenv("EGG_POOL_OUT_DIR");
+  if (!in || !out) GTEST_SKIP() << "set EGG_POOL_SPEC_DIR and EGG_POOL_OUT_DIR";
+  PoolFamily family(kData);
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(in)) {
+    if (entry.path().filename() != "spec.json") continue;
+    auto s = spec::read_spec(entry.path());
+    if (family.cannot_implement(s)) continue;
+    const std::string name = entry.path().parent_path().filename().string();
+    auto c = contract::derive(s, "k");
+    auto cands = family.structures(s, c);
+    const auto first = cands.front();
+    for (auto& t : family.tunings(s, c, first, "memory")) cands.push_back(t);
+    for (auto& t : family.tunings(s, c, first, "latency")) cands.push_back(t);
+    if (auto fb = family.fallback(s, c, first)) cands.push_back(*fb);
+    const auto dir = std::filesystem::path(out) / name;
+    std::filesystem::create_directories(dir / "include" / "egg");
+    for (size_t i = 0; i < cands.size(); ++i) {
+      auto src = emit::render_sources(kData, c, cands[i], "builtin", "op.py");
+      std::ofstream(dir / "include" / "egg" / "k.h") << src.header;
+      std::ofstream(dir / (std::to_string(i) + ".cu")) << src.cu;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace egg::backend::builtin
