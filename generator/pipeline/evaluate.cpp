@@ -39,7 +39,7 @@ json ptxas_facts(const std::string& log) {
 }
 
 json profile_agent(const json& facts, std::optional<double> kernel_ms, double bytes, double flops,
-                   bool measured) {
+                   bool measured, const json& ncu) {
   std::string bottleneck = "memory";
   std::string feedback;
   // Arithmetic intensity against the ridge point of a Hopper-class GPU (~15 FLOP/B fp32 CUDA
@@ -78,6 +78,27 @@ json profile_agent(const json& facts, std::optional<double> kernel_ms, double by
     feedback += "achieved " + std::to_string(static_cast<int>(gbps)) + " GB/s. ";
   } else {
     feedback += "static facts only: no GPU measured this candidate. ";
+  }
+  // Counters, where ncu read them, decide between memory- and compute-bound and give occupancy.
+  auto metric = [&](const char* name) -> std::optional<double> {
+    if (ncu.contains(name) && ncu[name].contains("value")) return ncu[name]["value"].get<double>();
+    return std::nullopt;
+  };
+  if (auto dram = metric("dram__throughput.avg.pct_of_peak_sustained_elapsed")) {
+    const double sm = metric("sm__throughput.avg.pct_of_peak_sustained_elapsed").value_or(0);
+    out["ncu"] = ncu;
+    if (bottleneck != "launch") {
+      bottleneck = *dram >= sm ? "memory" : "compute";
+      if (std::max(*dram, sm) < 40) bottleneck = "latency";  // neither unit is busy: stalls
+      out["bottleneck"] = bottleneck;
+    }
+    feedback += "ncu: DRAM " + std::to_string(static_cast<int>(*dram)) + "% and SM " +
+                std::to_string(static_cast<int>(sm)) + "% of peak";
+    if (auto occ = metric("sm__warps_active.avg.pct_of_peak_sustained_active"))
+      feedback += ", achieved occupancy " + std::to_string(static_cast<int>(*occ)) + "%";
+    feedback += ". ";
+  } else if (ncu.contains("unavailable")) {
+    out["ncu"] = ncu;
   }
   out["feedback"] = feedback + "bottleneck: " + bottleneck + ".";
   return out;
@@ -123,7 +144,7 @@ Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time, b
     return ev;
   }
   facts = ptxas_facts(compiled.log);
-  if (gpu_) {
+  if (gpu_) {  // the final winner: every arch compiled above; verified again, and profiled
     auto out = gpu_->run(cu, dir / "include", config_.spec_json, dir / "verify", time, strict,
                          config_.atol, config_.rtol);
     if (!out.ok()) {
@@ -132,7 +153,8 @@ Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time, b
       return ev;
     }
     ev.kernel_ms = out.kernel_ms;
-    ev.profile = profile_agent(facts, out.kernel_ms, config_.bytes, config_.flops, true);
+    ev.profile = profile_agent(facts, out.kernel_ms, config_.bytes, config_.flops, true,
+                               gpu_->profile(dir / "verify", config_.spec_json));
     ev.profile["harness"] = out.details;
     return ev;
   }

@@ -29,8 +29,10 @@ nlohmann::json ptxas_facts(const std::string& log);
 
 // Profile agent: names the bottleneck (memory, compute, latency, launch) and writes feedback from
 // the facts; without a GPU it says it saw static facts only.
+// `ncu` holds Nsight Compute metrics (verify/ncu.h) when they were read; they take precedence.
 nlohmann::json profile_agent(const nlohmann::json& facts, std::optional<double> kernel_ms,
-                             double bytes, double flops, bool measured);
+                             double bytes, double flops, bool measured,
+                             const nlohmann::json& ncu = nlohmann::json::object());
 
 // Renders, scans, compiles and (with a GPU) verifies candidates in a work folder.
 class Evaluator {

@@ -26,6 +26,13 @@ class GpuVerifier {
   virtual GpuOutcome run(const std::filesystem::path& cu, const std::filesystem::path& include_dir,
                          const std::filesystem::path& spec_json, const std::filesystem::path& work,
                          bool time, bool strict, double atol, double rtol) = 0;
+  // Nsight Compute metrics of the candidate last run in `work` (parse_ncu_csv's form), or
+  // {"unavailable": why} where ncu is missing or cannot read the counters.
+  virtual nlohmann::json profile(const std::filesystem::path& work, const std::filesystem::path& spec_json) {
+    (void)work;
+    (void)spec_json;
+    return {{"unavailable", "no profiler"}};
+  }
   // The GPU's name and arch ("NVIDIA H200", "sm_90").
   virtual std::string gpu_name() const = 0;
   virtual std::string gpu_arch() const = 0;

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "runner.h"
+#include "verify/ncu.h"
 #include "util/files.h"
 
 namespace egg::verify {
@@ -62,6 +63,26 @@ GpuOutcome HarnessVerifier::run(const fs::path& cu, const fs::path& include_dir,
   }
   if (r.timing) out.kernel_ms = r.timing->event_ms.median;
   return out;
+}
+
+nlohmann::json HarnessVerifier::profile(const fs::path& work, const fs::path& spec_json) {
+  auto ncu = find_on_path("ncu");
+  if (!ncu && fs::exists("/usr/local/cuda/bin/ncu")) ncu = fs::path("/usr/local/cuda/bin/ncu");
+  if (!ncu) return {{"unavailable", "ncu is not on PATH"}};
+  ProcessSpec p;
+  p.exe = *ncu;
+  // Clocks stay as they are (METHOD.md); CUPTI is off in the harness, since ncu owns the counters.
+  p.args = {"--clock-control", "none", "--csv", "--metrics", kNcuMetrics, harness_.string(), "verify", "--lib",
+            (work / "candidate.so").string(), "--spec", spec_json.string(), "--work", (work / "ncu").string(),
+            "--out", (work / "ncu" / "result.json").string(), "--max-sets", "1", "--no-cupti", "--no-guard"};
+  p.timeout = std::chrono::minutes(5);
+  p.scrub_secrets = true;
+  ProcessResult r = runner_.run(p);
+  nlohmann::json metrics = parse_ncu_csv(r.out);
+  if (metrics.empty())
+    return {{"unavailable", "ncu read no metrics (exit " + std::to_string(r.exit_code) + "): " +
+                                r.err.substr(0, r.err.find('\n'))}};
+  return metrics;
 }
 
 std::optional<fs::path> find_harness(const fs::path& egg_gen_exe) {
