@@ -68,10 +68,21 @@ void validate(const GenerateOptions& o) {
 }
 
 // KernelBench's default tolerances by output dtype: fp32 1e-4/1e-4, fp16/bf16 1e-2/1e-2.
+// PRECISION opt-in: "default" (PyTorch's defaults), "tf32" or "bf16"; anything else is a user error.
+std::string precision(const GenerateOptions& o) {
+  const std::string p = o.options.count("precision") ? o.options.at("precision") : "default";
+  if (p != "default" && p != "tf32" && p != "bf16")
+    throw UserError("PRECISION '" + p + "' is not known",
+                    "use PRECISION tf32 or bf16 to opt in to faster fp32 matrix math, or leave it out");
+  return p;
+}
+
 std::pair<double, double> tolerance(const GenerateOptions& o, const spec::Spec& s) {
   double atol = 1e-4, rtol = 1e-4;
   for (const auto& out : s.outputs)
     if (out.dtype == spec::DType::float16 || out.dtype == spec::DType::bfloat16) atol = rtol = 1e-2;
+  // Faster math the user opted in to is checked at the matching (fp16/bf16-class) tolerance.
+  if (precision(o) != "default") atol = rtol = 1e-2;
   return {o.atol >= 0 ? o.atol : atol, o.rtol >= 0 ? o.rtol : rtol};
 }
 
@@ -177,6 +188,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
   bc.op_source = read_file(o.op_file).value_or("");
   bc.atol = tol.first;
   bc.rtol = tol.second;
+  bc.precision = precision(o);
   auto backend = backend::make_backend(bc);
   backend->check_supported(s);
   contract::Contract contract = contract::derive(s, result.name);
@@ -370,7 +382,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
       {"nvcc_version", nvcc_version},
       {"cache_key", result.cache_key},
       {"cache_fields", key.describe()},
-      {"precision", o.options.count("precision") ? o.options.at("precision") : "default"},
+      {"precision", precision(o)},
       {"tolerance", {{"atol", tol.first}, {"rtol", tol.second}}},
       {"candidate", record.value("candidate", "")},
       {"summary", record.value("summary", "")},

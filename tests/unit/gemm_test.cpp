@@ -344,3 +344,24 @@ TEST(Gemm, BuiltinBackendPicksGemmFamily) {
 
 }  // namespace
 }  // namespace egg::backend::builtin
+
+namespace egg::backend::builtin {
+namespace {
+
+TEST(Gemm, PrecisionOptInSelectsTheComputeTypeForFp32Only) {
+  auto s = spec::parse_spec(matmul_spec("float32", 0, 64, 128, 256));
+  auto c = contract::derive(s, "k");
+  auto code_with = [&](const std::string& precision) {
+    GemmFamily family(kData, precision);
+    return family.structures(s, c).front().code.device_code;
+  };
+  EXPECT_TRUE(has(code_with("default"), "CUBLAS_COMPUTE_32F, CUDA_R_32F)"));
+  EXPECT_TRUE(has(code_with("tf32"), "CUBLAS_COMPUTE_32F_FAST_TF32"));
+  EXPECT_TRUE(has(code_with("bf16"), "CUBLAS_COMPUTE_32F_FAST_16BF"));
+  auto h = spec::parse_spec(matmul_spec("float16", 0, 64, 128, 256));
+  GemmFamily fast(kData, "tf32");
+  EXPECT_FALSE(has(fast.structures(h, contract::derive(h, "k")).front().code.device_code, "FAST_TF32"));
+}
+
+}  // namespace
+}  // namespace egg::backend::builtin

@@ -360,3 +360,19 @@ TEST(ProfileAgent, NcuCountersDecideTheBottleneck) {
 
 }  // namespace
 }  // namespace egg::pipeline
+
+namespace egg::pipeline {
+namespace {
+
+TEST_F(PipelineTest, PrecisionOptInIsRecordedWithItsTolerance) {
+  auto o = options();
+  o.options["precision"] = "tf32";
+  auto r = run(o);
+  EXPECT_EQ(r.manifest["precision"], "tf32");
+  EXPECT_EQ(r.manifest["tolerance"]["atol"], 1e-2);
+  o.options["precision"] = "fp8";
+  EXPECT_THROW(run(o), UserError);
+}
+
+}  // namespace
+}  // namespace egg::pipeline

@@ -4,8 +4,8 @@
 
 namespace egg::backend::builtin {
 
-BuiltinBackend::BuiltinBackend(const std::filesystem::path& data_dir)
-    : families_(make_families(data_dir)), ops_(data_dir), plan_code_(data_dir) {}
+BuiltinBackend::BuiltinBackend(const std::filesystem::path& data_dir, const std::string& precision)
+    : families_(make_families(data_dir, precision)), ops_(data_dir), plan_code_(data_dir) {}
 
 const Family* BuiltinBackend::family_for(const spec::Spec& spec) const { return family_taking(spec, families_); }
 
@@ -18,7 +18,9 @@ Plan BuiltinBackend::plan(const spec::Spec& spec) const {
                         "The builtin backend runs one kernel per anchor, fusing the element-wise ops around it; "
                         "its anchors: linear, matmul, mm, bmm, addmm; layer_norm, rms_norm, group_norm, "
                         "instance_norm, batch_norm; sum, mean, prod, amax, amin, max, min, argmax, argmin, "
-                        "logsumexp, softmax, log_softmax, cumsum, cumprod");
+                        "logsumexp, softmax, log_softmax, cumsum, cumprod; max_pool1d/2d/3d, "
+                        "avg_pool1d/2d/3d; mse_loss, l1_loss, huber_loss, smooth_l1_loss, kl_div, "
+                        "cross_entropy, hinge_embedding_loss, triplet_margin_loss");
   }
 }
 

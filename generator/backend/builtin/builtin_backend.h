@@ -18,7 +18,7 @@ namespace egg::backend::builtin {
 // The builtin expert backend.
 class BuiltinBackend : public Backend {
  public:
-  explicit BuiltinBackend(const std::filesystem::path& data_dir);
+  explicit BuiltinBackend(const std::filesystem::path& data_dir, const std::string& precision = "default");
 
   std::string name() const override { return "builtin"; }
   void check_supported(const spec::Spec& spec) const override;

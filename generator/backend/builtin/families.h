@@ -4,13 +4,16 @@
 
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "backend/builtin/family.h"
 
 namespace egg::backend::builtin {
 
-// Every family, in the order the planner tries them.
-std::vector<std::unique_ptr<Family>> make_families(const std::filesystem::path& data_dir);
+// Every family, in the order the planner tries them; `precision` is the user's PRECISION opt-in
+// ("default", "tf32", "bf16"), which only the GEMM family's fp32 path uses.
+std::vector<std::unique_ptr<Family>> make_families(const std::filesystem::path& data_dir,
+                                                   const std::string& precision = "default");
 
 }  // namespace egg::backend::builtin

@@ -81,8 +81,9 @@ GemmParams GemmParams::from_json(const json& j) {
   return p;
 }
 
-GemmFamily::GemmFamily(const std::filesystem::path& data_dir)
-    : ops_(data_dir),
+GemmFamily::GemmFamily(const std::filesystem::path& data_dir, std::string precision)
+    : precision_(std::move(precision)),
+      ops_(data_dir),
       lt_(render::load_template(data_dir, "gemm/lt.cuh.tmpl")),
       lt_launch_(render::load_template(data_dir, "gemm/lt_launch.tmpl")),
       tc_(render::load_template(data_dir, "gemm/tc.cuh.tmpl")),
@@ -495,8 +496,11 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
   ctx["la_rows"] = p.b_nk ? p.k : p.n;
   ctx["la_cols"] = p.b_nk ? p.n : p.k;
   ctx["la_ld"] = p.b_nk ? p.k : p.n;
-  ctx["compute_type"] =
-      (p.dtype == spec::DType::float32 && q.tf32) ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F";
+  // fp32 follows PyTorch (no TF32) unless the user opted in: PRECISION tf32 or bf16.
+  std::string compute = "CUBLAS_COMPUTE_32F";
+  if (p.dtype == spec::DType::float32 && (q.tf32 || precision_ == "tf32")) compute = "CUBLAS_COMPUTE_32F_FAST_TF32";
+  if (p.dtype == spec::DType::float32 && precision_ == "bf16") compute = "CUBLAS_COMPUTE_32F_FAST_16BF";
+  ctx["compute_type"] = compute;
   std::string lt_epi = "CUBLASLT_EPILOGUE_DEFAULT";
   if (native) {
     const bool bias = !native->bias.empty();
@@ -538,7 +542,8 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
                                 std::to_string(q.algo)
                           : "cuBLASLt " + shape + ", algo #" + std::to_string(q.algo) +
                                 (kernel_epilogue ? ", then one in-place epilogue kernel: " + epilogue_text : "");
-    if (q.tf32 && p.dtype == spec::DType::float32) cand.summary += ", TF32";
+    if ((q.tf32 || precision_ == "tf32") && p.dtype == spec::DType::float32) cand.summary += ", TF32";
+    if (precision_ == "bf16" && p.dtype == spec::DType::float32) cand.summary += ", bf16 math";
     ctx["summary"] = cand.summary;
     cand.code.device_code = render::render(lt_.text, ctx, lt_.name);
     cand.code.launch_body = render::render(lt_launch_.text, ctx, lt_launch_.name);

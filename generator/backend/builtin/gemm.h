@@ -56,7 +56,8 @@ struct GemmParams {
 
 class GemmFamily : public Family {
  public:
-  explicit GemmFamily(const std::filesystem::path& data_dir);
+  // `precision`: "default" (PyTorch's: fp32 without TF32), "tf32" or "bf16" (opted in with PRECISION).
+  explicit GemmFamily(const std::filesystem::path& data_dir, std::string precision = "default");
 
   std::string name() const override { return "gemm"; }
   std::optional<UserError> cannot_implement(const spec::Spec& spec) const override;
@@ -77,6 +78,7 @@ class GemmFamily : public Family {
   Candidate render(const spec::Spec& spec, const contract::Contract& contract, const GemmParams& params) const;
 
  private:
+  std::string precision_;
   OpTable ops_;
   render::Template lt_;
   render::Template lt_launch_;
