@@ -265,9 +265,12 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
       auto file = artifacts.override_file("stage1.cu");
       if (!file) throw UserError("--from " + o.from_step + " needs stage1.cu in --override-dir");
       auto c = read_candidate_artifact(*file, "override:stage1");
-      stage1 = StageOutcome{c,
-                            evaluator.evaluate(c, evaluator.can_measure()),
-                            {{"step", "stage1"}, {"override", file->string()}}};
+      Evaluation ev = evaluator.evaluate(c, evaluator.can_measure());
+      if (!ev.ok())
+        throw UserError(SourceLocation{file->string(), 0, "stage1"},
+                        "the hand-edited stage-1 kernel fails: " + ev.failure_class + ": " + ev.report,
+                        "fix it, or resume from an earlier step");
+      stage1 = StageOutcome{c, ev, {{"step", "stage1"}, {"override", file->string()}}};
     }
     artifacts.dump_file("stage1.cu", candidate_artifact(stage1->winner));
 

@@ -376,3 +376,26 @@ TEST_F(PipelineTest, PrecisionOptInIsRecordedWithItsTolerance) {
 
 }  // namespace
 }  // namespace egg::pipeline
+
+namespace egg::pipeline {
+namespace {
+
+TEST_F(PipelineTest, AHandEditedStageThatFailsIsReportedNotTuned) {
+  auto o = options();
+  o.dump_dir = dir.path() / "dump";
+  run(o);
+  nvcc_fails = true;  // the edited kernel no longer compiles
+  auto resumed = options();
+  resumed.override_dir = dir.path() / "dump";
+  resumed.from_step = "stage2";
+  try {
+    run(resumed);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("hand-edited stage-1 kernel fails: compile_error"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace egg::pipeline
