@@ -1,8 +1,10 @@
 // egg-gen: generates verified CUDA kernels from PyTorch reference code.
 //
-//   egg-gen generate <op.py> --arch sm_90 [--arch ...] --out <dir> [--name n] [--backend b]
-//   [--model m] egg-gen bench <op.py or folder>... --arch sm_90 --out <dir> [--json f] [--markdown
-//   f] egg-gen cache stats | clear | explain <key> egg-gen version
+//   egg-gen generate <op.py> --arch sm_90 [--arch ...] --out <dir> [--name n] [--backend b] ...
+//   egg-gen bench <op.py or folder>... --arch sm_90 --out <dir> [--json f] [--markdown f]
+//       (exit 1 when an op could not be generated or failed verification)
+//   egg-gen cache stats | clear | explain <key>
+//   egg-gen version
 //
 // Exit status: 0 success, 1 user error (the message says what to do), 2 internal error.
 #include <CLI/CLI.hpp>
@@ -205,7 +207,12 @@ int run_bench(CommonOptions& c, const std::vector<std::string>& paths, const std
                     report.dump(2) + "\n");
   egg::write_atomic(md_out.empty() ? out_root / "bench.md" : fs::path(md_out),
                     egg::pipeline::bench_markdown(report));
-  return 0;
+  // An op that could not be generated (or failed verification) fails the run; unverified is not failed.
+  int failed = 0;
+  for (const auto& row : report["rows"])
+    failed += row.value("status", "").rfind("failed", 0) == 0 ? 1 : 0;
+  if (failed > 0) egg::log::error(std::to_string(failed) + " of " + std::to_string(ops.size()) + " ops failed");
+  return failed > 0 ? 1 : 0;
 }
 
 }  // namespace
