@@ -19,6 +19,9 @@
 # Cache variables:
 #   EGG_REQUIRE_VERIFIED  fail the build when a kernel cannot be verified (no GPU, ...)
 #   EGG_CACHE_DIR         generation cache folder (default: egg-gen's, ${XDG_CACHE_HOME:-~/.cache}/egg)
+#   EGG_REMOTE_CACHE      shared cache base URL (GET/PUT <url>/ac/<key>: nginx WebDAV, bazel-remote
+#                         with AC validation off, any object store behind HTTP)
+#   EGG_REMOTE_CACHE_READ_ONLY  read the shared cache but never upload (CI)
 #   EGG_VERBOSE           print each kernel's generator command at configure time and make egg-gen
 #                         verbose (EGG_LOG=debug in its environment)
 #   EGG_VENDOR_MODE       for kernels with VENDOR_DIR: "use" (default) compiles the checked-in
@@ -40,6 +43,9 @@ cmake_policy(VERSION 3.25)
 option(EGG_REQUIRE_VERIFIED "egg_kernel(): fail when a generated kernel cannot be verified" OFF)
 set(EGG_CACHE_DIR "" CACHE PATH "egg_kernel(): EGG generation cache folder (empty: egg-gen's default)")
 option(EGG_VERBOSE "egg_kernel(): show generator commands and verbose generator output" OFF)
+set(EGG_REMOTE_CACHE "" CACHE STRING
+    "egg_kernel(): shared cache base URL (GET/PUT <url>/ac/<key>); empty: egg-gen's $EGG_REMOTE_CACHE")
+option(EGG_REMOTE_CACHE_READ_ONLY "egg_kernel(): read the shared cache, never upload (CI)" OFF)
 set(EGG_VENDOR_MODE "use" CACHE STRING
     "egg_kernel() VENDOR_DIR: use (compile the checked-in kernels) or check (regenerate and compare)")
 set_property(CACHE EGG_VENDOR_MODE PROPERTY STRINGS use check)
@@ -246,6 +252,12 @@ function(egg_kernel target op)
   endif()
   if(EGG_REQUIRE_VERIFIED)
     list(APPEND _cmd --require-verified)
+  endif()
+  if(EGG_REMOTE_CACHE)
+    list(APPEND _cmd --remote-cache "${EGG_REMOTE_CACHE}")
+  endif()
+  if(EGG_REMOTE_CACHE_READ_ONLY)
+    list(APPEND _cmd --remote-cache-read-only)
   endif()
   if(EGG_VERBOSE)
     list(PREPEND _cmd "${CMAKE_COMMAND}" -E env EGG_LOG=debug)

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "cache/store.h"
+#include "llm/http_client.h"
 #include "pipeline/bench.h"
 #include "pipeline/generate.h"
 #include "util/error.h"
@@ -102,6 +103,10 @@ void add_common(CLI::App* cmd, CommonOptions& c) {
   cmd->add_option("--cache-dir", c.cache_dir,
                   "cache folder (default: $EGG_CACHE_DIR or ~/.cache/egg)");
   cmd->add_flag("--no-cache", c.no_cache, "neither read nor write the cache");
+  cmd->add_option("--remote-cache", c.g.remote_cache,
+                  "shared cache base URL (GET/PUT <url>/ac/<key>; default $EGG_REMOTE_CACHE)");
+  cmd->add_flag("--remote-cache-read-only", c.g.remote_read_only,
+                "read the shared cache, never upload (default: $EGG_REMOTE_CACHE_READ_ONLY=1)");
   cmd->add_flag("--no-verify", c.no_verify, "do not verify on a GPU even if one is present");
   cmd->add_flag("--keep-work", c.g.keep_work,
                 "keep the work folder (spec, reference tensors, candidates)");
@@ -119,6 +124,10 @@ void finish_common(CommonOptions& c) {
   c.g.data_dir = find_data_dir(c.data_dir);
   c.g.cache_dir = c.cache_dir;
   c.g.cache_enabled = !c.no_cache && egg::cache::enabled_by_env();
+  if (c.g.remote_cache.empty())
+    if (const char* url = std::getenv("EGG_REMOTE_CACHE"); url && *url) c.g.remote_cache = url;
+  if (const char* ro = std::getenv("EGG_REMOTE_CACHE_READ_ONLY"); ro && std::string(ro) == "1")
+    c.g.remote_read_only = true;
   if (c.tolerance.size() == 2) {
     if (c.tolerance[0] < 0 || c.tolerance[1] < 0)
       throw egg::UserError("tolerances must not be negative",
@@ -132,6 +141,28 @@ void finish_common(CommonOptions& c) {
       throw egg::UserError("option '" + opt + "' is not key=value", "write --option key=value");
     c.g.options[opt.substr(0, eq)] = opt.substr(eq + 1);
   }
+}
+
+// HTTP for the remote cache over libcurl; a transport failure is an exchange with status 0.
+egg::cache::HttpCall remote_cache_http() {
+  auto transport = std::make_shared<egg::llm::CurlTransport>(egg::llm::CurlOptions{256u << 20, std::nullopt, ""});
+  return [transport](const std::string& method, const std::string& url, const std::string& body) {
+    egg::llm::HttpRequest req;
+    req.method = method;
+    req.url = url;
+    req.body = body;
+    if (method == "PUT") req.headers = {{"Content-Type", "application/json"}};
+    req.total_timeout = std::chrono::seconds(60);
+    egg::cache::HttpExchange out;
+    try {
+      auto r = transport->send(req);
+      out.status = r.status;
+      out.body = std::move(r.body);
+    } catch (const std::exception& e) {
+      out.error = e.what();
+    }
+    return out;
+  };
 }
 
 // The GPU verifier when a GPU and egg-harness are here; otherwise null and the reason in `g`.
@@ -170,7 +201,7 @@ int run_bench(CommonOptions& c, const std::vector<std::string>& paths, const std
               const std::string& md_out, double copy_gbps) {
   egg::SystemProcessRunner runner;
   auto verifier = make_verifier(runner, c);
-  egg::pipeline::Services services{runner, verifier.get()};
+  egg::pipeline::Services services{runner, verifier.get(), remote_cache_http()};
   std::vector<fs::path> inputs(paths.begin(), paths.end());
   auto ops = egg::pipeline::collect_ops(inputs);
   if (ops.empty())
@@ -289,7 +320,7 @@ int main(int argc, char** argv) {
     gen_opts.g.baseline = !no_baseline;
     egg::SystemProcessRunner runner;
     auto verifier = make_verifier(runner, gen_opts);
-    egg::pipeline::Services services{runner, verifier.get()};
+    egg::pipeline::Services services{runner, verifier.get(), remote_cache_http()};
     auto r = egg::pipeline::generate(gen_opts.g, services);
     egg::log::info(r.name + ": cache " + r.cache_status + ", " + std::to_string(r.changed.size()) +
                    " file(s) updated, " + r.status_text);

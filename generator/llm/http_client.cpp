@@ -139,8 +139,10 @@ HttpResponse CurlTransport::send(const HttpRequest& request) {
   curl_easy_setopt(h, CURLOPT_HEADERDATA, &sink);
   curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // any encoding libcurl can decode
 
-  if (request.method == "POST") {
+  if (request.method == "POST" || request.method == "PUT") {
     curl_easy_setopt(h, CURLOPT_POST, 1L);
+    // PUT with a body from memory: a POST whose verb is replaced (the remote cache's uploads).
+    if (request.method == "PUT") curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PUT");
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
     curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
   } else if (request.method == "GET") {

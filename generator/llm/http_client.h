@@ -13,7 +13,7 @@ namespace egg::llm {
 
 // One HTTP request; header values may hold secrets and are never logged.
 struct HttpRequest {
-  std::string method = "POST";                                   // GET or POST
+  std::string method = "POST";                                   // GET, POST or PUT
   std::string url;                                               // absolute http(s) URL
   std::vector<std::pair<std::string, std::string>> headers;      // sent in order
   std::string body;                                              // sent as is

@@ -212,8 +212,23 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
   std::string transcript;
   cache::Lookup hit;
   if (store) hit = store->lookup(result.cache_key);
+  // The shared cache, behind the local one: a remote hit is copied into the local store.
+  std::optional<cache::RemoteStore> remote;
+  if (store && !o.remote_cache.empty() && services.http)
+    remote.emplace(o.remote_cache, o.remote_read_only, services.http);
+  bool remote_hit = false;
+  if (remote && hit.status != cache::LookupStatus::hit) {
+    std::string why;
+    if (auto files = remote->get(result.cache_key, why)) {
+      hit = cache::Lookup{cache::LookupStatus::hit, *files};
+      remote_hit = true;
+      store->store(result.cache_key, key.describe(), *files);
+    } else if (why != "miss") {
+      log::warning(result.name + ": " + why + " (" + remote->base_url() + "); generating locally");
+    }
+  }
   result.cache_status = !store                                       ? "off"
-                        : hit.status == cache::LookupStatus::hit     ? "hit"
+                        : hit.status == cache::LookupStatus::hit     ? (remote_hit ? "remote-hit" : "hit")
                         : hit.status == cache::LookupStatus::corrupt ? "corrupt"
                                                                      : "miss";
   // A kernel cached unverified (by a machine without a GPU) is generated again where a GPU can
@@ -237,7 +252,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
     record = json::parse(hit.files["record.json"], nullptr, false);
     transcript = hit.files.count("transcript.jsonl") ? hit.files["transcript.jsonl"] : "";
   } else {
-    if (result.cache_status == "hit") result.cache_status = "corrupt";
+    if (result.cache_status == "hit" || result.cache_status == "remote-hit") result.cache_status = "corrupt";
     if (auto old = read_file(paths.manifest)) {  // say why it missed, against the previous manifest
       json m = json::parse(*old, nullptr, false);
       if (!m.is_discarded() && m.contains("cache_fields")) {
@@ -356,6 +371,9 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
           {"kernel.cu", sources.cu}, {"header.h", sources.header}, {"record.json", record.dump(2)}};
       if (!transcript.empty()) files["transcript.jsonl"] = transcript;
       store->store(result.cache_key, key.describe(), files, reverify);
+      std::string why;
+      if (remote && !remote->read_only() && !remote->put(result.cache_key, key.describe(), files, why))
+        log::warning(result.name + ": " + why + " (" + remote->base_url() + ")");
     }
   }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "util/process.h"
+#include "cache/remote.h"
 #include "verify/gpu_verifier.h"
 
 namespace egg::pipeline {
@@ -27,6 +28,8 @@ struct GenerateOptions {
   std::filesystem::path nvcc = "nvcc";
   std::filesystem::path data_dir;
   std::filesystem::path cache_dir;  // empty: default root
+  std::string remote_cache;         // base URL of a shared cache (GET/PUT <url>/ac/<key>); empty: none
+  bool remote_read_only = false;    // read the shared cache, never upload (CI)
   bool cache_enabled = true;
   bool require_verified = false;
   bool compile_check = true;  // nvcc-compile the winner before emitting
@@ -56,6 +59,7 @@ struct GenerateResult {
 struct Services {
   ProcessRunner& runner;
   verify::GpuVerifier* gpu = nullptr;  // null: no GPU (or no harness) here
+  cache::HttpCall http = {};           // HTTP for the remote cache; empty: none
 };
 
 // Runs the pipeline; throws UserError / InternalError; writes nothing on failure.

@@ -399,3 +399,39 @@ TEST_F(PipelineTest, AHandEditedStageThatFailsIsReportedNotTuned) {
 
 }  // namespace
 }  // namespace egg::pipeline
+
+namespace egg::pipeline {
+namespace {
+
+TEST_F(PipelineTest, ARemoteCacheServesAMachineWithAnEmptyLocalCache) {
+  std::map<std::string, std::string> objects;
+  cache::HttpCall http = [&](const std::string& method, const std::string& url, const std::string& body) {
+    cache::HttpExchange r;
+    if (method == "PUT") {
+      objects[url] = body;
+      r.status = 201;
+    } else {
+      r.status = objects.count(url) ? 200 : 404;
+      if (r.status == 200) r.body = objects[url];
+    }
+    return r;
+  };
+  Services services{runner, nullptr, http};
+  auto o = options();
+  o.remote_cache = "http://cache.example";
+  auto first = generate(o, services);
+  EXPECT_EQ(first.cache_status, "miss");
+  EXPECT_EQ(objects.size(), 1u);
+  const int compiles = runner.count("nvcc");
+  o.cache_dir = dir.path() / "another-machine-cache";
+  fs::remove_all(dir.path() / "out");
+  auto second = generate(o, services);
+  EXPECT_EQ(second.cache_status, "remote-hit");
+  EXPECT_EQ(runner.count("nvcc"), compiles + 1);  // --version only: nothing compiled
+  EXPECT_EQ(read_file(dir.path() / "out" / "gelu_bias.cu").has_value(), true);
+  auto third = generate(o, services);  // now in the local cache too
+  EXPECT_EQ(third.cache_status, "hit");
+}
+
+}  // namespace
+}  // namespace egg::pipeline
