@@ -36,12 +36,14 @@ std::optional<Files> RemoteStore::get(const std::string& key, std::string& why) 
   return files;
 }
 
-bool RemoteStore::put(const std::string& key, const json& fields, const Files& files, std::string& why) const {
+bool RemoteStore::put(const std::string& key, const json& fields, const Files& files,
+                      std::string& why) const {
   if (read_only_) {
     why = "read-only";
     return false;
   }
-  json entry = {{"key", key}, {"fields", fields}, {"files", json::object()}, {"sha256", json::object()}};
+  json entry = {
+      {"key", key}, {"fields", fields}, {"files", json::object()}, {"sha256", json::object()}};
   for (const auto& [name, content] : files) {
     entry["files"][name] = content;
     entry["sha256"][name] = sha256_hex(content);

@@ -17,9 +17,9 @@ namespace egg::cache {
 
 // What the remote store needs from HTTP (the pipeline adapts its transport to this).
 struct HttpExchange {
-  long status = 0;   // 0 when the request could not be made
-  std::string body;  // response body
-  std::string error; // transport error text when status is 0
+  long status = 0;    // 0 when the request could not be made
+  std::string body;   // response body
+  std::string error;  // transport error text when status is 0
 };
 using HttpCall = std::function<HttpExchange(const std::string& method, const std::string& url,
                                             const std::string& body)>;
@@ -35,7 +35,8 @@ class RemoteStore {
   // The entry's files, or nullopt on a miss, a corrupt entry or a remote error (`why` says which).
   std::optional<Files> get(const std::string& key, std::string& why) const;
   // Uploads an entry unless read-only; returns false (with `why`) when the server refused it.
-  bool put(const std::string& key, const nlohmann::json& fields, const Files& files, std::string& why) const;
+  bool put(const std::string& key, const nlohmann::json& fields, const Files& files,
+           std::string& why) const;
 
   bool read_only() const { return read_only_; }
   const std::string& base_url() const { return base_; }

@@ -145,7 +145,8 @@ void finish_common(CommonOptions& c) {
 
 // HTTP for the remote cache over libcurl; a transport failure is an exchange with status 0.
 egg::cache::HttpCall remote_cache_http() {
-  auto transport = std::make_shared<egg::llm::CurlTransport>(egg::llm::CurlOptions{256u << 20, std::nullopt, ""});
+  auto transport = std::make_shared<egg::llm::CurlTransport>(
+      egg::llm::CurlOptions{256u << 20, std::nullopt, ""});
   return [transport](const std::string& method, const std::string& url, const std::string& body) {
     egg::llm::HttpRequest req;
     req.method = method;
@@ -238,11 +239,13 @@ int run_bench(CommonOptions& c, const std::vector<std::string>& paths, const std
                     report.dump(2) + "\n");
   egg::write_atomic(md_out.empty() ? out_root / "bench.md" : fs::path(md_out),
                     egg::pipeline::bench_markdown(report));
-  // An op that could not be generated (or failed verification) fails the run; unverified is not failed.
+  // An op that could not be generated (or failed verification) fails the run; unverified is not
+  // failed.
   int failed = 0;
   for (const auto& row : report["rows"])
     failed += row.value("status", "").rfind("failed", 0) == 0 ? 1 : 0;
-  if (failed > 0) egg::log::error(std::to_string(failed) + " of " + std::to_string(ops.size()) + " ops failed");
+  if (failed > 0)
+    egg::log::error(std::to_string(failed) + " of " + std::to_string(ops.size()) + " ops failed");
   return failed > 0 ? 1 : 0;
 }
 

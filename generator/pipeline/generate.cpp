@@ -68,12 +68,14 @@ void validate(const GenerateOptions& o) {
 }
 
 // KernelBench's default tolerances by output dtype: fp32 1e-4/1e-4, fp16/bf16 1e-2/1e-2.
-// PRECISION opt-in: "default" (PyTorch's defaults), "tf32" or "bf16"; anything else is a user error.
+// PRECISION opt-in: "default" (PyTorch's defaults), "tf32" or "bf16"; anything else is a user
+// error.
 std::string precision(const GenerateOptions& o) {
   const std::string p = o.options.count("precision") ? o.options.at("precision") : "default";
   if (p != "default" && p != "tf32" && p != "bf16")
-    throw UserError("PRECISION '" + p + "' is not known",
-                    "use PRECISION tf32 or bf16 to opt in to faster fp32 matrix math, or leave it out");
+    throw UserError(
+        "PRECISION '" + p + "' is not known",
+        "use PRECISION tf32 or bf16 to opt in to faster fp32 matrix math, or leave it out");
   return p;
 }
 
@@ -227,8 +229,9 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
       log::warning(result.name + ": " + why + " (" + remote->base_url() + "); generating locally");
     }
   }
-  result.cache_status = !store                                       ? "off"
-                        : hit.status == cache::LookupStatus::hit     ? (remote_hit ? "remote-hit" : "hit")
+  result.cache_status = !store ? "off"
+                        : hit.status == cache::LookupStatus::hit
+                            ? (remote_hit ? "remote-hit" : "hit")
                         : hit.status == cache::LookupStatus::corrupt ? "corrupt"
                                                                      : "miss";
   // A kernel cached unverified (by a machine without a GPU) is generated again where a GPU can
@@ -252,7 +255,8 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
     record = json::parse(hit.files["record.json"], nullptr, false);
     transcript = hit.files.count("transcript.jsonl") ? hit.files["transcript.jsonl"] : "";
   } else {
-    if (result.cache_status == "hit" || result.cache_status == "remote-hit") result.cache_status = "corrupt";
+    if (result.cache_status == "hit" || result.cache_status == "remote-hit")
+      result.cache_status = "corrupt";
     if (auto old = read_file(paths.manifest)) {  // say why it missed, against the previous manifest
       json m = json::parse(*old, nullptr, false);
       if (!m.is_discarded() && m.contains("cache_fields")) {
@@ -282,9 +286,10 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
       auto c = read_candidate_artifact(*file, "override:stage1");
       Evaluation ev = evaluator.evaluate(c, evaluator.can_measure());
       if (!ev.ok())
-        throw UserError(SourceLocation{file->string(), 0, "stage1"},
-                        "the hand-edited stage-1 kernel fails: " + ev.failure_class + ": " + ev.report,
-                        "fix it, or resume from an earlier step");
+        throw UserError(
+            SourceLocation{file->string(), 0, "stage1"},
+            "the hand-edited stage-1 kernel fails: " + ev.failure_class + ": " + ev.report,
+            "fix it, or resume from an earlier step");
       stage1 = StageOutcome{c, ev, {{"step", "stage1"}, {"override", file->string()}}};
     }
     artifacts.dump_file("stage1.cu", candidate_artifact(stage1->winner));
@@ -372,7 +377,8 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
       if (!transcript.empty()) files["transcript.jsonl"] = transcript;
       store->store(result.cache_key, key.describe(), files, reverify);
       std::string why;
-      if (remote && !remote->read_only() && !remote->put(result.cache_key, key.describe(), files, why))
+      if (remote && !remote->read_only() &&
+          !remote->put(result.cache_key, key.describe(), files, why))
         log::warning(result.name + ": " + why + " (" + remote->base_url() + ")");
     }
   }

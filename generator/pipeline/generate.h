@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "util/process.h"
 #include "cache/remote.h"
+#include "util/process.h"
 #include "verify/gpu_verifier.h"
 
 namespace egg::pipeline {
@@ -28,8 +28,8 @@ struct GenerateOptions {
   std::filesystem::path nvcc = "nvcc";
   std::filesystem::path data_dir;
   std::filesystem::path cache_dir;  // empty: default root
-  std::string remote_cache;         // base URL of a shared cache (GET/PUT <url>/ac/<key>); empty: none
-  bool remote_read_only = false;    // read the shared cache, never upload (CI)
+  std::string remote_cache;  // base URL of a shared cache (GET/PUT <url>/ac/<key>); empty: none
+  bool remote_read_only = false;  // read the shared cache, never upload (CI)
   bool cache_enabled = true;
   bool require_verified = false;
   bool compile_check = true;  // nvcc-compile the winner before emitting

@@ -28,7 +28,8 @@ class GpuVerifier {
                          bool time, bool strict, double atol, double rtol) = 0;
   // Nsight Compute metrics of the candidate last run in `work` (parse_ncu_csv's form), or
   // {"unavailable": why} where ncu is missing or cannot read the counters.
-  virtual nlohmann::json profile(const std::filesystem::path& work, const std::filesystem::path& spec_json) {
+  virtual nlohmann::json profile(const std::filesystem::path& work,
+                                 const std::filesystem::path& spec_json) {
     (void)work;
     (void)spec_json;
     return {{"unavailable", "no profiler"}};

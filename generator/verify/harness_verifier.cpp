@@ -3,8 +3,8 @@
 #include <cstdlib>
 
 #include "runner.h"
-#include "verify/ncu.h"
 #include "util/files.h"
+#include "verify/ncu.h"
 
 namespace egg::verify {
 namespace fs = std::filesystem;
@@ -72,16 +72,32 @@ nlohmann::json HarnessVerifier::profile(const fs::path& work, const fs::path& sp
   ProcessSpec p;
   p.exe = *ncu;
   // Clocks stay as they are (METHOD.md); CUPTI is off in the harness, since ncu owns the counters.
-  p.args = {"--clock-control", "none", "--csv", "--metrics", kNcuMetrics, harness_.string(), "verify", "--lib",
-            (work / "candidate.so").string(), "--spec", spec_json.string(), "--work", (work / "ncu").string(),
-            "--out", (work / "ncu" / "result.json").string(), "--max-sets", "1", "--no-cupti", "--no-guard"};
+  p.args = {"--clock-control",
+            "none",
+            "--csv",
+            "--metrics",
+            kNcuMetrics,
+            harness_.string(),
+            "verify",
+            "--lib",
+            (work / "candidate.so").string(),
+            "--spec",
+            spec_json.string(),
+            "--work",
+            (work / "ncu").string(),
+            "--out",
+            (work / "ncu" / "result.json").string(),
+            "--max-sets",
+            "1",
+            "--no-cupti",
+            "--no-guard"};
   p.timeout = std::chrono::minutes(5);
   p.scrub_secrets = true;
   ProcessResult r = runner_.run(p);
   nlohmann::json metrics = parse_ncu_csv(r.out);
   if (metrics.empty())
-    return {{"unavailable", "ncu read no metrics (exit " + std::to_string(r.exit_code) + "): " +
-                                r.err.substr(0, r.err.find('\n'))}};
+    return {{"unavailable", "ncu read no metrics (exit " + std::to_string(r.exit_code) +
+                                "): " + r.err.substr(0, r.err.find('\n'))}};
   return metrics;
 }
 

@@ -23,7 +23,8 @@ class HarnessVerifier : public GpuVerifier {
   GpuOutcome run(const std::filesystem::path& cu, const std::filesystem::path& include_dir,
                  const std::filesystem::path& spec_json, const std::filesystem::path& work,
                  bool time, bool strict, double atol, double rtol) override;
-  nlohmann::json profile(const std::filesystem::path& work, const std::filesystem::path& spec_json) override;
+  nlohmann::json profile(const std::filesystem::path& work,
+                         const std::filesystem::path& spec_json) override;
   std::string gpu_name() const override { return gpu_.name; }
   std::string gpu_arch() const override { return gpu_.arch; }
 

@@ -85,7 +85,10 @@ nlohmann::json parse_ncu_csv(const std::string& csv) {
       // ncu picks the unit per kernel (nsecond, usecond, msecond, second): compare in nanoseconds.
       const auto& d = metrics["gpu__time_duration.sum"];
       const std::string unit = d.value("unit", "nsecond");
-      const double scale = unit == "usecond" ? 1e3 : unit == "msecond" ? 1e6 : unit == "second" ? 1e9 : 1.0;
+      const double scale = unit == "usecond"   ? 1e3
+                           : unit == "msecond" ? 1e6
+                           : unit == "second"  ? 1e9
+                                               : 1.0;
       t = d["value"].get<double>() * scale;
     }
     if (t > longest) {

@@ -6,9 +6,11 @@
 
 namespace egg::verify {
 
-// The metrics asked of ncu: memory and compute throughput (% of peak), achieved occupancy, duration.
+// The metrics asked of ncu: memory and compute throughput (% of peak), achieved occupancy,
+// duration.
 inline constexpr const char* kNcuMetrics =
-    "dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,"
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_"
+    "elapsed,"
     "sm__warps_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum";
 
 // Parses `ncu --csv` output (the details page: one row per kernel and metric, with "Metric Name",

@@ -1,8 +1,8 @@
 // The whole pipeline on fakes: a scripted frontend, nvcc and nvidia-smi.
 #include "pipeline/artifacts.h"
 #include "pipeline/evaluate.h"
-#include "verify/ncu.h"
 #include "pipeline/generate.h"
+#include "verify/ncu.h"
 
 #include <gtest/gtest.h>
 
@@ -288,7 +288,8 @@ TEST_F(PipelineTest, StepArtifactsAreDumpedEditedAndResumedFrom) {
   resumed.from_step = "verify";
   auto r = run(resumed);
   EXPECT_EQ(r.cache_status, "off");  // overrides bypass the cache
-  EXPECT_NE(read_file(dir.path() / "out" / "gelu_bias.cu").value().find("// HAND EDITED"), std::string::npos);
+  EXPECT_NE(read_file(dir.path() / "out" / "gelu_bias.cu").value().find("// HAND EDITED"),
+            std::string::npos);
   EXPECT_EQ(r.manifest["stages"][1]["override"], (dir.path() / "dump" / "stage2.cu").string());
 }
 
@@ -326,23 +327,33 @@ namespace {
 constexpr const char* kNcuCsv =
     "==PROF== Connected to process 123\n"
     "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\","
-    "\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric Unit\","
+    "\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric "
+    "Unit\","
     "\"Metric Value\"\n"
-    "\"0\",\"123\",\"egg-harness\",\"h\",\"small\",\"1\",\"7\",\"(256, 1, 1)\",\"(8, 1, 1)\",\"0\",\"9.0\","
-    "\"Command line profiler metrics\",\"dram__throughput.avg.pct_of_peak_sustained_elapsed\",\"%\",\"3.10\"\n"
-    "\"0\",\"123\",\"egg-harness\",\"h\",\"small\",\"1\",\"7\",\"(256, 1, 1)\",\"(8, 1, 1)\",\"0\",\"9.0\","
+    "\"0\",\"123\",\"egg-harness\",\"h\",\"small\",\"1\",\"7\",\"(256, 1, 1)\",\"(8, 1, "
+    "1)\",\"0\",\"9.0\","
+    "\"Command line profiler "
+    "metrics\",\"dram__throughput.avg.pct_of_peak_sustained_elapsed\",\"%\",\"3.10\"\n"
+    "\"0\",\"123\",\"egg-harness\",\"h\",\"small\",\"1\",\"7\",\"(256, 1, 1)\",\"(8, 1, "
+    "1)\",\"0\",\"9.0\","
     "\"Command line profiler metrics\",\"gpu__time_duration.sum\",\"nsecond\",\"2,016\"\n"
-    "\"1\",\"123\",\"egg-harness\",\"h\",\"big\",\"1\",\"7\",\"(256, 1, 1)\",\"(132, 1, 1)\",\"0\",\"9.0\","
-    "\"Command line profiler metrics\",\"dram__throughput.avg.pct_of_peak_sustained_elapsed\",\"%\",\"91.45\"\n"
-    "\"1\",\"123\",\"egg-harness\",\"h\",\"big\",\"1\",\"7\",\"(256, 1, 1)\",\"(132, 1, 1)\",\"0\",\"9.0\","
-    "\"Command line profiler metrics\",\"sm__throughput.avg.pct_of_peak_sustained_elapsed\",\"%\",\"22.5\"\n"
-    "\"1\",\"123\",\"egg-harness\",\"h\",\"big\",\"1\",\"7\",\"(256, 1, 1)\",\"(132, 1, 1)\",\"0\",\"9.0\","
+    "\"1\",\"123\",\"egg-harness\",\"h\",\"big\",\"1\",\"7\",\"(256, 1, 1)\",\"(132, 1, "
+    "1)\",\"0\",\"9.0\","
+    "\"Command line profiler "
+    "metrics\",\"dram__throughput.avg.pct_of_peak_sustained_elapsed\",\"%\",\"91.45\"\n"
+    "\"1\",\"123\",\"egg-harness\",\"h\",\"big\",\"1\",\"7\",\"(256, 1, 1)\",\"(132, 1, "
+    "1)\",\"0\",\"9.0\","
+    "\"Command line profiler "
+    "metrics\",\"sm__throughput.avg.pct_of_peak_sustained_elapsed\",\"%\",\"22.5\"\n"
+    "\"1\",\"123\",\"egg-harness\",\"h\",\"big\",\"1\",\"7\",\"(256, 1, 1)\",\"(132, 1, "
+    "1)\",\"0\",\"9.0\","
     "\"Command line profiler metrics\",\"gpu__time_duration.sum\",\"usecond\",\"1,234.5\"\n";
 
 TEST(Ncu, ParsesTheLongestKernelsMetrics) {
   auto m = verify::parse_ncu_csv(kNcuCsv);
   ASSERT_TRUE(m.contains("dram__throughput.avg.pct_of_peak_sustained_elapsed"));
-  EXPECT_DOUBLE_EQ(m["dram__throughput.avg.pct_of_peak_sustained_elapsed"]["value"].get<double>(), 91.45);
+  EXPECT_DOUBLE_EQ(m["dram__throughput.avg.pct_of_peak_sustained_elapsed"]["value"].get<double>(),
+                   91.45);
   EXPECT_DOUBLE_EQ(m["gpu__time_duration.sum"]["value"].get<double>(), 1234.5);
   EXPECT_TRUE(verify::parse_ncu_csv("==ERROR== profiling not supported\n").empty());
 }
@@ -352,9 +363,10 @@ TEST(ProfileAgent, NcuCountersDecideTheBottleneck) {
   auto p = profile_agent(ptxas_facts("Used 32 registers"), 1.0, 1e9, 1e12, true, ncu);
   EXPECT_EQ(p["bottleneck"], "memory");  // DRAM 91% against SM 22%, although FLOP/B says compute
   EXPECT_NE(p["feedback"].get<std::string>().find("DRAM 91%"), std::string::npos);
-  auto idle = profile_agent(ptxas_facts("Used 32 registers"), 1.0, 1e9, 1e8, true,
-                            {{"dram__throughput.avg.pct_of_peak_sustained_elapsed", {{"value", 12.0}}},
-                             {"sm__throughput.avg.pct_of_peak_sustained_elapsed", {{"value", 20.0}}}});
+  auto idle =
+      profile_agent(ptxas_facts("Used 32 registers"), 1.0, 1e9, 1e8, true,
+                    {{"dram__throughput.avg.pct_of_peak_sustained_elapsed", {{"value", 12.0}}},
+                     {"sm__throughput.avg.pct_of_peak_sustained_elapsed", {{"value", 20.0}}}});
   EXPECT_EQ(idle["bottleneck"], "latency");
 }
 
@@ -392,7 +404,8 @@ TEST_F(PipelineTest, AHandEditedStageThatFailsIsReportedNotTuned) {
     run(resumed);
     FAIL() << "expected a UserError";
   } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("hand-edited stage-1 kernel fails: compile_error"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("hand-edited stage-1 kernel fails: compile_error"),
+              std::string::npos)
         << e.what();
   }
 }
@@ -405,7 +418,8 @@ namespace {
 
 TEST_F(PipelineTest, ARemoteCacheServesAMachineWithAnEmptyLocalCache) {
   std::map<std::string, std::string> objects;
-  cache::HttpCall http = [&](const std::string& method, const std::string& url, const std::string& body) {
+  cache::HttpCall http = [&](const std::string& method, const std::string& url,
+                             const std::string& body) {
     cache::HttpExchange r;
     if (method == "PUT") {
       objects[url] = body;
