@@ -87,12 +87,8 @@ Candidate LossFamily::render(const spec::Spec& s, const contract::Contract& c, c
   std::set<std::string> pro_leaves, epi_leaves;
   for (const auto& v : plan.operands)
     if (s.find_tensor(v)) pro_leaves.insert(v);
-  for (const auto* n : plan.prologue)
-    for (const auto& a : n->args)
-      if (a.kind == spec::Arg::Kind::node && s.find_tensor(a.node)) pro_leaves.insert(a.node);
-  for (const auto* n : plan.epilogue)
-    for (const auto& a : n->args)
-      if (a.kind == spec::Arg::Kind::node && s.find_tensor(a.node)) epi_leaves.insert(a.node);
+  add_tensor_leaves(s, plan.prologue, pro_leaves);
+  add_tensor_leaves(s, plan.epilogue, epi_leaves);
 
   // Kernel parameters: every leaf once (launch() order), then the outputs.
   std::map<std::string, std::string> pro_value, epi_value;

@@ -84,6 +84,13 @@ std::string broadcast_offset(const spec::Shape& operand, const spec::Shape& out,
   return expr.empty() ? "0" : expr;
 }
 
+void add_tensor_leaves(const spec::Spec& s, const std::vector<const spec::Node*>& nodes,
+                       std::set<std::string>& leaves) {
+  for (const auto* n : nodes)
+    for (const auto& a : n->args)
+      if (a.kind == spec::Arg::Kind::node && s.find_tensor(a.node)) leaves.insert(a.node);
+}
+
 OpTable::OpTable(const std::filesystem::path& data_dir)
     : table_(render::load_template(data_dir, "elementwise/ops.json")),
       helpers_(render::load_template(data_dir, "elementwise/ops.cuh")) {

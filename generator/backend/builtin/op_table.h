@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,10 @@ bool broadcasts_to(const spec::Shape& operand, const spec::Shape& out);
 // expression in the variable `index`), with runs of matching dimensions merged.
 std::string broadcast_offset(const spec::Shape& operand, const spec::Shape& out,
                              const std::string& index = "i");
+
+// Adds to `leaves` the inputs and params (not nodes) that `nodes` read as operands.
+void add_tensor_leaves(const spec::Spec& s, const std::vector<const spec::Node*>& nodes,
+                       std::set<std::string>& leaves);
 
 // The op table.
 class OpTable {

@@ -73,12 +73,8 @@ Candidate PoolFamily::render(const spec::Spec& s, const contract::Contract& c, c
 
   std::set<std::string> pro_leaves, epi_leaves;
   if (s.find_tensor(plan.input)) pro_leaves.insert(plan.input);
-  for (const auto* n : plan.prologue)
-    for (const auto& a : n->args)
-      if (a.kind == spec::Arg::Kind::node && s.find_tensor(a.node)) pro_leaves.insert(a.node);
-  for (const auto* n : plan.epilogue)
-    for (const auto& a : n->args)
-      if (a.kind == spec::Arg::Kind::node && s.find_tensor(a.node)) epi_leaves.insert(a.node);
+  add_tensor_leaves(s, plan.prologue, pro_leaves);
+  add_tensor_leaves(s, plan.epilogue, epi_leaves);
 
   // Leaves once each in launch() order; loads at the input element (egg_e) or output element
   // (egg_o).

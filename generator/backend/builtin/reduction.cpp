@@ -124,12 +124,8 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
   // Leaves read per element (prologue; epilogue too unless reducing) and per row (reduce epilogue).
   std::set<std::string> elem_leaves, row_leaves;
   if (s.find_tensor(plan.input)) elem_leaves.insert(plan.input);
-  for (const auto* n : plan.prologue)
-    for (const auto& a : n->args)
-      if (a.kind == spec::Arg::Kind::node && s.find_tensor(a.node)) elem_leaves.insert(a.node);
-  for (const auto* n : plan.epilogue)
-    for (const auto& a : n->args)
-      if (a.kind == spec::Arg::Kind::node && s.find_tensor(a.node)) (reduce ? row_leaves : elem_leaves).insert(a.node);
+  add_tensor_leaves(s, plan.prologue, elem_leaves);
+  add_tensor_leaves(s, plan.epilogue, reduce ? row_leaves : elem_leaves);
   for (const auto& name : row_leaves)
     if (elem_leaves.count(name))
       throw UserError(an.where, "tensor " + name + " is read both before and after `" + an.target +
