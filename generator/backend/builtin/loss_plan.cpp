@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "backend/builtin/plan_util.h"
 #include "backend/builtin/loss.h"
 
 namespace egg::backend::builtin {
@@ -11,18 +12,6 @@ namespace {
 
 using nlohmann::json;
 using spec::Shape;
-
-std::string quote(const spec::Node& n) {
-  return "`" + n.target + "`" + (n.code.empty() ? "" : " (in `" + n.code + "`)");
-}
-
-std::string at_line(const spec::Node& n) {
-  return n.where.line > 0 ? " (line " + std::to_string(n.where.line) + ")" : "";
-}
-
-bool float_storage(spec::DType d) {
-  return d == spec::DType::float32 || d == spec::DType::float16 || d == spec::DType::bfloat16;
-}
 
 // Canonical loss op → kind, and the losses the family knows but does not implement.
 const std::map<std::string, std::string> kLosses = {{"mse_loss", "mse"},
@@ -42,13 +31,6 @@ const std::set<std::string> kOtherLosses = {"nll_loss",
                                             "soft_margin_loss",
                                             "multilabel_margin_loss",
                                             "poisson_nll_loss"};
-
-std::vector<std::string> node_args(const spec::Node& n) {
-  std::vector<std::string> out;
-  for (const auto& a : n.args)
-    if (a.kind == spec::Arg::Kind::node) out.push_back(a.node);
-  return out;
-}
 
 double number(const json& attrs, const std::string& key, double fallback) {
   return attrs.contains(key) && attrs[key].is_number() ? attrs[key].get<double>() : fallback;

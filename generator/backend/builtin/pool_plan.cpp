@@ -2,6 +2,7 @@
 // geometry, or the reason (op and line) the family cannot implement the spec.
 #include <set>
 
+#include "backend/builtin/plan_util.h"
 #include "backend/builtin/pool.h"
 
 namespace egg::backend::builtin {
@@ -9,18 +10,6 @@ namespace {
 
 using nlohmann::json;
 using spec::Shape;
-
-std::string quote(const spec::Node& n) {
-  return "`" + n.target + "`" + (n.code.empty() ? "" : " (in `" + n.code + "`)");
-}
-
-std::string at_line(const spec::Node& n) {
-  return n.where.line > 0 ? " (line " + std::to_string(n.where.line) + ")" : "";
-}
-
-bool float_storage(spec::DType d) {
-  return d == spec::DType::float32 || d == spec::DType::float16 || d == spec::DType::bfloat16;
-}
 
 // The pool ops this family implements, and the ones it knows but rejects.
 bool is_pool(const std::string& op) {
@@ -31,13 +20,6 @@ bool is_pool(const std::string& op) {
 }
 bool is_other_pool(const std::string& op) {
   return op.rfind("adaptive_", 0) == 0 && op.find("_pool") != std::string::npos;
-}
-
-std::vector<std::string> node_args(const spec::Node& n) {
-  std::vector<std::string> out;
-  for (const auto& a : n.args)
-    if (a.kind == spec::Arg::Kind::node) out.push_back(a.node);
-  return out;
 }
 
 // An int-or-list attribute spread over `dims` spatial dims (right-aligned into D, H, W); false when

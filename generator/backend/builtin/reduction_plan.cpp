@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "backend/builtin/plan_util.h"
 #include "backend/builtin/reduction.h"
 
 namespace egg::backend::builtin {
@@ -18,26 +19,6 @@ const std::set<std::string> kScan = {"cumsum", "cumprod"};
 
 bool is_anchor(const spec::Node& n) {
   return kReduce.count(n.op) || kNormalize.count(n.op) || kScan.count(n.op);
-}
-
-std::string quote(const spec::Node& n) {
-  return "`" + n.target + "`" + (n.code.empty() ? "" : " (in `" + n.code + "`)");
-}
-
-std::string at_line(const spec::Node& n) {
-  return n.where.line > 0 ? " (line " + std::to_string(n.where.line) + ")" : "";
-}
-
-bool float_storage(spec::DType d) {
-  return d == spec::DType::float32 || d == spec::DType::float16 || d == spec::DType::bfloat16;
-}
-
-// The node names a node reads.
-std::vector<std::string> node_args(const spec::Node& n) {
-  std::vector<std::string> out;
-  for (const auto& a : n.args)
-    if (a.kind == spec::Arg::Kind::node) out.push_back(a.node);
-  return out;
 }
 
 // The reduced dims of the anchor (sorted, non-negative), or an error.
