@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <future>
@@ -13,6 +14,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "gpu_lock.h"
 #include "harness_spec.h"
 #include "kernel_trace.h"
 #include "refs.h"
@@ -387,6 +389,10 @@ void Verifier::classify(const std::vector<std::vector<HostTensor>>& outs, const 
 void Verifier::time_candidate(Group& g) {
   Timing t;
   upload(g, sets_[0]);
+  // Other processes may verify on this GPU meanwhile; nobody else times on it while we do.
+  const GpuTimingLock lock;
+  result_.phases_ms["gpu_lock_wait"] = lock.waited_ms();
+  if (!lock.error().empty()) std::fprintf(stderr, "egg-harness: warning: %s\n", lock.error().c_str());
   int l2 = 0;
   check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "L2 size");
   t.l2_flush_bytes = std::max<std::int64_t>(2 * std::int64_t{l2}, 16 << 20);

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# Quick GPU pass over some op.py files: builds only egg-gen and egg-harness, then runs
-# `egg-gen bench` on each op separately so every finished op's row survives a time limit.
+# The suite benchmark on the GPU machine in one call: builds only egg-gen and egg-harness, then
+# runs `egg-gen bench` over the given op.py files or folders with several ops in flight (timed
+# spans take turns on the GPU lock, harness/gpu_lock.h), writing each op's row as soon as it is
+# done so a run cut short by a time limit keeps what it finished.
 #
-#   bash tools/gpu_suite.sh examples/suite/ew_relu.py examples/suite/red_softmax.py ...
+#   bash tools/gpu_suite.sh examples/suite                 # everything
+#   bash tools/gpu_suite.sh examples/suite/gemm_*.py       # one family
 #
-# Output ($OUT, else ./gpu-suite-out): suite.txt (tables), suite.jsonl (one report per op), build.log.
-# EGG_BENCH_BUDGET (default 2) candidates per stage; EGG_BENCH_FLAGS extra bench flags.
+# Output ($OUT, else ./gpu-suite-out): rows.jsonl (one row per finished op), bench.json/bench.md
+# (the full report, when the run finished), suite.txt (tables), suite.log, build.log.
+# Environment: EGG_BENCH_JOBS (default: cores - 4, at least 1), EGG_BENCH_BUDGET (candidates per
+# stage, default 2), EGG_BENCH_FLAGS (extra bench flags, e.g. --no-strict), EGG_SUITE_DEADLINE
+# (seconds from the start after which the bench is stopped, default 570).
 set -u -o pipefail
+START=$SECONDS
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${OUT:-$ROOT/gpu-suite-out}"
 mkdir -p "$OUT"
@@ -17,14 +24,27 @@ B="$ROOT/build-gpu"
 { cmake -S "$ROOT" -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEGG_PYTHON="$PY" -DEGG_BUILD_TESTS=OFF \
         -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" && cmake --build "$B" -j "$(nproc)" --target egg-gen egg-harness; } \
   >"$OUT/build.log" 2>&1 || { echo "build failed"; tail -30 "$OUT/build.log"; exit 1; }
+echo "build: $((SECONDS - START)) s"
 ARCH="sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)"
-echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) date: $(date -u +%FT%TZ)" | tee "$OUT/suite.txt"
-for op in "$@"; do
-  name="$(basename "$op" .py)"
-  start=$(date +%s)
-  EGG_CACHE=off "$B/generator/egg-gen" bench "$op" --arch "$ARCH" --out "$ROOT/build-suite/$name" --python "$PY" \
-    --nvcc "$(command -v nvcc)" --budget "${EGG_BENCH_BUDGET:-2}" ${EGG_BENCH_FLAGS:-} >>"$OUT/suite.txt" 2>>"$OUT/suite.log"
-  echo "($name: $(( $(date +%s) - start )) s)" >>"$OUT/suite.txt"
-  cat "$ROOT/build-suite/$name/bench.json" | tr -d '\n' >>"$OUT/suite.jsonl" 2>/dev/null; echo >>"$OUT/suite.jsonl"
-done
-cat "$OUT/suite.txt"
+JOBS="${EGG_BENCH_JOBS:-$(( $(nproc) > 5 ? $(nproc) - 4 : 1 ))}"
+LEFT=$(( ${EGG_SUITE_DEADLINE:-570} - (SECONDS - START) ))
+echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) date: $(date -u +%FT%TZ) jobs: $JOBS budget: ${EGG_BENCH_BUDGET:-2} time left: $LEFT s" | tee "$OUT/suite.txt"
+: >"$OUT/rows.jsonl"
+rm -rf "$ROOT/build-suite"
+EGG_CACHE=off timeout --signal=TERM "$LEFT" "$B/generator/egg-gen" bench "$@" --arch "$ARCH" \
+  --out "$ROOT/build-suite" --python "$PY" --nvcc "$(command -v nvcc)" -j "$JOBS" \
+  --budget "${EGG_BENCH_BUDGET:-2}" --rows "$OUT/rows.jsonl" --json "$OUT/bench.json" \
+  --markdown "$OUT/bench.md" ${EGG_BENCH_FLAGS:-} >>"$OUT/suite.txt" 2>"$OUT/suite.log"
+echo "bench rc $? after $((SECONDS - START)) s" | tee -a "$OUT/suite.txt"
+# The rows that finished, whether or not the whole run did.
+"$PY" - "$OUT/rows.jsonl" <<'PYEOF' | tee -a "$OUT/suite.txt"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+f = lambda v, s="%.4f": "-" if not isinstance(v, (int, float)) else s % v
+for r in sorted(rows, key=lambda r: r["op"]):
+    print("%-36s %-4s %9s %9s %9s %6s %6s %6s %5ss  %s" % (r["op"], "ok" if r["verified"] else "NO",
+          f(r["kernel_ms"]), f(r["eager_ms"]), f(r["compile_ms"]), f(r["speedup_vs_eager"], "%.2f"),
+          f(r["speedup_vs_compile"], "%.2f"), f(r.get("achieved_gbps"), "%.0f"), f(r["generate_s"], "%.0f"),
+          "" if r["verified"] else r["status"][:300]))
+print("rows %d, verified %d" % (len(rows), sum(r["verified"] for r in rows)))
+PYEOF

@@ -1,7 +1,7 @@
 // egg-gen: generates verified CUDA kernels from PyTorch reference code.
 //
 //   egg-gen generate <op.py> --arch sm_90 [--arch ...] --out <dir> [--name n] [--backend b] ...
-//   egg-gen bench <op.py or folder>... --arch sm_90 --out <dir> [--json f] [--markdown f]
+//   egg-gen bench <op.py or folder>... --arch sm_90 --out <dir> [--json f] [--markdown f] [-j N]
 //       (exit 1 when an op could not be generated or failed verification)
 //   egg-gen cache stats | clear | explain <key>
 //   egg-gen version
@@ -10,8 +10,11 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "cache/store.h"
 #include "llm/http_client.h"
@@ -167,8 +170,11 @@ egg::cache::HttpCall remote_cache_http() {
 }
 
 // The GPU verifier when a GPU and egg-harness are here; otherwise null and the reason in `g`.
-std::unique_ptr<egg::verify::GpuVerifier> make_verifier(egg::ProcessRunner& runner,
-                                                        CommonOptions& c) {
+// `time_limit` bounds one egg-harness run (timed spans included, which may wait for the GPU
+// lock while other processes time).
+std::unique_ptr<egg::verify::GpuVerifier> make_verifier(
+    egg::ProcessRunner& runner, CommonOptions& c,
+    std::chrono::seconds time_limit = std::chrono::seconds(60)) {
   if (c.no_verify) {
     c.g.no_gpu_reason = "verification disabled (--no-verify)";
     return nullptr;
@@ -195,43 +201,72 @@ std::unique_ptr<egg::verify::GpuVerifier> make_verifier(egg::ProcessRunner& runn
     return nullptr;
   }
   return std::make_unique<egg::verify::HarnessVerifier>(runner, c.g.nvcc, *harness, gpu,
-                                                        std::chrono::seconds(60));
+                                                        time_limit);
 }
 
 int run_bench(CommonOptions& c, const std::vector<std::string>& paths, const std::string& json_out,
-              const std::string& md_out, double copy_gbps) {
+              const std::string& md_out, double copy_gbps, int jobs, const std::string& rows_out) {
   egg::SystemProcessRunner runner;
-  auto verifier = make_verifier(runner, c);
+  // With several ops in flight a harness run may wait for the GPU timing lock (harness/gpu_lock.h)
+  // while the others time: its limit grows with the number of jobs.
+  auto verifier = make_verifier(runner, c, std::chrono::seconds(60 + 45 * (jobs - 1)));
   egg::pipeline::Services services{runner, verifier.get(), remote_cache_http()};
   std::vector<fs::path> inputs(paths.begin(), paths.end());
   auto ops = egg::pipeline::collect_ops(inputs);
   if (ops.empty())
     throw egg::UserError("no op.py files in the given paths",
                          "pass op.py files or folders holding them");
-  json rows = json::array();
   const fs::path out_root = c.g.out_dir;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    auto o = c.g;
-    o.op_file = ops[i];
-    o.name = egg::pipeline::default_name(ops[i]);
-    o.out_dir = out_root / o.name;
-    std::cerr << "egg: bench [" << i + 1 << "/" << ops.size() << "] " << ops[i].string()
-              << std::endl;
-    auto start = std::chrono::steady_clock::now();
-    auto seconds = [&] {
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    };
-    try {
-      auto r = egg::pipeline::generate(o, services);
-      rows.push_back(egg::pipeline::bench_row(o.name, r.manifest, seconds()));
-    } catch (const egg::UserError& e) {
-      rows.push_back(egg::pipeline::bench_error_row(o.name, e.describe(), seconds()));
-    } catch (const std::exception& e) {
-      rows.push_back(
-          egg::pipeline::bench_error_row(o.name, std::string("internal: ") + e.what(), seconds()));
+  // Ops run side by side on `jobs` threads (tracing, nvcc and verification overlap; timed spans
+  // take turns on the GPU lock); each row lands in its op's slot, so the report keeps op order.
+  std::vector<json> slots(ops.size());
+  std::mutex log_mutex;
+  size_t next = 0;
+  auto work = [&] {
+    while (true) {
+      size_t i;
+      {
+        std::lock_guard<std::mutex> lock(log_mutex);
+        if (next >= ops.size()) return;
+        i = next++;
+        std::cerr << "egg: bench [" << i + 1 << "/" << ops.size() << "] " << ops[i].string()
+                  << std::endl;
+      }
+      auto o = c.g;
+      o.op_file = ops[i];
+      o.name = egg::pipeline::default_name(ops[i]);
+      o.out_dir = out_root / o.name;
+      auto start = std::chrono::steady_clock::now();
+      auto seconds = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      };
+      json row;
+      try {
+        auto r = egg::pipeline::generate(o, services);
+        row = egg::pipeline::bench_row(o.name, r.manifest, seconds());
+      } catch (const egg::UserError& e) {
+        row = egg::pipeline::bench_error_row(o.name, e.describe(), seconds());
+      } catch (const std::exception& e) {
+        row =
+            egg::pipeline::bench_error_row(o.name, std::string("internal: ") + e.what(), seconds());
+      }
+      std::lock_guard<std::mutex> lock(log_mutex);
+      if (!rows_out.empty()) {  // every finished row at once, so a killed run keeps its rows
+        std::ofstream rows_file(rows_out, std::ios::app);
+        rows_file << row.dump() << std::endl;
+      }
+      std::cerr << "egg: bench " << o.name << ": " << row.value("status", "") << " ("
+                << static_cast<int>(seconds()) << " s)" << std::endl;
+      slots[i] = std::move(row);
     }
-    std::cerr << "egg: bench " << o.name << ": " << rows.back().value("status", "") << std::endl;
-  }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::min<int>(jobs, static_cast<int>(ops.size())); ++t)
+    pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  json rows = json::array();
+  for (auto& row : slots) rows.push_back(std::move(row));
   auto report =
       egg::pipeline::bench_report(rows, verifier ? verifier->gpu_name() : "none", copy_gbps);
   std::cout << egg::pipeline::bench_text(report);
@@ -291,6 +326,14 @@ int main(int argc, char** argv) {
   bench->add_option("--copy-gbps", copy_gbps,
                     "measured copy bandwidth, for the % of ceiling column");
   bench->add_flag("--no-strict", bench_lenient, "skip compute-sanitizer memcheck on the winners");
+  int bench_jobs = 1;
+  bench
+      ->add_option("-j,--jobs", bench_jobs,
+                   "ops generated side by side (default 1); timing takes turns on the GPU")
+      ->check(CLI::Range(1, 64));
+  std::string bench_rows;
+  bench->add_option("--rows", bench_rows,
+                    "append each op's row to this JSON-lines file as soon as it is done");
 
   std::string cache_action, cache_key, cache_root;
   auto* cache = app.add_subcommand("cache", "inspect the kernel cache");
@@ -317,7 +360,8 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("bench")) {
       finish_common(bench_opts);
       bench_opts.g.strict = !bench_lenient;
-      return run_bench(bench_opts, bench_paths, bench_json, bench_md, copy_gbps);
+      return run_bench(bench_opts, bench_paths, bench_json, bench_md, copy_gbps, bench_jobs,
+                       bench_rows);
     }
     finish_common(gen_opts);
     gen_opts.g.baseline = !no_baseline;

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "gpu_lock.h"
 #include "runner.h"
 #include "util/files.h"
 #include "verify/ncu.h"
@@ -93,7 +94,11 @@ nlohmann::json HarnessVerifier::profile(const fs::path& work, const fs::path& sp
             "--no-guard"};
   p.timeout = std::chrono::minutes(5);
   p.scrub_secrets = true;
-  ProcessResult r = runner_.run(p);
+  ProcessResult r;
+  {
+    const harness::GpuTimingLock lock;  // counters from a GPU nobody else times on
+    r = runner_.run(p);
+  }
   nlohmann::json metrics = parse_ncu_csv(r.out);
   if (metrics.empty())
     return {{"unavailable", "ncu read no metrics (exit " + std::to_string(r.exit_code) +

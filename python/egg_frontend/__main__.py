@@ -27,6 +27,10 @@ def _parser():
                    help="trace only: no reference tensors (nothing will verify against them)")
     t.add_argument("--seeds", type=int, default=3,
                    help="seeded input sets beyond the declared one (default 3)")
+    t.add_argument("--ref-device", choices=("cpu", "cuda"), default="cpu",
+                   help="where shapes and reference outputs are computed (default cpu); cuda "
+                        "computes them with full-fp32 math (no TF32) and falls back to the CPU "
+                        "when the model does not run there")
     return p
 
 
@@ -47,11 +51,28 @@ def _write_json(path, obj, written):
     written.append(path)
 
 
-def trace(op_path, out_dir, seeds, with_refs=True):
-    """Do the work of ``trace``; raises FrontendError.  ``written`` lists files created."""
+def trace(op_path, out_dir, seeds, with_refs=True, ref_device="cpu"):
+    """Do the work of ``trace``; raises FrontendError.  ``written`` lists files created.
+
+    With ``ref_device="cuda"`` (and a GPU) the model runs there; a model that fails there (a
+    tensor created on the CPU inside forward, say) is traced again on the CPU."""
     with warnings.catch_warnings():  # torch warns when numpy is absent; irrelevant here
         warnings.filterwarnings("ignore", message=".*Failed to initialize NumPy.*")
-        import torch  # noqa: F401  (imported here so --help stays fast)
+        import torch
+    if ref_device == "cuda" and torch.cuda.is_available():
+        # References are the exact fp32 results: no TF32 anywhere (kernels that opt in to TF32
+        # are checked at a matching tolerance instead).
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        try:
+            return _trace_on(op_path, out_dir, seeds, with_refs, "cuda")
+        except UserError as e:
+            print("egg: note: the model does not run on the GPU (%s); computing references on "
+                  "the CPU" % e.message.splitlines()[0], file=sys.stderr)
+    return _trace_on(op_path, out_dir, seeds, with_refs, "cpu")
+
+
+def _trace_on(op_path, out_dir, seeds, with_refs, device):
     from . import deps, loader, refs, spec, tracer
 
     written = []
@@ -63,9 +84,12 @@ def trace(op_path, out_dir, seeds, with_refs=True):
             user_files = [op.path] + op.local_files()
             gm = tracer.trace(op, user_files)
             _check_arity(op, gm, inputs0)
+            if device != "cpu":
+                op.model.to(device)
+                gm.to(device)
             try:
                 loader.reset_state(op)
-                tracer.propagate(gm, [t.clone() for t in inputs0])
+                tracer.propagate(gm, [t.to(device) for t in inputs0])
             except tracer.NodeFailure as f:
                 raise _node_error(op, gm, f, user_files)
             params = spec.collect_params(op.model, gm)
@@ -77,7 +101,7 @@ def trace(op_path, out_dir, seeds, with_refs=True):
                 reference["params"] = refs.write_params(out_dir, params, written, op.initial_state)
             for k in range(seeds + 1 if with_refs else 0):
                 inputs = inputs0 if k == 0 else loader.get_inputs(op, k)
-                outs = refs.run_eager(op, inputs, k, n_out, user_files)
+                outs = refs.run_eager(op, [t.to(device) for t in inputs], k, n_out, user_files)
                 rel = refs.write_set(out_dir, k, inputs, outs, written)
                 reference["sets"].append({"file": rel, "seed": k, "declared": k == 0})
             doc["deps"] = deps.deps_list(op.path, op.local_files())
@@ -149,7 +173,7 @@ def main(argv=None):
         _remove([os.path.join(out_dir, "error.json"), os.path.join(out_dir, "spec.json")])
         if args.seeds < 0:
             raise UserError(op_path, 0, "--seeds", "--seeds must be >= 0", "pass --seeds 3")
-        trace(op_path, out_dir, args.seeds, not args.no_refs)
+        trace(op_path, out_dir, args.seeds, not args.no_refs, args.ref_device)
         return 0
     except FrontendError as e:
         err = e
