@@ -11,7 +11,8 @@
 # (the full report, when the run finished), suite.txt (tables), suite.log, build.log.
 # Environment: EGG_BENCH_JOBS (default: cores - 4, at least 1), EGG_BENCH_BUDGET (candidates per
 # stage, default 2), EGG_BENCH_FLAGS (extra bench flags, e.g. --no-strict), EGG_SUITE_DEADLINE
-# (seconds from the start after which the bench is stopped, default 570).
+# (seconds from the start after which the bench is stopped, default 570), EGG_NCU (default off:
+# no Nsight Compute counters for the winners).
 set -u -o pipefail
 START=$SECONDS
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,7 +32,7 @@ LEFT=$(( ${EGG_SUITE_DEADLINE:-570} - (SECONDS - START) ))
 echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) date: $(date -u +%FT%TZ) jobs: $JOBS budget: ${EGG_BENCH_BUDGET:-2} time left: $LEFT s" | tee "$OUT/suite.txt"
 : >"$OUT/rows.jsonl"
 rm -rf "$ROOT/build-suite"
-EGG_CACHE=off timeout --signal=TERM "$LEFT" "$B/generator/egg-gen" bench "$@" --arch "$ARCH" \
+EGG_NCU="${EGG_NCU:-off}" EGG_CACHE=off timeout --signal=TERM "$LEFT" "$B/generator/egg-gen" bench "$@" --arch "$ARCH" \
   --out "$ROOT/build-suite" --python "$PY" --nvcc "$(command -v nvcc)" -j "$JOBS" \
   --budget "${EGG_BENCH_BUDGET:-2}" --rows "$OUT/rows.jsonl" --json "$OUT/bench.json" \
   --markdown "$OUT/bench.md" ${EGG_BENCH_FLAGS:-} >>"$OUT/suite.txt" 2>"$OUT/suite.log"
