@@ -12,6 +12,7 @@
 #include "pipeline/evaluate.h"
 #include "pipeline/key.h"
 #include "pipeline/stage.h"
+#include "pipeline/tolerance.h"
 #include "toolchain/nvcc.h"
 #include "util/files.h"
 #include "util/log.h"
@@ -79,13 +80,17 @@ std::string precision(const GenerateOptions& o) {
   return p;
 }
 
+// The user's tolerance, else the spec's default (pipeline/tolerance.h: by output dtype, TF32-class
+// for PRECISION opt-ins and fp32 convolutions).
 std::pair<double, double> tolerance(const GenerateOptions& o, const spec::Spec& s) {
-  double atol = 1e-4, rtol = 1e-4;
-  for (const auto& out : s.outputs)
-    if (out.dtype == spec::DType::float16 || out.dtype == spec::DType::bfloat16) atol = rtol = 1e-2;
-  // Faster math the user opted in to is checked at the matching (fp16/bf16-class) tolerance.
-  if (precision(o) != "default") atol = rtol = 1e-2;
-  return {o.atol >= 0 ? o.atol : atol, o.rtol >= 0 ? o.rtol : rtol};
+  const Tolerance t = default_tolerance(s, precision(o));
+  return {o.atol >= 0 ? o.atol : t.atol, o.rtol >= 0 ? o.rtol : t.rtol};
+}
+
+// Why the tolerance is what it is, for the manifest.
+std::string tolerance_basis(const GenerateOptions& o, const spec::Spec& s) {
+  if (o.atol >= 0 || o.rtol >= 0) return "set by the user (TOLERANCE / --tolerance)";
+  return default_tolerance(s, precision(o)).basis;
 }
 
 // Minimum bytes moved (each input, param and output once) and element-wise FLOPs, for the roofline.
@@ -411,6 +416,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
       {"cache_fields", key.describe()},
       {"precision", precision(o)},
       {"tolerance", {{"atol", tol.first}, {"rtol", tol.second}}},
+      {"tolerance_basis", tolerance_basis(o, s)},
       {"candidate", record.value("candidate", "")},
       {"summary", record.value("summary", "")},
       {"params", record.value("params", json::object())},

@@ -1,5 +1,6 @@
 #include "backend/builtin/families.h"
 
+#include "backend/builtin/conv.h"
 #include "backend/builtin/elementwise.h"
 #include "backend/builtin/gemm.h"
 #include "backend/builtin/loss.h"
@@ -15,6 +16,7 @@ std::vector<std::unique_ptr<Family>> make_families(const std::filesystem::path& 
   families.push_back(std::make_unique<GemmFamily>(data_dir, precision));
   families.push_back(std::make_unique<NormFamily>(data_dir));
   families.push_back(std::make_unique<ReductionFamily>(data_dir));
+  families.push_back(std::make_unique<ConvFamily>(data_dir));
   families.push_back(std::make_unique<PoolFamily>(data_dir));
   families.push_back(std::make_unique<LossFamily>(data_dir));
   families.push_back(std::make_unique<ElementwiseFamily>(data_dir));

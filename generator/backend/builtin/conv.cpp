@@ -1,0 +1,432 @@
+#include "backend/builtin/conv.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace egg::backend::builtin {
+namespace {
+
+using nlohmann::json;
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+bool fp32(const ConvPlan& p) { return p.dtype == spec::DType::float32; }
+
+// True when the direct kernels suit the plan better than the implicit GEMM (the expert prior):
+// depthwise and other thin groups leave the tensor-core tile mostly empty.
+bool prefer_direct(const ConvPlan& p) { return p.gemm_n() < 16 || p.gemm_k() < 32; }
+
+// The implicit GEMM's default tile for a plan: the N tile follows the channels of a group.
+ConvParams igemm_default(const ConvPlan& p, const std::string& math) {
+  ConvParams q;
+  q.structure = "igemm";
+  q.math = fp32(p) ? math : "native";
+  if (p.gemm_n() <= 16) {
+    q.bm = 128, q.bn = 16, q.warps_m = 4, q.warps_n = 1;
+  } else if (p.gemm_n() <= 32) {
+    q.bm = 128, q.bn = 32, q.warps_m = 4, q.warps_n = 1;
+  } else {
+    q.bm = 128, q.bn = 64, q.warps_m = 4, q.warps_n = 2;
+  }
+  q.bk = 32;
+  return q;
+}
+
+// The largest of {4, 2, 1} output channels per thread that divides a group's channels.
+int default_co(const ConvPlan& p) {
+  for (int co : {4, 2})
+    if (p.cout_per_group() % co == 0) return co;
+  return 1;
+}
+
+}  // namespace
+
+json ConvParams::to_json() const {
+  json j = {{"structure", structure}};
+  if (structure == "igemm") {
+    j.update({{"math", math},
+              {"bm", bm},
+              {"bn", bn},
+              {"bk", bk},
+              {"warps_m", warps_m},
+              {"warps_n", warps_n},
+              {"min_blocks", min_blocks}});
+  } else {
+    j.update({{"block", block}, {"co", co}});
+    if (structure == "direct") j["opt"] = opt;
+  }
+  return j;
+}
+
+ConvParams ConvParams::from_json(const json& j) {
+  ConvParams p;
+  p.structure = j.value("structure", p.structure);
+  p.math = j.value("math", p.math);
+  p.bm = j.value("bm", p.bm);
+  p.bn = j.value("bn", p.bn);
+  p.bk = j.value("bk", p.bk);
+  p.warps_m = j.value("warps_m", p.warps_m);
+  p.warps_n = j.value("warps_n", p.warps_n);
+  p.min_blocks = j.value("min_blocks", p.min_blocks);
+  p.block = j.value("block", p.block);
+  p.opt = j.value("opt", p.opt);
+  p.co = j.value("co", p.co);
+  return p;
+}
+
+std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const ConvParams& q) {
+  if ((q.structure == "transpose") != p.transposed)
+    return p.transposed ? "a transposed convolution runs on the transpose structure only"
+                        : "the transpose structure computes transposed convolutions only";
+  if (q.structure == "igemm") {
+    if (fp32(p) ? (q.math != "tf32" && q.math != "3xtf32") : q.math != "native")
+      return "math '" + q.math + "' does not fit " + spec::dtype_name(p.dtype) +
+             " (fp32: tf32 or 3xtf32; fp16/bf16: native)";
+    const int threads = q.warps_m * q.warps_n * 32;
+    if (q.bm < 16 || q.bn < 16 || q.bk < 16 || q.bm % (q.warps_m * 16) != 0 ||
+        q.bn % (q.warps_n * 16) != 0 || q.bk % 16 != 0)
+      return "tile " + std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" +
+             std::to_string(q.bk) + " does not split into 16x16 fragments over the warps";
+    if (threads > 1024 || threads % q.bm != 0 || (q.bn * q.bk) % threads != 0)
+      return "the block's threads do not map onto the tile loads (threads must be a multiple of "
+             "BM and divide BN*BK)";
+    const std::int64_t frags = std::int64_t(q.bm / q.warps_m / 16) * (q.bn / q.warps_n / 16) *
+                               (q.math == "3xtf32" ? 2 : 1);
+    if (frags > 16) return "more than 16 accumulator fragments per warp (register spills)";
+    const std::int64_t es = fp32(p) ? 4 : 2, pad = 16 / es;
+    const std::int64_t pipe = 2 * (q.bk * (q.bm + pad) + q.bn * (q.bk + pad)) * es;
+    const std::int64_t staging = std::int64_t(q.bn) * (q.bm + 4) * 4;
+    if (q.min_blocks < 1 || q.min_blocks > 4 ||
+        std::int64_t(q.min_blocks) * std::max(pipe, staging) > 227 * 1024 ||
+        std::int64_t(q.min_blocks) * threads > 2048)
+      return "min_blocks " + std::to_string(q.min_blocks) + " does not fit one SM";
+    if (ceil_div(p.gemm_m(), q.bm) >= (std::int64_t(1) << 31) || ceil_div(p.gemm_n(), q.bn) > 65535)
+      return "grid too large";
+    return std::nullopt;
+  }
+  if (q.structure != "direct" && q.structure != "transpose")
+    return "unknown structure '" + q.structure + "'";
+  if (q.block < 32 || q.block > 1024 || q.block % 32 != 0)
+    return "block of " + std::to_string(q.block) + " threads";
+  if (q.co < 1 || q.co > 16 || p.cout_per_group() % q.co != 0)
+    return std::to_string(q.co) + " output channels per thread do not divide the " +
+           std::to_string(p.cout_per_group()) + " of a group";
+  std::int64_t threads = p.batch * p.groups * (p.cout_per_group() / q.co) * p.out[0] * p.out[1];
+  if (q.structure == "direct") {
+    if (q.opt != 1 && q.opt != 2 && q.opt != 4 && q.opt != 8) return "opt must be 1, 2, 4 or 8";
+    if (q.opt > p.out[2]) return "more outputs per thread than the output row has";
+    if (q.co * q.opt > 32) return "more than 32 accumulators per thread";
+    threads *= ceil_div(p.out[2], q.opt);
+  } else {
+    threads *= p.out[2];
+  }
+  if (ceil_div(threads, q.block) >= (std::int64_t(1) << 31)) return "grid too large";
+  return std::nullopt;
+}
+
+ConvFamily::ConvFamily(const std::filesystem::path& data_dir)
+    : ops_(data_dir),
+      common_(render::load_template(data_dir, "conv/common.cuh.tmpl")),
+      igemm_(render::load_template(data_dir, "conv/igemm.cuh.tmpl")),
+      direct_(render::load_template(data_dir, "conv/direct.cuh.tmpl")),
+      transpose_(render::load_template(data_dir, "conv/transpose.cuh.tmpl")),
+      launch_(render::load_template(data_dir, "conv/launch.tmpl")) {}
+
+std::vector<std::pair<std::string, std::string>> ConvFamily::key_inputs() const {
+  auto inputs = ops_.key_inputs();
+  for (const auto* t : {&common_, &igemm_, &direct_, &transpose_, &launch_})
+    inputs.push_back({t->name, t->text});
+  return inputs;
+}
+
+std::optional<UserError> ConvFamily::cannot_implement(const spec::Spec& s) const {
+  auto plan = plan_conv(s, ops_);
+  if (auto* e = std::get_if<UserError>(&plan)) return *e;
+  return std::nullopt;
+}
+
+ConvPlan ConvFamily::plan(const spec::Spec& s) const {
+  auto plan = plan_conv(s, ops_);
+  if (auto* e = std::get_if<UserError>(&plan)) throw *e;
+  return std::get<ConvPlan>(plan);
+}
+
+Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, const ConvPlan& plan,
+                             const ConvParams& q) const {
+  if (auto why = conv_params_unsupported(plan, q))
+    throw InternalError("conv family: parameters " + q.to_json().dump() +
+                        " do not fit the plan: " + *why);
+  const spec::Node& an = *plan.anchor;
+  const std::string fn = "egg_" + c.name;
+
+  // Operands once each in launch() order: input, weight, bias and the epilogue's leaves.
+  std::set<std::string> epi_leaves;
+  add_tensor_leaves(s, plan.epilogue, epi_leaves);
+  std::map<std::string, std::string> var_of;
+  json ins = json::array(), outs = json::array(), results = json::array();
+  for (const auto& a : c.args) {
+    if (a.role == contract::Role::output) continue;
+    if (a.source == plan.input || a.source == plan.weight || a.source == plan.bias ||
+        epi_leaves.count(a.source)) {
+      ins.push_back({{"ptr", a.var}, {"ctype", contract::c_type(a.dtype)}});
+      var_of[a.source] = a.var;
+    }
+  }
+  for (const std::string& name : {plan.input, plan.weight})
+    if (!var_of.count(name))
+      throw InternalError("conv family: operand " + name + " is not in the contract");
+  json epi_loads = json::array(), epi_steps = json::array();
+  std::map<std::string, std::string> epi_value;
+  for (const auto& leaf : epi_leaves) {
+    const spec::Tensor* t = s.find_tensor(leaf);
+    const std::string v = "egg_b" + std::to_string(epi_loads.size());
+    const std::string off = spec::numel(t->shape) == spec::numel(plan.out_shape)
+                                ? "egg_o"
+                                : broadcast_offset(t->shape, plan.out_shape, "egg_o");
+    epi_loads.push_back(
+        {{"value", v}, {"load", "egg_to_float(a." + var_of.at(leaf) + "[" + off + "])"}});
+    epi_value[leaf] = v;
+  }
+  epi_value[an.name] = "egg_r";
+  std::string epilogue_text = plan.bias.empty() ? "" : "bias";
+  for (const auto* n : plan.epilogue) {
+    const std::string v = "egg_e" + std::to_string(epi_steps.size());
+    epi_steps.push_back({{"value", v}, {"expr", ops_.expression(*n, epi_value)}});
+    epi_value[n->name] = v;
+    epilogue_text += (epilogue_text.empty() ? "" : ", ") + n->op;
+  }
+  if (epilogue_text.empty()) epilogue_text = "none";
+  for (const auto& o : s.outputs) {
+    const contract::LaunchArg* arg = nullptr;
+    for (const auto& a : c.args)
+      if (a.role == contract::Role::output && a.tensor_name == o.name) arg = &a;
+    if (!arg) throw InternalError("conv family: output " + o.name + " is not in the contract");
+    outs.push_back({{"ptr", arg->var}, {"ctype", contract::c_type(arg->dtype)}});
+    results.push_back({{"ptr", arg->var},
+                       {"ctype", contract::c_type(arg->dtype)},
+                       {"value", epi_value.at(o.node)}});
+  }
+
+  const std::int64_t biggest = std::max({spec::numel(plan.in_shape), spec::numel(plan.out_shape),
+                                         spec::numel(plan.weight_shape), plan.gemm_m() + 256});
+  const bool small = biggest + 1024 < (std::int64_t(1) << 31);
+  const bool is_fp32 = fp32(plan);
+  const std::string kind =
+      (plan.transposed ? "conv_transpose" : "conv") + std::to_string(plan.dims) + "d";
+  std::string structure;
+  std::string id;
+  if (q.structure == "igemm") {
+    const std::string math = !is_fp32           ? spec::dtype_name(plan.dtype)
+                             : q.math == "tf32" ? "TF32 (PyTorch's default for convolutions)"
+                                                : "3xTF32 split precision (fp32-accurate)";
+    structure = "implicit GEMM on tensor cores (WMMA), " + math + ", fp32 accumulation, tile " +
+                std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" + std::to_string(q.bk) +
+                " on " + std::to_string(q.warps_m) + "x" + std::to_string(q.warps_n) + " warps";
+    id = "conv.igemm." + (is_fp32 ? q.math : spec::dtype_name(plan.dtype)) + ":" +
+         std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" + std::to_string(q.bk) + ":w" +
+         std::to_string(q.warps_m) + "x" + std::to_string(q.warps_n) +
+         (q.min_blocks > 1 ? ":m" + std::to_string(q.min_blocks) : "");
+  } else if (q.structure == "direct") {
+    structure = "direct on CUDA cores, a thread per " + std::to_string(q.co) +
+                " output channel(s) x " + std::to_string(q.opt) +
+                " output(s) along W, exact fp32 accumulation";
+    id = "conv.direct:b" + std::to_string(q.block) + ":o" + std::to_string(q.opt) + ":c" +
+         std::to_string(q.co);
+  } else {
+    structure = "transposed convolution as a gather on CUDA cores, a thread per " +
+                std::to_string(q.co) + " output channel(s), exact fp32 accumulation";
+    id = "conv.transpose:b" + std::to_string(q.block) + ":c" + std::to_string(q.co);
+  }
+  std::int64_t threads = plan.batch * plan.groups * (plan.cout_per_group() / q.co) * plan.out[0] *
+                         plan.out[1] *
+                         (q.structure == "direct" ? ceil_div(plan.out[2], q.opt) : plan.out[2]);
+  const std::string summary = an.target + " (" + kind + ") → " +
+                              std::to_string(plan.epilogue.size()) + " epilogue ops: " + structure;
+  json ctx = {{"fn", fn},
+              {"summary", summary},
+              {"structure", structure},
+              {"conv_text", kind},
+              {"helpers", ops_.helpers()},
+              {"index_t", small ? "int" : "long long"},
+              {"ctype", contract::c_type(plan.dtype)},
+              {"in_shape", spec::shape_string(plan.in_shape)},
+              {"weight_shape", spec::shape_string(plan.weight_shape)},
+              {"out_shape", spec::shape_string(plan.out_shape)},
+              {"batch", plan.batch},
+              {"isp", plan.in[0] * plan.in[1] * plan.in[2]},
+              {"osp", plan.out[0] * plan.out[1] * plan.out[2]},
+              {"cin", plan.c_in},
+              {"cout", plan.c_out},
+              {"groups", plan.groups},
+              {"cg", plan.cin_per_group()},
+              {"cog", plan.cout_per_group()},
+              {"id", plan.in[0]},
+              {"ih", plan.in[1]},
+              {"iw", plan.in[2]},
+              {"od", plan.out[0]},
+              {"oh", plan.out[1]},
+              {"ow", plan.out[2]},
+              {"kd", plan.kernel[0]},
+              {"kh", plan.kernel[1]},
+              {"kw", plan.kernel[2]},
+              {"sd", plan.stride[0]},
+              {"sh", plan.stride[1]},
+              {"sw", plan.stride[2]},
+              {"pd", plan.pad[0]},
+              {"ph", plan.pad[1]},
+              {"pw", plan.pad[2]},
+              {"dd", plan.dilation[0]},
+              {"dh", plan.dilation[1]},
+              {"dw", plan.dilation[2]},
+              {"x_var", var_of.at(plan.input)},
+              {"w_var", var_of.at(plan.weight)},
+              {"has_bias", !plan.bias.empty()},
+              {"bias_var", plan.bias.empty() ? "" : var_of.at(plan.bias)},
+              {"ins", ins},
+              {"outs", outs},
+              {"results", results},
+              {"epi_loads", epi_loads},
+              {"epi_steps", epi_steps},
+              {"epilogue_text", epilogue_text},
+              {"igemm", q.structure == "igemm"},
+              {"direct", q.structure == "direct"},
+              {"transpose", q.structure == "transpose"},
+              {"block", q.block},
+              {"opt", q.opt},
+              {"co", q.co},
+              {"grid", ceil_div(threads, q.block)},
+              {"unroll", plan.window() <= 64 ? "" : "1"},
+              {"bm", q.bm},
+              {"bn", q.bn},
+              {"bk", q.bk},
+              {"warps_m", q.warps_m},
+              {"warps_n", q.warps_n},
+              {"min_blocks", q.min_blocks},
+              {"gemm_m", plan.gemm_m()},
+              {"gemm_k", plan.gemm_k()},
+              {"mode", !is_fp32 ? 0 : (q.math == "tf32" ? 1 : 2)},
+              {"wk", is_fp32 ? 8 : 16},
+              {"smem_t", is_fp32 ? "float" : contract::c_type(plan.dtype)},
+              {"frag_t", is_fp32 ? "nvcuda::wmma::precision::tf32" : contract::c_type(plan.dtype)}};
+  ctx["common"] = render::render(common_.text, ctx, common_.name);
+  const render::Template& body =
+      q.structure == "igemm" ? igemm_ : (q.structure == "direct" ? direct_ : transpose_);
+  Candidate cand;
+  cand.id = id;
+  cand.summary = summary;
+  cand.params = q.to_json();
+  cand.code.device_code = render::render(body.text, ctx, body.name);
+  cand.code.launch_body = render::render(launch_.text, ctx, launch_.name);
+  return cand;
+}
+
+// ---- stage 1 and stage 2 ------------------------------------------------------------------
+
+std::vector<ConvParams> conv_structures(const ConvPlan& p) {
+  std::vector<ConvParams> out;
+  auto add = [&](const ConvParams& q) {
+    if (conv_params_unsupported(p, q)) return;
+    for (const auto& o : out)
+      if (o.to_json() == q.to_json()) return;
+    out.push_back(q);
+  };
+  ConvParams direct;
+  direct.structure = p.transposed ? "transpose" : "direct";
+  direct.co = default_co(p);
+  if (p.transposed) {
+    add(direct);
+    return out;
+  }
+  // Prior: tensor cores for channel-rich convolutions (TF32 first for fp32, as PyTorch computes
+  // convolutions by default; 3xTF32 as the fp32-accurate alternative), the direct kernel first for
+  // depthwise and thin groups.
+  if (prefer_direct(p)) add(direct);
+  add(igemm_default(p, "tf32"));
+  if (fp32(p)) add(igemm_default(p, "3xtf32"));
+  add(direct);
+  return out;
+}
+
+std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& inc,
+                                          const std::string& bottleneck) {
+  std::vector<ConvParams> out;
+  auto add = [&](const ConvParams& q) {
+    if (conv_params_unsupported(p, q)) return;
+    for (const auto& o : out)
+      if (o.to_json() == q.to_json()) return;
+    out.push_back(q);
+  };
+  add(inc);
+  if (inc.structure == "igemm") {
+    // Tiles: larger N tiles for channel-rich groups, smaller M tiles when the grid would not fill
+    // the GPU, deeper K tiles for long reductions.
+    struct Tile {
+      int bm, bn, bk, wm, wn;
+    };
+    const std::int64_t blocks = ceil_div(p.gemm_m(), 128) * ceil_div(p.gemm_n(), 64) * p.groups;
+    // (Tiles whose A/B register staging spills on sm_90 are left out: 64x64x64, 128x64x64, 256x64.)
+    std::vector<Tile> tiles = {{128, 64, 32, 4, 2}, {128, 128, 32, 2, 4}, {64, 64, 32, 2, 2},
+                               {128, 32, 32, 4, 1}, {64, 32, 32, 2, 1},   {128, 16, 32, 4, 1}};
+    if (blocks < 264) std::swap(tiles[1], tiles[2]);  // fewer than two blocks per SM: smaller tiles
+    for (const auto& t : tiles) {
+      ConvParams q = inc;
+      q.bm = t.bm, q.bn = t.bn, q.bk = t.bk, q.warps_m = t.wm, q.warps_n = t.wn;
+      add(q);
+    }
+    // Two blocks per SM: registers capped at 128 per thread for occupancy (may spill a little).
+    ConvParams two = inc;
+    two.min_blocks = inc.min_blocks == 1 ? 2 : 1;
+    add(two);
+  } else {
+    const bool latency = bottleneck == "latency" || bottleneck == "launch";
+    for (int block : latency ? std::vector<int>{128, 64} : std::vector<int>{128, 512}) {
+      ConvParams q = inc;
+      q.block = block;
+      add(q);
+    }
+    for (int co : {1, 2, 4, 8}) {
+      ConvParams q = inc;
+      q.co = co;
+      add(q);
+    }
+    if (inc.structure == "direct")
+      for (int opt : {1, 2, 4}) {
+        ConvParams q = inc;
+        q.opt = opt;
+        add(q);
+      }
+  }
+  if (out.size() > 10) out.resize(10);
+  return out;
+}
+
+std::vector<Candidate> ConvFamily::structures(const spec::Spec& s,
+                                              const contract::Contract& c) const {
+  const auto pl = plan(s);
+  std::vector<Candidate> out;
+  for (const auto& q : conv_structures(pl)) out.push_back(render(s, c, pl, q));
+  return out;
+}
+
+std::vector<Candidate> ConvFamily::tunings(const spec::Spec& s, const contract::Contract& c,
+                                           const Candidate& incumbent,
+                                           const std::string& bottleneck) const {
+  const auto pl = plan(s);
+  std::vector<Candidate> out;
+  for (const auto& q : conv_tuning_space(pl, ConvParams::from_json(incumbent.params), bottleneck))
+    out.push_back(render(s, c, pl, q));
+  return out;
+}
+
+std::optional<Candidate> ConvFamily::fallback(const spec::Spec& s, const contract::Contract& c,
+                                              const Candidate& failed) const {
+  // The simplest structure: the direct (or gather) kernel, a thread per output, 256 threads.
+  const auto pl = plan(s);
+  ConvParams q;
+  q.structure = pl.transposed ? "transpose" : "direct";
+  if (ConvParams::from_json(failed.params).to_json() == q.to_json()) return std::nullopt;
+  return render(s, c, pl, q);
+}
+
+}  // namespace egg::backend::builtin

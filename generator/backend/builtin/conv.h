@@ -1,0 +1,120 @@
+// The builtin backend's convolution family: ONE conv{1,2,3}d or conv_transpose{1,2,3}d over
+// contiguous N C (D) (H) W tensors (strided, padded incl. 'same'/'valid', dilated, grouped,
+// depthwise, with or without bias) → [element-wise epilogue] (templates/conv/). Structures:
+//   igemm      implicit GEMM on tensor cores (WMMA): M = N*OD*OH*OW output pixels, N =
+//   C_out/groups,
+//              K = C_in/groups*KD*KH*KW; fp16/bf16 with fp32 accumulation, fp32 as TF32 (PyTorch's
+//              default for convolutions: torch.backends.cudnn.allow_tf32) or as 3xTF32 (split
+//              precision, fp32-accurate); zero padding and every tile edge by bounds checks
+//   direct     exact fp32 CUDA-core kernel: a thread computes CO output channels x OPT outputs
+//   along
+//              W (depthwise and small channel counts)
+//   transpose  conv_transpose as a direct gather kernel (exact fp32 accumulation)
+// Bias and the epilogue run on the fp32 accumulator before the one rounding to the output dtype.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/builtin/family.h"
+#include "backend/builtin/op_table.h"
+#include "render/template.h"
+
+namespace egg::backend::builtin {
+
+// True for conv1d/2d/3d and conv_transpose1d/2d/3d (the family's anchors).
+bool is_convolution(const std::string& op);
+
+// Output length of one convolved dim (ATen's formula; `pad_total` is both sides together).
+std::int64_t conv_output_size(std::int64_t in, std::int64_t kernel, std::int64_t pad_total,
+                              std::int64_t stride, std::int64_t dilation);
+// Output length of one dim of a transposed convolution.
+std::int64_t conv_transpose_output_size(std::int64_t in, std::int64_t kernel, std::int64_t pad,
+                                        std::int64_t stride, std::int64_t dilation,
+                                        std::int64_t output_padding);
+
+// What the graph is, in the terms of the conv templates. Spatial arrays are (D, H, W); a 1D or 2D
+// convolution has size-1 leading spatial dims with kernel 1, stride 1, padding 0, dilation 1.
+struct ConvPlan {
+  const spec::Node* anchor = nullptr;
+  bool transposed = false;
+  int dims = 2;                              // 1, 2 or 3 spatial dims
+  std::string input, weight, bias;           // spec names (bias empty when none)
+  spec::DType dtype = spec::DType::float32;  // of input, weight, bias and the conv's result
+  spec::Shape in_shape, weight_shape, out_shape;
+  std::int64_t batch = 1, c_in = 1, c_out = 1, groups = 1;
+  std::array<std::int64_t, 3> in{1, 1, 1}, out{1, 1, 1};
+  std::array<std::int64_t, 3> kernel{1, 1, 1}, stride{1, 1, 1}, dilation{1, 1, 1};
+  std::array<std::int64_t, 3> pad{0, 0, 0};  // left (leading) padding; the right side is implied
+  std::vector<const spec::Node*> epilogue;   // element-wise ops after the conv
+  std::int64_t cin_per_group() const { return c_in / groups; }
+  std::int64_t cout_per_group() const { return c_out / groups; }
+  std::int64_t window() const { return kernel[0] * kernel[1] * kernel[2]; }
+  bool depthwise() const { return groups > 1 && cin_per_group() == 1; }
+  // The implicit GEMM's sizes (forward convolution).
+  std::int64_t gemm_m() const { return batch * out[0] * out[1] * out[2]; }
+  std::int64_t gemm_n() const { return cout_per_group(); }
+  std::int64_t gemm_k() const { return cin_per_group() * window(); }
+};
+
+// The plan of a spec, or why the conv family cannot implement it (naming op and line).
+std::variant<ConvPlan, UserError> plan_conv(const spec::Spec& spec, const OpTable& ops);
+
+// Tunable parameters of the conv templates.
+struct ConvParams {
+  std::string structure = "igemm";  // igemm | direct | transpose
+  std::string math = "tf32";        // igemm on fp32: tf32 | 3xtf32 (ignored for fp16/bf16)
+  // igemm: block tile and warps (threads = warps_m * warps_n * 32)
+  int bm = 128, bn = 64, bk = 32, warps_m = 4, warps_n = 2;
+  int min_blocks = 1;  // __launch_bounds__ minimum blocks per SM (2 caps registers for occupancy)
+  // direct / transpose: threads per block, outputs along W and output channels per thread
+  int block = 256, opt = 1, co = 1;
+  nlohmann::json to_json() const;
+  static ConvParams from_json(const nlohmann::json& j);
+};
+
+// The conv family.
+class ConvFamily : public Family {
+ public:
+  // fp32 convolutions run on TF32 tensor cores under every PRECISION (PyTorch's default for
+  // convolutions), with the fp32-accurate 3xTF32 and direct structures as alternatives.
+  explicit ConvFamily(const std::filesystem::path& data_dir);
+
+  std::string name() const override { return "conv"; }
+  std::optional<UserError> cannot_implement(const spec::Spec& spec) const override;
+  std::vector<Candidate> structures(const spec::Spec& spec,
+                                    const contract::Contract& contract) const override;
+  std::vector<Candidate> tunings(const spec::Spec& spec, const contract::Contract& contract,
+                                 const Candidate& incumbent,
+                                 const std::string& bottleneck) const override;
+  std::optional<Candidate> fallback(const spec::Spec& spec, const contract::Contract& contract,
+                                    const Candidate& failed) const override;
+  std::vector<std::pair<std::string, std::string>> key_inputs() const override;
+
+  // The plan, or throws the UserError.
+  ConvPlan plan(const spec::Spec& spec) const;
+  // Renders a candidate with these parameters (valid for the plan: see conv_params_unsupported).
+  Candidate render(const spec::Spec& spec, const contract::Contract& contract, const ConvPlan& plan,
+                   const ConvParams& params) const;
+
+ private:
+  OpTable ops_;
+  render::Template common_, igemm_, direct_, transpose_, launch_;
+};
+
+// Why these parameters cannot run this plan (tile shapes, structure), or nullopt.
+std::optional<std::string> conv_params_unsupported(const ConvPlan& plan, const ConvParams& params);
+
+// Stage-1 structures, best expert prior first, and stage-2 variants of an incumbent (every set
+// valid for the plan).
+std::vector<ConvParams> conv_structures(const ConvPlan& plan);
+std::vector<ConvParams> conv_tuning_space(const ConvPlan& plan, const ConvParams& incumbent,
+                                          const std::string& bottleneck);
+
+}  // namespace egg::backend::builtin

@@ -1,0 +1,442 @@
+// Conv family: output-size math, can_implement (accepts/rejects with lines), the structures' prior
+// order, rendering of the implicit GEMM / direct / transposed kernels with bias and epilogues,
+// parameter validity, tuning and fallback; the tolerance of specs with convolutions.
+#include "backend/builtin/conv.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "backend/builtin/builtin_backend.h"
+#include "backend/builtin/families.h"
+#include "backend/builtin/planner.h"
+#include "contract/contract.h"
+#include "emit/emit.h"
+#include "pipeline/tolerance.h"
+
+namespace egg::backend::builtin {
+namespace {
+
+using nlohmann::json;
+
+const std::filesystem::path kData = EGG_TEST_DATA_DIR;
+
+bool has(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
+}
+
+json node(const std::string& name, const std::string& op, json args, json attrs, json shape,
+          int line, const std::string& dtype = "float32") {
+  return {{"name", name},
+          {"op", op},
+          {"target", "torch." + op},
+          {"args", args},
+          {"attrs", attrs},
+          {"shape", shape},
+          {"dtype", dtype},
+          {"file", "/src/op.py"},
+          {"line", line},
+          {"code", op + "(...)"}};
+}
+
+json tensor(const std::string& name, json shape, const std::string& dtype = "float32") {
+  return {{"name", name}, {"shape", shape}, {"dtype", dtype}};
+}
+json param(const std::string& name, json shape, const std::string& dtype = "float32") {
+  return {{"name", name}, {"shape", shape}, {"dtype", dtype}, {"kind", "parameter"}};
+}
+
+// A spec with input x, params (weight, bias, ...), the nodes and one output at out_node.
+json spec_of(json inputs, json params, json nodes, const std::string& out_node, json out_shape,
+             const std::string& dtype = "float32") {
+  return {
+      {"schema", 1},
+      {"op_file", "/src/op.py"},
+      {"model_class", "Model"},
+      {"init_inputs", json::array()},
+      {"inputs", inputs},
+      {"params", params},
+      {"nodes", nodes},
+      {"outputs", {{{"name", "out0"}, {"node", out_node}, {"shape", out_shape}, {"dtype", dtype}}}},
+      {"deps", {"/src/op.py"}},
+      {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};
+}
+
+json ref(const std::string& n) { return {{"node", n}}; }
+json none() { return {{"none", true}}; }
+json num(double v) { return {{"scalar", v}}; }
+
+json conv_attrs(json stride, json padding, json dilation, int groups) {
+  return {{"stride", stride}, {"padding", padding}, {"dilation", dilation}, {"groups", groups}};
+}
+
+// conv2d 64 → 64, 3x3 pad 1, bias, then relu: the ResNet block.
+json resnet(const std::string& dtype = "float32", int line = 6) {
+  return spec_of(
+      {tensor("x", {32, 64, 56, 56}, dtype)},
+      {param("conv.weight", {64, 64, 3, 3}, dtype), param("conv.bias", {64}, dtype)},
+      {node("conv", "conv2d", {ref("x"), ref("conv.weight"), ref("conv.bias")},
+            conv_attrs({1, 1}, {1, 1}, {1, 1}, 1), {32, 64, 56, 56}, line, dtype),
+       node("relu", "relu", {ref("conv")}, json::object(), {32, 64, 56, 56}, line + 1, dtype)},
+      "relu", {32, 64, 56, 56}, dtype);
+}
+
+// Depthwise 3x3 over 128 channels, no bias.
+json depthwise() {
+  return spec_of({tensor("x", {8, 128, 40, 40})}, {param("dw.weight", {128, 1, 3, 3})},
+                 {node("dw", "conv2d", {ref("x"), ref("dw.weight"), none()},
+                       conv_attrs(1, 1, 1, 128), {8, 128, 40, 40}, 5)},
+                 "dw", {8, 128, 40, 40});
+}
+
+std::variant<ConvPlan, UserError> plan_of(const json& j, const spec::Spec** keep = nullptr) {
+  static std::vector<std::unique_ptr<spec::Spec>> specs;  // plans point into their spec
+  specs.push_back(std::make_unique<spec::Spec>(spec::parse_spec(j)));
+  if (keep) *keep = specs.back().get();
+  return plan_conv(*specs.back(), OpTable(kData));
+}
+
+UserError rejection(const json& j) {
+  ConvFamily family(kData);
+  auto why = family.cannot_implement(spec::parse_spec(j));
+  EXPECT_TRUE(why.has_value());
+  return why.value_or(UserError("accepted"));
+}
+
+std::vector<Candidate> structures_of(const json& j) {
+  ConvFamily family(kData);
+  auto s = spec::parse_spec(j);
+  auto why = family.cannot_implement(s);
+  EXPECT_FALSE(why.has_value()) << (why ? why->describe() : "");
+  if (why) return {};
+  return family.structures(s, contract::derive(s, "k"));
+}
+
+// ---- output sizes -------------------------------------------------------------------------
+
+TEST(Conv, OutputSizesMatchATen) {
+  EXPECT_EQ(conv_output_size(56, 3, 2, 1, 1), 56);    // 3x3 pad 1
+  EXPECT_EQ(conv_output_size(224, 7, 6, 2, 1), 112);  // ResNet stem
+  EXPECT_EQ(conv_output_size(57, 3, 2, 2, 1), 29);
+  EXPECT_EQ(conv_output_size(64, 3, 4, 1, 2), 64);  // dilated 2, pad 2
+  EXPECT_EQ(conv_output_size(2, 5, 0, 1, 1), 0);    // window larger than the input: empty
+  EXPECT_EQ(conv_transpose_output_size(16, 4, 1, 2, 1, 0), 32);
+  EXPECT_EQ(conv_transpose_output_size(16, 3, 1, 2, 1, 1), 32);
+  EXPECT_EQ(conv_transpose_output_size(7, 3, 0, 1, 2, 0), 11);
+}
+
+// ---- can_implement ------------------------------------------------------------------------
+
+TEST(Conv, PlansGroupsStridesSamePaddingAndTransposed) {
+  auto r = plan_of(resnet());
+  ASSERT_TRUE(std::holds_alternative<ConvPlan>(r)) << std::get<UserError>(r).describe();
+  const auto& p = std::get<ConvPlan>(r);
+  EXPECT_EQ(p.gemm_m(), 32 * 56 * 56);
+  EXPECT_EQ(p.gemm_n(), 64);
+  EXPECT_EQ(p.gemm_k(), 64 * 9);
+  EXPECT_EQ(p.bias, "conv.bias");
+  EXPECT_EQ(p.epilogue.size(), 1u);
+
+  // conv1d with 'same' padding and an even kernel: ATen pads 1 on the left, 2 on the right.
+  auto same = spec_of({tensor("x", {4, 16, 100})}, {param("c.weight", {32, 8, 4})},
+                      {node("c", "conv1d", {ref("x"), ref("c.weight"), none()},
+                            conv_attrs(1, "same", 1, 2), {4, 32, 100}, 5)},
+                      "c", {4, 32, 100});
+  auto rs = plan_of(same);
+  ASSERT_TRUE(std::holds_alternative<ConvPlan>(rs)) << std::get<UserError>(rs).describe();
+  EXPECT_EQ(std::get<ConvPlan>(rs).pad[2], 1);
+  EXPECT_EQ(std::get<ConvPlan>(rs).groups, 2);
+  EXPECT_EQ(std::get<ConvPlan>(rs).gemm_k(), 8 * 4);
+
+  // Unbatched conv3d, strided and dilated.
+  auto c3 = spec_of({tensor("x", {4, 9, 20, 20})}, {param("w", {6, 4, 3, 3, 3})},
+                    {node("c", "conv3d", {ref("x"), ref("w"), none()},
+                          conv_attrs({2, 2, 2}, {1, 0, 0}, {1, 2, 2}, 1), {6, 5, 8, 8}, 5)},
+                    "c", {6, 5, 8, 8});
+  auto r3 = plan_of(c3);
+  ASSERT_TRUE(std::holds_alternative<ConvPlan>(r3)) << std::get<UserError>(r3).describe();
+  EXPECT_EQ(std::get<ConvPlan>(r3).batch, 1);
+
+  // conv_transpose2d, groups 2, output_padding 1: weight [C_in, C_out/groups, k, k].
+  auto attrs = conv_attrs({2, 2}, {1, 1}, {1, 1}, 2);
+  attrs["output_padding"] = {1, 1};
+  auto tr = spec_of({tensor("x", {2, 16, 10, 10})}, {param("t.weight", {16, 4, 3, 3})},
+                    {node("t", "conv_transpose2d", {ref("x"), ref("t.weight"), none()}, attrs,
+                          {2, 8, 20, 20}, 5)},
+                    "t", {2, 8, 20, 20});
+  auto rt = plan_of(tr);
+  ASSERT_TRUE(std::holds_alternative<ConvPlan>(rt)) << std::get<UserError>(rt).describe();
+  EXPECT_TRUE(std::get<ConvPlan>(rt).transposed);
+  EXPECT_EQ(std::get<ConvPlan>(rt).c_out, 8);
+  EXPECT_EQ(std::get<ConvPlan>(rt).cin_per_group(), 8);
+}
+
+TEST(Conv, RejectsPaddingModeStringPaddingAndShapesWithLines) {
+  auto j = resnet();
+  j["nodes"][0]["attrs"]["padding_mode"] = "reflect";
+  auto e = rejection(j);
+  EXPECT_EQ(e.where().line, 6);
+  EXPECT_TRUE(has(e.what(), "padding_mode='reflect'")) << e.describe();
+  EXPECT_TRUE(has(e.hint(), "zeros"));
+
+  auto t = spec_of({tensor("x", {2, 16, 10, 10})}, {param("w", {16, 4, 3, 3})},
+                   {node("t", "conv_transpose2d", {ref("x"), ref("w"), none()},
+                         conv_attrs(1, "same", 1, 1), {2, 4, 10, 10}, 9)},
+                   "t", {2, 4, 10, 10});
+  auto et = rejection(t);
+  EXPECT_EQ(et.where().line, 9);
+  EXPECT_TRUE(has(et.what(), "padding='same'")) << et.describe();
+
+  auto bad = resnet();
+  bad["nodes"][0]["shape"] = {32, 64, 55, 55};
+  bad["nodes"][1]["shape"] = {32, 64, 55, 55};
+  bad["outputs"][0]["shape"] = {32, 64, 55, 55};
+  auto eb = rejection(bad);
+  EXPECT_EQ(eb.where().line, 6);
+  EXPECT_TRUE(has(eb.what(), "[32, 64, 56, 56]")) << eb.describe();
+
+  auto groups = resnet();
+  groups["nodes"][0]["attrs"]["groups"] = 3;
+  EXPECT_TRUE(has(rejection(groups).what(), "3 group(s)"));
+}
+
+TEST(Conv, RejectsPrologueSecondConvAndNonElementwiseEpilogueWithLines) {
+  auto pro = resnet();
+  pro["nodes"].insert(pro["nodes"].begin(),
+                      node("r0", "relu", {ref("x")}, json::object(), {32, 64, 56, 56}, 4));
+  pro["nodes"][1]["args"][0] = ref("r0");
+  auto e1 = rejection(pro);
+  EXPECT_EQ(e1.where().line, 6);
+  EXPECT_TRUE(has(e1.what(), "computed before it")) << e1.describe();
+
+  auto two = resnet();
+  two["params"].push_back(param("c2.weight", {64, 64, 1, 1}));
+  two["nodes"].push_back(node("c2", "conv2d", {ref("relu"), ref("c2.weight"), none()},
+                              conv_attrs(1, 0, 1, 1), {32, 64, 56, 56}, 11));
+  two["outputs"][0]["node"] = "c2";
+  auto e2 = rejection(two);
+  EXPECT_EQ(e2.where().line, 11);
+  EXPECT_TRUE(has(e2.what(), "second convolution")) << e2.describe();
+
+  auto sum = resnet();
+  sum["nodes"].push_back(node("s", "sum", {ref("relu")}, {{"dim", 1}}, {32, 56, 56}, 12));
+  sum["outputs"][0] = {
+      {"name", "out0"}, {"node", "s"}, {"shape", {32, 56, 56}}, {"dtype", "float32"}};
+  auto e3 = rejection(sum);
+  EXPECT_EQ(e3.where().line, 12);
+  EXPECT_TRUE(has(e3.what(), "only element-wise ops fuse")) << e3.describe();
+
+  auto computed = resnet();
+  computed["nodes"].insert(
+      computed["nodes"].begin(),
+      node("w2", "mul", {ref("conv.weight"), num(2.0)}, json::object(), {64, 64, 3, 3}, 5));
+  computed["nodes"][1]["args"][1] = ref("w2");
+  auto e4 = rejection(computed);
+  EXPECT_EQ(e4.where().line, 6);
+  EXPECT_TRUE(has(e4.what(), "weight is not an input or parameter")) << e4.describe();
+
+  auto mixed = resnet();
+  mixed["params"][0]["dtype"] = "float16";
+  EXPECT_TRUE(has(rejection(mixed).what(), "mixes dtypes"));
+
+  auto no_conv = spec_of({tensor("x", {8, 16})}, json::array(),
+                         {node("r", "relu", {ref("x")}, json::object(), {8, 16}, 3)}, "r", {8, 16});
+  EXPECT_EQ(rejection(no_conv).where().line, 0);
+}
+
+TEST(Conv, BackendPicksConvAndPlansConvThenNorm) {
+  BuiltinBackend backend(kData);
+  const auto families = make_families(kData);
+  auto s = spec::parse_spec(resnet());
+  ASSERT_NE(family_taking(s, families), nullptr);
+  EXPECT_EQ(family_taking(s, families)->name(), "conv");
+  // conv → batch_norm → relu: two kernels (conv, then norm with the relu fused).
+  auto j = resnet();
+  j["params"].push_back(param("bn.weight", {64}));
+  j["params"].push_back(param("bn.bias", {64}));
+  j["params"].push_back(
+      {{"name", "bn.running_mean"}, {"shape", {64}}, {"dtype", "float32"}, {"kind", "buffer"}});
+  j["params"].push_back(
+      {{"name", "bn.running_var"}, {"shape", {64}}, {"dtype", "float32"}, {"kind", "buffer"}});
+  j["nodes"][1] =
+      node("bn", "batch_norm",
+           {ref("conv"), ref("bn.running_mean"), ref("bn.running_var"), ref("bn.weight"),
+            ref("bn.bias")},
+           {{"training", false}, {"momentum", 0.1}, {"eps", 1e-5}}, {32, 64, 56, 56}, 7);
+  j["nodes"].push_back(node("relu", "relu", {ref("bn")}, json::object(), {32, 64, 56, 56}, 8));
+  auto s2 = spec::parse_spec(j);
+  EXPECT_EQ(family_taking(s2, families), nullptr);
+  auto plan = backend.plan(s2);
+  ASSERT_EQ(plan.segments.size(), 2u);
+  EXPECT_EQ(plan.segments[0].family->name(), "conv");
+  EXPECT_EQ(plan.segments[1].family->name(), "norm");
+}
+
+// ---- structures and rendering ----------------------------------------------------------------
+
+TEST(Conv, PriorOrdersTf32ThenExactForChannelRichFp32) {
+  auto cands = structures_of(resnet());
+  ASSERT_EQ(cands.size(), 3u);
+  EXPECT_EQ(cands[0].id, "conv.igemm.tf32:128x64x32:w4x2");
+  EXPECT_EQ(cands[1].id, "conv.igemm.3xtf32:128x64x32:w4x2");
+  EXPECT_EQ(cands[2].id, "conv.direct:b256:o1:c4");
+  const auto& d = cands[0].code.device_code;
+  EXPECT_TRUE(has(d, "constexpr int MODE = 1;")) << d;
+  EXPECT_TRUE(has(d, "cvt.rna.tf32.f32"));
+  EXPECT_TRUE(has(d, "using FragT = nvcuda::wmma::precision::tf32;"));
+  EXPECT_TRUE(has(d, "constexpr int D = 1, H = 56, W = 56, OD = 1, OH = 56, OW = 56;"));
+  EXPECT_TRUE(has(d, "constexpr int PD = 0, PH = 1, PW = 1;"));
+  EXPECT_TRUE(has(d, "constexpr idx M = 100352;"));
+  EXPECT_TRUE(has(d, "constexpr int K = 576;"));
+  EXPECT_TRUE(has(d, "const float egg_r = egg_acc + egg_to_float(a.conv_bias[egg_co]);")) << d;
+  EXPECT_TRUE(has(d, "const float egg_e0 = egg_relu(egg_r);"));
+  EXPECT_TRUE(has(d, "a.out0[egg_o] = egg_from_float<float>(egg_e0);"));
+  EXPECT_TRUE(has(cands[0].code.launch_body, "return egg_k_ig::run(egg_a, stream);"));
+  EXPECT_TRUE(has(cands[1].code.device_code, "constexpr int MODE = 2;"));
+  // The direct kernel: exact fp32, 4 output channels per thread.
+  EXPECT_TRUE(
+      has(cands[2].code.launch_body, "egg_k_dc::kernel<1, 4><<<6272, 256, 0, stream>>>(egg_a);"))
+      << cands[2].code.launch_body;
+}
+
+TEST(Conv, DepthwiseStartsDirectAndHalfUsesNativeTensorCores) {
+  auto dw = structures_of(depthwise());
+  ASSERT_GE(dw.size(), 2u);
+  EXPECT_EQ(dw[0].id, "conv.direct:b256:o1:c1");
+  EXPECT_TRUE(
+      has(dw[0].code.device_code, "constexpr int CIN = 128, COUT = 128, G = 128, CG = 1, COG = 1;"))
+      << dw[0].code.device_code;
+  EXPECT_TRUE(has(dw[1].id, "conv.igemm.tf32:128x16x32")) << dw[1].id;
+
+  auto half = structures_of(resnet("float16"));
+  ASSERT_EQ(half.size(), 2u);
+  EXPECT_EQ(half[0].id, "conv.igemm.float16:128x64x32:w4x2");
+  EXPECT_TRUE(has(half[0].code.device_code, "constexpr int MODE = 0;"));
+  EXPECT_TRUE(has(half[0].code.device_code, "using FragT = __half;"));
+  EXPECT_TRUE(has(half[0].code.device_code, "constexpr int WK = 16;"));
+  EXPECT_EQ(half[1].id, "conv.direct:b256:o1:c4");
+  auto bf = structures_of(resnet("bfloat16"));
+  EXPECT_TRUE(has(bf[0].code.device_code, "using FragT = __nv_bfloat16;"));
+}
+
+TEST(Conv, TransposedUsesTheGatherKernelAndResidualEpilogue) {
+  // conv_transpose1d 32 → 16, stride 2, then + x2 (a second input of the output's shape) * 0.5.
+  auto j = spec_of({tensor("x", {4, 32, 50}), tensor("y", {4, 16, 100})},
+                   {param("t.weight", {32, 16, 4}), param("t.bias", {16})},
+                   {node("t", "conv_transpose1d", {ref("x"), ref("t.weight"), ref("t.bias")},
+                         conv_attrs(2, 1, 1, 1), {4, 16, 100}, 5),
+                    node("a", "add", {ref("t"), ref("y")}, json::object(), {4, 16, 100}, 6),
+                    node("m", "mul", {ref("a"), num(0.5)}, json::object(), {4, 16, 100}, 7)},
+                   "m", {4, 16, 100});
+  auto cands = structures_of(j);
+  ASSERT_EQ(cands.size(), 1u);
+  EXPECT_EQ(cands[0].id, "conv.transpose:b256:c4");
+  const auto& d = cands[0].code.device_code;
+  EXPECT_TRUE(has(d, "const float egg_b0 = egg_to_float(a.y[egg_o]);"))
+      << d.substr(d.find("_epilogue("));
+  EXPECT_TRUE(has(d, "const float egg_e0 = (egg_r + 1.0f * egg_b0);"))
+      << d.substr(d.find("_epilogue("));
+  EXPECT_TRUE(has(d, "const float egg_e1 = (egg_e0 * 0.5f);"));
+  EXPECT_TRUE(
+      has(cands[0].code.launch_body, "const egg_k_args egg_a{ x, y, t_weight, t_bias, out0, };"))
+      << cands[0].code.launch_body;
+  EXPECT_TRUE(has(cands[0].code.launch_body, "egg_k_tr::kernel<4><<<7, 256, 0, stream>>>(egg_a);"))
+      << cands[0].code.launch_body;
+}
+
+TEST(Conv, ParameterChecksTuningsAndFallback) {
+  const spec::Spec* s = nullptr;
+  auto r = plan_of(resnet(), &s);
+  const auto& p = std::get<ConvPlan>(r);
+  ConvParams q;
+  EXPECT_FALSE(conv_params_unsupported(p, q).has_value());
+  q.bm = 96;
+  EXPECT_TRUE(conv_params_unsupported(p, q).has_value());  // 96 rows on 4 warps of 16: no
+  q = ConvParams();
+  q.warps_m = 2, q.warps_n = 1;  // 64 threads cannot each own a row of a 128-row tile
+  EXPECT_TRUE(has(conv_params_unsupported(p, q).value_or(""), "threads"));
+  q = ConvParams();
+  q.math = "native";  // fp32 needs tf32 or 3xtf32
+  EXPECT_TRUE(conv_params_unsupported(p, q).has_value());
+  q = ConvParams();
+  q.structure = "transpose";
+  EXPECT_TRUE(conv_params_unsupported(p, q).has_value());
+  q.structure = "direct";
+  q.co = 3;
+  EXPECT_TRUE(has(conv_params_unsupported(p, q).value_or(""), "do not divide"));
+
+  ConvFamily family(kData);
+  auto c = contract::derive(*s, "k");
+  auto cands = family.structures(*s, c);
+  auto tunes = family.tunings(*s, c, cands[0], "compute");
+  ASSERT_GE(tunes.size(), 4u);
+  EXPECT_EQ(tunes[0].id, cands[0].id);  // the incumbent first
+  for (const auto& t : tunes) EXPECT_TRUE(has(t.id, "conv.igemm.tf32:")) << t.id;
+  auto dtunes = family.tunings(*s, c, cands[2], "memory");
+  EXPECT_GE(dtunes.size(), 4u);
+  for (const auto& t : dtunes) EXPECT_TRUE(has(t.id, "conv.direct:")) << t.id;
+  auto fb = family.fallback(*s, c, cands[0]);
+  ASSERT_TRUE(fb.has_value());
+  EXPECT_EQ(fb->id, "conv.direct:b256:o1:c1");
+  EXPECT_FALSE(family.fallback(*s, c, *fb).has_value());
+}
+
+// ---- tolerance ---------------------------------------------------------------------------------
+
+TEST(ConvTolerance, Fp32ConvolutionIsTf32ClassOthersKeepKernelBenchDefaults) {
+  auto conv = spec::parse_spec(resnet());
+  EXPECT_TRUE(pipeline::has_fp32_convolution(conv));
+  auto t = pipeline::default_tolerance(conv, "default");
+  EXPECT_EQ(t.atol, 1e-2);
+  EXPECT_EQ(t.rtol, 1e-2);
+  EXPECT_TRUE(has(t.basis, "TF32")) << t.basis;
+
+  auto half = spec::parse_spec(resnet("float16"));
+  EXPECT_FALSE(pipeline::has_fp32_convolution(half));
+  EXPECT_EQ(pipeline::default_tolerance(half, "default").atol, 1e-2);
+  EXPECT_TRUE(has(pipeline::default_tolerance(half, "default").basis, "fp16/bf16"));
+
+  auto plain = spec::parse_spec(spec_of({tensor("x", {8, 16})}, json::array(),
+                                        {node("r", "relu", {ref("x")}, json::object(), {8, 16}, 3)},
+                                        "r", {8, 16}));
+  EXPECT_EQ(pipeline::default_tolerance(plain, "default").atol, 1e-4);
+  EXPECT_EQ(pipeline::default_tolerance(plain, "default").rtol, 1e-4);
+  EXPECT_EQ(pipeline::default_tolerance(plain, "tf32").atol, 1e-2);
+  EXPECT_TRUE(has(pipeline::default_tolerance(plain, "tf32").basis, "PRECISION tf32"));
+}
+
+// Writes every candidate of each spec.json under $EGG_CONV_SPEC_DIR to
+// $EGG_CONV_OUT_DIR/<spec>/<n>.cu with its header, for compiling with nvcc by hand. Skipped unless
+// both are set.
+TEST(Conv, DumpEveryCandidateForNvcc) {
+  const char* in = std::getenv("EGG_CONV_SPEC_DIR");
+  const char* out = std::getenv("EGG_CONV_OUT_DIR");
+  if (!in || !out) GTEST_SKIP() << "set EGG_CONV_SPEC_DIR and EGG_CONV_OUT_DIR";
+  ConvFamily family(kData);
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(in)) {
+    if (entry.path().filename() != "spec.json") continue;
+    auto s = spec::read_spec(entry.path());
+    if (family.cannot_implement(s)) continue;
+    const std::string name = entry.path().parent_path().filename().string();
+    auto c = contract::derive(s, "k");
+    auto cands = family.structures(s, c);
+    const auto base = cands;
+    for (const auto& b : base) {
+      for (auto& t : family.tunings(s, c, b, "memory")) cands.push_back(t);
+      for (auto& t : family.tunings(s, c, b, "latency")) cands.push_back(t);
+    }
+    if (auto fb = family.fallback(s, c, cands.front())) cands.push_back(*fb);
+    const auto dir = std::filesystem::path(out) / name;
+    std::filesystem::create_directories(dir / "include" / "egg");
+    for (size_t i = 0; i < cands.size(); ++i) {
+      auto src = emit::render_sources(kData, c, cands[i], "builtin", "op.py");
+      std::ofstream(dir / "include" / "egg" / "k.h") << src.header;
+      std::ofstream(dir / (std::to_string(i) + ".cu")) << src.cu;
+      std::ofstream(dir / (std::to_string(i) + ".id")) << cands[i].id;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace egg::backend::builtin
