@@ -281,6 +281,10 @@ _reg("transpose", "input, dim0, dim1", [_t("transpose"), _t("swapaxes")],
 _reg("unsqueeze", "input, dim", [_t("unsqueeze")], ("unsqueeze",))
 _reg("squeeze", "input, dim=None", [_t("squeeze")], ("squeeze",))
 _reg("contiguous", "input, memory_format=None", (), ("contiguous",))
+# torch.flip(x, dims) / x.flip(*dims): ``dims`` as a list of ints as written (may be negative).
+# The builtin reduction family fuses a flip along the scanned dim around cumsum/cumprod (reverse
+# scans); elsewhere the backend names it as unsupported.
+_reg("flip", "input, *dims", [_t("flip")], ("flip",))
 _reg("cat", "tensors, dim=0", [_t("cat"), _t("concat"), _t("concatenate")],
      operands=("tensors",))
 _reg("stack", "tensors, dim=0", [_t("stack")], operands=("tensors",))

@@ -284,7 +284,9 @@ TEST(Reduction, RowScanCarriesAcrossChunks) {
                    "c", {2048, 8192});
   auto r = render_first(j);
   EXPECT_TRUE(has(r.device, "__shfl_up_sync(0xffffffffu, egg_incl, egg_d)")) << r.device;
-  EXPECT_TRUE(has(r.device, "egg_carry = egg_k_op(egg_carry, egg_chunk_total);"));
+  EXPECT_TRUE(has(r.device, "double egg_carry = 0.0f;"));  // the carry across chunks is double
+  EXPECT_TRUE(has(r.device, "egg_carry = egg_k_opd(egg_carry, double(egg_chunk_total));"));
+  EXPECT_TRUE(has(r.device, "const float egg_a = float(egg_k_opd(egg_prefix, double(egg_v[egg_k + egg_j])));"));
   EXPECT_TRUE(has(r.device, "return egg_a + egg_b;"));
   EXPECT_TRUE(has(r.device, "__shared__ float egg_totals[kGroups][kWarps];")) << r.id;
   EXPECT_TRUE(has(r.launch, "egg_k_scan<4><<<2048, 256, 0, stream>>>(x, out0, 0);")) << r.launch;
@@ -296,9 +298,141 @@ TEST(Reduction, ColumnScanAndCumprod) {
                     node("a", "add", {ref("c"), ref("x")}, {{"alpha", 1}}, {32, 512, 2048}, 5)},
                    "a", {32, 512, 2048});
   auto r = render_first(j);
-  EXPECT_TRUE(has(r.device, "egg_carry = egg_carry * egg_x;")) << r.device;
+  EXPECT_TRUE(has(r.device, "egg_carry = egg_k_opd(egg_carry, double(egg_x));")) << r.device;
+  EXPECT_TRUE(has(r.device, "return egg_a * egg_b;"));
   EXPECT_TRUE(has(r.device, "const float e0 = (egg_a + 1.0f * egg_x);"));
   EXPECT_TRUE(has(r.launch, "egg_k_col<<<egg_grid, 256, 0, stream>>>(x, out0, 0);")) << r.launch;
+}
+
+// ---- scans: reverse (torch.flip), exclusive, masked ------------------------------------------
+
+json flip(const std::string& name, const std::string& of, json dims, json shape, int line) {
+  auto n = node(name, "flip", {ref(of)}, {{"dims", dims}}, shape, line);
+  return n;
+}
+
+size_t count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+TEST(Reduction, ReverseScanReadsAndWritesFromTheEnd) {
+  // torch.cumsum(x.flip(1), 1).flip(1): a suffix sum, no data moved by the flips.
+  auto j = spec_of(x_of({4096, 8192}), json::array(),
+                   {flip("f0", "x", {1}, {4096, 8192}, 5),
+                    node("c", "cumsum", {ref("f0")}, {{"dim", 1}}, {4096, 8192}, 5),
+                    flip("f1", "c", {-1}, {4096, 8192}, 5)},
+                   "f1", {4096, 8192});
+  ReductionFamily family(kData);
+  auto plan = family.plan(spec::parse_spec(j));
+  EXPECT_TRUE(plan.in_rev);
+  EXPECT_TRUE(plan.out_rev);
+  EXPECT_EQ(plan.scan_dim, 1);
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.device, "egg_load_vec<float, VEC>(x + egg_base + (kR - egg_c - VEC))")) << r.device;
+  EXPECT_TRUE(has(r.device, "egg_to_float(x_v.v[VEC - 1 - egg_j])"));
+  EXPECT_TRUE(has(r.device, "const egg_k_idx egg_e = egg_base + (kR - 1 - egg_c - egg_j);"));
+  EXPECT_TRUE(has(r.device, "out0_v.v[VEC - 1 - egg_j] = egg_from_float<float>(egg_out[0]);"));
+  EXPECT_TRUE(has(r.device, "egg_store_vec<float, VEC>(out0 + egg_base + (kR - egg_c - VEC), out0_v);"));
+  EXPECT_FALSE(has(r.device, "flip"));  // no step for the flips
+  EXPECT_TRUE(has(r.id, ":rin:rout")) << r.id;
+  EXPECT_TRUE(has(r.launch, "egg_k_scan<4><<<4096, 256, 0, stream>>>(x, out0, 0);")) << r.launch;
+}
+
+TEST(Reduction, ScanOfAFlippedInputWritesForward) {
+  auto j = spec_of(x_of({64, 1024}), json::array(),
+                   {flip("f0", "x", {1}, {64, 1024}, 5),
+                    node("c", "cumprod", {ref("f0")}, {{"dim", -1}}, {64, 1024}, 6)},
+                   "c", {64, 1024});
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.device, "egg_load_vec<float, VEC>(x + egg_base + (kR - egg_c - VEC))")) << r.device;
+  EXPECT_TRUE(has(r.device, "egg_store_vec<float, VEC>(out0 + egg_base + egg_c, out0_v);"));
+  EXPECT_TRUE(has(r.device, "out0_v.v[egg_j] = "));
+  EXPECT_TRUE(has(r.device, "return egg_a * egg_b;"));
+  EXPECT_TRUE(has(r.id, ":rin")) << r.id;
+  EXPECT_FALSE(has(r.id, ":rout")) << r.id;
+}
+
+TEST(Reduction, ExclusiveScanKeepsTheInputInRegisters) {
+  // torch.cumsum(x, 1) - x: the epilogue reads x, which stays in registers (one read of x).
+  auto j = spec_of(x_of({4096, 8192}), json::array(),
+                   {node("c", "cumsum", {ref("x")}, {{"dim", 1}}, {4096, 8192}, 5),
+                    node("d", "sub", {ref("c"), ref("x")}, {{"alpha", 1}}, {4096, 8192}, 5)},
+                   "d", {4096, 8192});
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.device, "egg_xs[egg_k + egg_j] = egg_x;")) << r.device;
+  EXPECT_TRUE(has(r.device, "const float egg_x = egg_xs[egg_k + egg_j];"));
+  EXPECT_TRUE(has(r.device, "const float e0 = (egg_a - 1.0f * egg_x);"));
+  EXPECT_EQ(count(r.device, "egg_load_vec<float, VEC>(x + "), 1u) << r.device;
+  EXPECT_TRUE(has(r.id, "reduction.scan.row")) << r.id;
+}
+
+TEST(Reduction, ReverseExclusiveAlongAMiddleDimSeesXThroughTheFlips) {
+  // flip(cumsum(flip(x, [1]), 1), [1]) - x on bf16 [32, 1024, 256]: a column scan from the end.
+  auto j = spec_of(x_of({32, 1024, 256}, "bfloat16"), json::array(),
+                   {flip("f0", "x", {1}, {32, 1024, 256}, 5),
+                    node("c", "cumsum", {ref("f0")}, {{"dim", 1}}, {32, 1024, 256}, 5, "bfloat16"),
+                    flip("f1", "c", {1}, {32, 1024, 256}, 5),
+                    node("d", "sub", {ref("f1"), ref("x")}, {{"alpha", 1}}, {32, 1024, 256}, 6, "bfloat16")},
+                   "d", {32, 1024, 256}, "bfloat16");
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.device, "const egg_k_idx egg_e = egg_base + (kR - 1 - egg_r) * kInner;")) << r.device;
+  EXPECT_TRUE(has(r.device, "const egg_k_idx egg_eo = egg_base + (kR - 1 - egg_r) * kInner;"));
+  EXPECT_TRUE(has(r.device, "egg_carry = egg_k_opd(egg_carry, double(egg_x));"));
+  EXPECT_TRUE(has(r.device, "const float e0 = (egg_a - 1.0f * egg_x);"));
+  EXPECT_TRUE(has(r.device, "out0[egg_eo] = egg_from_float<__nv_bfloat16>(egg_out[0]);"));
+  EXPECT_TRUE(has(r.launch, "egg_k_col<<<egg_grid, 256, 0, stream>>>(x, out0, 0);")) << r.launch;
+}
+
+TEST(Reduction, MaskedScanReadsTheBoolMaskAsVectors) {
+  auto j = spec_of({input("x", {4096, 8192}), input("mask", {4096, 8192}, "bool")}, json::array(),
+                   {node("m", "mul", {ref("x"), ref("mask")}, json::object(), {4096, 8192}, 5),
+                    node("c", "cumsum", {ref("m")}, {{"dim", 1}}, {4096, 8192}, 5)},
+                   "c", {4096, 8192});
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.device, "egg_load_vec<bool, VEC>(mask + egg_base + egg_c)")) << r.device;
+  EXPECT_TRUE(has(r.device, "egg_to_float(mask_v.v[egg_j])"));
+  EXPECT_TRUE(has(r.device, "const float p0 = (a0 * a1);"));
+  EXPECT_TRUE(has(r.launch, "egg_k_scan<16><<<4096, 256, 0, stream>>>(x, mask, out0, 0);")) << r.launch;
+}
+
+TEST(Reduction, RejectsFlipsTheScanCannotFuse) {
+  ReductionFamily family(kData);
+  auto why_of = [&](json nodes, const std::string& out, json shape, json inputs = x_of({64, 128})) {
+    return family.cannot_implement(spec::parse_spec(spec_of(inputs, json::array(), nodes, out, shape)));
+  };
+  // Along another dim than the scanned one.
+  auto other = why_of({flip("f", "x", {0}, {64, 128}, 4), node("c", "cumsum", {ref("f")}, {{"dim", 1}}, {64, 128}, 5)},
+                      "c", {64, 128});
+  ASSERT_TRUE(other.has_value());
+  EXPECT_EQ(other->where().line, 4);
+  EXPECT_TRUE(has(other->describe(), "flips dim 0, but the scan runs along dim 1")) << other->describe();
+  // Around a reduction (not a scan).
+  auto red = why_of({flip("f", "x", {1}, {64, 128}, 4),
+                     node("s", "sum", {ref("f")}, {{"dim", 1}, {"keepdim", false}}, {64}, 5)},
+                    "s", {64});
+  ASSERT_TRUE(red.has_value());
+  EXPECT_TRUE(has(red->describe(), "only around cumsum/cumprod")) << red->describe();
+  // Inputs of the scan in opposite directions: flip(x) * mask.
+  auto mixed = why_of({flip("f", "x", {1}, {64, 128}, 4), node("m", "mul", {ref("f"), ref("y")}, json::object(), {64, 128}, 4),
+                       node("c", "cumsum", {ref("m")}, {{"dim", 1}}, {64, 128}, 5)},
+                      "c", {64, 128}, {input("x", {64, 128}), input("y", {64, 128})});
+  ASSERT_TRUE(mixed.has_value());
+  EXPECT_TRUE(has(mixed->describe(), "opposite directions")) << mixed->describe();
+  EXPECT_TRUE(has(mixed->hint(), "flip the scan's input once")) << mixed->hint();
+  // A row bias (constant along the scanned dim) may be read either way.
+  auto bias = why_of({flip("f", "x", {1}, {64, 128}, 4), node("m", "mul", {ref("f"), ref("y")}, json::object(), {64, 128}, 4),
+                      node("c", "cumsum", {ref("m")}, {{"dim", 1}}, {64, 128}, 5)},
+                     "c", {64, 128}, {input("x", {64, 128}), input("y", {64, 1})});
+  EXPECT_FALSE(bias.has_value()) << bias->describe();
+  // The epilogue combines the reversed-order scan with x in the forward order.
+  auto epi = why_of({flip("f", "x", {1}, {64, 128}, 4), node("c", "cumsum", {ref("f")}, {{"dim", 1}}, {64, 128}, 5),
+                     node("d", "sub", {ref("c"), ref("x")}, {{"alpha", 1}}, {64, 128}, 7)},
+                    "d", {64, 128});
+  ASSERT_TRUE(epi.has_value());
+  EXPECT_EQ(epi->where().line, 7);
+  EXPECT_TRUE(has(epi->describe(), "opposite directions")) << epi->describe();
 }
 
 TEST(Reduction, TuningAndFallbackAreValid) {

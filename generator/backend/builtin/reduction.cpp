@@ -143,7 +143,7 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
       const std::string value = "a" + std::to_string(operands.size());
       value_of[a.source] = value;
       std::string load;
-      if (full && row) load = "egg_to_float(" + a.var + "_v.v[egg_j])";
+      if (full && row) load = "egg_to_float(" + a.var + "_v.v[" + (plan.in_rev ? "VEC - 1 - egg_j" : "egg_j") + "])";
       else load = "egg_to_float(" + a.var + "[" + (full ? std::string("egg_e") : broadcast_offset(a.shape, plan.in_shape, "egg_e")) + "])";
       operands.push_back({{"ptr", a.var}, {"ctype", ctype}, {"value", value}, {"load", load}});
       if (full && row) {
@@ -166,6 +166,10 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
   // Prologue.
   json pro_steps = json::array();
   for (const auto* n : plan.prologue) {
+    if (n->op == "flip") {  // a reverse scan's flip moves no data: the loads read the other way
+      value_of[n->name] = value_of.at(n->args.at(0).node);
+      continue;
+    }
     const std::string value = "p" + std::to_string(pro_steps.size());
     pro_steps.push_back({{"value", value}, {"expr", ops_.expression(*n, value_of)}});
     value_of[n->name] = value;
@@ -186,15 +190,28 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
   epi_value_of[an.name] = reduce ? "egg_r" : "egg_a";
   for (const auto& v : plan.value_aliases) epi_value_of[v] = "egg_r";
   if (!reduce) epi_value_of[plan.input] = "egg_x";
+  // In a scan, a value that is the anchor's input through flips (x in flip(cumsum(flip(x))) - x)
+  // is egg_x too: the plan checked that it is read at the same position.
+  auto is_x = [&](const std::string& v) {
+    const auto it = value_of.find(v);
+    return v == plan.input || (scan && it != value_of.end() && it->second == pro_result);
+  };
+  if (scan)
+    for (const auto& [name, value] : value_of)
+      if (value == pro_result) epi_value_of[name] = "egg_x";
   bool epi_x = false, epi_ops = false;
   for (const auto* n : plan.epilogue)
     for (const auto& a : n->args) {
       if (a.kind != spec::Arg::Kind::node) continue;
-      if (a.node == plan.input) epi_x = true;
+      if (is_x(a.node)) epi_x = true;
       else if (pro_names.count(a.node) || elem_leaves.count(a.node)) epi_ops = true;
     }
   json epi_steps = json::array();
   for (const auto* n : plan.epilogue) {
+    if (n->op == "flip") {  // the stores write the other way
+      epi_value_of[n->name] = epi_value_of.at(n->args.at(0).node);
+      continue;
+    }
     const std::string value = "e" + std::to_string(epi_steps.size());
     epi_steps.push_back({{"value", value}, {"expr", ops_.expression(*n, epi_value_of)}});
     epi_value_of[n->name] = value;
@@ -231,14 +248,22 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
   }
   const std::int64_t split = ceil_div(plan.R, chunk);  // chunks that hold elements
   const bool cache = p.cache && row && plan.mode == Mode::normalize;
-  const bool epi_pro = scan ? (epi_ops || epi_x) : epi_ops;
+  // A row scan keeps its input in registers when the epilogue reads only that (cumsum(x) - x);
+  // other epilogue reads of the operands load them again.
+  const bool keep_x = scan && row && epi_x && !epi_ops;
+  const bool epi_pro = scan ? (epi_ops || (epi_x && !keep_x)) : epi_ops;
   const std::int64_t grid_x = row ? ceil_div(rows, groups) : ceil_div(rows, p.block);
   const std::int64_t max_index = in_numel + static_cast<std::int64_t>(p.block) * 64 + chunk;
   const bool small = max_index < (std::int64_t(1) << 31) && rows * split < (std::int64_t(1) << 31);
 
   std::string structure;
-  if (scan) structure = row ? "row scan, " + std::to_string(tpr) + " threads per row, " + std::to_string(p.items) + " elements per thread, carry across chunks"
-                            : "column scan, a thread per column with a running carry";
+  const std::string direction = std::string(plan.in_rev ? ", input read in reverse" : "") +
+                                (plan.out_rev ? ", output written in reverse" : "") +
+                                (keep_x ? ", input kept in registers for the epilogue" : "");
+  if (scan) structure = (row ? "row scan, " + std::to_string(tpr) + " threads per row, " + std::to_string(p.items) +
+                                   " elements per thread, double carry across chunks"
+                             : "column scan, a thread per column with a running double carry") +
+                        direction;
   else if (row) structure = (rows == 1 ? "full reduction as one row" : "row " + mode_name(plan.mode)) + ", " +
                             std::to_string(tpr) + " threads per row, " + std::to_string(vec) + "-wide vectors" +
                             (split > 1 ? ", split " + std::to_string(split) + " with a merge pass" : "") +
@@ -269,7 +294,13 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
               {"items", p.items}, {"unroll", p.unroll}, {"vec", vec},
               {"scan_op", an.op == "cumprod" ? "*" : "+"},
               {"scan_identity", an.op == "cumprod" ? "1.0f" : "0.0f"},
-              {"scan_combine_carry_x", an.op == "cumprod" ? "egg_carry * egg_x" : "egg_carry + egg_x"},
+              {"keep_x", keep_x}, {"in_rev", plan.in_rev}, {"out_rev", plan.out_rev},
+              {"in_at", plan.in_rev ? "(kR - egg_c - VEC)" : "egg_c"},
+              {"in_elem", plan.in_rev ? "(kR - 1 - egg_c - egg_j)" : "egg_c + egg_j"},
+              {"out_at", plan.out_rev ? "(kR - egg_c - VEC)" : "egg_c"},
+              {"out_j", plan.out_rev ? "VEC - 1 - egg_j" : "egg_j"},
+              {"col_in_r", plan.in_rev ? "kR - 1 - egg_r" : "egg_r"},
+              {"col_out_r", plan.out_rev ? "kR - 1 - egg_r" : "egg_r"},
               {"row", row && !scan}, {"col", !row}, {"scan_row", row && scan},
               {"grid_x", grid_x}, {"grid_y", split}, {"full_ptrs", full_ptrs}, {"args", args},
               {"finish", split > 1 ? json(true) : json(false)}, {"finish_grid", ceil_div(rows, 128)},
@@ -283,7 +314,8 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
   cand.id = "reduction." + std::string(scan ? "scan" : mode_name(plan.mode)) + (row ? ".row" : ".col") +
             ":b" + std::to_string(p.block) + (row ? ":t" + std::to_string(tpr) + ":v" + std::to_string(vec) : "") +
             (split > 1 ? ":s" + std::to_string(split) : "") + (cache ? ":cache" : "") +
-            (scan && row ? ":i" + std::to_string(p.items) : "") + (!row ? ":u" + std::to_string(p.unroll) : "");
+            (scan && row ? ":i" + std::to_string(p.items) : "") + (!row ? ":u" + std::to_string(p.unroll) : "") +
+            (plan.in_rev ? ":rin" : "") + (plan.out_rev ? ":rout" : "");
   cand.summary = an.target + ": " + structure + ", block " + std::to_string(p.block);
   cand.params = p.to_json();
   cand.params["vec"] = vec;

@@ -2,7 +2,9 @@
 // run of adjacent dims, or all dims) → [element-wise epilogue], in one kernel (templates/reduction/).
 // Anchors: sum mean prod amax amin max min (values and indices) argmax argmin logsumexp (rows
 // reduced to one value each), softmax log_softmax and keepdim reductions followed by a broadcast
-// epilogue (every element written from its row's statistics), cumsum cumprod (inclusive scans).
+// epilogue (every element written from its row's statistics), cumsum cumprod (inclusive scans;
+// with torch.flip along the scanned dim before and/or after them: reverse scans; exclusive scans
+// as the epilogue `cumsum(x) - x`; masked scans as the prologue `x * mask`).
 #pragma once
 
 #include <cstdint>
@@ -33,6 +35,11 @@ struct ReductionPlan {
   std::vector<const spec::Node*> epilogue;  // element-wise ops after the anchor
   std::vector<std::string> index_values;    // spec values that are indices (argmax, max(..)[1])
   std::vector<std::string> value_aliases;   // getitem(max(..), 0): the reduced values
+  // Scans only: torch.flip along the scanned dim (flip nodes sit in prologue/epilogue as aliases of
+  // their operand). The scan runs over logical positions i; in_rev: the tensors that vary along
+  // the scanned dim are read at R-1-i; out_rev: the outputs are written at R-1-i.
+  int scan_dim = -1;  // the scanned dim of in_shape
+  bool in_rev = false, out_rev = false;
   bool row() const { return inner == 1; }
   std::int64_t rows() const { return outer * inner; }
 };

@@ -2,6 +2,7 @@
 // reduced dims and the mode, or the reason (op and line) the family cannot implement the spec.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "backend/builtin/plan_util.h"
@@ -54,6 +55,47 @@ std::variant<std::vector<int>, UserError> reduced_dims(const spec::Node& n, size
   return dims;
 }
 
+// The extent along the scanned dim of a value of this shape (right-aligned broadcasting against
+// the anchor's input); 1 when the plan is not a scan.
+std::int64_t scan_extent(const Shape& shape, const ReductionPlan& plan) {
+  if (plan.scan_dim < 0) return 1;
+  const auto k = static_cast<std::int64_t>(shape.size()) - static_cast<std::int64_t>(plan.in_shape.size()) + plan.scan_dim;
+  return k >= 0 && k < static_cast<std::int64_t>(shape.size()) ? shape[static_cast<size_t>(k)] : 1;
+}
+
+// A torch.flip fuses only along the scanned dim of a scan, on a value of the input's shape.
+std::optional<UserError> check_flip(const spec::Node& n, const ReductionPlan& plan) {
+  const std::string hint = "compute the flip in a separate op.py, or flip only along the scanned dim";
+  if (plan.mode != ReductionPlan::Mode::scan || plan.scan_dim < 0)
+    return UserError(n.where, quote(n) + ": the builtin reduction family fuses torch.flip only around cumsum/cumprod "
+                                         "along the scanned dim (a reverse scan), not around `" + plan.anchor->target + "`",
+                     hint);
+  if (node_args(n).size() != 1 || n.shape != plan.in_shape)
+    return UserError(n.where, quote(n) + " flips a value of shape " + spec::shape_string(n.shape) +
+                                  "; the builtin reduction family fuses a flip only of a value of the scan's shape " +
+                                  spec::shape_string(plan.in_shape), hint);
+  nlohmann::json dims = n.attrs.contains("dims") ? n.attrs["dims"] : nlohmann::json();
+  if (dims.is_number_integer()) dims = nlohmann::json::array({dims});
+  bool scanned = false;
+  const auto rank = static_cast<std::int64_t>(n.shape.size());
+  for (const auto& d : dims.is_array() ? dims : nlohmann::json::array()) {
+    if (!d.is_number_integer())
+      return UserError(n.where, quote(n) + " has dims " + dims.dump() + "; the builtin backend needs integer dims");
+    std::int64_t v = d.get<std::int64_t>();
+    if (v < 0) v += rank;
+    if (v < 0 || v >= rank) return UserError(n.where, quote(n) + " has dims " + dims.dump() + " out of range");
+    if (v == plan.scan_dim) scanned = true;
+    else if (n.shape[static_cast<size_t>(v)] != 1)
+      return UserError(n.where, quote(n) + " flips dim " + std::to_string(v) + ", but the scan runs along dim " +
+                                    std::to_string(plan.scan_dim) + "; the builtin reduction family fuses a flip only "
+                                    "along the scanned dim", hint);
+  }
+  if (!scanned)
+    return UserError(n.where, quote(n) + " with dims " + dims.dump() + " does not flip the scanned dim " +
+                                  std::to_string(plan.scan_dim), hint);
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const OpTable& ops) {
@@ -93,6 +135,7 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
     else plan.inner *= plan.in_shape[d];
   }
   if (spec::numel(plan.in_shape) == 0) return UserError(an.where, quote(an) + " reads an empty tensor");
+  if (kScan.count(an.op) && dims.size() == 1) plan.scan_dim = dims.front();
   const bool keepdim = an.attrs.value("keepdim", false);
 
   // Mode and reducer.
@@ -138,7 +181,11 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
     if (auto e = check_leaf(*t, plan.in_shape, an)) return *e;
   for (const auto& n : s.nodes) {
     if (!pro.count(n.name)) continue;
-    if (auto e = ops.check(s, n)) return *e;
+    if (n.op == "flip") {
+      if (auto e = check_flip(n, plan)) return *e;
+    } else if (auto e = ops.check(s, n)) {
+      return *e;
+    }
     if (!broadcasts_to(n.shape, plan.in_shape))
       return UserError(n.where, quote(n) + " produces shape " + spec::shape_string(n.shape) +
                                     " that does not broadcast to the input of `" + an.target + "`");
@@ -146,6 +193,49 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
       if (const auto* t = s.find_tensor(a))
         if (auto e = check_leaf(*t, plan.in_shape, n)) return *e;
     plan.prologue.push_back(&n);
+  }
+
+  // Directions along the scanned dim (torch.flip): the frame of a value that varies along it is 0
+  // when it is known at logical position i of the scan and 1 when at R-1-i. The anchor's input is
+  // in frame 0; a flip's operand is in the other frame than the flip; every tensor that varies
+  // along the scanned dim must be read in one frame (in_rev).
+  std::map<std::string, int> frame;
+  auto shape_of = [&](const std::string& v) -> const Shape* {
+    if (const auto* t = s.find_tensor(v)) return &t->shape;
+    if (const auto* n = s.find_node(v)) return &n->shape;
+    return nullptr;
+  };
+  auto varying = [&](const std::string& v) {
+    const Shape* sh = shape_of(v);
+    return sh && scan_extent(*sh, plan) > 1;
+  };
+  if (varying(plan.input)) frame[plan.input] = 0;
+  for (auto it = s.nodes.rbegin(); it != s.nodes.rend(); ++it) {
+    const spec::Node& n = *it;
+    const auto f = frame.find(n.name);
+    if (!pro.count(n.name) || f == frame.end()) continue;
+    const int fa = f->second ^ (n.op == "flip" ? 1 : 0);
+    for (const auto& a : node_args(n)) {
+      if (!varying(a)) continue;
+      const auto [at, inserted] = frame.emplace(a, fa);
+      if (!inserted && at->second != fa)
+        return UserError(n.where, "`" + a + "` reaches " + quote(an) + " both flipped and unflipped along the scanned dim " +
+                                      "(through torch.flip); the builtin reduction family reads each value in one direction",
+                         "flip every operand of the scan, or flip its input once");
+    }
+  }
+  std::string first_leaf;
+  for (const auto& [name, f] : frame) {
+    if (!s.find_tensor(name)) continue;
+    if (first_leaf.empty()) {
+      first_leaf = name;
+      plan.in_rev = f == 1;
+    } else if ((f == 1) != plan.in_rev) {
+      return UserError(an.where, "tensors " + first_leaf + " and " + name + " reach " + quote(an) +
+                                     " in opposite directions along the scanned dim (one through torch.flip); the builtin "
+                                     "reduction family reads every input of a scan in one direction",
+                       "flip the scan's input once (torch.flip(x * mask, [d]) rather than torch.flip(x, [d]) * mask)");
+    }
   }
 
   // Outputs: one shape; that shape decides reduce (a value per row) or normalize (every element).
@@ -190,8 +280,11 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
       }
       continue;
     }
-    if (auto e = ops.check(s, n))
+    if (n.op == "flip") {
+      if (auto e = check_flip(n, plan)) return *e;
+    } else if (auto e = ops.check(s, n)) {
       return UserError(n.where, std::string(e->what()) + "; " + after, e->hint());
+    }
     for (const auto& a : node_args(n)) {
       if (a == an.name && with_indices)
         return UserError(n.where, quote(n) + " reads the (values, indices) pair of " + quote(an) + " directly",
@@ -210,7 +303,36 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
     if (!broadcasts_to(n.shape, epi_shape))
       return UserError(n.where, quote(n) + " produces shape " + spec::shape_string(n.shape) +
                                     " that does not broadcast to the output " + spec::shape_string(epi_shape));
+    if (plan.mode == ReductionPlan::Mode::scan) {
+      // The frame of each value this node reads (the anchor's: 0; a tensor's: in_rev); one for all.
+      std::optional<int> fe;
+      for (const auto& a : node_args(n)) {
+        if (!varying(a)) continue;
+        const auto f = frame.find(a);
+        const int fa = a == an.name ? 0 : f != frame.end() ? f->second : plan.in_rev ? 1 : 0;
+        if (fe && *fe != fa)
+          return UserError(n.where, quote(n) + " combines values in opposite directions along the scanned dim (one "
+                                        "through torch.flip); the builtin reduction family computes each output element "
+                                        "from values at one position",
+                           "flip the scan's result back before combining it with unflipped tensors");
+        fe = fa;
+      }
+      if (fe && varying(n.name)) frame[n.name] = *fe ^ (n.op == "flip" ? 1 : 0);
+    }
     plan.epilogue.push_back(&n);
+  }
+  if (plan.mode == ReductionPlan::Mode::scan) {
+    std::optional<int> fo;
+    for (const auto& o : s.outputs) {
+      if (scan_extent(o.shape, plan) <= 1) continue;
+      const auto f = frame.find(o.node);
+      const int fv = o.node == an.name || f == frame.end() ? 0 : f->second;
+      if (fo && *fo != fv)
+        return UserError(file_only, "the outputs run in opposite directions along the scanned dim (one through torch.flip)",
+                         "return outputs flipped alike, or split the op into two op.py files");
+      fo = fv;
+    }
+    plan.out_rev = fo.value_or(0) == 1;
   }
   std::set<std::string> epi;
   for (const auto* n : plan.epilogue) epi.insert(n->name);
