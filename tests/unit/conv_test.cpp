@@ -172,6 +172,27 @@ TEST(Conv, PlansGroupsStridesSamePaddingAndTransposed) {
   EXPECT_EQ(std::get<ConvPlan>(rt).cin_per_group(), 8);
 }
 
+TEST(Conv, TransposedOutputSizeComesFromTheTracedShape) {
+  // ConvTranspose2d(k3, s2, p1) on 16: 31 by the formula, 32 with output_size=[32, 32] (the
+  // trace keeps output_padding 0 and the shape); 33 is not a possible output size.
+  auto j = [](int size) {
+    auto attrs = conv_attrs({2, 2}, {1, 1}, {1, 1}, 1);
+    attrs["output_padding"] = {0, 0};
+    return spec_of({tensor("x", {2, 8, 16, 16})}, {param("t.weight", {8, 4, 3, 3})},
+                   {node("t", "conv_transpose2d", {ref("x"), ref("t.weight"), none()}, attrs,
+                         {2, 4, size, size}, 5)},
+                   "t", {2, 4, size, size});
+  };
+  for (int size : {31, 32}) {
+    auto r = plan_of(j(size));
+    ASSERT_TRUE(std::holds_alternative<ConvPlan>(r)) << std::get<UserError>(r).describe();
+    EXPECT_EQ(std::get<ConvPlan>(r).out[2], size);
+  }
+  auto e = rejection(j(33));
+  EXPECT_EQ(e.where().line, 5);
+  EXPECT_TRUE(has(e.what(), "[2, 4, 31, 31]")) << e.describe();
+}
+
 TEST(Conv, RejectsPaddingModeStringPaddingAndShapesWithLines) {
   auto j = resnet();
   j["nodes"][0]["attrs"]["padding_mode"] = "reflect";

@@ -18,7 +18,8 @@ Plan BuiltinBackend::plan(const spec::Spec& spec) const {
                         "The builtin backend runs one kernel per anchor, fusing the element-wise ops around it; "
                         "its anchors: linear, matmul, mm, bmm, addmm; layer_norm, rms_norm, group_norm, "
                         "instance_norm, batch_norm; sum, mean, prod, amax, amin, max, min, argmax, argmin, "
-                        "logsumexp, softmax, log_softmax, cumsum, cumprod; max_pool1d/2d/3d, "
+                        "logsumexp, softmax, log_softmax, cumsum, cumprod; conv1d/2d/3d, "
+                        "conv_transpose1d/2d/3d; max_pool1d/2d/3d, "
                         "avg_pool1d/2d/3d; mse_loss, l1_loss, huber_loss, smooth_l1_loss, kl_div, "
                         "cross_entropy, hinge_embedding_loss, triplet_margin_loss");
   }

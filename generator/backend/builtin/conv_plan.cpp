@@ -91,12 +91,8 @@ std::variant<ConvPlan, UserError> plan_conv(const spec::Spec& s, const OpTable& 
       (an.args.size() > 2 && an.args[2].kind != spec::Arg::Kind::node &&
        an.args[2].kind != spec::Arg::Kind::none))
     return UserError(an.where,
-                     quote(an) + " is called with arguments the builtin conv family cannot read" +
-                         (plan.transposed ? " (e.g. output_size in the module call)" : ""),
-                     plan.transposed ? "set output_padding on the module/function instead of "
-                                       "passing output_size"
-                                     : "call it as conv(input, weight, bias, stride, padding, "
-                                       "dilation, groups)");
+                     quote(an) + " is called with arguments the builtin conv family cannot read",
+                     "call it as conv(input, weight, bias, ...) with the options as numbers");
   const spec::Tensor* x = operand(s, an, 0);
   if (!x) {
     const bool is_node = !an.args.empty() && an.args[0].kind == spec::Arg::Kind::node &&
@@ -234,8 +230,15 @@ std::variant<ConvPlan, UserError> plan_conv(const spec::Spec& s, const OpTable& 
   expect.push_back(plan.c_out);
   for (int k = 3 - d; k < 3; ++k) {
     if (plan.transposed) {
-      plan.out[k] = conv_transpose_output_size(plan.in[k], plan.kernel[k], plan.pad[k],
-                                               plan.stride[k], plan.dilation[k], out_pad[k]);
+      // The output size as traced: output_padding, or the module's forward(x, output_size=...),
+      // which the trace does not keep, adds 0 <= extra < max(stride, dilation) at the end.
+      const std::int64_t base = conv_transpose_output_size(plan.in[k], plan.kernel[k], plan.pad[k],
+                                                           plan.stride[k], plan.dilation[k], 0);
+      const std::int64_t extra =
+          plan.out_shape.size() == plan.in_shape.size() ? plan.out_shape[rank - 3 + k] - base : -1;
+      plan.out[k] =
+          base +
+          (extra >= 0 && extra < std::max(plan.stride[k], plan.dilation[k]) ? extra : out_pad[k]);
     } else {
       if (same) {
         const std::int64_t total = plan.dilation[k] * (plan.kernel[k] - 1);
