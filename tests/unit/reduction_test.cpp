@@ -19,14 +19,23 @@ using nlohmann::json;
 
 const std::filesystem::path kData = EGG_TEST_DATA_DIR;
 
-bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+bool has(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
+}
 
 // A node as the frontend writes it.
-json node(const std::string& name, const std::string& op, json args, json attrs, json shape, int line,
-          const std::string& dtype = "float32") {
-  return {{"name", name},   {"op", op},       {"target", "torch." + op}, {"args", args},
-          {"attrs", attrs}, {"shape", shape}, {"dtype", dtype},           {"file", "/src/op.py"},
-          {"line", line},   {"code", op + "(...)"}};
+json node(const std::string& name, const std::string& op, json args, json attrs, json shape,
+          int line, const std::string& dtype = "float32") {
+  return {{"name", name},
+          {"op", op},
+          {"target", "torch." + op},
+          {"args", args},
+          {"attrs", attrs},
+          {"shape", shape},
+          {"dtype", dtype},
+          {"file", "/src/op.py"},
+          {"line", line},
+          {"code", op + "(...)"}};
 }
 
 json spec_of(json inputs, json params, json nodes, const std::string& out_node, json out_shape,
@@ -38,7 +47,8 @@ json spec_of(json inputs, json params, json nodes, const std::string& out_node, 
           {"inputs", inputs},
           {"params", params},
           {"nodes", nodes},
-          {"outputs", {{{"name", "out0"}, {"node", out_node}, {"shape", out_shape}, {"dtype", out_dtype}}}},
+          {"outputs",
+           {{{"name", "out0"}, {"node", out_node}, {"shape", out_shape}, {"dtype", out_dtype}}}},
           {"deps", {"/src/op.py"}},
           {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};
 }
@@ -47,7 +57,9 @@ json input(const std::string& name, json shape, const std::string& dtype = "floa
   return {{"name", name}, {"shape", shape}, {"dtype", dtype}};
 }
 
-json x_of(json shape, const std::string& dtype = "float32") { return json::array({input("x", shape, dtype)}); }
+json x_of(json shape, const std::string& dtype = "float32") {
+  return json::array({input("x", shape, dtype)});
+}
 
 json ref(const std::string& n) { return {{"node", n}}; }
 json num(double v) { return {{"scalar", v}}; }
@@ -73,17 +85,19 @@ Rendered render_first(const json& j, size_t which = 0) {
 TEST(Reduction, AcceptsTheAnchors) {
   ReductionFamily family(kData);
   for (const char* op : {"sum", "mean", "prod", "amax", "amin", "logsumexp"}) {
-    auto j = spec_of(x_of({64, 128}), json::array(),
-                     {node("r", op, {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {64}, 5)}, "r", {64});
+    auto j =
+        spec_of(x_of({64, 128}), json::array(),
+                {node("r", op, {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {64}, 5)}, "r", {64});
     EXPECT_FALSE(family.cannot_implement(spec::parse_spec(j)).has_value()) << op;
   }
-  auto am = spec_of(x_of({64, 128}), json::array(),
-                    {node("r", "argmax", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {64}, 5, "int64")}, "r", {64},
-                    "int64");
+  auto am =
+      spec_of(x_of({64, 128}), json::array(),
+              {node("r", "argmax", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {64}, 5, "int64")},
+              "r", {64}, "int64");
   EXPECT_FALSE(family.cannot_implement(spec::parse_spec(am)).has_value());
   for (const char* op : {"softmax", "log_softmax", "cumsum", "cumprod"}) {
-    auto j = spec_of(x_of({64, 128}), json::array(), {node("r", op, {ref("x")}, {{"dim", -1}}, {64, 128}, 5)}, "r",
-                     {64, 128});
+    auto j = spec_of(x_of({64, 128}), json::array(),
+                     {node("r", op, {ref("x")}, {{"dim", -1}}, {64, 128}, 5)}, "r", {64, 128});
     EXPECT_FALSE(family.cannot_implement(spec::parse_spec(j)).has_value()) << op;
   }
 }
@@ -118,13 +132,14 @@ TEST(Reduction, RejectsNonElementwiseEpilogueWithLine) {
 TEST(Reduction, RejectsNonAdjacentDimsAndNoAnchor) {
   ReductionFamily family(kData);
   auto j = spec_of(x_of({8, 16, 32}), json::array(),
-                   {node("s", "sum", {ref("x")}, {{"dim", {0, 2}}, {"keepdim", false}}, {16}, 4)}, "s", {16});
+                   {node("s", "sum", {ref("x")}, {{"dim", {0, 2}}, {"keepdim", false}}, {16}, 4)},
+                   "s", {16});
   auto why = family.cannot_implement(spec::parse_spec(j));
   ASSERT_TRUE(why.has_value());
   EXPECT_EQ(why->where().line, 4);
   EXPECT_TRUE(has(why->describe(), "not adjacent")) << why->describe();
-  auto none = spec_of(x_of({8, 16}), json::array(), {node("r", "relu", {ref("x")}, json::object(), {8, 16}, 3)},
-                      "r", {8, 16});
+  auto none = spec_of(x_of({8, 16}), json::array(),
+                      {node("r", "relu", {ref("x")}, json::object(), {8, 16}, 3)}, "r", {8, 16});
   auto why2 = family.cannot_implement(spec::parse_spec(none));
   ASSERT_TRUE(why2.has_value());
   EXPECT_EQ(why2->where().line, 0);  // the element-wise family explains an op-free graph better
@@ -132,11 +147,12 @@ TEST(Reduction, RejectsNonAdjacentDimsAndNoAnchor) {
 
 TEST(Reduction, RejectsComputeOnIndicesAndPerElementReadsAfterReduce) {
   ReductionFamily family(kData);
-  auto j = spec_of(x_of({64, 128}), json::array(),
-                   {node("m", "max", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {64}, 5),
-                    node("i", "operator.getitem", {ref("m"), num(1)}, json::object(), {64}, 5, "int64"),
-                    node("f", "mul", {ref("i"), num(2.0)}, json::object(), {64}, 6)},
-                   "f", {64});
+  auto j =
+      spec_of(x_of({64, 128}), json::array(),
+              {node("m", "max", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {64}, 5),
+               node("i", "operator.getitem", {ref("m"), num(1)}, json::object(), {64}, 5, "int64"),
+               node("f", "mul", {ref("i"), num(2.0)}, json::object(), {64}, 6)},
+              "f", {64});
   auto why = family.cannot_implement(spec::parse_spec(j));
   ASSERT_TRUE(why.has_value());
   EXPECT_EQ(why->where().line, 6);
@@ -154,8 +170,8 @@ TEST(Reduction, RejectsComputeOnIndicesAndPerElementReadsAfterReduce) {
 
 TEST(Reduction, BackendPicksReductionBeforeElementwise) {
   BuiltinBackend backend(kData);
-  auto j = spec_of(x_of({64, 128}), json::array(), {node("r", "softmax", {ref("x")}, {{"dim", -1}}, {64, 128}, 5)},
-                   "r", {64, 128});
+  auto j = spec_of(x_of({64, 128}), json::array(),
+                   {node("r", "softmax", {ref("x")}, {{"dim", -1}}, {64, 128}, 5)}, "r", {64, 128});
   EXPECT_NO_THROW(backend.check_supported(spec::parse_spec(j)));
 }
 
@@ -163,12 +179,14 @@ TEST(Reduction, BackendPicksReductionBeforeElementwise) {
 
 TEST(Reduction, RowSumWithPrologueAndEpilogue) {
   // relu(x).sum(-1) * 0.01 + bias[rows]
-  auto j = spec_of(x_of({8192, 4096}), {{{"name", "bias"}, {"shape", {8192}}, {"dtype", "float32"}, {"kind", "parameter"}}},
-                   {node("r", "relu", {ref("x")}, json::object(), {8192, 4096}, 3),
-                    node("s", "sum", {ref("r")}, {{"dim", -1}, {"keepdim", false}}, {8192}, 3),
-                    node("m", "mul", {ref("s"), num(0.01)}, json::object(), {8192}, 3),
-                    node("a", "add", {ref("m"), ref("bias")}, {{"alpha", 1}}, {8192}, 4)},
-                   "a", {8192});
+  auto j =
+      spec_of(x_of({8192, 4096}),
+              {{{"name", "bias"}, {"shape", {8192}}, {"dtype", "float32"}, {"kind", "parameter"}}},
+              {node("r", "relu", {ref("x")}, json::object(), {8192, 4096}, 3),
+               node("s", "sum", {ref("r")}, {{"dim", -1}, {"keepdim", false}}, {8192}, 3),
+               node("m", "mul", {ref("s"), num(0.01)}, json::object(), {8192}, 3),
+               node("a", "add", {ref("m"), ref("bias")}, {{"alpha", 1}}, {8192}, 4)},
+              "a", {8192});
   auto r = render_first(j);
   EXPECT_TRUE(has(r.device, "const float p0 = egg_relu(a0);")) << r.device;
   EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedSum;"));
@@ -176,17 +194,21 @@ TEST(Reduction, RowSumWithPrologueAndEpilogue) {
   EXPECT_TRUE(has(r.device, "const float e0 = (egg_r * 0.00999999978f);"));
   EXPECT_TRUE(has(r.device, "const float e1 = (e0 + 1.0f * b0);"));
   EXPECT_TRUE(has(r.device, "out0[egg_o] = egg_from_float<float>(e1);"));
-  EXPECT_TRUE(has(r.device, "egg_load_vec<float, VEC>(x + egg_base + egg_c)"));  // 16-byte vectors along the row
-  EXPECT_TRUE(has(r.device, "egg_st.shfl_merge(egg_m)"));                         // warp shuffles
+  EXPECT_TRUE(
+      has(r.device,
+          "egg_load_vec<float, VEC>(x + egg_base + egg_c)"));  // 16-byte vectors along the row
+  EXPECT_TRUE(has(r.device, "egg_st.shfl_merge(egg_m)"));      // warp shuffles
   EXPECT_TRUE(has(r.device, "constexpr int kTpr = 128;")) << r.id;
   EXPECT_TRUE(has(r.device, "__shared__ egg_k_red egg_shared[kGroups][kWarps];"));
-  EXPECT_TRUE(has(r.launch, "egg_k_row<4><<<egg_grid, 256, 0, stream>>>(x, bias, out0, 0);")) << r.launch;
+  EXPECT_TRUE(has(r.launch, "egg_k_row<4><<<egg_grid, 256, 0, stream>>>(x, bias, out0, 0);"))
+      << r.launch;
   EXPECT_FALSE(has(r.launch, "egg_k_finish"));
 }
 
 TEST(Reduction, ShortRowsUseAWarpPerRow) {
   auto j = spec_of(x_of({262144, 64}), json::array(),
-                   {node("s", "prod", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {262144}, 3)}, "s", {262144});
+                   {node("s", "prod", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {262144}, 3)},
+                   "s", {262144});
   auto r = render_first(j);
   EXPECT_TRUE(has(r.device, "constexpr int kTpr = 32;")) << r.id;
   EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedProd;"));
@@ -196,10 +218,12 @@ TEST(Reduction, ShortRowsUseAWarpPerRow) {
 
 TEST(Reduction, ColumnReductionWalksTheReducedDim) {
   auto j = spec_of(x_of({32, 1024, 1024}), json::array(),
-                   {node("s", "amax", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {32, 1024}, 3)}, "s", {32, 1024});
+                   {node("s", "amax", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {32, 1024}, 3)},
+                   "s", {32, 1024});
   auto r = render_first(j);
   EXPECT_TRUE(has(r.device, "constexpr egg_k_idx kInner = 1024;")) << r.device;
-  EXPECT_TRUE(has(r.device, "const egg_k_idx egg_base = (egg_q / kInner) * kR * kInner + egg_q % kInner;"));
+  EXPECT_TRUE(
+      has(r.device, "const egg_k_idx egg_base = (egg_q / kInner) * kR * kInner + egg_q % kInner;"));
   EXPECT_TRUE(has(r.device, "const egg_k_idx egg_e = egg_base + egg_r * kInner;"));
   EXPECT_TRUE(has(r.device, "egg_to_float(x[egg_e])"));
   EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedMax;"));
@@ -210,20 +234,24 @@ TEST(Reduction, ColumnReductionWalksTheReducedDim) {
 }
 
 TEST(Reduction, FullReductionSplitsOverBlocks) {
-  auto j = spec_of(x_of({8192, 4096}), json::array(),
-                   {node("s", "sum", {ref("x")}, {{"dim", nullptr}, {"keepdim", false}}, json::array(), 3)}, "s",
-                   json::array());
+  auto j = spec_of(
+      x_of({8192, 4096}), json::array(),
+      {node("s", "sum", {ref("x")}, {{"dim", nullptr}, {"keepdim", false}}, json::array(), 3)}, "s",
+      json::array());
   auto r = render_first(j);
   EXPECT_TRUE(has(r.device, "Layout: [outer 1, reduced 33554432, inner 1]")) << r.device;
   EXPECT_TRUE(has(r.device, "__device__ egg_k_red egg_k_partials[512];")) << r.id;
-  EXPECT_TRUE(has(r.device, "for (int egg_s = 1; egg_s < 512; ++egg_s) egg_st.merge(egg_k_partials[egg_o * 512 + egg_s]);"));
+  EXPECT_TRUE(has(r.device,
+                  "for (int egg_s = 1; egg_s < 512; ++egg_s) egg_st.merge(egg_k_partials[egg_o * "
+                  "512 + egg_s]);"));
   EXPECT_TRUE(has(r.launch, "const dim3 egg_grid(1, 512);")) << r.launch;
   EXPECT_TRUE(has(r.launch, "egg_k_finish<<<1, 128, 0, stream>>>(out0, 0);"));
 }
 
 TEST(Reduction, SoftmaxIsOnlineAndKeepsTheRowOnChip) {
-  auto j = spec_of(x_of({4096, 8192}), json::array(), {node("r", "softmax", {ref("x")}, {{"dim", -1}}, {4096, 8192}, 5)},
-                   "r", {4096, 8192});
+  auto j = spec_of(x_of({4096, 8192}), json::array(),
+                   {node("r", "softmax", {ref("x")}, {{"dim", -1}}, {4096, 8192}, 5)}, "r",
+                   {4096, 8192});
   auto r = render_first(j);
   EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedSoftmax;"));
   EXPECT_TRUE(has(r.device, "s = s * expf(m - x) + 1.0f;"));  // online max + sum in one pass
@@ -249,19 +277,21 @@ TEST(Reduction, KeepdimMeanBroadcastEpilogue) {
 
 TEST(Reduction, LogSoftmaxHalfUsesEightWideVectors) {
   auto j = spec_of(x_of({64, 1024}, "float16"), json::array(),
-                   {node("r", "log_softmax", {ref("x")}, {{"dim", 1}}, {64, 1024}, 5, "float16")}, "r", {64, 1024},
-                   "float16");
+                   {node("r", "log_softmax", {ref("x")}, {{"dim", 1}}, {64, 1024}, 5, "float16")},
+                   "r", {64, 1024}, "float16");
   auto r = render_first(j);
-  EXPECT_TRUE(has(r.device, "const float egg_a = (egg_x - egg_st.m - logf(egg_st.s));")) << r.device;
+  EXPECT_TRUE(has(r.device, "const float egg_a = (egg_x - egg_st.m - logf(egg_st.s));"))
+      << r.device;
   EXPECT_TRUE(has(r.device, "egg_load_vec<__half, VEC>(x + egg_base + egg_c)"));
   EXPECT_TRUE(has(r.device, "egg_from_float<__half>(egg_out[0])"));
   EXPECT_TRUE(has(r.launch, "egg_k_row<8>")) << r.launch;
 }
 
 TEST(Reduction, ArgmaxWritesInt64Indices) {
-  auto j = spec_of(x_of({64, 1024, 512}), json::array(),
-                   {node("a", "argmax", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {64, 512}, 5, "int64")}, "a",
-                   {64, 512}, "int64");
+  auto j = spec_of(
+      x_of({64, 1024, 512}), json::array(),
+      {node("a", "argmax", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {64, 512}, 5, "int64")},
+      "a", {64, 512}, "int64");
   auto r = render_first(j);
   EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedArgMax;"));
   EXPECT_TRUE(has(r.device, "out0[egg_o] = static_cast<std::int64_t>(egg_st.i);")) << r.device;
@@ -280,13 +310,15 @@ TEST(Reduction, MaxValuesThroughGetitem) {
 }
 
 TEST(Reduction, RowScanCarriesAcrossChunks) {
-  auto j = spec_of(x_of({2048, 8192}), json::array(), {node("c", "cumsum", {ref("x")}, {{"dim", 1}}, {2048, 8192}, 5)},
-                   "c", {2048, 8192});
+  auto j =
+      spec_of(x_of({2048, 8192}), json::array(),
+              {node("c", "cumsum", {ref("x")}, {{"dim", 1}}, {2048, 8192}, 5)}, "c", {2048, 8192});
   auto r = render_first(j);
   EXPECT_TRUE(has(r.device, "__shfl_up_sync(0xffffffffu, egg_incl, egg_d)")) << r.device;
   EXPECT_TRUE(has(r.device, "double egg_carry = 0.0f;"));  // the carry across chunks is double
   EXPECT_TRUE(has(r.device, "egg_carry = egg_k_opd(egg_carry, double(egg_chunk_total));"));
-  EXPECT_TRUE(has(r.device, "const float egg_a = float(egg_k_opd(egg_prefix, double(egg_v[egg_k + egg_j])));"));
+  EXPECT_TRUE(has(
+      r.device, "const float egg_a = float(egg_k_opd(egg_prefix, double(egg_v[egg_k + egg_j])));"));
   EXPECT_TRUE(has(r.device, "return egg_a + egg_b;"));
   EXPECT_TRUE(has(r.device, "__shared__ float egg_totals[kGroups][kWarps];")) << r.id;
   EXPECT_TRUE(has(r.launch, "egg_k_scan<4><<<2048, 256, 0, stream>>>(x, out0, 0);")) << r.launch;
@@ -330,11 +362,13 @@ TEST(Reduction, ReverseScanReadsAndWritesFromTheEnd) {
   EXPECT_TRUE(plan.out_rev);
   EXPECT_EQ(plan.scan_dim, 1);
   auto r = render_first(j);
-  EXPECT_TRUE(has(r.device, "egg_load_vec<float, VEC>(x + egg_base + (kR - egg_c - VEC))")) << r.device;
+  EXPECT_TRUE(has(r.device, "egg_load_vec<float, VEC>(x + egg_base + (kR - egg_c - VEC))"))
+      << r.device;
   EXPECT_TRUE(has(r.device, "egg_to_float(x_v.v[VEC - 1 - egg_j])"));
   EXPECT_TRUE(has(r.device, "const egg_k_idx egg_e = egg_base + (kR - 1 - egg_c - egg_j);"));
   EXPECT_TRUE(has(r.device, "out0_v.v[VEC - 1 - egg_j] = egg_from_float<float>(egg_out[0]);"));
-  EXPECT_TRUE(has(r.device, "egg_store_vec<float, VEC>(out0 + egg_base + (kR - egg_c - VEC), out0_v);"));
+  EXPECT_TRUE(
+      has(r.device, "egg_store_vec<float, VEC>(out0 + egg_base + (kR - egg_c - VEC), out0_v);"));
   EXPECT_FALSE(has(r.device, "flip"));  // no step for the flips
   EXPECT_TRUE(has(r.id, ":rin:rout")) << r.id;
   EXPECT_TRUE(has(r.launch, "egg_k_scan<4><<<4096, 256, 0, stream>>>(x, out0, 0);")) << r.launch;
@@ -346,7 +380,8 @@ TEST(Reduction, ScanOfAFlippedInputWritesForward) {
                     node("c", "cumprod", {ref("f0")}, {{"dim", -1}}, {64, 1024}, 6)},
                    "c", {64, 1024});
   auto r = render_first(j);
-  EXPECT_TRUE(has(r.device, "egg_load_vec<float, VEC>(x + egg_base + (kR - egg_c - VEC))")) << r.device;
+  EXPECT_TRUE(has(r.device, "egg_load_vec<float, VEC>(x + egg_base + (kR - egg_c - VEC))"))
+      << r.device;
   EXPECT_TRUE(has(r.device, "egg_store_vec<float, VEC>(out0 + egg_base + egg_c, out0_v);"));
   EXPECT_TRUE(has(r.device, "out0_v.v[egg_j] = "));
   EXPECT_TRUE(has(r.device, "return egg_a * egg_b;"));
@@ -370,14 +405,16 @@ TEST(Reduction, ExclusiveScanKeepsTheInputInRegisters) {
 
 TEST(Reduction, ReverseExclusiveAlongAMiddleDimSeesXThroughTheFlips) {
   // flip(cumsum(flip(x, [1]), 1), [1]) - x on bf16 [32, 1024, 256]: a column scan from the end.
-  auto j = spec_of(x_of({32, 1024, 256}, "bfloat16"), json::array(),
-                   {flip("f0", "x", {1}, {32, 1024, 256}, 5),
-                    node("c", "cumsum", {ref("f0")}, {{"dim", 1}}, {32, 1024, 256}, 5, "bfloat16"),
-                    flip("f1", "c", {1}, {32, 1024, 256}, 5),
-                    node("d", "sub", {ref("f1"), ref("x")}, {{"alpha", 1}}, {32, 1024, 256}, 6, "bfloat16")},
-                   "d", {32, 1024, 256}, "bfloat16");
+  auto j = spec_of(
+      x_of({32, 1024, 256}, "bfloat16"), json::array(),
+      {flip("f0", "x", {1}, {32, 1024, 256}, 5),
+       node("c", "cumsum", {ref("f0")}, {{"dim", 1}}, {32, 1024, 256}, 5, "bfloat16"),
+       flip("f1", "c", {1}, {32, 1024, 256}, 5),
+       node("d", "sub", {ref("f1"), ref("x")}, {{"alpha", 1}}, {32, 1024, 256}, 6, "bfloat16")},
+      "d", {32, 1024, 256}, "bfloat16");
   auto r = render_first(j);
-  EXPECT_TRUE(has(r.device, "const egg_k_idx egg_e = egg_base + (kR - 1 - egg_r) * kInner;")) << r.device;
+  EXPECT_TRUE(has(r.device, "const egg_k_idx egg_e = egg_base + (kR - 1 - egg_r) * kInner;"))
+      << r.device;
   EXPECT_TRUE(has(r.device, "const egg_k_idx egg_eo = egg_base + (kR - 1 - egg_r) * kInner;"));
   EXPECT_TRUE(has(r.device, "egg_carry = egg_k_opd(egg_carry, double(egg_x));"));
   EXPECT_TRUE(has(r.device, "const float e0 = (egg_a - 1.0f * egg_x);"));
@@ -394,20 +431,24 @@ TEST(Reduction, MaskedScanReadsTheBoolMaskAsVectors) {
   EXPECT_TRUE(has(r.device, "egg_load_vec<bool, VEC>(mask + egg_base + egg_c)")) << r.device;
   EXPECT_TRUE(has(r.device, "egg_to_float(mask_v.v[egg_j])"));
   EXPECT_TRUE(has(r.device, "const float p0 = (a0 * a1);"));
-  EXPECT_TRUE(has(r.launch, "egg_k_scan<16><<<4096, 256, 0, stream>>>(x, mask, out0, 0);")) << r.launch;
+  EXPECT_TRUE(has(r.launch, "egg_k_scan<16><<<4096, 256, 0, stream>>>(x, mask, out0, 0);"))
+      << r.launch;
 }
 
 TEST(Reduction, RejectsFlipsTheScanCannotFuse) {
   ReductionFamily family(kData);
   auto why_of = [&](json nodes, const std::string& out, json shape, json inputs = x_of({64, 128})) {
-    return family.cannot_implement(spec::parse_spec(spec_of(inputs, json::array(), nodes, out, shape)));
+    return family.cannot_implement(
+        spec::parse_spec(spec_of(inputs, json::array(), nodes, out, shape)));
   };
   // Along another dim than the scanned one.
-  auto other = why_of({flip("f", "x", {0}, {64, 128}, 4), node("c", "cumsum", {ref("f")}, {{"dim", 1}}, {64, 128}, 5)},
+  auto other = why_of({flip("f", "x", {0}, {64, 128}, 4),
+                       node("c", "cumsum", {ref("f")}, {{"dim", 1}}, {64, 128}, 5)},
                       "c", {64, 128});
   ASSERT_TRUE(other.has_value());
   EXPECT_EQ(other->where().line, 4);
-  EXPECT_TRUE(has(other->describe(), "flips dim 0, but the scan runs along dim 1")) << other->describe();
+  EXPECT_TRUE(has(other->describe(), "flips dim 0, but the scan runs along dim 1"))
+      << other->describe();
   // Around a reduction (not a scan).
   auto red = why_of({flip("f", "x", {1}, {64, 128}, 4),
                      node("s", "sum", {ref("f")}, {{"dim", 1}, {"keepdim", false}}, {64}, 5)},
@@ -415,19 +456,22 @@ TEST(Reduction, RejectsFlipsTheScanCannotFuse) {
   ASSERT_TRUE(red.has_value());
   EXPECT_TRUE(has(red->describe(), "only around cumsum/cumprod")) << red->describe();
   // Inputs of the scan in opposite directions: flip(x) * mask.
-  auto mixed = why_of({flip("f", "x", {1}, {64, 128}, 4), node("m", "mul", {ref("f"), ref("y")}, json::object(), {64, 128}, 4),
+  auto mixed = why_of({flip("f", "x", {1}, {64, 128}, 4),
+                       node("m", "mul", {ref("f"), ref("y")}, json::object(), {64, 128}, 4),
                        node("c", "cumsum", {ref("m")}, {{"dim", 1}}, {64, 128}, 5)},
                       "c", {64, 128}, {input("x", {64, 128}), input("y", {64, 128})});
   ASSERT_TRUE(mixed.has_value());
   EXPECT_TRUE(has(mixed->describe(), "opposite directions")) << mixed->describe();
   EXPECT_TRUE(has(mixed->hint(), "flip the scan's input once")) << mixed->hint();
   // A row bias (constant along the scanned dim) may be read either way.
-  auto bias = why_of({flip("f", "x", {1}, {64, 128}, 4), node("m", "mul", {ref("f"), ref("y")}, json::object(), {64, 128}, 4),
+  auto bias = why_of({flip("f", "x", {1}, {64, 128}, 4),
+                      node("m", "mul", {ref("f"), ref("y")}, json::object(), {64, 128}, 4),
                       node("c", "cumsum", {ref("m")}, {{"dim", 1}}, {64, 128}, 5)},
                      "c", {64, 128}, {input("x", {64, 128}), input("y", {64, 1})});
   EXPECT_FALSE(bias.has_value()) << bias->describe();
   // The epilogue combines the reversed-order scan with x in the forward order.
-  auto epi = why_of({flip("f", "x", {1}, {64, 128}, 4), node("c", "cumsum", {ref("f")}, {{"dim", 1}}, {64, 128}, 5),
+  auto epi = why_of({flip("f", "x", {1}, {64, 128}, 4),
+                     node("c", "cumsum", {ref("f")}, {{"dim", 1}}, {64, 128}, 5),
                      node("d", "sub", {ref("c"), ref("x")}, {{"alpha", 1}}, {64, 128}, 7)},
                     "d", {64, 128});
   ASSERT_TRUE(epi.has_value());
@@ -437,8 +481,9 @@ TEST(Reduction, RejectsFlipsTheScanCannotFuse) {
 
 TEST(Reduction, TuningAndFallbackAreValid) {
   ReductionFamily family(kData);
-  auto j = spec_of(x_of({4096, 8192}), json::array(), {node("r", "softmax", {ref("x")}, {{"dim", -1}}, {4096, 8192}, 5)},
-                   "r", {4096, 8192});
+  auto j = spec_of(x_of({4096, 8192}), json::array(),
+                   {node("r", "softmax", {ref("x")}, {{"dim", -1}}, {4096, 8192}, 5)}, "r",
+                   {4096, 8192});
   auto s = spec::parse_spec(j);
   auto c = contract::derive(s, "k");
   auto cands = family.structures(s, c);

@@ -45,7 +45,8 @@ ReductionFamily::ReductionFamily(const std::filesystem::path& data_dir)
 
 std::vector<std::pair<std::string, std::string>> ReductionFamily::key_inputs() const {
   auto inputs = ops_.key_inputs();
-  for (const auto* t : {&reducers_, &common_, &row_, &col_, &scan_, &launch_}) inputs.push_back({t->name, t->text});
+  for (const auto* t : {&reducers_, &common_, &row_, &col_, &scan_, &launch_})
+    inputs.push_back({t->name, t->text});
   return inputs;
 }
 
@@ -78,8 +79,9 @@ int stream_elem_size(const spec::Spec& s, const contract::Contract& c, const Red
       for (const auto& a : node->args)
         if (a.kind == spec::Arg::Kind::node) read.insert(a.node);
   for (const auto& a : c.args) {
-    const bool streamed = a.role == contract::Role::output ? plan.mode != Mode::reduce
-                                                           : read.count(a.source) && s.find_tensor(a.source);
+    const bool streamed = a.role == contract::Role::output
+                              ? plan.mode != Mode::reduce
+                              : read.count(a.source) && s.find_tensor(a.source);
     if (streamed && spec::numel(a.shape) == n) size = std::min(size, spec::dtype_size(a.dtype));
   }
   return size;
@@ -108,8 +110,8 @@ bool reduction_params_valid(const ReductionPlan& plan, int elem_size, const Redu
   return true;
 }
 
-Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract& c, const ReductionPlan& plan,
-                                  const ReductionParams& p) const {
+Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract& c,
+                                  const ReductionPlan& plan, const ReductionParams& p) const {
   const spec::Node& an = *plan.anchor;
   const std::string fn = "egg_" + c.name;
   const std::int64_t in_numel = spec::numel(plan.in_shape);
@@ -128,12 +130,14 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
   add_tensor_leaves(s, plan.epilogue, reduce ? row_leaves : elem_leaves);
   for (const auto& name : row_leaves)
     if (elem_leaves.count(name))
-      throw UserError(an.where, "tensor " + name + " is read both before and after `" + an.target +
-                                    "`; the builtin reduction family reads a tensor on one side only",
+      throw UserError(an.where,
+                      "tensor " + name + " is read both before and after `" + an.target +
+                          "`; the builtin reduction family reads a tensor on one side only",
                       "split the op into two op.py files");
 
   std::map<std::string, std::string> value_of;
-  json operands = json::array(), full_operands = json::array(), row_operands = json::array(), full_ptrs = json::array();
+  json operands = json::array(), full_operands = json::array(), row_operands = json::array(),
+       full_ptrs = json::array();
   json args = json::array(), finish_args = json::array();
   for (const auto& a : c.args) {
     if (a.role == contract::Role::output) continue;
@@ -143,8 +147,13 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
       const std::string value = "a" + std::to_string(operands.size());
       value_of[a.source] = value;
       std::string load;
-      if (full && row) load = "egg_to_float(" + a.var + "_v.v[" + (plan.in_rev ? "VEC - 1 - egg_j" : "egg_j") + "])";
-      else load = "egg_to_float(" + a.var + "[" + (full ? std::string("egg_e") : broadcast_offset(a.shape, plan.in_shape, "egg_e")) + "])";
+      if (full && row)
+        load =
+            "egg_to_float(" + a.var + "_v.v[" + (plan.in_rev ? "VEC - 1 - egg_j" : "egg_j") + "])";
+      else
+        load = "egg_to_float(" + a.var + "[" +
+               (full ? std::string("egg_e") : broadcast_offset(a.shape, plan.in_shape, "egg_e")) +
+               "])";
       operands.push_back({{"ptr", a.var}, {"ctype", ctype}, {"value", value}, {"load", load}});
       if (full && row) {
         full_operands.push_back({{"ptr", a.var}, {"ctype", ctype}});
@@ -157,7 +166,9 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
     if (a.role == contract::Role::output || !row_leaves.count(a.source)) continue;
     const std::string value = "b" + std::to_string(row_operands.size());
     value_of[a.source] = value;
-    row_operands.push_back({{"ptr", a.var}, {"ctype", contract::c_type(a.dtype)}, {"value", value},
+    row_operands.push_back({{"ptr", a.var},
+                            {"ctype", contract::c_type(a.dtype)},
+                            {"value", value},
                             {"offset", broadcast_offset(a.shape, plan.out_shape, "egg_o")}});
     if (!scan) args.push_back(a.var);
     finish_args.push_back(a.var);
@@ -180,10 +191,14 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
   const std::string R = std::to_string(plan.R);
   std::string anchor_row = "egg_st.v", anchor_elem = "egg_a";
   if (an.op == "mean") anchor_row = "(egg_st.v / " + R + ".0f)";
-  if (an.op == "logsumexp" || plan.reducer == "EggRedSoftmax") anchor_row = "(egg_st.m + logf(egg_st.s))";
-  if (an.op == "softmax") anchor_elem = "(expf(egg_x - egg_st.m) / egg_st.s)";
-  else if (an.op == "log_softmax") anchor_elem = "(egg_x - egg_st.m - logf(egg_st.s))";
-  else if (plan.mode == Mode::normalize) anchor_elem = anchor_row;
+  if (an.op == "logsumexp" || plan.reducer == "EggRedSoftmax")
+    anchor_row = "(egg_st.m + logf(egg_st.s))";
+  if (an.op == "softmax")
+    anchor_elem = "(expf(egg_x - egg_st.m) / egg_st.s)";
+  else if (an.op == "log_softmax")
+    anchor_elem = "(egg_x - egg_st.m - logf(egg_st.s))";
+  else if (plan.mode == Mode::normalize)
+    anchor_elem = anchor_row;
 
   // Epilogue: which values it reads decides whether the write pass needs the operands again.
   auto epi_value_of = value_of;
@@ -203,8 +218,10 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
   for (const auto* n : plan.epilogue)
     for (const auto& a : n->args) {
       if (a.kind != spec::Arg::Kind::node) continue;
-      if (is_x(a.node)) epi_x = true;
-      else if (pro_names.count(a.node) || elem_leaves.count(a.node)) epi_ops = true;
+      if (is_x(a.node))
+        epi_x = true;
+      else if (pro_names.count(a.node) || elem_leaves.count(a.node))
+        epi_ops = true;
     }
   json epi_steps = json::array();
   for (const auto* n : plan.epilogue) {
@@ -228,7 +245,8 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
     if (!arg) throw InternalError("reduction family: output " + o.name + " is not in the contract");
     const std::string ctype = contract::c_type(arg->dtype);
     const std::string store = index_values.count(o.node) ? "static_cast<" + ctype + ">(egg_st.i)"
-                                                         : "egg_from_float<" + ctype + ">(" + epi_value_of.at(o.node) + ")";
+                                                         : "egg_from_float<" + ctype + ">(" +
+                                                               epi_value_of.at(o.node) + ")";
     outs.push_back({{"ptr", arg->var}, {"ctype", ctype}, {"slot", slot}, {"store", store}});
     elem_results.push_back({{"slot", slot}, {"value", epi_value_of.at(o.node)}});
     args.push_back(arg->var);
@@ -260,62 +278,98 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
   const std::string direction = std::string(plan.in_rev ? ", input read in reverse" : "") +
                                 (plan.out_rev ? ", output written in reverse" : "") +
                                 (keep_x ? ", input kept in registers for the epilogue" : "");
-  if (scan) structure = (row ? "row scan, " + std::to_string(tpr) + " threads per row, " + std::to_string(p.items) +
-                                   " elements per thread, double carry across chunks"
-                             : "column scan, a thread per column with a running double carry") +
-                        direction;
-  else if (row) structure = (rows == 1 ? "full reduction as one row" : "row " + mode_name(plan.mode)) + ", " +
-                            std::to_string(tpr) + " threads per row, " + std::to_string(vec) + "-wide vectors" +
-                            (split > 1 ? ", split " + std::to_string(split) + " with a merge pass" : "") +
-                            (cache ? ", row kept in registers (input read once)" : "") +
-                            (plan.mode == Mode::normalize && !cache ? ", two passes over the row" : "");
-  else structure = "column " + mode_name(plan.mode) + ", a thread per output column" +
-                   (split > 1 ? ", split " + std::to_string(split) + " with a merge pass" : "");
+  if (scan)
+    structure =
+        (row ? "row scan, " + std::to_string(tpr) + " threads per row, " + std::to_string(p.items) +
+                   " elements per thread, double carry across chunks"
+             : "column scan, a thread per column with a running double carry") +
+        direction;
+  else if (row)
+    structure = (rows == 1 ? "full reduction as one row" : "row " + mode_name(plan.mode)) + ", " +
+                std::to_string(tpr) + " threads per row, " + std::to_string(vec) + "-wide vectors" +
+                (split > 1 ? ", split " + std::to_string(split) + " with a merge pass" : "") +
+                (cache ? ", row kept in registers (input read once)" : "") +
+                (plan.mode == Mode::normalize && !cache ? ", two passes over the row" : "");
+  else
+    structure = "column " + mode_name(plan.mode) + ", a thread per output column" +
+                (split > 1 ? ", split " + std::to_string(split) + " with a merge pass" : "");
 
   json ctx = {{"fn", fn},
-              {"summary", std::to_string(plan.prologue.size()) + " prologue ops → " + an.target + " → " +
-                              std::to_string(plan.epilogue.size()) + " epilogue ops"},
+              {"summary", std::to_string(plan.prologue.size()) + " prologue ops → " + an.target +
+                              " → " + std::to_string(plan.epilogue.size()) + " epilogue ops"},
               {"structure", structure},
               {"helpers", ops_.helpers()},
               {"reducers", reducers_.text},
               {"index_t", small ? "int" : "long long"},
               {"reducer", plan.reducer},
               {"in_shape", spec::shape_string(plan.in_shape)},
-              {"outer", plan.outer}, {"R", plan.R}, {"inner", plan.inner}, {"rows", rows},
-              {"reduce", reduce}, {"scan", scan},
-              {"operands", operands}, {"full_operands", full_operands}, {"row_operands", row_operands},
-              {"pro_steps", pro_steps}, {"pro_result", pro_result},
-              {"anchor_row", anchor_row}, {"anchor_elem", anchor_elem},
-              {"epi_steps", epi_steps}, {"epi_pro", epi_pro},
-              {"outs", outs}, {"elem_results", elem_results}, {"num_outs", outs.size()},
-              {"block", p.block}, {"tpr", tpr}, {"groups", groups}, {"multi_warp", tpr > 32},
-              {"split", split > 1 ? json(split) : json(false)}, {"chunk", chunk}, {"partials", rows * split},
-              {"cache", cache}, {"cache_floats", ceil_div(plan.R, tpr)},
-              {"items", p.items}, {"unroll", p.unroll}, {"vec", vec},
+              {"outer", plan.outer},
+              {"R", plan.R},
+              {"inner", plan.inner},
+              {"rows", rows},
+              {"reduce", reduce},
+              {"scan", scan},
+              {"operands", operands},
+              {"full_operands", full_operands},
+              {"row_operands", row_operands},
+              {"pro_steps", pro_steps},
+              {"pro_result", pro_result},
+              {"anchor_row", anchor_row},
+              {"anchor_elem", anchor_elem},
+              {"epi_steps", epi_steps},
+              {"epi_pro", epi_pro},
+              {"outs", outs},
+              {"elem_results", elem_results},
+              {"num_outs", outs.size()},
+              {"block", p.block},
+              {"tpr", tpr},
+              {"groups", groups},
+              {"multi_warp", tpr > 32},
+              {"split", split > 1 ? json(split) : json(false)},
+              {"chunk", chunk},
+              {"partials", rows * split},
+              {"cache", cache},
+              {"cache_floats", ceil_div(plan.R, tpr)},
+              {"items", p.items},
+              {"unroll", p.unroll},
+              {"vec", vec},
               {"scan_op", an.op == "cumprod" ? "*" : "+"},
               {"scan_identity", an.op == "cumprod" ? "1.0f" : "0.0f"},
-              {"keep_x", keep_x}, {"in_rev", plan.in_rev}, {"out_rev", plan.out_rev},
+              {"keep_x", keep_x},
+              {"in_rev", plan.in_rev},
+              {"out_rev", plan.out_rev},
               {"in_at", plan.in_rev ? "(kR - egg_c - VEC)" : "egg_c"},
               {"in_elem", plan.in_rev ? "(kR - 1 - egg_c - egg_j)" : "egg_c + egg_j"},
               {"out_at", plan.out_rev ? "(kR - egg_c - VEC)" : "egg_c"},
               {"out_j", plan.out_rev ? "VEC - 1 - egg_j" : "egg_j"},
               {"col_in_r", plan.in_rev ? "kR - 1 - egg_r" : "egg_r"},
               {"col_out_r", plan.out_rev ? "kR - 1 - egg_r" : "egg_r"},
-              {"row", row && !scan}, {"col", !row}, {"scan_row", row && scan},
-              {"grid_x", grid_x}, {"grid_y", split}, {"full_ptrs", full_ptrs}, {"args", args},
-              {"finish", split > 1 ? json(true) : json(false)}, {"finish_grid", ceil_div(rows, 128)},
+              {"row", row && !scan},
+              {"col", !row},
+              {"scan_row", row && scan},
+              {"grid_x", grid_x},
+              {"grid_y", split},
+              {"full_ptrs", full_ptrs},
+              {"args", args},
+              {"finish", split > 1 ? json(true) : json(false)},
+              {"finish_grid", ceil_div(rows, 128)},
               {"finish_args", finish_args}};
   std::string device = render::render(common_.text, ctx, common_.name);
-  if (!row) device += render::render(col_.text, ctx, col_.name);
-  else if (scan) device += render::render(scan_.text, ctx, scan_.name);
-  else device += render::render(row_.text, ctx, row_.name);
+  if (!row)
+    device += render::render(col_.text, ctx, col_.name);
+  else if (scan)
+    device += render::render(scan_.text, ctx, scan_.name);
+  else
+    device += render::render(row_.text, ctx, row_.name);
 
   Candidate cand;
-  cand.id = "reduction." + std::string(scan ? "scan" : mode_name(plan.mode)) + (row ? ".row" : ".col") +
-            ":b" + std::to_string(p.block) + (row ? ":t" + std::to_string(tpr) + ":v" + std::to_string(vec) : "") +
+  cand.id = "reduction." + std::string(scan ? "scan" : mode_name(plan.mode)) +
+            (row ? ".row" : ".col") + ":b" + std::to_string(p.block) +
+            (row ? ":t" + std::to_string(tpr) + ":v" + std::to_string(vec) : "") +
             (split > 1 ? ":s" + std::to_string(split) : "") + (cache ? ":cache" : "") +
-            (scan && row ? ":i" + std::to_string(p.items) : "") + (!row ? ":u" + std::to_string(p.unroll) : "") +
-            (plan.in_rev ? ":rin" : "") + (plan.out_rev ? ":rout" : "");
+            (scan && row ? ":i" + std::to_string(p.items) : "") +
+            (!row ? ":u" + std::to_string(p.unroll) : "") + (plan.in_rev ? ":rin" : "") +
+            (plan.out_rev ? ":rout" : "");
   cand.summary = an.target + ": " + structure + ", block " + std::to_string(p.block);
   cand.params = p.to_json();
   cand.params["vec"] = vec;
@@ -393,7 +447,8 @@ std::vector<ReductionParams> reduction_structures(const ReductionPlan& plan, int
     const std::int64_t blocks = ceil_div(rows, p.block);
     if (plan.mode == Mode::reduce && blocks < 4 * kSms && plan.R >= 64) {
       ReductionParams sp = p;
-      sp.split = static_cast<int>(std::min<std::int64_t>(ceil_div(8 * kSms, blocks), ceil_div(plan.R, 32)));
+      sp.split = static_cast<int>(
+          std::min<std::int64_t>(ceil_div(8 * kSms, blocks), ceil_div(plan.R, 32)));
       add(sp);
     }
     add(p);
@@ -402,7 +457,8 @@ std::vector<ReductionParams> reduction_structures(const ReductionPlan& plan, int
 }
 
 std::vector<ReductionParams> reduction_tuning_space(const ReductionPlan& plan, int elem_size,
-                                                    const ReductionParams& inc, const std::string& bottleneck) {
+                                                    const ReductionParams& inc,
+                                                    const std::string& bottleneck) {
   std::vector<ReductionParams> out;
   auto add = [&](ReductionParams p) {
     if (!reduction_params_valid(plan, elem_size, p)) return;
@@ -455,10 +511,12 @@ std::vector<ReductionParams> reduction_tuning_space(const ReductionPlan& plan, i
   return out;
 }
 
-std::vector<Candidate> ReductionFamily::structures(const spec::Spec& s, const contract::Contract& c) const {
+std::vector<Candidate> ReductionFamily::structures(const spec::Spec& s,
+                                                   const contract::Contract& c) const {
   const auto pl = plan(s);
   std::vector<Candidate> out;
-  for (const auto& p : reduction_structures(pl, stream_elem_size(s, c, pl))) out.push_back(render(s, c, pl, p));
+  for (const auto& p : reduction_structures(pl, stream_elem_size(s, c, pl)))
+    out.push_back(render(s, c, pl, p));
   return out;
 }
 
@@ -477,10 +535,12 @@ ReductionParams params_of(const json& j) {
 }  // namespace
 
 std::vector<Candidate> ReductionFamily::tunings(const spec::Spec& s, const contract::Contract& c,
-                                                const Candidate& incumbent, const std::string& bottleneck) const {
+                                                const Candidate& incumbent,
+                                                const std::string& bottleneck) const {
   const auto pl = plan(s);
   std::vector<Candidate> out;
-  for (const auto& p : reduction_tuning_space(pl, stream_elem_size(s, c, pl), params_of(incumbent.params), bottleneck))
+  for (const auto& p : reduction_tuning_space(pl, stream_elem_size(s, c, pl),
+                                              params_of(incumbent.params), bottleneck))
     out.push_back(render(s, c, pl, p));
   return out;
 }

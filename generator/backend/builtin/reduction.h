@@ -1,10 +1,10 @@
 // The builtin backend's reduction family: [element-wise prologue] → ONE anchor over one dim (or a
-// run of adjacent dims, or all dims) → [element-wise epilogue], in one kernel (templates/reduction/).
-// Anchors: sum mean prod amax amin max min (values and indices) argmax argmin logsumexp (rows
-// reduced to one value each), softmax log_softmax and keepdim reductions followed by a broadcast
-// epilogue (every element written from its row's statistics), cumsum cumprod (inclusive scans;
-// with torch.flip along the scanned dim before and/or after them: reverse scans; exclusive scans
-// as the epilogue `cumsum(x) - x`; masked scans as the prologue `x * mask`).
+// run of adjacent dims, or all dims) → [element-wise epilogue], in one kernel
+// (templates/reduction/). Anchors: sum mean prod amax amin max min (values and indices) argmax
+// argmin logsumexp (rows reduced to one value each), softmax log_softmax and keepdim reductions
+// followed by a broadcast epilogue (every element written from its row's statistics), cumsum
+// cumprod (inclusive scans; with torch.flip along the scanned dim before and/or after them: reverse
+// scans; exclusive scans as the epilogue `cumsum(x) - x`; masked scans as the prologue `x * mask`).
 #pragma once
 
 #include <cstdint>
@@ -26,11 +26,11 @@ struct ReductionPlan {
   enum class Mode { reduce, normalize, scan };
   Mode mode = Mode::reduce;
   const spec::Node* anchor = nullptr;
-  std::string input;                 // the spec value the anchor reads (a leaf or a prologue node)
-  spec::Shape in_shape;              // its shape
-  spec::Shape out_shape;             // the outputs' shape
+  std::string input;      // the spec value the anchor reads (a leaf or a prologue node)
+  spec::Shape in_shape;   // its shape
+  spec::Shape out_shape;  // the outputs' shape
   std::int64_t outer = 1, R = 1, inner = 1;  // in_shape as [outer, reduced, inner]
-  std::string reducer;               // EggRedSum, EggRedSoftmax, ... (templates/reduction/reducers.cuh)
+  std::string reducer;  // EggRedSum, EggRedSoftmax, ... (templates/reduction/reducers.cuh)
   std::vector<const spec::Node*> prologue;  // element-wise ops the anchor's input is computed with
   std::vector<const spec::Node*> epilogue;  // element-wise ops after the anchor
   std::vector<std::string> index_values;    // spec values that are indices (argmax, max(..)[1])
@@ -49,13 +49,13 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& spec, co
 
 // Tunable parameters of the reduction templates.
 struct ReductionParams {
-  int block = 256;          // threads per block
-  int tpr = 32;             // row layouts: threads per row (a multiple of 32 dividing block)
-  bool vectorized = true;   // 16-byte vectors when the row length and pointers allow
-  bool cache = false;       // normalize rows: keep the row in registers between the two passes
-  int split = 1;            // reduce: blocks per row (partial states merged by a second kernel)
-  int items = 8;            // row scan: contiguous elements per thread per chunk
-  int unroll = 4;           // column layouts: unroll of the walk down the reduced dim
+  int block = 256;         // threads per block
+  int tpr = 32;            // row layouts: threads per row (a multiple of 32 dividing block)
+  bool vectorized = true;  // 16-byte vectors when the row length and pointers allow
+  bool cache = false;      // normalize rows: keep the row in registers between the two passes
+  int split = 1;           // reduce: blocks per row (partial states merged by a second kernel)
+  int items = 8;           // row scan: contiguous elements per thread per chunk
+  int unroll = 4;          // column layouts: unroll of the walk down the reduced dim
   nlohmann::json to_json() const;
 };
 
@@ -65,16 +65,18 @@ class ReductionFamily : public Family {
 
   std::string name() const override { return "reduction"; }
   std::optional<UserError> cannot_implement(const spec::Spec& spec) const override;
-  std::vector<Candidate> structures(const spec::Spec& spec, const contract::Contract& contract) const override;
+  std::vector<Candidate> structures(const spec::Spec& spec,
+                                    const contract::Contract& contract) const override;
   std::vector<Candidate> tunings(const spec::Spec& spec, const contract::Contract& contract,
-                                 const Candidate& incumbent, const std::string& bottleneck) const override;
+                                 const Candidate& incumbent,
+                                 const std::string& bottleneck) const override;
   std::optional<Candidate> fallback(const spec::Spec& spec, const contract::Contract& contract,
                                     const Candidate& failed) const override;
   std::vector<std::pair<std::string, std::string>> key_inputs() const override;
 
   // Renders a candidate with these parameters (the plan must come from plan_reduction).
-  Candidate render(const spec::Spec& spec, const contract::Contract& contract, const ReductionPlan& plan,
-                   const ReductionParams& params) const;
+  Candidate render(const spec::Spec& spec, const contract::Contract& contract,
+                   const ReductionPlan& plan, const ReductionParams& params) const;
   // The plan, or throws the UserError.
   ReductionPlan plan(const spec::Spec& spec) const;
 
@@ -84,10 +86,12 @@ class ReductionFamily : public Family {
 };
 
 // Stage-1 structures (best expert prior first) and stage-2 parameter sets for a plan; every set is
-// valid for the plan (block a multiple of tpr, split only for reduce mode, cache only when it fits).
+// valid for the plan (block a multiple of tpr, split only for reduce mode, cache only when it
+// fits).
 std::vector<ReductionParams> reduction_structures(const ReductionPlan& plan, int elem_size);
 std::vector<ReductionParams> reduction_tuning_space(const ReductionPlan& plan, int elem_size,
-                                                    const ReductionParams& incumbent, const std::string& bottleneck);
+                                                    const ReductionParams& incumbent,
+                                                    const std::string& bottleneck);
 // True when params suit the plan.
 bool reduction_params_valid(const ReductionPlan& plan, int elem_size, const ReductionParams& p);
 
