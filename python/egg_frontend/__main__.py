@@ -89,7 +89,7 @@ def _trace_on(op_path, out_dir, seeds, with_refs, device):
                 gm.to(device)
             try:
                 loader.reset_state(op)
-                tracer.propagate(gm, [t.to(device) for t in inputs0])
+                tracer.propagate(gm, [t.to(device, copy=True) for t in inputs0])
             except tracer.NodeFailure as f:
                 raise _node_error(op, gm, f, user_files)
             params = spec.collect_params(op.model, gm)
