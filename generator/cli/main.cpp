@@ -120,6 +120,11 @@ void add_common(CLI::App* cmd, CommonOptions& c) {
       ->check(CLI::Range(1, 64));
   cmd->add_option("--seeds", c.g.seeds, "seeded input sets beyond the declared one (default 3)")
       ->check(CLI::Range(1, 100));
+  cmd->add_option("--ref-device", c.g.ref_device,
+                  "where PyTorch computes the references: cpu (default; most accurate) or cuda "
+                  "(faster for large problems; default $EGG_REF_DEVICE)")
+      ->envname("EGG_REF_DEVICE")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
 }
 
 void finish_common(CommonOptions& c) {

@@ -16,6 +16,7 @@ struct FrontendConfig {
   int seeds = 3;                   // seeded input sets beyond the declared one
   bool refs = true;                // write reference tensors (only a GPU verification reads them)
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};
+  std::string ref_device = "cpu";  // where references are computed: cpu or cuda
 };
 
 // Traces `op_file` into `work_dir` (spec.json, refs/) and returns the parsed spec.

@@ -176,8 +176,9 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
     StepTimer t("spec");
     // Reference tensors cost time and disk (4 sets of every input and output): only a GPU reads
     // them.
-    frontend::FrontendConfig fc{o.python, o.data_dir, o.seeds, services.gpu != nullptr,
-                                std::chrono::minutes(10)};
+    frontend::FrontendConfig fc{
+        o.python,    o.data_dir, o.seeds, services.gpu != nullptr, std::chrono::minutes(10),
+        o.ref_device};
     s = frontend::trace(services.runner, fc, o.op_file, work.path() / "frontend");
     if (auto edited = artifacts.override_file("spec.json")) {
       s = spec::read_spec(*edited);

@@ -98,6 +98,7 @@ def _trace_on(op_path, out_dir, seeds, with_refs, device):
             doc["deps"] = None
             reference = {"params": None, "sets": []}
             if with_refs:
+                reference["device"] = device
                 reference["params"] = refs.write_params(out_dir, params, written, op.initial_state)
             for k in range(seeds + 1 if with_refs else 0):
                 inputs = inputs0 if k == 0 else loader.get_inputs(op, k)

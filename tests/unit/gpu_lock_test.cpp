@@ -1,0 +1,85 @@
+#include "gpu_lock.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include <unistd.h>
+
+#include "util/files.h"
+
+namespace egg::harness {
+namespace {
+
+// Sets an environment variable for one test, restoring the old value after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(GpuLock, PathFromEnvironmentOrPerUserDefault) {
+  {
+    ScopedEnv env("EGG_GPU_LOCK", "/some/where/gpu.lock");
+    EXPECT_EQ(gpu_lock_path(), std::filesystem::path("/some/where/gpu.lock"));
+  }
+  {
+    ScopedEnv env("EGG_GPU_LOCK", "off");
+    EXPECT_EQ(gpu_lock_path(), std::nullopt);
+  }
+  ScopedEnv env("EGG_GPU_LOCK", nullptr);
+  auto p = gpu_lock_path();
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->filename().string(), "egg-gpu-" + std::to_string(getuid()) + ".lock");
+}
+
+TEST(GpuLock, SecondHolderWaitsForTheFirst) {
+  TempDir dir(std::filesystem::temp_directory_path(), "egg-lock-test");
+  const auto path = dir.path() / "gpu.lock";
+  std::atomic<bool> second_holds{false};
+  std::thread second;
+  {
+    GpuTimingLock first(path);
+    ASSERT_TRUE(first.held()) << first.error();
+    second = std::thread([&] {
+      GpuTimingLock lock(path);  // a second open file description: flock(2) makes it wait
+      second_holds = lock.held();
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_FALSE(second_holds) << "the second holder took the lock while the first held it";
+  }
+  second.join();
+  EXPECT_TRUE(second_holds);
+}
+
+TEST(GpuLock, DisabledOrUnopenableLockIsNotHeldAndSaysWhy) {
+  GpuTimingLock off(std::nullopt);
+  EXPECT_FALSE(off.held());
+  EXPECT_TRUE(off.error().empty());
+  GpuTimingLock bad(std::filesystem::path("/nonexistent-dir-egg/x/gpu.lock"));
+  EXPECT_FALSE(bad.held());
+  EXPECT_NE(bad.error().find("EGG_GPU_LOCK"), std::string::npos) << bad.error();
+}
+
+}  // namespace
+}  // namespace egg::harness
