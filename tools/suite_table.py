@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Merge `egg-gen bench --rows` files into docs/PERFORMANCE.md's suite table and its summary.
+
+    python3 tools/suite_table.py rows1.jsonl [rows2.jsonl ...] [--suite examples/suite]
+
+A later file's row replaces an earlier one's for the same op (a re-run). With --suite, every op.py
+is traced (python -m egg_frontend trace --no-refs, CPU) to count its compute nodes: one node is a
+single op, more is a fused chain (the issue's two geomean targets). Memory-bound ops (every family
+but gemm_/conv_ and the GEMM-anchored fuse_ plans) get their % of the copy bandwidth egg-harness
+measured in the same run."""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+COMPUTE_PREFIXES = ("gemm_", "conv_")
+
+
+def load_rows(paths):
+    rows = {}
+    for p in paths:
+        for line in open(p):
+            if line.strip():
+                r = json.loads(line)
+                rows[r["op"]] = r
+    return rows
+
+
+def count_nodes(op_path, python):
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(__file__), "..", "python"))
+        r = subprocess.run([python, "-m", "egg_frontend", "trace", "--op", os.path.abspath(op_path),
+                            "--out", tmp, "--no-refs"], env=env, capture_output=True, text=True)
+        if r.returncode != 0:
+            return None, None
+        spec = json.load(open(os.path.join(tmp, "spec.json")))
+        ops = [n.get("op", "") for n in spec.get("nodes", [])]
+        return len(ops), ops
+
+
+def is_compute_bound(op, ops):
+    if op.startswith(COMPUTE_PREFIXES):
+        return True
+    anchors = {"linear", "matmul", "mm", "bmm", "addmm", "baddbmm", "conv1d", "conv2d", "conv3d"}
+    return op.startswith("fuse_") and bool(ops and anchors.intersection(ops))
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("rows", nargs="+")
+    ap.add_argument("--suite", help="folder of the op.py files (classifies single ops and chains)")
+    ap.add_argument("--python", default=sys.executable)
+    a = ap.parse_args()
+    rows = load_rows(a.rows)
+    f = lambda v, s="%.4f": "-" if not isinstance(v, (int, float)) else s % v
+    print("| op | nodes | verified | kernel ms | eager ms | compile ms | vs eager | vs compile | GB/s | % copy | gen s |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    single, chain, vs_compile, bw, gen = [], [], [], [], []
+    verified = 0
+    for op in sorted(rows):
+        r = rows[op]
+        n, ops = (count_nodes(os.path.join(a.suite, op + ".py"), a.python) if a.suite else (None, None))
+        pct = None
+        if r["verified"]:
+            verified += 1
+            if r.get("speedup_vs_eager"):
+                (single if n == 1 else chain).append(r["speedup_vs_eager"])
+            if r.get("speedup_vs_compile"):
+                vs_compile.append(r["speedup_vs_compile"])
+            if not is_compute_bound(op, ops) and r.get("achieved_gbps") and r.get("copy_gbps"):
+                pct = 100 * r["achieved_gbps"] / r["copy_gbps"]
+                bw.append((pct, op))
+        gen.append(r["generate_s"])
+        status = "yes" if r["verified"] else "**NO**: " + r["status"][:120]
+        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            op, n if n is not None else "?", status, f(r["kernel_ms"]), f(r["eager_ms"]),
+            f(r["compile_ms"]), f(r["speedup_vs_eager"], "%.2fx"), f(r["speedup_vs_compile"], "%.2fx"),
+            f(r.get("achieved_gbps"), "%.0f"), f(pct, "%.0f"), f(r["generate_s"], "%.0f")))
+    print()
+    print("- ops: %d; verified: %d (%.0f%%)" % (len(rows), verified, 100.0 * verified / len(rows)))
+    if a.suite:
+        print("- geomean speedup vs eager: single ops %.2fx (%d ops), fused chains %.2fx (%d ops)"
+              % (geomean(single), len(single), geomean(chain), len(chain)))
+    print("- faster than torch.compile: %d of %d ops (%.0f%%); geomean vs torch.compile %.2fx"
+          % (sum(x > 1 for x in vs_compile), len(rows), 100.0 * sum(x > 1 for x in vs_compile) / len(rows),
+             geomean(vs_compile)))
+    if bw:
+        ok = [op for p, op in bw if p >= 85]
+        print("- memory-bound ops at >= 85%% of copy bandwidth: %d of %d; below: %s" % (
+            len(ok), len(bw), ", ".join("%s %.0f%%" % (op, p) for p, op in sorted(bw) if p < 85)))
+    g = sorted(gen)
+    print("- generation time per op (cold, side by side with other ops): median %.0f s, min %.0f s, max %.0f s"
+          % (g[len(g) // 2], g[0], g[-1]))
+
+
+if __name__ == "__main__":
+    main()
