@@ -17,6 +17,11 @@ std::string fmt(const json& v, const char* spec = "%.3f") {
   return buf;
 }
 
+// The row's value for `key`, or null when the row has none (error rows, older reports).
+json field(const json& row, const char* key) {
+  return row.contains(key) ? row[key] : json(nullptr);
+}
+
 double geomean(const std::vector<double>& xs) {
   if (xs.empty()) return 0;
   double s = 0;
@@ -56,8 +61,10 @@ json bench_row(const std::string& op, const json& m, double generate_s) {
   row["verified"] = state == "verified";
   row["status"] = reason.empty() ? state : state + ": " + reason;
   const json& t = m.value("timing", json::object());
-  for (const char* k : {"kernel_ms", "eager_ms", "compile_ms", "speedup_vs_eager",
-                        "speedup_vs_compile", "achieved_gbps"})
+  for (const char* k :
+       {"kernel_ms", "eager_ms", "compile_ms", "speedup_vs_eager", "speedup_vs_compile",
+        "achieved_gbps", "eager_device_ms", "compile_device_ms", "speedup_vs_eager_device",
+        "speedup_vs_compile_device"})
     row[k] = t.contains(k) ? t[k] : json(nullptr);
   row["candidate"] = m.value("candidate", "");
   // The copy bandwidth egg-harness measured beside the stage-2 winner, as this GPU's ceiling.
@@ -87,7 +94,7 @@ json bench_error_row(const std::string& op, const std::string& error, double gen
 
 json bench_report(const json& rows, const std::string& gpu, double copy_gbps) {
   int verified = 0, fast_eager = 0, fast_compile = 0;
-  std::vector<double> se, sc;
+  std::vector<double> se, sc, sed, scd;
   json out_rows = json::array();
   for (auto row : rows) {
     if (row.value("verified", false)) ++verified;
@@ -99,23 +106,30 @@ json bench_report(const json& rows, const std::string& gpu, double copy_gbps) {
       sc.push_back(row["speedup_vs_compile"].get<double>());
       if (row.value("verified", false) && sc.back() > 1.0) ++fast_compile;
     }
+    if (row.value("verified", false) && field(row, "speedup_vs_eager_device").is_number())
+      sed.push_back(row["speedup_vs_eager_device"].get<double>());
+    if (row.value("verified", false) && field(row, "speedup_vs_compile_device").is_number())
+      scd.push_back(row["speedup_vs_compile_device"].get<double>());
     const double ceiling = copy_gbps > 0 ? copy_gbps : row.value("copy_gbps", 0.0);
     if (ceiling > 0 && row["achieved_gbps"].is_number())
       row["pct_of_copy_bw"] = 100.0 * row["achieved_gbps"].get<double>() / ceiling;
     out_rows.push_back(row);
   }
   const double n = rows.empty() ? 1 : static_cast<double>(rows.size());
-  return {{"gpu", gpu},
-          {"copy_gbps", copy_gbps},
-          {"rows", out_rows},
-          {"summary",
-           {{"ops", rows.size()},
-            {"verified", verified},
-            {"correct_rate", verified / n},
-            {"fast_1_vs_eager", fast_eager / n},
-            {"fast_1_vs_compile", fast_compile / n},
-            {"geomean_speedup_vs_eager", se.empty() ? json(nullptr) : json(geomean(se))},
-            {"geomean_speedup_vs_compile", sc.empty() ? json(nullptr) : json(geomean(sc))}}}};
+  return {
+      {"gpu", gpu},
+      {"copy_gbps", copy_gbps},
+      {"rows", out_rows},
+      {"summary",
+       {{"ops", rows.size()},
+        {"verified", verified},
+        {"correct_rate", verified / n},
+        {"fast_1_vs_eager", fast_eager / n},
+        {"fast_1_vs_compile", fast_compile / n},
+        {"geomean_speedup_vs_eager", se.empty() ? json(nullptr) : json(geomean(se))},
+        {"geomean_speedup_vs_compile", sc.empty() ? json(nullptr) : json(geomean(sc))},
+        {"geomean_speedup_vs_eager_device", sed.empty() ? json(nullptr) : json(geomean(sed))},
+        {"geomean_speedup_vs_compile_device", scd.empty() ? json(nullptr) : json(geomean(scd))}}}};
 }
 
 std::string bench_text(const json& r) {
@@ -148,16 +162,18 @@ std::string bench_text(const json& r) {
 std::string bench_markdown(const json& r) {
   std::string out = "GPU: " + r.value("gpu", std::string("none")) + "\n\n";
   out +=
-      "| op | verified | kernel ms | eager ms | compile ms | vs eager | vs compile | GB/s | % copy "
-      "BW |\n";
-  out += "|---|---|---|---|---|---|---|---|---|\n";
+      "| op | verified | kernel ms | eager ms | compile ms | vs eager | vs compile | vs eager "
+      "(device) | vs compile (device) | GB/s | % copy BW |\n";
+  out += "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& row : r["rows"])
     out += "| " + row["op"].get<std::string>() + " | " +
            (row.value("verified", false) ? "yes" : "NO: " + row.value("status", "")) + " | " +
            fmt(row["kernel_ms"], "%.4f") + " | " + fmt(row["eager_ms"], "%.4f") + " | " +
            fmt(row["compile_ms"], "%.4f") + " | " + fmt(row["speedup_vs_eager"], "%.2f") + "x | " +
-           fmt(row["speedup_vs_compile"], "%.2f") + "x | " + fmt(row["achieved_gbps"], "%.0f") +
-           " | " +
+           fmt(row["speedup_vs_compile"], "%.2f") + "x | " +
+           fmt(field(row, "speedup_vs_eager_device"), "%.2f") + "x | " +
+           fmt(field(row, "speedup_vs_compile_device"), "%.2f") + "x | " +
+           fmt(row["achieved_gbps"], "%.0f") + " | " +
            fmt(row.contains("pct_of_copy_bw") ? row["pct_of_copy_bw"] : json(nullptr), "%.0f") +
            " |\n";
   const json& s = r["summary"];
@@ -166,7 +182,9 @@ std::string bench_markdown(const json& r) {
          fmt(s["fast_1_vs_eager"].get<double>() * 100, "%.0f") + "%, vs torch.compile " +
          fmt(s["fast_1_vs_compile"].get<double>() * 100, "%.0f") + "%; geomean speedup vs eager " +
          fmt(s["geomean_speedup_vs_eager"], "%.2f") + "x, vs torch.compile " +
-         fmt(s["geomean_speedup_vs_compile"], "%.2f") + "x.\n";
+         fmt(s["geomean_speedup_vs_compile"], "%.2f") + "x; device time (host overhead hidden): " +
+         fmt(field(s, "geomean_speedup_vs_eager_device"), "%.2f") + "x vs eager, " +
+         fmt(field(s, "geomean_speedup_vs_compile_device"), "%.2f") + "x vs torch.compile.\n";
   return out;
 }
 

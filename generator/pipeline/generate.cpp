@@ -358,6 +358,12 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
           timing["eager_ms"] = *b.eager_ms, timing["speedup_vs_eager"] = *b.eager_ms / k;
         if (b.compile_ms)
           timing["compile_ms"] = *b.compile_ms, timing["speedup_vs_compile"] = *b.compile_ms / k;
+        if (b.eager_device_ms)
+          timing["eager_device_ms"] = *b.eager_device_ms,
+          timing["speedup_vs_eager_device"] = *b.eager_device_ms / k;
+        if (b.compile_device_ms)
+          timing["compile_device_ms"] = *b.compile_device_ms,
+          timing["speedup_vs_compile_device"] = *b.compile_device_ms / k;
         if (!b.error.empty()) {
           timing["baseline_error"] = b.error;
           log::warning(result.name + ": " + b.error);

@@ -43,6 +43,8 @@ std::optional<std::filesystem::path> find_harness(const std::filesystem::path& e
 // PyTorch eager and torch.compile times of the op (python -m egg_bench baseline), or an error text.
 struct Baseline {
   std::optional<double> eager_ms, compile_ms;
+  // The same with host overhead hidden behind a GPU sleep (device time; egg_bench/timing.py).
+  std::optional<double> eager_device_ms, compile_device_ms;
   std::string error;
 };
 Baseline time_baseline(ProcessRunner& runner, const std::filesystem::path& python,

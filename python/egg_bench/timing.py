@@ -22,10 +22,27 @@ def percentile(sorted_values, q):
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
 
 
-def bench(fn, warmups=3, min_trials=100, min_time_s=0.5, max_time_s=30.0):
+def sleep_cycles_per_ms():
+    """GPU clock cycles per millisecond of torch.cuda._sleep, measured with CUDA events."""
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    cycles = 10_000_000
+    start.record()
+    torch.cuda._sleep(cycles)
+    stop.record()
+    stop.synchronize()
+    return cycles / max(start.elapsed_time(stop), 1e-3)
+
+
+def bench(fn, warmups=3, min_trials=100, min_time_s=0.5, max_time_s=30.0, lead_ms=0.0):
     """Times fn() with CUDA events around each call, the L2 flushed before each trial and a
-    device-wide synchronize after it. Returns a dict of milliseconds."""
+    device-wide synchronize after it. Returns a dict of milliseconds.
+
+    lead_ms > 0: the GPU sleeps that long before each trial's start event, so fn's host work
+    (Python, dispatch, guards) is done while the GPU waits and the events time the GPU's work
+    alone (device time, as a CUDA graph replay would give), whatever else loads the CPU."""
     flush = l2_flush_buffer()
+    lead_cycles = int(lead_ms * sleep_cycles_per_ms()) if lead_ms > 0 else 0
     for _ in range(warmups):
         flush.zero_()
         fn()
@@ -35,6 +52,8 @@ def bench(fn, warmups=3, min_trials=100, min_time_s=0.5, max_time_s=30.0):
     t0 = time.perf_counter()
     while True:
         flush.zero_()  # keeps the GPU busy while the host enqueues fn's kernels
+        if lead_cycles:
+            torch.cuda._sleep(lead_cycles)
         start.record()
         fn()
         stop.record()
@@ -45,4 +64,5 @@ def bench(fn, warmups=3, min_trials=100, min_time_s=0.5, max_time_s=30.0):
             break
     s = sorted(times)
     return {"median_ms": percentile(s, 0.5), "p10_ms": percentile(s, 0.1), "p90_ms": percentile(s, 0.9),
-            "trials": len(times), "warmups": warmups, "l2_flush_bytes": flush.numel() * 4}
+            "trials": len(times), "warmups": warmups, "l2_flush_bytes": flush.numel() * 4,
+            "lead_ms": lead_ms}

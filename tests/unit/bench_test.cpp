@@ -40,6 +40,29 @@ TEST(Bench, SummaryCountsCorrectRateFast1AndGeomean) {
   EXPECT_NE(bench_markdown(r).find("| a | yes |"), std::string::npos);
 }
 
+TEST(Bench, DeviceTimeSpeedupsCarriedAndAveragedWhenPresent) {
+  json m = manifest(true, 1.0, 2.0, 4.0);
+  m["timing"]["eager_device_ms"] = 1.5;
+  m["timing"]["speedup_vs_eager_device"] = 1.5;
+  m["timing"]["compile_device_ms"] = 3.0;
+  m["timing"]["speedup_vs_compile_device"] = 3.0;
+  json m2 = manifest(true, 1.0, 2.0, 4.0);
+  m2["timing"]["speedup_vs_eager_device"] = 6.0;
+  json rows = json::array({bench_row("a", m, 1.0), bench_row("b", m2, 1.0),
+                           bench_row("c", manifest(true, 1.0, 2.0, 4.0), 1.0),
+                           bench_error_row("d", "failed", 1.0)});
+  EXPECT_EQ(rows[0]["eager_device_ms"], 1.5);
+  EXPECT_TRUE(rows[2]["speedup_vs_eager_device"].is_null());
+  json r = bench_report(rows, "Fake", 0);
+  EXPECT_NEAR(r["summary"]["geomean_speedup_vs_eager_device"].get<double>(), 3.0, 1e-9);
+  EXPECT_NEAR(r["summary"]["geomean_speedup_vs_compile_device"].get<double>(), 3.0, 1e-9);
+  const std::string md = bench_markdown(r);
+  EXPECT_NE(md.find("| a | yes | 1.0000 | 2.0000 | 4.0000 | 2.00x | 4.00x | 1.50x | 3.00x |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("3.00x vs eager, 3.00x vs torch.compile"), std::string::npos) << md;
+}
+
 TEST(Bench, UnverifiedKernelsAreNotFast) {
   json rows = json::array({bench_row("a", manifest(false, 1.0, 2.0, 2.0), 1.0)});
   json r = bench_report(rows, "none", 0);
