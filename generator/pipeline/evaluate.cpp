@@ -1,10 +1,14 @@
 #include "pipeline/evaluate.h"
 
+#include <algorithm>
+#include <atomic>
 #include <regex>
+#include <thread>
 
 #include "emit/emit.h"
 #include "source_scan.h"
 #include "util/files.h"
+#include "util/sha256.h"
 
 namespace egg::pipeline {
 
@@ -104,15 +108,58 @@ json profile_agent(const json& facts, std::optional<double> kernel_ms, double by
   return out;
 }
 
-Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time, bool strict,
-                               bool all_arches) {
-  Evaluation ev;
-  const fs::path dir = config_.work / (std::to_string(count_++) + "-candidate");
+fs::path Evaluator::write_sources(const backend::Candidate& candidate, const fs::path& dir) const {
   auto sources = emit::render_sources(config_.data_dir, contract_, candidate, config_.backend_name,
                                       config_.op_file_name);
   const fs::path cu = dir / (contract_.name + ".cu");
   write_atomic(cu, sources.cu);
   write_atomic(dir / "include" / "egg" / (contract_.name + ".h"), sources.header);
+  return cu;
+}
+
+std::string Evaluator::prepared_key(const backend::Candidate& candidate) {
+  return candidate.id + "\n" +
+         sha256_hex(candidate.code.device_code + "\n" + candidate.code.launch_body);
+}
+
+void Evaluator::prepare(const std::vector<backend::Candidate>& candidates) {
+  if (!gpu_ || candidates.size() < 2) return;
+  std::vector<std::pair<fs::path, fs::path>> jobs;  // (.cu, folder)
+  for (const auto& c : candidates) {
+    const std::string key = prepared_key(c);
+    if (prepared_.count(key)) continue;
+    // A candidate the source scan rejects is never compiled.
+    if (!harness::scan_source_text(c.code.device_code + "\n" + c.code.launch_body).empty())
+      continue;
+    const fs::path dir = config_.work / (std::to_string(count_++) + "-candidate");
+    jobs.emplace_back(write_sources(c, dir), dir);
+    prepared_[key] = dir;
+  }
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const size_t width = std::min<size_t>(jobs.size(), cores);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next++) < jobs.size();)
+      gpu_->prebuild(jobs[i].first, jobs[i].second / "include", jobs[i].second / "verify");
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < width; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+}
+
+Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time, bool strict,
+                               bool all_arches) {
+  Evaluation ev;
+  // A prepared candidate keeps its folder (where its library was prebuilt); others get a new one.
+  fs::path dir;
+  if (auto it = prepared_.find(prepared_key(candidate)); it != prepared_.end() && !all_arches) {
+    dir = it->second;
+    prepared_.erase(it);
+  } else {
+    dir = config_.work / (std::to_string(count_++) + "-candidate");
+  }
+  const fs::path cu = write_sources(candidate, dir);
 
   auto findings =
       harness::scan_source_text(candidate.code.device_code + "\n" + candidate.code.launch_body);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -55,15 +56,26 @@ class Evaluator {
   // the compile check and the other arches are compiled only when `all_arches` (the final winner).
   Evaluation evaluate(const backend::Candidate& candidate, bool time, bool strict = false,
                       bool all_arches = false);
+  // With a GPU: renders `candidates` and builds them side by side (one nvcc per core), so the
+  // evaluate() calls that follow only verify and time. Without a GPU it does nothing (a stage
+  // then stops at the first candidate that compiles, so building the others would be waste).
+  void prepare(const std::vector<backend::Candidate>& candidates);
   // True when a GPU measures candidates.
   bool can_measure() const { return gpu_ != nullptr; }
 
  private:
+  // Renders a candidate into `dir`; returns its .cu path.
+  std::filesystem::path write_sources(const backend::Candidate& candidate,
+                                      const std::filesystem::path& dir) const;
+  // A key for the rendered candidate: its id and a hash of its code.
+  static std::string prepared_key(const backend::Candidate& candidate);
+
   Config config_;
   const contract::Contract& contract_;
   toolchain::Nvcc& nvcc_;
   verify::GpuVerifier* gpu_;
   int count_ = 0;
+  std::map<std::string, std::filesystem::path> prepared_;  // prepared_key → its folder
 };
 
 }  // namespace egg::pipeline

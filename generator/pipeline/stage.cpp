@@ -1,5 +1,6 @@
 #include "pipeline/stage.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 
@@ -53,6 +54,11 @@ StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
     return !budget_stop.empty();
   };
   std::vector<backend::Candidate> proposals = backend.propose(request);
+  // With a GPU every candidate within the budget is measured: build them side by side first.
+  if (measure)
+    evaluator.prepare(std::vector<backend::Candidate>(
+        proposals.begin(),
+        proposals.begin() + std::min<size_t>(proposals.size(), budget.max_candidates)));
   json attempts = json::array();
   std::optional<StageOutcome> best = incumbent;
   bool took_new = false;

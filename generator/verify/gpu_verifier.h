@@ -26,6 +26,15 @@ class GpuVerifier {
   virtual GpuOutcome run(const std::filesystem::path& cu, const std::filesystem::path& include_dir,
                          const std::filesystem::path& spec_json, const std::filesystem::path& work,
                          bool time, bool strict, double atol, double rtol) = 0;
+  // Builds what run() would build for `cu` into `work` ahead of time, so a stage can build all
+  // its candidates side by side (called from several threads at once) and then verify and time
+  // them one by one; run() reuses a prebuilt result. Default: nothing (run() builds).
+  virtual void prebuild(const std::filesystem::path& cu, const std::filesystem::path& include_dir,
+                        const std::filesystem::path& work) {
+    (void)cu;
+    (void)include_dir;
+    (void)work;
+  }
   // Nsight Compute metrics of the candidate last run in `work` (parse_ncu_csv's form), or
   // {"unavailable": why} where ncu is missing or cannot read the counters.
   virtual nlohmann::json profile(const std::filesystem::path& work,

@@ -18,12 +18,8 @@ HarnessVerifier::HarnessVerifier(ProcessRunner& runner, fs::path nvcc, fs::path 
       gpu_(std::move(gpu)),
       time_limit_(time_limit) {}
 
-GpuOutcome HarnessVerifier::run(const fs::path& cu, const fs::path& include_dir,
-                                const fs::path& spec_json, const fs::path& work, bool time,
-                                bool strict, double atol, double rtol) {
-  GpuOutcome out;
-  const fs::path so = work / "candidate.so";
-  fs::create_directories(work);
+ProcessSpec HarnessVerifier::build_spec(const fs::path& cu, const fs::path& include_dir,
+                                        const fs::path& so) const {
   ProcessSpec p;
   p.exe = nvcc_;
   const std::string num = toolchain::arch_number(gpu_.arch);
@@ -33,7 +29,34 @@ GpuOutcome HarnessVerifier::run(const fs::path& cu, const fs::path& include_dir,
       "-I",        include_dir.string(), cu.string(), "-o",
       so.string(), "-lcublasLt",         "-lcublas"};
   p.timeout = std::chrono::minutes(5);
-  ProcessResult built = runner_.run(p);
+  return p;
+}
+
+void HarnessVerifier::prebuild(const fs::path& cu, const fs::path& include_dir,
+                               const fs::path& work) {
+  const fs::path so = work / "candidate.so";
+  fs::create_directories(work);
+  ProcessResult built = runner_.run(build_spec(cu, include_dir, so));
+  std::lock_guard<std::mutex> lock(prebuilt_mutex_);
+  prebuilt_[so] = std::move(built);
+}
+
+GpuOutcome HarnessVerifier::run(const fs::path& cu, const fs::path& include_dir,
+                                const fs::path& spec_json, const fs::path& work, bool time,
+                                bool strict, double atol, double rtol) {
+  GpuOutcome out;
+  const fs::path so = work / "candidate.so";
+  fs::create_directories(work);
+  const ProcessSpec p = build_spec(cu, include_dir, so);
+  std::optional<ProcessResult> prebuilt;
+  {
+    std::lock_guard<std::mutex> lock(prebuilt_mutex_);
+    if (auto it = prebuilt_.find(so); it != prebuilt_.end()) {
+      prebuilt = std::move(it->second);
+      prebuilt_.erase(it);
+    }
+  }
+  ProcessResult built = prebuilt ? *prebuilt : runner_.run(p);
   if (!built.ok()) {
     out.failure_class = "compile_error";
     out.report = built.out + built.err + "\nrepro: " + repro_line(p);

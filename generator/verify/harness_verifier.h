@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,17 +25,25 @@ class HarnessVerifier : public GpuVerifier {
   GpuOutcome run(const std::filesystem::path& cu, const std::filesystem::path& include_dir,
                  const std::filesystem::path& spec_json, const std::filesystem::path& work,
                  bool time, bool strict, double atol, double rtol) override;
+  void prebuild(const std::filesystem::path& cu, const std::filesystem::path& include_dir,
+                const std::filesystem::path& work) override;
   nlohmann::json profile(const std::filesystem::path& work,
                          const std::filesystem::path& spec_json) override;
   std::string gpu_name() const override { return gpu_.name; }
   std::string gpu_arch() const override { return gpu_.arch; }
 
  private:
+  // nvcc building `cu` into the shared library egg-harness loads.
+  ProcessSpec build_spec(const std::filesystem::path& cu, const std::filesystem::path& include_dir,
+                         const std::filesystem::path& so) const;
+
   ProcessRunner& runner_;
   std::filesystem::path nvcc_;
   std::filesystem::path harness_;
   GpuInfo gpu_;
   std::chrono::milliseconds time_limit_;
+  std::mutex prebuilt_mutex_;
+  std::map<std::filesystem::path, ProcessResult> prebuilt_;  // by library path, until run()
 };
 
 // egg-harness beside egg-gen (install: bin/; build tree: ../harness/), or $EGG_HARNESS; nullopt if

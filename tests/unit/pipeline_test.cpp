@@ -6,6 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <mutex>
+#include <set>
+#include <thread>
+
 #include "fakes.h"
 #include "spec_fixtures.h"
 #include "util/error.h"
@@ -199,6 +203,45 @@ TEST_F(PipelineTest, WithAGpuTheFastestVerifiedCandidateWinsAndTheStatusSaysVeri
   EXPECT_TRUE(m["timing"]["kernel_ms"].is_number());
   EXPECT_GT(gpu.runs, 3);  // every stage-2 candidate was measured
   EXPECT_EQ(m["stages"][1]["decision"].get<std::string>().rfind("fastest verified", 0), 0u);
+}
+
+// A GPU whose prebuild takes a while and records how many ran at once and where.
+class PrebuildingGpu : public FakeGpu {
+ public:
+  std::mutex m;
+  int active = 0, max_active = 0;
+  std::set<fs::path> prebuilt, run_in;
+  void prebuild(const fs::path&, const fs::path&, const fs::path& work) override {
+    {
+      std::lock_guard<std::mutex> lock(m);
+      max_active = std::max(max_active, ++active);
+      prebuilt.insert(work);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    std::lock_guard<std::mutex> lock(m);
+    --active;
+  }
+  verify::GpuOutcome run(const fs::path& cu, const fs::path& inc, const fs::path& spec,
+                         const fs::path& work, bool time, bool strict, double atol,
+                         double rtol) override {
+    run_in.insert(work);
+    return FakeGpu::run(cu, inc, spec, work, time, strict, atol, rtol);
+  }
+};
+
+TEST_F(PipelineTest, WithAGpuAStagesCandidatesAreBuiltSideBySideThenMeasured) {
+  PrebuildingGpu gpu;
+  Services services{runner, &gpu};
+  auto o = options();
+  o.baseline = false;
+  o.budget = 3;
+  generate(o, services);
+  EXPECT_GE(gpu.prebuilt.size(), 4u);  // stage 1 and stage 2 each built their candidates ahead
+  if (std::thread::hardware_concurrency() >= 2) {
+    EXPECT_GE(gpu.max_active, 2);
+  }
+  for (const auto& work : gpu.prebuilt)
+    EXPECT_TRUE(gpu.run_in.count(work)) << work << " was built but never measured";
 }
 
 TEST_F(PipelineTest, AnUnverifiedCacheEntryIsVerifiedOnAGpuAndReplaced) {
