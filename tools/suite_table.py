@@ -110,6 +110,12 @@ def main():
         ok = [op for p, op in bw if p >= 85]
         print("- memory-bound ops at >= 85%% of copy bandwidth: %d of %d; below: %s" % (
             len(ok), len(bw), ", ".join("%s %.0f%%" % (op, p) for p, op in sorted(bw) if p < 85)))
+    s1 = sorted(r["stage1_s"] for r in rows.values() if r.get("stage1_s"))
+    s2 = sorted(r["stage2_s"] for r in rows.values() if r.get("stage2_s"))
+    if s1 and s2:
+        print("- stage wall time per op: stage 1 median %.0f s, stage 2 median %.0f s (stage 2 adds "
+              "%.0f%% over stage 1)" % (s1[len(s1) // 2], s2[len(s2) // 2],
+                                        100.0 * sum(s2) / max(sum(s1), 1e-9)))
     g = sorted(gen)
     print("- generation time per op (cold, side by side with other ops): median %.0f s, min %.0f s, max %.0f s"
           % (g[len(g) // 2], g[0], g[-1]))

@@ -67,8 +67,12 @@ json bench_row(const std::string& op, const json& m, double generate_s) {
         "speedup_vs_compile_device"})
     row[k] = t.contains(k) ? t[k] : json(nullptr);
   row["candidate"] = m.value("candidate", "");
-  // The copy bandwidth egg-harness measured beside the stage-2 winner, as this GPU's ceiling.
+  // The copy bandwidth egg-harness measured beside the stage-2 winner, as this GPU's ceiling;
+  // and each stage's wall time (building, verifying and timing its candidates).
   for (const auto& stage : m.value("stages", json::array())) {
+    const std::string step = stage.value("step", "");
+    if ((step == "stage1" || step == "stage2") && stage.contains("seconds"))
+      row[step + "_s"] = stage["seconds"];
     const json& t2 = stage.value("profile", json::object())
                          .value("harness", json::object())
                          .value("timing", json::object());

@@ -63,6 +63,17 @@ TEST(Bench, DeviceTimeSpeedupsCarriedAndAveragedWhenPresent) {
   EXPECT_NE(md.find("3.00x vs eager, 3.00x vs torch.compile"), std::string::npos) << md;
 }
 
+TEST(Bench, RowsCarryEachStagesSeconds) {
+  json m = manifest(true, 1.0, 2.0, 4.0);
+  m["stages"] = json::array({{{"step", "stage1"}, {"seconds", 12.5}},
+                             {{"step", "stage2"}, {"seconds", 30.0}},
+                             {{"step", "verify"}}});
+  json row = bench_row("a", m, 50.0);
+  EXPECT_EQ(row["stage1_s"], 12.5);
+  EXPECT_EQ(row["stage2_s"], 30.0);
+  EXPECT_FALSE(row.contains("verify_s"));
+}
+
 TEST(Bench, UnverifiedKernelsAreNotFast) {
   json rows = json::array({bench_row("a", manifest(false, 1.0, 2.0, 2.0), 1.0)});
   json r = bench_report(rows, "none", 0);
