@@ -101,6 +101,11 @@ def main():
     print("- faster than torch.compile: %d of %d ops (%.0f%%); geomean vs torch.compile %.2fx"
           % (sum(x > 1 for x in vs_compile), len(rows), 100.0 * sum(x > 1 for x in vs_compile) / len(rows),
              geomean(vs_compile)))
+    lib = sorted((r["pct_of_library_gemm"], op) for op, r in rows.items()
+                 if r["verified"] and r.get("pct_of_library_gemm"))
+    if lib:
+        print("- GEMM/conv kernels against eager's library kernels alone (cuBLAS/cuDNN, same "
+              "precision), % of their speed: " + ", ".join("%s %.0f%%" % (op, p) for p, op in lib))
     if dev:
         print("- device time (host overhead hidden): geomean %.2fx vs eager (%d ops), %.2fx vs "
               "torch.compile (%d ops); faster than torch.compile on %d" % (

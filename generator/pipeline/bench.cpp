@@ -64,7 +64,7 @@ json bench_row(const std::string& op, const json& m, double generate_s) {
   for (const char* k :
        {"kernel_ms", "eager_ms", "compile_ms", "speedup_vs_eager", "speedup_vs_compile",
         "achieved_gbps", "eager_device_ms", "compile_device_ms", "speedup_vs_eager_device",
-        "speedup_vs_compile_device"})
+        "speedup_vs_compile_device", "library_gemm_ms", "pct_of_library_gemm"})
     row[k] = t.contains(k) ? t[k] : json(nullptr);
   row["candidate"] = m.value("candidate", "");
   // The copy bandwidth egg-harness measured beside the stage-2 winner, as this GPU's ceiling;

@@ -361,6 +361,10 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
         if (b.eager_device_ms)
           timing["eager_device_ms"] = *b.eager_device_ms,
           timing["speedup_vs_eager_device"] = *b.eager_device_ms / k;
+        // The library's GEMM (or conv) kernels alone against EGG's whole kernel, epilogue included.
+        if (b.library_gemm_ms)
+          timing["library_gemm_ms"] = *b.library_gemm_ms,
+          timing["pct_of_library_gemm"] = 100.0 * *b.library_gemm_ms / k;
         if (b.compile_device_ms)
           timing["compile_device_ms"] = *b.compile_device_ms,
           timing["speedup_vs_compile_device"] = *b.compile_device_ms / k;

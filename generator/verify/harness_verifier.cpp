@@ -171,6 +171,8 @@ Baseline time_baseline(ProcessRunner& runner, const fs::path& python, const fs::
     b.eager_ms = j["eager"]["median_ms"].get<double>();
   if (j.contains("compile") && j["compile"].contains("median_ms"))
     b.compile_ms = j["compile"]["median_ms"].get<double>();
+  if (j.contains("eager_kernels") && j["eager_kernels"].value("gemm_library_ms", 0.0) > 0)
+    b.library_gemm_ms = j["eager_kernels"]["gemm_library_ms"].get<double>();
   if (j.contains("eager_device") && j["eager_device"].contains("median_ms"))
     b.eager_device_ms = j["eager_device"]["median_ms"].get<double>();
   if (j.contains("compile_device") && j["compile_device"].contains("median_ms"))

@@ -55,6 +55,9 @@ struct Baseline {
   std::optional<double> eager_ms, compile_ms;
   // The same with host overhead hidden behind a GPU sleep (device time; egg_bench/timing.py).
   std::optional<double> eager_device_ms, compile_device_ms;
+  // GPU time per eager call spent in the GEMM/conv library's kernels (cuBLAS, cuBLASLt, CUTLASS,
+  // cuDNN), from a CUPTI profile of eager; absent when eager runs none.
+  std::optional<double> library_gemm_ms;
   std::string error;
 };
 Baseline time_baseline(ProcessRunner& runner, const std::filesystem::path& python,

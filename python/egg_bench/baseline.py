@@ -10,6 +10,7 @@ import traceback
 import torch
 
 from .gpu_lock import gpu_timing_lock
+from .kernels import kernel_times, summarize
 from .timing import bench
 
 
@@ -65,6 +66,10 @@ def run_baseline(op_path, compile_=True, min_trials=100, min_time_s=0.5):
             result["eager"] = bench(lambda: model(*inputs), min_trials=min_trials, min_time_s=min_time_s)
             result["eager_device"] = bench(lambda: model(*inputs), min_trials=min_trials,
                                            min_time_s=min_time_s, lead_ms=DEVICE_LEAD_MS)
+            try:  # the kernels eager runs, and the GEMM library's share (the cuBLAS figure)
+                result["eager_kernels"] = summarize(kernel_times(lambda: model(*inputs)), 20)
+            except Exception as e:  # the profiler is a measurement aid, not a requirement
+                result["eager_kernels"] = {"error": f"{type(e).__name__}: {e}"}
         if compile_:
             try:
                 compiled = torch.compile(model)  # default mode

@@ -1,0 +1,26 @@
+"""egg_bench.kernels.summarize: GEMM-library kernels told apart from the rest, per call."""
+import unittest
+
+from egg_bench.kernels import summarize
+
+
+class SummarizeTest(unittest.TestCase):
+    def test_splits_gemm_library_kernels_per_call(self):
+        events = [("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32", 300.0),
+                  ("void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_16x6_nn_align4>", 100.0),
+                  ("void at::native::vectorized_elementwise_kernel<4, GeluFunctor>", 50.0),
+                  ("Memset (Device)", 10.0)] * 2
+        s = summarize(events, 2)
+        self.assertAlmostEqual(s["device_ms"], 0.46)
+        self.assertAlmostEqual(s["gemm_library_ms"], 0.40)
+        self.assertEqual(len(s["gemm_kernels"]), 2)
+        self.assertTrue(all("elementwise" not in n for n in s["gemm_kernels"]))
+
+    def test_no_gemm(self):
+        s = summarize([("void at::native::reduce_kernel<512, 1>", 20.0)], 1)
+        self.assertEqual(s["gemm_library_ms"], 0.0)
+        self.assertEqual(s["gemm_kernels"], [])
+
+
+if __name__ == "__main__":
+    unittest.main()
