@@ -4,7 +4,7 @@
 #   bash tools/gpu_check.sh [bench]
 #
 # From a fresh copy of the repository: configures and builds EGG (Ninja, Release), runs
-# `ctest -L gpu`, builds and tests examples/quickstart if present, and with `bench` also measures
+# `ctest -L gpu -LE suite` (the suite has tools/gpu_suite.sh), builds and tests examples/quickstart if present, and with `bench` also measures
 # egg-harness on a KernelBench-sized element-wise op (kernel vs copy bandwidth, eager, torch.compile,
 # the harness's own overhead). Logs go to $OUT (the device tool's folder), else ./gpu-check-out.
 # If the whole of EGG does not configure or build, the harness and its tests are built alone, so
@@ -73,7 +73,7 @@ fi
 say "build ($MODE): ok"
 
 # --- 2. the gpu tests ------------------------------------------------------------------------
-( cd "$BUILD" && ctest -L gpu --output-on-failure -j 4 ) >"$OUT/ctest-gpu.log" 2>&1
+( cd "$BUILD" && ctest -L gpu -LE suite --output-on-failure -j 4 ) >"$OUT/ctest-gpu.log" 2>&1
 CTEST_RC=$?
 say "ctest -L gpu: $(grep -E 'tests passed|tests failed' "$OUT/ctest-gpu.log" | tail -1) (rc $CTEST_RC)"
 grep -E '^ *[0-9]+/[0-9]+ Test' "$OUT/ctest-gpu.log" | sed 's/^/  /' | tee -a "$SUMMARY"
