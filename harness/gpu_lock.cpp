@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 
 namespace egg::harness {
 
@@ -22,7 +23,8 @@ std::optional<std::filesystem::path> gpu_lock_path() {
   return tmp / ("egg-gpu-" + std::to_string(getuid()) + ".lock");
 }
 
-GpuTimingLock::GpuTimingLock(const std::optional<std::filesystem::path>& path) {
+GpuTimingLock::GpuTimingLock(const std::optional<std::filesystem::path>& path,
+                             const std::filesystem::path& waiting_marker) {
   if (!path) return;
   fd_ = ::open(path->c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd_ < 0) {
@@ -31,8 +33,13 @@ GpuTimingLock::GpuTimingLock(const std::optional<std::filesystem::path>& path) {
     return;
   }
   const auto start = std::chrono::steady_clock::now();
+  if (!waiting_marker.empty()) std::ofstream(waiting_marker) << getpid() << "\n";
   int rc;
   while ((rc = ::flock(fd_, LOCK_EX)) != 0 && errno == EINTR) {
+  }
+  if (!waiting_marker.empty()) {
+    std::error_code ec;
+    std::filesystem::remove(waiting_marker, ec);
   }
   waited_ms_ =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -15,6 +15,10 @@
 
 namespace egg::harness {
 
+// The file egg-harness keeps in its work folder while it waits for the lock (run_candidate's
+// time limit pauses while it exists).
+inline constexpr const char* kGpuLockWaitMarker = "gpu-lock.wait";
+
 // The lock file to use, or nullopt when locking is disabled (EGG_GPU_LOCK=off).
 std::optional<std::filesystem::path> gpu_lock_path();
 
@@ -22,8 +26,11 @@ std::optional<std::filesystem::path> gpu_lock_path();
 class GpuTimingLock {
  public:
   // Locks `path`; on failure to open the file the lock is not held and error() says why
-  // (timing then proceeds unlocked: a measurement, not a crash).
-  explicit GpuTimingLock(const std::optional<std::filesystem::path>& path = gpu_lock_path());
+  // (timing then proceeds unlocked: a measurement, not a crash). While it waits, the file
+  // `waiting_marker` (if given) exists: the parent's time limit (run_process) does not count
+  // that time, so waiting for other processes' timing is never taken for a hang.
+  explicit GpuTimingLock(const std::optional<std::filesystem::path>& path = gpu_lock_path(),
+                         const std::filesystem::path& waiting_marker = {});
   ~GpuTimingLock();
   GpuTimingLock(const GpuTimingLock&) = delete;
   GpuTimingLock& operator=(const GpuTimingLock&) = delete;

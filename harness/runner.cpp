@@ -13,6 +13,7 @@
 #include <boost/process/extend.hpp>
 
 #include "env_scrub.h"
+#include "gpu_lock.h"
 
 namespace egg::harness {
 namespace fs = std::filesystem;
@@ -57,7 +58,7 @@ std::string quote_command(const std::vector<std::string>& argv) {
 
 ProcessOutcome run_process(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
                            const fs::path& stdout_file, const fs::path& stderr_file,
-                           std::chrono::milliseconds time_limit) {
+                           std::chrono::milliseconds time_limit, const fs::path& pause_marker) {
   ProcessOutcome outcome;
   if (argv.empty()) {
     outcome.error = "empty command";
@@ -88,8 +89,14 @@ ProcessOutcome run_process(const std::vector<std::string>& argv, const std::map<
   const pid_t pid = child.id();
   bool timed_out = false;
   // Polling, not child.wait_for: wait_for is unreliable across the Boost versions we support.
+  std::chrono::steady_clock::duration paused{0};
+  auto last = start;
   while (child.running(ec)) {
-    if (std::chrono::steady_clock::now() - start >= time_limit) {
+    const auto now = std::chrono::steady_clock::now();
+    std::error_code marker_ec;
+    if (!pause_marker.empty() && fs::exists(pause_marker, marker_ec)) paused += now - last;
+    last = now;
+    if (now - start - paused >= time_limit) {
       timed_out = true;
       ::kill(-pid, SIGKILL);
       ::kill(pid, SIGKILL);
@@ -163,7 +170,10 @@ VerifyResult run_candidate(const CandidateRun& run) {
   fs::remove(result_json, ec);
   const auto argv = harness_argv(run, result_json, kept_source);
   const std::string repro = quote_command(argv);
-  const ProcessOutcome outcome = run_process(argv, scrubbed_environment(), out_log, err_log, run.time_limit);
+  const fs::path wait_marker = run.work_dir / kGpuLockWaitMarker;
+  fs::remove(wait_marker, ec);
+  const ProcessOutcome outcome =
+      run_process(argv, scrubbed_environment(), out_log, err_log, run.time_limit, wait_marker);
 
   auto finish = [&](VerifyResult r) {
     r.repro = repro;

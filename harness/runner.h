@@ -54,11 +54,14 @@ struct ProcessOutcome {
 
 // Runs argv[0] (a path, or a name looked up on PATH) with `env` as its whole environment, in its
 // own process group, stdout/stderr to the given files, killing the whole group at the time limit.
+// Time during which the file `pause_marker` exists (the child waits for the GPU lock) does not
+// count towards the limit.
 ProcessOutcome run_process(const std::vector<std::string>& argv,
                            const std::map<std::string, std::string>& env,
                            const std::filesystem::path& stdout_file,
                            const std::filesystem::path& stderr_file,
-                           std::chrono::milliseconds time_limit);
+                           std::chrono::milliseconds time_limit,
+                           const std::filesystem::path& pause_marker = {});
 
 // argv as one shell-quoted line, for repro messages.
 std::string quote_command(const std::vector<std::string>& argv);

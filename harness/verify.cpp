@@ -390,7 +390,7 @@ void Verifier::time_candidate(Group& g) {
   Timing t;
   upload(g, sets_[0]);
   // Other processes may verify on this GPU meanwhile; nobody else times on it while we do.
-  const GpuTimingLock lock;
+  const GpuTimingLock lock(gpu_lock_path(), opts_.work / kGpuLockWaitMarker);
   result_.phases_ms["gpu_lock_wait"] = lock.waited_ms();
   if (!lock.error().empty()) std::fprintf(stderr, "egg-harness: warning: %s\n", lock.error().c_str());
   int l2 = 0;

@@ -109,6 +109,14 @@ TEST_F(Runner, HangIsATimeoutAndTheWholeGroupIsKilled) {
   }
 }
 
+TEST_F(Runner, TimeWaitingForTheGpuLockIsNotCountedAgainstTheLimit) {
+  CandidateRun run = run_with("lockwait.sh");
+  run.time_limit = std::chrono::milliseconds(1500);  // shorter than the 2.5 s wait
+  const VerifyResult r = run_candidate(run);
+  EXPECT_EQ(r.status, VerifyStatus::verified) << r.message;
+  EXPECT_FALSE(fs::exists(dir / "work" / "gpu-lock.wait"));
+}
+
 TEST_F(Runner, SignalIsACrashWithTheLog) {
   const VerifyResult r = run_candidate(run_with("segv.sh"));
   EXPECT_EQ(r.status, VerifyStatus::crash);

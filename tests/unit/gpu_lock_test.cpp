@@ -62,14 +62,17 @@ TEST(GpuLock, SecondHolderWaitsForTheFirst) {
     GpuTimingLock first(path);
     ASSERT_TRUE(first.held()) << first.error();
     second = std::thread([&] {
-      GpuTimingLock lock(path);  // a second open file description: flock(2) makes it wait
+      // A second open file description: flock(2) makes it wait, with its marker present.
+      GpuTimingLock lock(path, dir.path() / "wait.marker");
       second_holds = lock.held();
     });
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     EXPECT_FALSE(second_holds) << "the second holder took the lock while the first held it";
+    EXPECT_TRUE(std::filesystem::exists(dir.path() / "wait.marker"));
   }
   second.join();
   EXPECT_TRUE(second_holds);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "wait.marker"));
 }
 
 TEST(GpuLock, DisabledOrUnopenableLockIsNotHeldAndSaysWhy) {
