@@ -1,4 +1,5 @@
 #include "backend/builtin/conv.h"
+#include "backend/builtin/window.h"
 
 #include <algorithm>
 #include <map>
@@ -261,24 +262,6 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"groups", plan.groups},
               {"cg", plan.cin_per_group()},
               {"cog", plan.cout_per_group()},
-              {"id", plan.in[0]},
-              {"ih", plan.in[1]},
-              {"iw", plan.in[2]},
-              {"od", plan.out[0]},
-              {"oh", plan.out[1]},
-              {"ow", plan.out[2]},
-              {"kd", plan.kernel[0]},
-              {"kh", plan.kernel[1]},
-              {"kw", plan.kernel[2]},
-              {"sd", plan.stride[0]},
-              {"sh", plan.stride[1]},
-              {"sw", plan.stride[2]},
-              {"pd", plan.pad[0]},
-              {"ph", plan.pad[1]},
-              {"pw", plan.pad[2]},
-              {"dd", plan.dilation[0]},
-              {"dh", plan.dilation[1]},
-              {"dw", plan.dilation[2]},
               {"x_var", var_of.at(plan.input)},
               {"w_var", var_of.at(plan.weight)},
               {"has_bias", !plan.bias.empty()},
@@ -309,6 +292,7 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"wk", is_fp32 ? 8 : 16},
               {"smem_t", is_fp32 ? "float" : contract::c_type(plan.dtype)},
               {"frag_t", is_fp32 ? "nvcuda::wmma::precision::tf32" : contract::c_type(plan.dtype)}};
+  add_window_context(ctx, plan.in, plan.out, plan.kernel, plan.stride, plan.pad, plan.dilation);
   ctx["common"] = render::render(common_.text, ctx, common_.name);
   const render::Template& body =
       q.structure == "igemm" ? igemm_ : (q.structure == "direct" ? direct_ : transpose_);

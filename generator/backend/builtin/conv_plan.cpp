@@ -5,32 +5,13 @@
 
 #include "backend/builtin/conv.h"
 #include "backend/builtin/plan_util.h"
+#include "backend/builtin/window.h"
 
 namespace egg::backend::builtin {
 namespace {
 
 using nlohmann::json;
 using spec::Shape;
-
-// An int-or-list attribute spread over `dims` spatial dims (right-aligned into D, H, W); false when
-// it is neither.
-bool spread(const json& v, int dims, std::array<std::int64_t, 3>& out) {
-  std::vector<std::int64_t> vals;
-  if (v.is_number_integer())
-    vals.assign(dims, v.get<std::int64_t>());
-  else if (v.is_array() && v.size() == 1 && v[0].is_number_integer())
-    vals.assign(dims, v[0].get<std::int64_t>());
-  else if (v.is_array() && static_cast<int>(v.size()) == dims) {
-    for (const auto& x : v) {
-      if (!x.is_number_integer()) return false;
-      vals.push_back(x.get<std::int64_t>());
-    }
-  } else {
-    return false;
-  }
-  for (int k = 0; k < dims; ++k) out[3 - dims + k] = vals[k];
-  return true;
-}
 
 json attr(const spec::Node& n, const char* key, json fallback) {
   return n.attrs.contains(key) && !n.attrs[key].is_null() ? n.attrs[key] : fallback;

@@ -1,4 +1,5 @@
 #include "backend/builtin/pool.h"
+#include "backend/builtin/window.h"
 
 #include <algorithm>
 #include <map>
@@ -149,24 +150,6 @@ Candidate PoolFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"in_shape", spec::shape_string(plan.in_shape)},
               {"out_shape", spec::shape_string(plan.out_shape)},
               {"planes", plan.planes},
-              {"id", plan.in[0]},
-              {"ih", plan.in[1]},
-              {"iw", plan.in[2]},
-              {"od", plan.out[0]},
-              {"oh", plan.out[1]},
-              {"ow", plan.out[2]},
-              {"kd", plan.kernel[0]},
-              {"kh", plan.kernel[1]},
-              {"kw", plan.kernel[2]},
-              {"sd", plan.stride[0]},
-              {"sh", plan.stride[1]},
-              {"sw", plan.stride[2]},
-              {"pd", plan.pad[0]},
-              {"ph", plan.pad[1]},
-              {"pw", plan.pad[2]},
-              {"dd", plan.dilation[0]},
-              {"dh", plan.dilation[1]},
-              {"dw", plan.dilation[2]},
               {"max", plan.max},
               {"divisor", plan.divisor != 0 ? json(plan.divisor) : json(false)},
               {"count_include_pad", plan.count_include_pad},
@@ -185,6 +168,7 @@ Candidate PoolFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"vstore", vstore},
               {"grid", ceil_div(threads, p.block)},
               {"args", args}};
+  add_window_context(ctx, plan.in, plan.out, plan.kernel, plan.stride, plan.pad, plan.dilation);
   Candidate cand;
   cand.id = std::string("pool.") + (plan.max ? "max" : "avg") + std::to_string(plan.dims) + "d:b" +
             std::to_string(p.block) + ":o" + std::to_string(p.opt) + (unroll ? ":unrolled" : "") +

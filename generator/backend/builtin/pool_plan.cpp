@@ -4,6 +4,7 @@
 
 #include "backend/builtin/plan_util.h"
 #include "backend/builtin/pool.h"
+#include "backend/builtin/window.h"
 
 namespace egg::backend::builtin {
 namespace {
@@ -20,26 +21,6 @@ bool is_pool(const std::string& op) {
 }
 bool is_other_pool(const std::string& op) {
   return op.rfind("adaptive_", 0) == 0 && op.find("_pool") != std::string::npos;
-}
-
-// An int-or-list attribute spread over `dims` spatial dims (right-aligned into D, H, W); false when
-// it is neither.
-bool spread(const json& v, int dims, std::array<std::int64_t, 3>& out) {
-  std::vector<std::int64_t> vals;
-  if (v.is_number_integer())
-    vals.assign(dims, v.get<std::int64_t>());
-  else if (v.is_array() && v.size() == 1 && v[0].is_number_integer())
-    vals.assign(dims, v[0].get<std::int64_t>());
-  else if (v.is_array() && static_cast<int>(v.size()) == dims) {
-    for (const auto& x : v) {
-      if (!x.is_number_integer()) return false;
-      vals.push_back(x.get<std::int64_t>());
-    }
-  } else {
-    return false;
-  }
-  for (int k = 0; k < dims; ++k) out[3 - dims + k] = vals[k];
-  return true;
 }
 
 }  // namespace
