@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "spec_fixtures.h"
+
 #include <cstdlib>
 #include <fstream>
 
@@ -18,31 +20,13 @@
 namespace egg::backend::builtin {
 namespace {
 
+using egg::testing::has;
+using egg::testing::node;
+using egg::testing::tensor;
 using nlohmann::json;
 
 const std::filesystem::path kData = EGG_TEST_DATA_DIR;
 
-bool has(const std::string& text, const std::string& needle) {
-  return text.find(needle) != std::string::npos;
-}
-
-json node(const std::string& name, const std::string& op, json args, json attrs, json shape,
-          int line, const std::string& dtype = "float32") {
-  return {{"name", name},
-          {"op", op},
-          {"target", "torch." + op},
-          {"args", args},
-          {"attrs", attrs},
-          {"shape", shape},
-          {"dtype", dtype},
-          {"file", "/src/op.py"},
-          {"line", line},
-          {"code", op + "(...)"}};
-}
-
-json tensor(const std::string& name, json shape, const std::string& dtype = "float32") {
-  return {{"name", name}, {"shape", shape}, {"dtype", dtype}};
-}
 json param(const std::string& name, json shape, const std::string& dtype = "float32") {
   return {{"name", name}, {"shape", shape}, {"dtype", dtype}, {"kind", "parameter"}};
 }

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "spec_fixtures.h"
+
 #include <cstdlib>
 #include <fstream>
 
@@ -14,28 +16,11 @@
 namespace egg::backend::builtin {
 namespace {
 
+using egg::testing::has;
+using egg::testing::node;
 using nlohmann::json;
 
 const std::filesystem::path kData = EGG_TEST_DATA_DIR;
-
-bool has(const std::string& text, const std::string& needle) {
-  return text.find(needle) != std::string::npos;
-}
-
-// A node as the frontend writes it.
-json node(const std::string& name, const std::string& op, json args, json attrs, json shape,
-          int line, const std::string& dtype = "float32") {
-  return {{"name", name},
-          {"op", op},
-          {"target", "torch." + op},
-          {"args", args},
-          {"attrs", attrs},
-          {"shape", shape},
-          {"dtype", dtype},
-          {"file", "/src/op.py"},
-          {"line", line},
-          {"code", op + "(...)"}};
-}
 
 // A one-input spec with the output at node out_node.
 json spec_of(json in_shape, json nodes, const std::string& out_node, json out_shape,

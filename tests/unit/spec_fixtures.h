@@ -6,6 +6,33 @@
 
 namespace egg::testing {
 
+// True when `text` contains `needle` (for checks on rendered sources).
+inline bool has(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
+}
+
+// A spec node as the frontend writes it (docs/SPEC.md), at `line` of /src/op.py.
+inline nlohmann::json node(const std::string& name, const std::string& op, nlohmann::json args,
+                           nlohmann::json attrs, nlohmann::json shape, int line,
+                           const std::string& dtype = "float32") {
+  return {{"name", name},
+          {"op", op},
+          {"target", "torch." + op},
+          {"args", args},
+          {"attrs", attrs},
+          {"shape", shape},
+          {"dtype", dtype},
+          {"file", "/src/op.py"},
+          {"line", line},
+          {"code", op + "(...)"}};
+}
+
+// An input or output tensor entry.
+inline nlohmann::json tensor(const std::string& name, nlohmann::json shape,
+                             const std::string& dtype = "float32") {
+  return {{"name", name}, {"shape", shape}, {"dtype", dtype}};
+}
+
 // x[64,1024] * 0.5 + bias[1024] → gelu(tanh), as the quickstart's first op.
 inline nlohmann::json gelu_bias_spec(int line = 7) {
   using nlohmann::json;
