@@ -3,14 +3,17 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <future>
 #include <iterator>
 #include <span>
 #include <sstream>
+#include <thread>
 
 #include <cuda_runtime_api.h>
 
@@ -24,6 +27,36 @@
 namespace egg::harness {
 namespace fs = std::filesystem;
 namespace {
+
+// Holds a stream on the GPU (a host function that waits) until release(), so that the work
+// enqueued meanwhile (start event, the candidate's launch, stop event) runs back to back: the
+// events then time the GPU's work alone, however long the host took to enqueue it (a loaded CPU,
+// a multi-kernel launch). A launch that waits for its own stream would wait for the hold: the
+// hold gives way after 50 ms, so it costs time but never deadlocks.
+class StreamHold {
+ public:
+  cudaError_t hold(cudaStream_t stream) {
+    released_.store(false, std::memory_order_relaxed);
+    timed_out_.store(false, std::memory_order_relaxed);
+    return cudaLaunchHostFunc(stream, &StreamHold::wait, this);
+  }
+  void release() { released_.store(true, std::memory_order_release); }
+  bool timed_out() const { return timed_out_.load(std::memory_order_acquire); }
+
+ private:
+  static void CUDART_CB wait(void* self) {  // runs on a CUDA thread: no CUDA calls here
+    auto* h = static_cast<StreamHold*>(self);
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+    while (!h->released_.load(std::memory_order_acquire)) {
+      if (std::chrono::steady_clock::now() > limit) {
+        h->timed_out_.store(true, std::memory_order_release);
+        return;
+      }
+      std::this_thread::yield();
+    }
+  }
+  std::atomic<bool> released_{false}, timed_out_{false};
+};
 
 using LaunchFn = cudaError_t (*)(void* const*, cudaStream_t);
 using Clock = std::chrono::steady_clock;
@@ -410,17 +443,27 @@ void Verifier::time_candidate(Group& g) {
   }
   check(cudaDeviceSynchronize(), "warm-up");
   if (trace_.active()) trace_.take();
+  const char* hold_env = std::getenv("EGG_HARNESS_HOLD");
+  const bool use_hold = !(hold_env && std::string(hold_env) == "off");
+  t.method = use_hold ? "held stream" : "events";
+  StreamHold hold;
   std::vector<double> event_ms;
   std::vector<std::uint64_t> marks = {trace_.active() ? trace_.now() : 0};
   const auto t_begin = Clock::now();
   while (true) {
     // The flush keeps the GPU busy while the host enqueues the launch, so launch latency stays out.
     flush_l2();
-    check(cudaEventRecord(start, stream_), "event");
-    check(launch_(g.args.data(), stream_), "timed launch");
-    check(cudaEventRecord(stop, stream_), "event");
+    if (use_hold) check(hold.hold(stream_), "stream hold");
+    const cudaError_t started = cudaEventRecord(start, stream_);
+    const cudaError_t launched = started == cudaSuccess ? launch_(g.args.data(), stream_) : started;
+    const cudaError_t stopped = cudaEventRecord(stop, stream_);
+    // Released after the stop event is enqueued, and before any check can throw.
+    if (use_hold) hold.release();
+    check(launched, "timed launch");
+    check(stopped, "event");
     // Device-wide: work a candidate left on other streams finishes inside its own trial.
     check(cudaDeviceSynchronize(), "timed trial");
+    if (use_hold && hold.timed_out()) ++t.hold_timeouts;
     if (trace_.active()) marks.push_back(trace_.now());
     float ms = 0;
     check(cudaEventElapsedTime(&ms, start, stop), "event time");

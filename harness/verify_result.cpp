@@ -100,7 +100,9 @@ nlohmann::json to_json(const VerifyResult& r) {
                    {"l2_flush_bytes", t.l2_flush_bytes},
                    {"bytes_moved", t.bytes_moved},
                    {"achieved_gbps", t.achieved_gbps},
-                   {"copy_gbps", t.copy_gbps}};
+                   {"copy_gbps", t.copy_gbps},
+                   {"method", t.method},
+                   {"hold_timeouts", t.hold_timeouts}};
   }
   if (!r.repro.empty()) j["repro"] = r.repro;
   if (!r.work_dir.empty()) j["work_dir"] = r.work_dir;
@@ -147,6 +149,8 @@ VerifyResult result_from_json(const nlohmann::json& j) {
     timing.bytes_moved = t.value("bytes_moved", std::int64_t{0});
     timing.achieved_gbps = num(t, "achieved_gbps");
     timing.copy_gbps = num(t, "copy_gbps");
+    timing.method = t.value("method", std::string("events"));
+    timing.hold_timeouts = t.value("hold_timeouts", 0);
     r.timing = timing;
   }
   r.repro = j.value("repro", "");

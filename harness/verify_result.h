@@ -70,6 +70,10 @@ struct Timing {
   std::int64_t bytes_moved = 0;  // inputs + params read once, outputs written once
   double achieved_gbps = 0;      // bytes_moved / event median
   double copy_gbps = 0;          // measured device-to-device copy (read + write), same GPU
+  // "held stream": each trial's launch is enqueued while a host function holds the stream, so the
+  // events time the GPU's work alone; "events": plain events (EGG_HARNESS_HOLD=off).
+  std::string method = "events";
+  int hold_timeouts = 0;  // trials whose hold was released by its 50 ms limit (the launch waited)
 };
 
 struct GpuInfo {

@@ -24,6 +24,8 @@ TEST(VerifyResult, JsonRoundTrip) {
   Timing t;
   t.event_ms = {1.0, 0.9, 1.2};
   t.trials = 100;
+  t.method = "held stream";
+  t.hold_timeouts = 2;
   r.timing = t;
   const VerifyResult back = result_from_json(to_json(r));
   EXPECT_EQ(back.status, VerifyStatus::mismatch);
@@ -33,5 +35,7 @@ TEST(VerifyResult, JsonRoundTrip) {
   ASSERT_TRUE(back.timing);
   EXPECT_DOUBLE_EQ(back.timing->event_ms.p90, 1.2);
   EXPECT_EQ(back.timing->trials, 100);
+  EXPECT_EQ(back.timing->method, "held stream");
+  EXPECT_EQ(back.timing->hold_timeouts, 2);
   EXPECT_THROW(result_from_json(nlohmann::json{{"status", "bogus"}}), nlohmann::json::exception);
 }
