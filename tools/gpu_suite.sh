@@ -12,7 +12,8 @@
 # Environment: EGG_BENCH_JOBS (default: cores - 4, at least 1), EGG_BENCH_BUDGET (candidates per
 # stage, default 2), EGG_BENCH_FLAGS (extra bench flags, e.g. --no-strict), EGG_SUITE_DEADLINE
 # (seconds from the start after which the bench is stopped, default 570), EGG_NCU (default off:
-# no Nsight Compute counters for the winners).
+# no Nsight Compute counters for the winners), EGG_REF_DEVICE (cpu by default: the most accurate
+# references; cuda is faster for the large bf16/fp16 GEMMs but cannot verify long scans, docs/gpu.md).
 set -u -o pipefail
 START=$SECONDS
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
