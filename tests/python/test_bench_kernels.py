@@ -22,5 +22,22 @@ class SummarizeTest(unittest.TestCase):
         self.assertEqual(s["gemm_kernels"], [])
 
 
+class DeviceTimeTest(unittest.TestCase):
+    def test_a_failing_device_time_loses_only_its_own_figure(self):
+        from unittest import mock
+
+        from egg_bench import baseline
+
+        result = {}
+        with mock.patch.object(baseline, "bench", side_effect=RuntimeError("no _sleep")):
+            baseline.device_time(lambda: None, result, "eager_device", min_trials=1, min_time_s=0)
+        self.assertEqual(result, {"eager_device": {"error": "RuntimeError: no _sleep"}})
+
+        with mock.patch.object(baseline, "bench", return_value={"median_ms": 0.5}) as b:
+            baseline.device_time(lambda: None, result, "compile_device", min_trials=3, min_time_s=0)
+        self.assertEqual(result["compile_device"], {"median_ms": 0.5})
+        self.assertEqual(b.call_args.kwargs["lead_ms"], baseline.DEVICE_LEAD_MS)
+
+
 if __name__ == "__main__":
     unittest.main()
