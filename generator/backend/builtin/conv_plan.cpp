@@ -250,19 +250,9 @@ std::variant<ConvPlan, UserError> plan_conv(const spec::Spec& s, const OpTable& 
                                    "kernels index (65535 groups, 2^30 channels)");
 
   // Epilogue: every other node, element-wise on the output shape.
-  auto check_leaf = [&](const spec::Tensor& t,
-                        const spec::Node& at_node) -> std::optional<UserError> {
-    if (!float_storage(t.dtype) && t.dtype != spec::DType::boolean)
-      return UserError(at_node.where,
-                       "tensor " + t.name + " is " + spec::dtype_name(t.dtype) +
-                           "; the conv epilogue reads float32, float16, bfloat16 or bool",
-                       "convert it in get_inputs() or the model");
-    if (!broadcasts_to(t.shape, plan.out_shape))
-      return UserError(at_node.where,
-                       "tensor " + t.name + " of shape " + spec::shape_string(t.shape) +
-                           " does not broadcast to " + "the convolution's output " +
-                           spec::shape_string(plan.out_shape) + " in " + quote(at_node));
-    return std::nullopt;
+  auto check_leaf = [&](const spec::Tensor& t, const spec::Node& at_node) {
+    return check_leaf_tensor(t, plan.out_shape, at_node, "the conv epilogue reads",
+                             "the convolution's output ");
   };
   const std::string after = "after " + quote(an) + at_line(an) + " only element-wise ops fuse";
   std::set<std::string> epi;
@@ -288,19 +278,9 @@ std::variant<ConvPlan, UserError> plan_conv(const spec::Spec& s, const OpTable& 
     epi.insert(n.name);
     plan.epilogue.push_back(&n);
   }
-  if (s.outputs.empty()) return UserError(file_only, "the op has no outputs");
-  for (const auto& o : s.outputs) {
-    if (o.node != an.name && !epi.count(o.node))
-      return UserError(file_only,
-                       "output " + o.name + " (`" + o.node + "`) is not computed from " + quote(an),
-                       "return the convolution's result or element-wise ops of it");
-    if (!float_storage(o.dtype) || o.shape != plan.out_shape)
-      return UserError(file_only,
-                       "output " + o.name + " is " + spec::dtype_name(o.dtype) + " " +
-                           spec::shape_string(o.shape) +
-                           "; the builtin conv family writes float32, float16 or bfloat16 of the "
-                           "convolution's shape");
-  }
+  if (auto e = check_anchor_outputs(s, an, plan.epilogue, plan.out_shape, file_only,
+                                    "the convolution's result", "conv", "the convolution's"))
+    return *e;
   return plan;
 }
 

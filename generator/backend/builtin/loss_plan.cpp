@@ -4,8 +4,8 @@
 #include <map>
 #include <set>
 
-#include "backend/builtin/plan_util.h"
 #include "backend/builtin/loss.h"
+#include "backend/builtin/plan_util.h"
 
 namespace egg::backend::builtin {
 namespace {
@@ -265,21 +265,9 @@ std::variant<LossPlan, UserError> plan_loss(const spec::Spec& s, const OpTable& 
                                     "; " + after);
     plan.epilogue.push_back(&n);
   }
-  std::set<std::string> epi;
-  for (const auto* n : plan.epilogue) epi.insert(n->name);
-  if (s.outputs.empty()) return UserError(file_only, "the op has no outputs");
-  for (const auto& o : s.outputs) {
-    if (o.node != an.name && !epi.count(o.node))
-      return UserError(file_only,
-                       "output " + o.name + " (`" + o.node + "`) is not computed from " + quote(an),
-                       "return the loss or element-wise ops of it");
-    if (!float_storage(o.dtype) || o.shape != plan.out_shape)
-      return UserError(
-          file_only,
-          "output " + o.name + " is " + spec::dtype_name(o.dtype) + " " +
-              spec::shape_string(o.shape) +
-              "; the builtin loss family writes float32, float16 or bfloat16 of the loss's shape");
-  }
+  if (auto e = check_anchor_outputs(s, an, plan.epilogue, plan.out_shape, file_only, "the loss",
+                                    "loss", "the loss's"))
+    return *e;
   return plan;
 }
 

@@ -153,18 +153,8 @@ std::variant<PoolPlan, UserError> plan_pool(const spec::Spec& s, const OpTable& 
     pro.insert(v);
     for (auto& a : node_args(*n)) todo.push_back(a);
   }
-  auto check_leaf = [&](const spec::Tensor& t, const Shape& shape,
-                        const spec::Node& at_node) -> std::optional<UserError> {
-    if (!float_storage(t.dtype) && t.dtype != spec::DType::boolean)
-      return UserError(at_node.where,
-                       "tensor " + t.name + " is " + spec::dtype_name(t.dtype) +
-                           "; the builtin pool kernels read float32, float16, bfloat16 or bool",
-                       "convert it in get_inputs() or the model");
-    if (!broadcasts_to(t.shape, shape))
-      return UserError(at_node.where, "tensor " + t.name + " of shape " +
-                                          spec::shape_string(t.shape) + " does not broadcast to " +
-                                          spec::shape_string(shape) + " in " + quote(at_node));
-    return std::nullopt;
+  auto check_leaf = [](const spec::Tensor& t, const Shape& shape, const spec::Node& at_node) {
+    return check_leaf_tensor(t, shape, at_node, "the builtin pool kernels read");
   };
   if (const auto* t = s.find_tensor(plan.input))
     if (auto e = check_leaf(*t, plan.in_shape, an)) return *e;
@@ -206,21 +196,9 @@ std::variant<PoolPlan, UserError> plan_pool(const spec::Spec& s, const OpTable& 
                                     "; " + after);
     plan.epilogue.push_back(&n);
   }
-  std::set<std::string> epi;
-  for (const auto* n : plan.epilogue) epi.insert(n->name);
-  if (s.outputs.empty()) return UserError(file_only, "the op has no outputs");
-  for (const auto& o : s.outputs) {
-    if (o.node != an.name && !epi.count(o.node))
-      return UserError(file_only,
-                       "output " + o.name + " (`" + o.node + "`) is not computed from " + quote(an),
-                       "return the pool's result or element-wise ops of it");
-    if (!float_storage(o.dtype) || o.shape != plan.out_shape)
-      return UserError(
-          file_only,
-          "output " + o.name + " is " + spec::dtype_name(o.dtype) + " " +
-              spec::shape_string(o.shape) +
-              "; the builtin pool family writes float32, float16 or bfloat16 of the pool's shape");
-  }
+  if (auto e = check_anchor_outputs(s, an, plan.epilogue, plan.out_shape, file_only,
+                                    "the pool's result", "pool", "the pool's"))
+    return *e;
   return plan;
 }
 

@@ -211,19 +211,8 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
     pro.insert(v);
     for (auto& a : node_args(*n)) todo.push_back(a);
   }
-  auto check_leaf = [&](const spec::Tensor& t, const Shape& shape,
-                        const spec::Node& at) -> std::optional<UserError> {
-    if (!float_storage(t.dtype) && t.dtype != spec::DType::boolean)
-      return UserError(
-          at.where,
-          "tensor " + t.name + " is " + spec::dtype_name(t.dtype) +
-              "; the builtin reduction kernels read float32, float16, bfloat16 or bool",
-          "convert it in get_inputs() or the model");
-    if (!broadcasts_to(t.shape, shape))
-      return UserError(at.where, "tensor " + t.name + " of shape " + spec::shape_string(t.shape) +
-                                     " does not broadcast to " + spec::shape_string(shape) +
-                                     " in " + quote(at));
-    return std::nullopt;
+  auto check_leaf = [](const spec::Tensor& t, const Shape& shape, const spec::Node& at) {
+    return check_leaf_tensor(t, shape, at, "the builtin reduction kernels read");
   };
   if (const auto* t = s.find_tensor(plan.input))
     if (auto e = check_leaf(*t, plan.in_shape, an)) return *e;
