@@ -46,12 +46,20 @@ def to_cuda(x):
     return x.cuda() if isinstance(x, torch.Tensor) else x
 
 
+def build_model(mod):
+    """Model(*get_init_inputs()) in the mode it is built in, as EGG's frontend traces it
+    (python/egg_frontend/loader.py): a BatchNorm built in training mode normalizes with batch
+    statistics in the reference, so the baselines must too (.eval() would time the cheaper
+    running-statistics batch norm against EGG's batch-statistics kernel)."""
+    torch.manual_seed(0)
+    return mod.Model(*mod.get_init_inputs())
+
+
 def run_baseline(op_path, compile_=True, min_trials=100, min_time_s=0.5):
     if not torch.cuda.is_available():
         raise SystemExit("egg: error: no CUDA device: the baselines are timed on the GPU")
     mod = load_op(op_path)
-    torch.manual_seed(0)
-    model = mod.Model(*mod.get_init_inputs()).cuda().eval()
+    model = build_model(mod).cuda()
     torch.manual_seed(0)
     inputs = [to_cuda(t) for t in mod.get_inputs()]
     result = {

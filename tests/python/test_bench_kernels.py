@@ -41,3 +41,24 @@ class DeviceTimeTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class BuildModelTest(unittest.TestCase):
+    def test_the_model_keeps_the_mode_the_reference_traces(self):
+        import tempfile
+        from pathlib import Path
+
+        from egg_bench import baseline
+
+        op = ("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+              "    def __init__(self, c):\n        super().__init__()\n        self.bn = nn.BatchNorm2d(c)\n\n"
+              "    def forward(self, x):\n        return self.bn(x)\n\n\n"
+              "def get_inputs():\n    return [torch.randn(2, 3, 4, 4)]\n\n\n"
+              "def get_init_inputs():\n    return [3]\n")
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "bn_op.py"
+            path.write_text(op)
+            model = baseline.build_model(baseline.load_op(str(path)))
+        # Training mode, as the frontend's trace (batch statistics), not eval's running statistics.
+        self.assertTrue(model.training)
+        self.assertTrue(model.bn.training)

@@ -184,7 +184,8 @@ TEST(Reduction, RowSumWithPrologueAndEpilogue) {
           "egg_load_vec<float, VEC>(x + egg_base + egg_c)"));  // 16-byte vectors along the row
   EXPECT_TRUE(has(r.device, "egg_st.shfl_merge(egg_m)"));      // warp shuffles
   EXPECT_TRUE(has(r.device, "constexpr int kTpr = 128;")) << r.id;
-  EXPECT_TRUE(has(r.device, "__shared__ egg_k_red egg_shared[kGroups][kWarps];"));
+  EXPECT_TRUE(has(r.device, "egg_st = egg_k_group_merge<kTpr, kGroups>(egg_st, egg_group, egg_lane);"));
+  EXPECT_TRUE(has(r.device, "__shared__ S egg_shared[kGroups][kTpr / 32];"));  // warps of a row
   EXPECT_TRUE(has(r.launch, "egg_k_row<4><<<egg_grid, 256, 0, stream>>>(x, bias, out0, 0);"))
       << r.launch;
   EXPECT_FALSE(has(r.launch, "egg_k_finish"));
@@ -197,7 +198,7 @@ TEST(Reduction, ShortRowsUseAWarpPerRow) {
   auto r = render_first(j);
   EXPECT_TRUE(has(r.device, "constexpr int kTpr = 32;")) << r.id;
   EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedProd;"));
-  EXPECT_FALSE(has(r.device, "__shared__"));
+  EXPECT_TRUE(has(r.device, "if constexpr (kTpr > 32) {"));  // no shared memory at 32
   EXPECT_TRUE(has(r.launch, "const dim3 egg_grid(32768, 1);")) << r.launch;
 }
 
@@ -209,13 +210,17 @@ TEST(Reduction, ColumnReductionWalksTheReducedDim) {
   EXPECT_TRUE(has(r.device, "constexpr egg_k_idx kInner = 1024;")) << r.device;
   EXPECT_TRUE(
       has(r.device, "const egg_k_idx egg_base = (egg_q / kInner) * kR * kInner + egg_q % kInner;"));
-  EXPECT_TRUE(has(r.device, "const egg_k_idx egg_e = egg_base + egg_r * kInner;"));
-  EXPECT_TRUE(has(r.device, "egg_to_float(x[egg_e])"));
+  // Four adjacent columns per thread, one 16-byte vector per step of the reduced dim.
+  EXPECT_TRUE(has(r.device, "egg_load_vec<float, VEC>(x + egg_base + egg_r * kInner)"));
+  EXPECT_TRUE(has(r.device, "egg_to_float(x_v.v[egg_j])"));
+  EXPECT_TRUE(has(r.device, "egg_st[egg_j].push(egg_x, (long long)egg_r);"));
   EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedMax;"));
   // 32768 columns fill the GPU only thinly: the reduced dim is split over blocks, then merged.
-  EXPECT_TRUE(has(r.launch, "egg_k_col<<<egg_grid, 256, 0, stream>>>(x, out0, 0);")) << r.launch;
-  EXPECT_TRUE(has(r.launch, "egg_k_finish<<<256, 128, 0, stream>>>(out0, 0);"));
-  EXPECT_TRUE(has(r.device, "egg_k_partials[egg_q * ")) << r.device;
+  EXPECT_TRUE(has(r.launch, "egg_k_col<4><<<dim3(32, 32), 256, 0, stream>>>(x, out0, 0);")) << r.launch;
+  // Misaligned pointers: scalar columns, four times the threads.
+  EXPECT_TRUE(has(r.launch, "egg_k_col<1><<<dim3(128, 32), 256, 0, stream>>>(x, out0, 0);"));
+  EXPECT_TRUE(has(r.launch, "egg_k_finish<<<8192, 128, 0, stream>>>(out0, 0);"));  // a warp per column
+  EXPECT_TRUE(has(r.device, "egg_k_partials[(egg_q + egg_j) * ")) << r.device;
 }
 
 TEST(Reduction, FullReductionSplitsOverBlocks) {
@@ -226,8 +231,9 @@ TEST(Reduction, FullReductionSplitsOverBlocks) {
   auto r = render_first(j);
   EXPECT_TRUE(has(r.device, "Layout: [outer 1, reduced 33554432, inner 1]")) << r.device;
   EXPECT_TRUE(has(r.device, "__device__ egg_k_red egg_k_partials[512];")) << r.id;
+  // A warp merges the 512 partial states: 16 per lane, then a butterfly.
   EXPECT_TRUE(has(r.device,
-                  "for (int egg_s = 1; egg_s < 512; ++egg_s) egg_st.merge(egg_k_partials[egg_o * "
+                  "for (int egg_s = egg_l; egg_s < 512; egg_s += 32) egg_st.merge(egg_k_partials[egg_o * "
                   "512 + egg_s]);"));
   EXPECT_TRUE(has(r.launch, "const dim3 egg_grid(1, 512);")) << r.launch;
   EXPECT_TRUE(has(r.launch, "egg_k_finish<<<1, 128, 0, stream>>>(out0, 0);"));
@@ -239,14 +245,18 @@ TEST(Reduction, SoftmaxIsOnlineAndKeepsTheRowOnChip) {
                    {4096, 8192});
   auto r = render_first(j);
   EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedSoftmax;"));
-  EXPECT_TRUE(has(r.device, "s = s * expf(m - x) + 1.0f;"));  // online max + sum in one pass
   EXPECT_TRUE(has(r.device, "float egg_cache[kItems][VEC];")) << r.id;
+  // From registers: the maximum, then exp(x - max) kept in place and summed; the write divides.
+  EXPECT_TRUE(has(r.device, "const float egg_e = expf(egg_cache[egg_k][egg_j] - egg_mx.v);"));
+  EXPECT_TRUE(has(r.device, "egg_cache[egg_k][egg_j] = egg_e;"));
   EXPECT_TRUE(has(r.device, "const float egg_x = egg_cache[egg_k][egg_j];"));
-  EXPECT_TRUE(has(r.device, "const float egg_a = (expf(egg_x - egg_st.m) / egg_st.s);"));
+  EXPECT_TRUE(has(r.device, "const float egg_a = (egg_x / egg_st.s);"));
   EXPECT_TRUE(has(r.device, "egg_store_vec<float, VEC>(out0 + egg_base + egg_c, out0_v);"));
   // The second structure streams the row twice (no register cache).
   auto streamed = render_first(j, 1);
   EXPECT_FALSE(has(streamed.device, "egg_cache[egg_k][egg_j]")) << streamed.id;
+  EXPECT_TRUE(has(streamed.device, "s = s * expf(m - x) + 1.0f;"));  // online max + sum in one pass
+  EXPECT_TRUE(has(streamed.device, "const float egg_a = (expf(egg_x - egg_st.m) / egg_st.s);"));
 }
 
 TEST(Reduction, KeepdimMeanBroadcastEpilogue) {
@@ -318,7 +328,7 @@ TEST(Reduction, ColumnScanAndCumprod) {
   EXPECT_TRUE(has(r.device, "egg_carry = egg_k_opd(egg_carry, double(egg_x));")) << r.device;
   EXPECT_TRUE(has(r.device, "return egg_a * egg_b;"));
   EXPECT_TRUE(has(r.device, "const float e0 = (egg_a + 1.0f * egg_x);"));
-  EXPECT_TRUE(has(r.launch, "egg_k_col<<<egg_grid, 256, 0, stream>>>(x, out0, 0);")) << r.launch;
+  EXPECT_TRUE(has(r.launch, "egg_k_col<1><<<dim3(256, 1), 256, 0, stream>>>(x, out0, 0);")) << r.launch;
 }
 
 // ---- scans: reverse (torch.flip), exclusive, masked ------------------------------------------
@@ -404,7 +414,7 @@ TEST(Reduction, ReverseExclusiveAlongAMiddleDimSeesXThroughTheFlips) {
   EXPECT_TRUE(has(r.device, "egg_carry = egg_k_opd(egg_carry, double(egg_x));"));
   EXPECT_TRUE(has(r.device, "const float e0 = (egg_a - 1.0f * egg_x);"));
   EXPECT_TRUE(has(r.device, "out0[egg_eo] = egg_from_float<__nv_bfloat16>(egg_out[0]);"));
-  EXPECT_TRUE(has(r.launch, "egg_k_col<<<egg_grid, 256, 0, stream>>>(x, out0, 0);")) << r.launch;
+  EXPECT_TRUE(has(r.launch, "egg_k_col<1><<<dim3(32, 1), 256, 0, stream>>>(x, out0, 0);")) << r.launch;
 }
 
 TEST(Reduction, MaskedScanReadsTheBoolMaskAsVectors) {

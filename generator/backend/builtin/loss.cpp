@@ -235,6 +235,10 @@ Candidate LossFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"margin", float_literal(plan.margin)},
               {"block", p.block},
               {"grid", grid},
+              // Blocks that must be resident on an SM at once for the fixed grid to run in one
+              // wave (the register cap __launch_bounds__ then sets); a second partial wave would
+              // double the time of a short loss.
+              {"min_blocks", std::clamp<std::int64_t>(ceil_div(grid, kSms), 1, 2048 / p.block)},
               {"vec", vec},
               {"kernel", plan.rows ? "rows" : "pointwise"},
               {"args", args},

@@ -15,9 +15,11 @@ constexpr int kSms = 132;  // H100/H200 class; the tuning search measures the re
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // Elements per 16-byte vector for the plan's narrowest streamed tensor.
+// Rows: along the reduced dim. Column reductions: across VEC adjacent columns (the inner dim).
 int vec_width(const ReductionPlan& plan, int elem_size, const ReductionParams& p) {
-  if (!p.vectorized || !plan.row()) return 1;
+  if (!p.vectorized) return 1;
   const int vec = 16 / elem_size;
+  if (!plan.row()) return (plan.mode == Mode::reduce && plan.inner % vec == 0) ? vec : 1;
   if (plan.R % vec != 0) return 1;
   if (plan.mode == Mode::scan && p.items % vec != 0) return 1;
   return vec;
@@ -147,7 +149,8 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
       const std::string value = "a" + std::to_string(operands.size());
       value_of[a.source] = value;
       std::string load;
-      if (full && row)
+      const bool vector_load = full && (row || reduce);  // rows, and column reductions
+      if (vector_load)
         load =
             "egg_to_float(" + a.var + "_v.v[" + (plan.in_rev ? "VEC - 1 - egg_j" : "egg_j") + "])";
       else
@@ -155,7 +158,7 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
                (full ? std::string("egg_e") : broadcast_offset(a.shape, plan.in_shape, "egg_e")) +
                "])";
       operands.push_back({{"ptr", a.var}, {"ctype", ctype}, {"value", value}, {"load", load}});
-      if (full && row) {
+      if (vector_load) {
         full_operands.push_back({{"ptr", a.var}, {"ctype", ctype}});
         full_ptrs.push_back(a.var);
       }
@@ -266,11 +269,17 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
   }
   const std::int64_t split = ceil_div(plan.R, chunk);  // chunks that hold elements
   const bool cache = p.cache && row && plan.mode == Mode::normalize;
+  // Softmax and log-softmax over a row held in registers: max, then sum of exponentials, from the
+  // registers (two passes, no online rescale); softmax keeps the exponentials for the write pass.
+  const bool two_pass = cache && plan.reducer == "EggRedSoftmax";
+  const bool store_exp = two_pass && an.op == "softmax" && !epi_x;  // the epilogue never reads x
+  if (store_exp) anchor_elem = "(egg_x / egg_st.s)";  // egg_x holds exp(x - max) there
   // A row scan keeps its input in registers when the epilogue reads only that (cumsum(x) - x);
   // other epilogue reads of the operands load them again.
   const bool keep_x = scan && row && epi_x && !epi_ops;
   const bool epi_pro = scan ? (epi_ops || (epi_x && !keep_x)) : epi_ops;
-  const std::int64_t grid_x = row ? ceil_div(rows, groups) : ceil_div(rows, p.block);
+  const std::int64_t grid_x = row ? ceil_div(rows, groups) : ceil_div(rows / vec, p.block);
+  const std::int64_t grid_x1 = row ? grid_x : ceil_div(rows, p.block);  // the scalar fallback
   const std::int64_t max_index = in_numel + static_cast<std::int64_t>(p.block) * 64 + chunk;
   const bool small = max_index < (std::int64_t(1) << 31) && rows * split < (std::int64_t(1) << 31);
 
@@ -291,7 +300,9 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
                 (cache ? ", row kept in registers (input read once)" : "") +
                 (plan.mode == Mode::normalize && !cache ? ", two passes over the row" : "");
   else
-    structure = "column " + mode_name(plan.mode) + ", a thread per output column" +
+    structure = "column " + mode_name(plan.mode) + ", a thread per " +
+                (vec > 1 ? std::to_string(vec) + " adjacent output columns (16-byte vectors)"
+                         : std::string("output column")) +
                 (split > 1 ? ", split " + std::to_string(split) + " with a merge pass" : "");
 
   json ctx = {{"fn", fn},
@@ -329,6 +340,8 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
               {"chunk", chunk},
               {"partials", rows * split},
               {"cache", cache},
+              {"two_pass", two_pass},
+              {"store_exp", store_exp},
               {"cache_floats", ceil_div(plan.R, tpr)},
               {"items", p.items},
               {"unroll", p.unroll},
@@ -346,13 +359,15 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
               {"col_out_r", plan.out_rev ? "kR - 1 - egg_r" : "egg_r"},
               {"row", row && !scan},
               {"col", !row},
+              {"col_vec", !row && vec > 1},
               {"scan_row", row && scan},
               {"grid_x", grid_x},
               {"grid_y", split},
+              {"grid_x1", grid_x1},
               {"full_ptrs", full_ptrs},
               {"args", args},
               {"finish", split > 1 ? json(true) : json(false)},
-              {"finish_grid", ceil_div(rows, 128)},
+              {"finish_grid", ceil_div(rows, 4)},
               {"finish_args", finish_args}};
   std::string device = render::render(common_.text, ctx, common_.name);
   if (!row)
@@ -368,7 +383,7 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
             (row ? ":t" + std::to_string(tpr) + ":v" + std::to_string(vec) : "") +
             (split > 1 ? ":s" + std::to_string(split) : "") + (cache ? ":cache" : "") +
             (scan && row ? ":i" + std::to_string(p.items) : "") +
-            (!row ? ":u" + std::to_string(p.unroll) : "") + (plan.in_rev ? ":rin" : "") +
+            (!row ? ":v" + std::to_string(vec) + ":u" + std::to_string(p.unroll) : "") + (plan.in_rev ? ":rin" : "") +
             (plan.out_rev ? ":rout" : "");
   cand.summary = an.target + ": " + structure + ", block " + std::to_string(p.block);
   cand.params = p.to_json();
@@ -444,7 +459,8 @@ std::vector<ReductionParams> reduction_structures(const ReductionPlan& plan, int
   } else {
     p.block = 256;
     p.unroll = 4;
-    const std::int64_t blocks = ceil_div(rows, p.block);
+    const int col_vec = (plan.mode == Mode::reduce && plan.inner % (16 / elem_size) == 0) ? 16 / elem_size : 1;
+    const std::int64_t blocks = ceil_div(rows / col_vec, p.block);
     if (plan.mode == Mode::reduce && blocks < 4 * kSms && plan.R >= 64) {
       ReductionParams sp = p;
       sp.split = static_cast<int>(
@@ -496,6 +512,11 @@ std::vector<ReductionParams> reduction_tuning_space(const ReductionPlan& plan, i
     for (int block : {128, 512}) {
       ReductionParams p = inc;
       p.block = block;
+      add(p);
+    }
+    if (plan.mode == Mode::reduce) {  // vectors across columns or not
+      ReductionParams p = inc;
+      p.vectorized = !inc.vectorized;
       add(p);
     }
   }
