@@ -65,7 +65,7 @@ def main():
     print("| op | nodes | verified | kernel ms | eager ms | compile ms | vs eager | vs compile |"
           + (" vs eager (dev) | vs compile (dev) |" if dev else "") + " GB/s | % copy | gen s |")
     print("|---|---:|---|---:|---:|---:|---:|---:|" + ("---:|---:|" if dev else "") + "---:|---:|---:|")
-    dev_eager, dev_compile = [], []
+    dev_eager, dev_compile, dev_single, dev_chain = [], [], [], []
     single, chain, vs_compile, bw, gen = [], [], [], [], []
     verified = 0
     for op in sorted(rows):
@@ -84,6 +84,7 @@ def main():
         gen.append(r["generate_s"])
         if r["verified"] and r.get("speedup_vs_eager_device"):
             dev_eager.append(r["speedup_vs_eager_device"])
+            (dev_single if n == 1 else dev_chain).append(r["speedup_vs_eager_device"])
         if r["verified"] and r.get("speedup_vs_compile_device"):
             dev_compile.append(r["speedup_vs_compile_device"])
         dev_cols = ("%s | %s | " % (f(r.get("speedup_vs_eager_device"), "%.2fx"),
@@ -111,6 +112,16 @@ def main():
               "torch.compile (%d ops); faster than torch.compile on %d" % (
                   geomean(dev_eager), len(dev_eager), geomean(dev_compile), len(dev_compile),
                   sum(x > 1 for x in dev_compile)))
+        if a.suite:
+            print("- device time vs eager: single ops %.2fx (%d ops), fused chains %.2fx (%d ops); "
+                  "slower than eager on %d: %s" % (
+                      geomean(dev_single), len(dev_single), geomean(dev_chain), len(dev_chain),
+                      sum(x < 1 for x in dev_eager),
+                      ", ".join("%s %.2fx" % (op, r["speedup_vs_eager_device"]) for op, r in sorted(rows.items())
+                                if r["verified"] and r.get("speedup_vs_eager_device") and r["speedup_vs_eager_device"] < 1)))
+            print("- slower than torch.compile in device time: %s" % ", ".join(
+                "%s %.2fx" % (op, r["speedup_vs_compile_device"]) for op, r in sorted(rows.items())
+                if r["verified"] and r.get("speedup_vs_compile_device") and r["speedup_vs_compile_device"] < 1))
     if bw:
         ok = [op for p, op in bw if p >= 85]
         print("- memory-bound ops at >= 85%% of copy bandwidth: %d of %d; below: %s" % (
