@@ -63,8 +63,9 @@ def main():
     # Device-time baselines (egg_bench's *_device: host overhead hidden), where the run has them.
     dev = any(r.get("speedup_vs_eager_device") for r in rows.values())
     print("| op | nodes | verified | kernel ms | eager ms | compile ms | vs eager | vs compile |"
-          + (" vs eager (dev) | vs compile (dev) |" if dev else "") + " GB/s | % copy | gen s |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|" + ("---:|---:|" if dev else "") + "---:|---:|---:|")
+          + (" eager dev ms | compile dev ms | vs eager (dev) | vs compile (dev) |" if dev else "")
+          + " GB/s | % copy | gen s |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|" + ("---:|---:|---:|---:|" if dev else "") + "---:|---:|---:|")
     dev_eager, dev_compile, dev_single, dev_chain = [], [], [], []
     single, chain, vs_compile, bw, gen = [], [], [], [], []
     verified = 0
@@ -87,7 +88,8 @@ def main():
             (dev_single if n == 1 else dev_chain).append(r["speedup_vs_eager_device"])
         if r["verified"] and r.get("speedup_vs_compile_device"):
             dev_compile.append(r["speedup_vs_compile_device"])
-        dev_cols = ("%s | %s | " % (f(r.get("speedup_vs_eager_device"), "%.2fx"),
+        dev_cols = ("%s | %s | %s | %s | " % (f(r.get("eager_device_ms")), f(r.get("compile_device_ms")),
+                                              f(r.get("speedup_vs_eager_device"), "%.2fx"),
                                     f(r.get("speedup_vs_compile_device"), "%.2fx"))) if dev else ""
         status = "yes" if r["verified"] else "**NO**: " + r["status"][:120]
         print("| %s | %s | %s | %s | %s | %s | %s | %s | %s%s | %s | %s |" % (
