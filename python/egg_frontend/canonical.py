@@ -246,6 +246,10 @@ for _op in ("argmax", "argmin"):
 for _op in ("cumsum", "cumprod"):
     _reg(_op, "input, dim, dtype=None", [_t(_op)], _with_inplace(_op))
 _reg("logsumexp", "input, dim, keepdim=False", [_t("logsumexp")], ("logsumexp",))
+# Vector norms: torch.norm / Tensor.norm (p: a number or 'fro') and torch.linalg.vector_norm (ord).
+_reg("norm", "input, p='fro', dim=None, keepdim=False, dtype=None", [_t("norm")], ("norm",))
+_reg("vector_norm", "input, ord=2, dim=None, keepdim=False, dtype=None",
+     [getattr(torch.linalg, "vector_norm", None)])
 _reg("mse_loss", "input, target, size_average=None, reduce=None, reduction='mean', "
      "weight=None", [_f("mse_loss")], operands=("input", "target"))
 _reg("l1_loss", "input, target, size_average=None, reduce=None, reduction='mean'",

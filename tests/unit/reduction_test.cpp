@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 
 #include "backend/builtin/builtin_backend.h"
 #include "contract/contract.h"
@@ -213,7 +214,7 @@ TEST(Reduction, ColumnReductionWalksTheReducedDim) {
   // Four adjacent columns per thread, one 16-byte vector per step of the reduced dim.
   EXPECT_TRUE(has(r.device, "egg_load_vec<float, VEC>(x + egg_base + egg_r * kInner)"));
   EXPECT_TRUE(has(r.device, "egg_to_float(x_v.v[egg_j])"));
-  EXPECT_TRUE(has(r.device, "egg_st[egg_j].push(egg_x, (long long)egg_r);"));
+  EXPECT_TRUE(has(r.device, "egg_st[egg_j].push(egg_k_in(egg_x), (long long)egg_r);"));
   EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedMax;"));
   // 32768 columns fill the GPU only thinly: the reduced dim is split over blocks, then merged.
   EXPECT_TRUE(has(r.launch, "egg_k_col<4><<<dim3(32, 32), 256, 0, stream>>>(x, out0, 0);")) << r.launch;
@@ -291,6 +292,59 @@ TEST(Reduction, ArgmaxWritesInt64Indices) {
   EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedArgMax;"));
   EXPECT_TRUE(has(r.device, "out0[egg_o] = static_cast<std::int64_t>(egg_st.i);")) << r.device;
   EXPECT_TRUE(has(r.device, "std::int64_t* __restrict__ out0"));
+}
+
+// ---- vector norms and F.normalize ------------------------------------------------------------
+
+TEST(Reduction, VectorNormsEnterAsPowersAndFinishWithTheRoot) {
+  auto norm_of = [](const std::string& op, json p) {
+    json attrs = {{"dim", 1}, {"keepdim", false}};
+    attrs[op == "vector_norm" ? "ord" : "p"] = p;
+    return render_first(
+        spec_of(x_of({4096, 8192}), json::array(), {node("n", op, {ref("x")}, attrs, {4096}, 5)}, "n", {4096}));
+  };
+  auto l2 = norm_of("norm", "fro");  // torch.norm's default: 2 over the reduced dims
+  EXPECT_TRUE(has(l2.device, "return (egg_x * egg_x);")) << l2.device;
+  EXPECT_TRUE(has(l2.device, "const float egg_r = sqrtf(egg_st.v);"));
+  EXPECT_TRUE(has(l2.device, "using egg_k_red = EggRedSum;"));
+  auto l1 = norm_of("vector_norm", 1);
+  EXPECT_TRUE(has(l1.device, "return fabsf(egg_x);"));
+  EXPECT_TRUE(has(l1.device, "const float egg_r = egg_st.v;"));
+  auto inf = norm_of("vector_norm", std::numeric_limits<double>::max());  // inf, as the frontend writes it
+  EXPECT_TRUE(has(inf.device, "using egg_k_red = EggRedMax;"));
+  EXPECT_TRUE(has(inf.device, "return fabsf(egg_x);"));
+  auto ninf = norm_of("norm", -std::numeric_limits<double>::max());
+  EXPECT_TRUE(has(ninf.device, "using egg_k_red = EggRedMin;"));
+  auto p3 = norm_of("norm", 3);
+  EXPECT_TRUE(has(p3.device, "return powf(fabsf(egg_x), 3.0f);")) << p3.device;
+  EXPECT_TRUE(has(p3.device, "powf(egg_st.v, 0.333333343f)")) << p3.device;
+  auto p0 = norm_of("norm", 0);
+  EXPECT_TRUE(has(p0.device, "return (egg_x != 0.0f ? 1.0f : 0.0f);"));
+}
+
+TEST(Reduction, NuclearNormIsRejectedWithItsLine) {
+  ReductionFamily family(kData);
+  auto j = spec_of(x_of({64, 128}), json::array(),
+                   {node("n", "norm", {ref("x")}, {{"p", "nuc"}, {"dim", json::array({0, 1})}, {"keepdim", false}},
+                         json::array(), 7)},
+                   "n", json::array());
+  auto why = family.cannot_implement(spec::parse_spec(j));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_TRUE(has(why->describe(), "p=\"nuc\"")) << why->describe();
+  EXPECT_TRUE(has(why->describe(), "vector norms only"));
+  EXPECT_TRUE(has(why->describe(), ":7")) << why->describe();
+}
+
+TEST(Reduction, NormalizeDividesByTheClampedNorm) {
+  auto j = spec_of(x_of({8192, 2048}, "float16"), json::array(),
+                   {node("y", "normalize", {ref("x")}, {{"p", 2.0}, {"dim", -1}, {"eps", 1e-12}},
+                         {8192, 2048}, 5, "float16")},
+                   "y", {8192, 2048}, "float16");
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.device, "return (egg_x * egg_x);")) << r.id;
+  EXPECT_TRUE(has(r.device, "const float egg_a = (egg_x / egg_maximum(sqrtf(egg_st.v), 9.99999996e-13f));"))
+      << r.device;
+  EXPECT_TRUE(has(r.device, "float egg_cache[kItems][VEC];"));  // one read of the row
 }
 
 TEST(Reduction, MaxValuesThroughGetitem) {

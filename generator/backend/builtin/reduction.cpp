@@ -1,6 +1,7 @@
 #include "backend/builtin/reduction.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -196,7 +197,26 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
   if (an.op == "mean") anchor_row = "(egg_st.v / " + R + ".0f)";
   if (an.op == "logsumexp" || plan.reducer == "EggRedSoftmax")
     anchor_row = "(egg_st.m + logf(egg_st.s))";
-  if (an.op == "softmax")
+  // Vector norms: each element enters as |x|^p, the row's value is the 1/p-th power of the sum
+  // (max/min of |x| for p = +-inf, the count of non-zeros for p = 0).
+  std::string in_value = "egg_x";
+  if (plan.norm_p) {
+    const double p = *plan.norm_p;
+    if (p == 2.0) {
+      in_value = "(egg_x * egg_x)";
+      anchor_row = "sqrtf(egg_st.v)";
+    } else if (p == 1.0 || std::isinf(p)) {
+      in_value = "fabsf(egg_x)";
+    } else if (p == 0.0) {
+      in_value = "(egg_x != 0.0f ? 1.0f : 0.0f)";
+    } else {
+      in_value = "powf(fabsf(egg_x), " + float_literal(p) + ")";
+      anchor_row = "powf(egg_st.v, " + float_literal(1.0 / p) + ")";
+    }
+  }
+  if (an.op == "normalize")  // F.normalize: x / norm.clamp_min(eps), NaN-propagating as clamp_min
+    anchor_elem = "(egg_x / egg_maximum(" + anchor_row + ", " + float_literal(plan.norm_eps) + "))";
+  else if (an.op == "softmax")
     anchor_elem = "(expf(egg_x - egg_st.m) / egg_st.s)";
   else if (an.op == "log_softmax")
     anchor_elem = "(egg_x - egg_st.m - logf(egg_st.s))";
@@ -326,6 +346,7 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
               {"pro_steps", pro_steps},
               {"pro_result", pro_result},
               {"anchor_row", anchor_row},
+              {"in_value", in_value},
               {"anchor_elem", anchor_elem},
               {"epi_steps", epi_steps},
               {"epi_pro", epi_pro},

@@ -1,7 +1,7 @@
 // The builtin backend's reduction family: [element-wise prologue] → ONE anchor over one dim (or a
 // run of adjacent dims, or all dims) → [element-wise epilogue], in one kernel
 // (templates/reduction/). Anchors: sum mean prod amax amin max min (values and indices) argmax
-// argmin logsumexp (rows reduced to one value each), softmax log_softmax and keepdim reductions
+// argmin logsumexp, vector norms (rows reduced to one value each), softmax log_softmax, F.normalize and keepdim reductions
 // followed by a broadcast epilogue (every element written from its row's statistics), cumsum
 // cumprod (inclusive scans; with torch.flip along the scanned dim before and/or after them: reverse
 // scans; exclusive scans as the epilogue `cumsum(x) - x`; masked scans as the prologue `x * mask`).
@@ -38,6 +38,12 @@ struct ReductionPlan {
   // Scans only: torch.flip along the scanned dim (flip nodes sit in prologue/epilogue as aliases of
   // their operand). The scan runs over logical positions i; in_rev: the tensors that vary along
   // the scanned dim are read at R-1-i; out_rev: the outputs are written at R-1-i.
+  // Vector norms (torch.norm, Tensor.norm, torch.linalg.vector_norm) and F.normalize: the order
+  // p (inf and -inf allowed); each element enters the reducer as |x|^p (x*x for 2, |x| for 1,
+  // x != 0 for 0, |x| for ±inf with max/min), the row's value is its 1/p-th power. F.normalize's
+  // eps bounds the norm from below (x / max(norm, eps)).
+  std::optional<double> norm_p;
+  double norm_eps = 0.0;
   int scan_dim = -1;  // the scanned dim of in_shape
   bool in_rev = false, out_rev = false;
   bool row() const { return inner == 1; }

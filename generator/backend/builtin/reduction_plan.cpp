@@ -1,6 +1,8 @@
 // Graph analysis of the reduction family: finds the one anchor, its prologue and epilogue, the
 // reduced dims and the mode, or the reason (op and line) the family cannot implement the spec.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -13,9 +15,34 @@ namespace {
 
 using spec::Shape;
 
-const std::set<std::string> kReduce = {"sum", "mean", "prod",   "amax",   "amin",
-                                       "max", "min",  "argmax", "argmin", "logsumexp"};
-const std::set<std::string> kNormalize = {"softmax", "log_softmax"};
+const std::set<std::string> kReduce = {"sum",    "mean",   "prod",      "amax", "amin",       "max",
+                                       "min",    "argmax", "argmin",    "logsumexp", "norm",
+                                       "vector_norm"};
+const std::set<std::string> kNormalize = {"softmax", "log_softmax", "normalize"};
+const std::set<std::string> kNorms = {"norm", "vector_norm", "normalize"};
+
+// The order p of a vector norm: a number (inf and -inf arrive as +-DBL_MAX)
+// or 'fro' (torch.norm's default: 2 over the reduced dims); anything else is an error.
+std::variant<double, UserError> norm_order(const spec::Node& n) {
+  const char* key = n.op == "vector_norm" ? "ord" : "p";
+  const nlohmann::json p = n.attrs.value(key, nlohmann::json(n.op == "norm" ? "fro" : "2"));
+  if (p.is_number()) {  // the frontend writes inf as +-DBL_MAX (JSON has no inf)
+    const double v = p.get<double>();
+    if (std::fabs(v) >= std::numeric_limits<double>::max())
+      return std::copysign(std::numeric_limits<double>::infinity(), v);
+    return v;
+  }
+  if (p.is_string()) {
+    const std::string v = p.get<std::string>();
+    if (v == "fro" || v == "2") return 2.0;
+    if (v == "inf" || v == "Infinity") return std::numeric_limits<double>::infinity();
+    if (v == "-inf" || v == "-Infinity") return -std::numeric_limits<double>::infinity();
+  }
+  return UserError(n.where,
+                   quote(n) + " with " + key + "=" + p.dump() +
+                       " is not supported by the builtin backend (vector norms only)",
+                   "use a numeric order (2, 1, inf, -inf, 0 or any p), or 'fro'");
+}
 const std::set<std::string> kScan = {"cumsum", "cumprod"};
 
 bool is_anchor(const spec::Node& n) {
@@ -190,8 +217,17 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
       {"min", "EggRedMin"},         {"argmax", "EggRedArgMax"},
       {"argmin", "EggRedArgMin"},   {"logsumexp", "EggRedSoftmax"},
       {"softmax", "EggRedSoftmax"}, {"log_softmax", "EggRedSoftmax"},
-      {"cumsum", "EggRedSum"},      {"cumprod", "EggRedProd"}};
+      {"cumsum", "EggRedSum"},      {"cumprod", "EggRedProd"},
+      {"norm", "EggRedSum"},        {"vector_norm", "EggRedSum"},
+      {"normalize", "EggRedSum"}};
   plan.reducer = reducer.at(op);
+  if (kNorms.count(op)) {
+    auto p_or = norm_order(an);
+    if (auto* e = std::get_if<UserError>(&p_or)) return *e;
+    plan.norm_p = std::get<double>(p_or);
+    if (std::isinf(*plan.norm_p)) plan.reducer = *plan.norm_p > 0 ? "EggRedMax" : "EggRedMin";
+    if (op == "normalize") plan.norm_eps = an.attrs.value("eps", 1e-12);
+  }
   if (with_indices) plan.reducer = op == "max" ? "EggRedArgMax" : "EggRedArgMin";
   if (an.attrs.contains("dtype") && !an.attrs["dtype"].is_null() && !float_storage(an.dtype))
     return UserError(an.where,
