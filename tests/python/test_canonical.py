@@ -329,3 +329,27 @@ class MoreAnchors(TempOps, unittest.TestCase):
         self.assertEqual(conv["args"][1], {"node": "_tensor_constant0"})
         self.assertIn("_tensor_constant0", [p["name"] for p in r.spec["params"]])
         self.assertEqual(conv["attrs"], {"stride": 1, "padding": 0, "dilation": 1, "groups": 1})
+
+
+class VectorNorms(TempOps, unittest.TestCase):
+    def test_norm_spellings(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, x):
+                return (torch.norm(x, p=2, dim=1), x.norm(dim=1, keepdim=True),
+                        torch.linalg.vector_norm(x, ord=float('inf'), dim=-1), torch.norm(x),
+                        F.normalize(x, dim=-1))
+        def get_inputs():
+            return [torch.randn(4, 8)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        nodes = r.spec["nodes"]
+        norms = [n for n in nodes if n["op"] == "norm"]
+        self.assertEqual(norms[0]["attrs"], {"p": 2, "dim": 1, "keepdim": False, "dtype": None})
+        self.assertEqual(norms[1]["attrs"], {"p": "fro", "dim": 1, "keepdim": True, "dtype": None})
+        self.assertEqual(norms[2]["attrs"], {"p": "fro", "dim": None, "keepdim": False, "dtype": None})
+        vn = [n for n in nodes if n["op"] == "vector_norm"][0]
+        self.assertEqual(vn["attrs"]["ord"], 1.7976931348623157e+308)  # inf, as JSON can carry it
+        self.assertEqual(vn["attrs"]["dim"], -1)
+        self.assertEqual([n for n in nodes if n["op"] == "normalize"][0]["attrs"],
+                         {"p": 2.0, "dim": -1, "eps": 1e-12})
