@@ -56,6 +56,15 @@ TEST(Bench, DeviceTimeSpeedupsCarriedAndAveragedWhenPresent) {
   json r = bench_report(rows, "Fake", 0);
   EXPECT_NEAR(r["summary"]["geomean_speedup_vs_eager_device"].get<double>(), 3.0, 1e-9);
   EXPECT_NEAR(r["summary"]["geomean_speedup_vs_compile_device"].get<double>(), 3.0, 1e-9);
+  // a (1.5x, 3x) and b (6x vs eager) are faster in device time; of 4 ops.
+  EXPECT_NEAR(r["summary"]["fast_1_vs_eager_device"].get<double>(), 0.5, 1e-9);
+  EXPECT_NEAR(r["summary"]["fast_1_vs_compile_device"].get<double>(), 0.25, 1e-9);
+  const std::string text = bench_text(r);
+  EXPECT_NE(
+      text.find("device time (host overhead hidden): fast_1 vs eager 50%, vs torch.compile 25%, "
+                "geomean vs eager 3.00x, vs torch.compile 3.00x"),
+      std::string::npos)
+      << text;
   const std::string md = bench_markdown(r);
   EXPECT_NE(md.find("| a | yes | 1.0000 | 2.0000 | 4.0000 | 2.00x | 4.00x | 1.50x | 3.00x |"),
             std::string::npos)

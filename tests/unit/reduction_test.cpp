@@ -185,7 +185,8 @@ TEST(Reduction, RowSumWithPrologueAndEpilogue) {
           "egg_load_vec<float, VEC>(x + egg_base + egg_c)"));  // 16-byte vectors along the row
   EXPECT_TRUE(has(r.device, "egg_st.shfl_merge(egg_m)"));      // warp shuffles
   EXPECT_TRUE(has(r.device, "constexpr int kTpr = 128;")) << r.id;
-  EXPECT_TRUE(has(r.device, "egg_st = egg_k_group_merge<kTpr, kGroups>(egg_st, egg_group, egg_lane);"));
+  EXPECT_TRUE(
+      has(r.device, "egg_st = egg_k_group_merge<kTpr, kGroups>(egg_st, egg_group, egg_lane);"));
   EXPECT_TRUE(has(r.device, "__shared__ S egg_shared[kGroups][kTpr / 32];"));  // warps of a row
   EXPECT_TRUE(has(r.launch, "egg_k_row<4><<<egg_grid, 256, 0, stream>>>(x, bias, out0, 0);"))
       << r.launch;
@@ -217,10 +218,12 @@ TEST(Reduction, ColumnReductionWalksTheReducedDim) {
   EXPECT_TRUE(has(r.device, "egg_st[egg_j].push(egg_k_in(egg_x), (long long)egg_r);"));
   EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedMax;"));
   // 32768 columns fill the GPU only thinly: the reduced dim is split over blocks, then merged.
-  EXPECT_TRUE(has(r.launch, "egg_k_col<4><<<dim3(32, 32), 256, 0, stream>>>(x, out0, 0);")) << r.launch;
+  EXPECT_TRUE(has(r.launch, "egg_k_col<4><<<dim3(32, 32), 256, 0, stream>>>(x, out0, 0);"))
+      << r.launch;
   // Misaligned pointers: scalar columns, four times the threads.
   EXPECT_TRUE(has(r.launch, "egg_k_col<1><<<dim3(128, 32), 256, 0, stream>>>(x, out0, 0);"));
-  EXPECT_TRUE(has(r.launch, "egg_k_finish<<<8192, 128, 0, stream>>>(out0, 0);"));  // a warp per column
+  EXPECT_TRUE(
+      has(r.launch, "egg_k_finish<<<8192, 128, 0, stream>>>(out0, 0);"));  // a warp per column
   EXPECT_TRUE(has(r.device, "egg_k_partials[(egg_q + egg_j) * ")) << r.device;
 }
 
@@ -233,9 +236,10 @@ TEST(Reduction, FullReductionSplitsOverBlocks) {
   EXPECT_TRUE(has(r.device, "Layout: [outer 1, reduced 33554432, inner 1]")) << r.device;
   EXPECT_TRUE(has(r.device, "__device__ egg_k_red egg_k_partials[512];")) << r.id;
   // A warp merges the 512 partial states: 16 per lane, then a butterfly.
-  EXPECT_TRUE(has(r.device,
-                  "for (int egg_s = egg_l; egg_s < 512; egg_s += 32) egg_st.merge(egg_k_partials[egg_o * "
-                  "512 + egg_s]);"));
+  EXPECT_TRUE(
+      has(r.device,
+          "for (int egg_s = egg_l; egg_s < 512; egg_s += 32) egg_st.merge(egg_k_partials[egg_o * "
+          "512 + egg_s]);"));
   EXPECT_TRUE(has(r.launch, "const dim3 egg_grid(1, 512);")) << r.launch;
   EXPECT_TRUE(has(r.launch, "egg_k_finish<<<1, 128, 0, stream>>>(out0, 0);"));
 }
@@ -300,8 +304,8 @@ TEST(Reduction, VectorNormsEnterAsPowersAndFinishWithTheRoot) {
   auto norm_of = [](const std::string& op, json p) {
     json attrs = {{"dim", 1}, {"keepdim", false}};
     attrs[op == "vector_norm" ? "ord" : "p"] = p;
-    return render_first(
-        spec_of(x_of({4096, 8192}), json::array(), {node("n", op, {ref("x")}, attrs, {4096}, 5)}, "n", {4096}));
+    return render_first(spec_of(x_of({4096, 8192}), json::array(),
+                                {node("n", op, {ref("x")}, attrs, {4096}, 5)}, "n", {4096}));
   };
   auto l2 = norm_of("norm", "fro");  // torch.norm's default: 2 over the reduced dims
   EXPECT_TRUE(has(l2.device, "return (egg_x * egg_x);")) << l2.device;
@@ -310,7 +314,8 @@ TEST(Reduction, VectorNormsEnterAsPowersAndFinishWithTheRoot) {
   auto l1 = norm_of("vector_norm", 1);
   EXPECT_TRUE(has(l1.device, "return fabsf(egg_x);"));
   EXPECT_TRUE(has(l1.device, "const float egg_r = egg_st.v;"));
-  auto inf = norm_of("vector_norm", std::numeric_limits<double>::max());  // inf, as the frontend writes it
+  auto inf =
+      norm_of("vector_norm", std::numeric_limits<double>::max());  // inf, as the frontend writes it
   EXPECT_TRUE(has(inf.device, "using egg_k_red = EggRedMax;"));
   EXPECT_TRUE(has(inf.device, "return fabsf(egg_x);"));
   auto ninf = norm_of("norm", -std::numeric_limits<double>::max());
@@ -324,10 +329,11 @@ TEST(Reduction, VectorNormsEnterAsPowersAndFinishWithTheRoot) {
 
 TEST(Reduction, NuclearNormIsRejectedWithItsLine) {
   ReductionFamily family(kData);
-  auto j = spec_of(x_of({64, 128}), json::array(),
-                   {node("n", "norm", {ref("x")}, {{"p", "nuc"}, {"dim", json::array({0, 1})}, {"keepdim", false}},
-                         json::array(), 7)},
-                   "n", json::array());
+  auto j = spec_of(
+      x_of({64, 128}), json::array(),
+      {node("n", "norm", {ref("x")},
+            {{"p", "nuc"}, {"dim", json::array({0, 1})}, {"keepdim", false}}, json::array(), 7)},
+      "n", json::array());
   auto why = family.cannot_implement(spec::parse_spec(j));
   ASSERT_TRUE(why.has_value());
   EXPECT_TRUE(has(why->describe(), "p=\"nuc\"")) << why->describe();
@@ -342,7 +348,8 @@ TEST(Reduction, NormalizeDividesByTheClampedNorm) {
                    "y", {8192, 2048}, "float16");
   auto r = render_first(j);
   EXPECT_TRUE(has(r.device, "return (egg_x * egg_x);")) << r.id;
-  EXPECT_TRUE(has(r.device, "const float egg_a = (egg_x / egg_maximum(sqrtf(egg_st.v), 9.99999996e-13f));"))
+  EXPECT_TRUE(
+      has(r.device, "const float egg_a = (egg_x / egg_maximum(sqrtf(egg_st.v), 9.99999996e-13f));"))
       << r.device;
   EXPECT_TRUE(has(r.device, "float egg_cache[kItems][VEC];"));  // one read of the row
 }
@@ -382,7 +389,8 @@ TEST(Reduction, ColumnScanAndCumprod) {
   EXPECT_TRUE(has(r.device, "egg_carry = egg_k_opd(egg_carry, double(egg_x));")) << r.device;
   EXPECT_TRUE(has(r.device, "return egg_a * egg_b;"));
   EXPECT_TRUE(has(r.device, "const float e0 = (egg_a + 1.0f * egg_x);"));
-  EXPECT_TRUE(has(r.launch, "egg_k_col<1><<<dim3(256, 1), 256, 0, stream>>>(x, out0, 0);")) << r.launch;
+  EXPECT_TRUE(has(r.launch, "egg_k_col<1><<<dim3(256, 1), 256, 0, stream>>>(x, out0, 0);"))
+      << r.launch;
 }
 
 // ---- scans: reverse (torch.flip), exclusive, masked ------------------------------------------
@@ -468,7 +476,8 @@ TEST(Reduction, ReverseExclusiveAlongAMiddleDimSeesXThroughTheFlips) {
   EXPECT_TRUE(has(r.device, "egg_carry = egg_k_opd(egg_carry, double(egg_x));"));
   EXPECT_TRUE(has(r.device, "const float e0 = (egg_a - 1.0f * egg_x);"));
   EXPECT_TRUE(has(r.device, "out0[egg_eo] = egg_from_float<__nv_bfloat16>(egg_out[0]);"));
-  EXPECT_TRUE(has(r.launch, "egg_k_col<1><<<dim3(32, 1), 256, 0, stream>>>(x, out0, 0);")) << r.launch;
+  EXPECT_TRUE(has(r.launch, "egg_k_col<1><<<dim3(32, 1), 256, 0, stream>>>(x, out0, 0);"))
+      << r.launch;
 }
 
 TEST(Reduction, MaskedScanReadsTheBoolMaskAsVectors) {

@@ -404,8 +404,8 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
             (row ? ":t" + std::to_string(tpr) + ":v" + std::to_string(vec) : "") +
             (split > 1 ? ":s" + std::to_string(split) : "") + (cache ? ":cache" : "") +
             (scan && row ? ":i" + std::to_string(p.items) : "") +
-            (!row ? ":v" + std::to_string(vec) + ":u" + std::to_string(p.unroll) : "") + (plan.in_rev ? ":rin" : "") +
-            (plan.out_rev ? ":rout" : "");
+            (!row ? ":v" + std::to_string(vec) + ":u" + std::to_string(p.unroll) : "") +
+            (plan.in_rev ? ":rin" : "") + (plan.out_rev ? ":rout" : "");
   cand.summary = an.target + ": " + structure + ", block " + std::to_string(p.block);
   cand.params = p.to_json();
   cand.params["vec"] = vec;
@@ -480,7 +480,8 @@ std::vector<ReductionParams> reduction_structures(const ReductionPlan& plan, int
   } else {
     p.block = 256;
     p.unroll = 4;
-    const int col_vec = (plan.mode == Mode::reduce && plan.inner % (16 / elem_size) == 0) ? 16 / elem_size : 1;
+    const int col_vec =
+        (plan.mode == Mode::reduce && plan.inner % (16 / elem_size) == 0) ? 16 / elem_size : 1;
     const std::int64_t blocks = ceil_div(rows / col_vec, p.block);
     if (plan.mode == Mode::reduce && blocks < 4 * kSms && plan.R >= 64) {
       ReductionParams sp = p;

@@ -15,9 +15,9 @@ namespace {
 
 using spec::Shape;
 
-const std::set<std::string> kReduce = {"sum",    "mean",   "prod",      "amax", "amin",       "max",
-                                       "min",    "argmax", "argmin",    "logsumexp", "norm",
-                                       "vector_norm"};
+const std::set<std::string> kReduce = {"sum",    "mean",      "prod", "amax",
+                                       "amin",   "max",       "min",  "argmax",
+                                       "argmin", "logsumexp", "norm", "vector_norm"};
 const std::set<std::string> kNormalize = {"softmax", "log_softmax", "normalize"};
 const std::set<std::string> kNorms = {"norm", "vector_norm", "normalize"};
 
