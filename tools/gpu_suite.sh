@@ -13,7 +13,8 @@
 # stage, default 2), EGG_BENCH_FLAGS (extra bench flags, e.g. --no-strict), EGG_SUITE_DEADLINE
 # (seconds from the start after which the bench is stopped, default 570), EGG_NCU (default off:
 # no Nsight Compute counters for the winners), EGG_REF_DEVICE (cpu by default: the most accurate
-# references; cuda is faster for the large bf16/fp16 GEMMs but cannot verify long scans, docs/gpu.md).
+# references; cuda is faster for the large bf16/fp16 GEMMs but cannot verify long scans, docs/gpu.md),
+# EGG_CUDNN_ROOT (cuDNN's root; default: the CUDA toolkit's, else PyTorch's nvidia.cudnn; none: off).
 set -u -o pipefail
 START=$SECONDS
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,6 +23,12 @@ mkdir -p "$OUT"
 PY="${EGG_PYTHON:-$(command -v python3)}"
 TORCH_PREFIX="$("$PY" -c 'import torch; print(torch.utils.cmake_prefix_path)')"
 export PATH="$PATH:/usr/local/cuda/bin" PYTHONUNBUFFERED=1
+# cuDNN for the conv family's cuDNN structure: the CUDA toolkit's (egg-gen finds it itself), else
+# the one PyTorch's wheel ships.
+if [ -z "${EGG_CUDNN_ROOT:-}" ] && [ ! -f /usr/local/cuda/include/cudnn.h ]; then
+  D="$("$PY" -c 'import nvidia.cudnn as m; print(list(m.__path__)[0])' 2>/dev/null || true)"
+  [ -n "$D" ] && [ -f "$D/include/cudnn.h" ] && export EGG_CUDNN_ROOT="$D"
+fi
 B="$ROOT/build-gpu"
 { cmake -S "$ROOT" -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEGG_PYTHON="$PY" -DEGG_BUILD_TESTS=OFF \
         -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" && cmake --build "$B" -j "$(nproc)" --target egg-gen egg-harness; } \
@@ -30,7 +37,7 @@ echo "build: $((SECONDS - START)) s"
 ARCH="sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)"
 JOBS="${EGG_BENCH_JOBS:-$(( $(nproc) > 5 ? $(nproc) - 4 : 1 ))}"
 LEFT=$(( ${EGG_SUITE_DEADLINE:-570} - (SECONDS - START) ))
-echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) date: $(date -u +%FT%TZ) jobs: $JOBS budget: ${EGG_BENCH_BUDGET:-2} time left: $LEFT s" | tee "$OUT/suite.txt"
+echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) date: $(date -u +%FT%TZ) jobs: $JOBS budget: ${EGG_BENCH_BUDGET:-2} time left: $LEFT s cudnn: ${EGG_CUDNN_ROOT:-toolkit}" | tee "$OUT/suite.txt"
 : >"$OUT/rows.jsonl"
 rm -rf "$ROOT/build-suite"
 EGG_NCU="${EGG_NCU:-off}" EGG_CACHE=off timeout --signal=TERM "$LEFT" "$B/generator/egg-gen" bench "$@" --arch "$ARCH" \

@@ -77,6 +77,7 @@ struct BackendConfig {
   std::filesystem::path replay_transcript;  // replay: the transcript to answer from
   std::string op_source;                    // the op.py text (LLM prompts show the reference)
   std::string precision = "default";        // PRECISION opt-in: default, tf32 or bf16
+  bool cudnn = false;                       // cuDNN is at hand: the builtin conv family may use it
   double atol = 1e-4, rtol = 1e-4;
 };
 

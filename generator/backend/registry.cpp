@@ -9,7 +9,7 @@ std::unique_ptr<Backend> make_backend(const BackendConfig& config) {
     if (!config.model.empty())
       throw UserError("the builtin backend takes no model (got '" + config.model + "')",
                       "drop MODEL/--model, or choose an LLM backend (openai, anthropic)");
-    return std::make_unique<builtin::BuiltinBackend>(config.data_dir, config.precision);
+    return std::make_unique<builtin::BuiltinBackend>(config.data_dir, config.precision, config.cudnn);
   }
   if (config.name == "openai" || config.name == "anthropic" || config.name == "replay")
     return llm_backend::make_llm_backend(config);

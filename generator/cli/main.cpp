@@ -20,6 +20,7 @@
 #include "llm/http_client.h"
 #include "pipeline/bench.h"
 #include "pipeline/generate.h"
+#include "toolchain/cudnn.h"
 #include "util/error.h"
 #include "util/files.h"
 #include "util/log.h"
@@ -102,6 +103,9 @@ void add_common(CLI::App* cmd, CommonOptions& c) {
                   "backend option key=value (repeatable), e.g. transcript=<file> for replay");
   cmd->add_option("--python", c.g.python, "Python interpreter with torch (default: python3)");
   cmd->add_option("--nvcc", c.g.nvcc, "nvcc to compile and identify (default: nvcc)");
+  cmd->add_option("--cudnn", c.g.cudnn,
+                  "cuDNN root (include/cudnn.h, lib/libcudnn.so*) for the conv family's cuDNN structure; "
+                  "'none' turns it off (default: $EGG_CUDNN_ROOT, else the CUDA toolkit of --nvcc)");
   cmd->add_option("--data-dir", c.data_dir, "folder with templates/, prompts/, python/");
   cmd->add_option("--cache-dir", c.cache_dir,
                   "cache folder (default: $EGG_CACHE_DIR or ~/.cache/egg)");
@@ -204,8 +208,11 @@ std::unique_ptr<egg::verify::GpuVerifier> make_verifier(egg::ProcessRunner& runn
     egg::log::warning(c.g.no_gpu_reason);
     return nullptr;
   }
+  const auto cudnn = egg::toolchain::find_cudnn(c.g.cudnn, c.g.nvcc);
+  std::vector<std::string> flags = egg::toolchain::cudnn_compile_flags(cudnn);
+  for (auto& f : egg::toolchain::cudnn_link_flags(cudnn)) flags.push_back(f);
   return std::make_unique<egg::verify::HarnessVerifier>(runner, c.g.nvcc, *harness, gpu,
-                                                        std::chrono::seconds(60));
+                                                        std::chrono::seconds(60), std::move(flags));
 }
 
 int run_bench(CommonOptions& c, const std::vector<std::string>& paths, const std::string& json_out,

@@ -13,6 +13,7 @@
 #include "pipeline/key.h"
 #include "pipeline/stage.h"
 #include "pipeline/tolerance.h"
+#include "toolchain/cudnn.h"
 #include "toolchain/nvcc.h"
 #include "util/files.h"
 #include "util/log.h"
@@ -197,11 +198,13 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
   bc.atol = tol.first;
   bc.rtol = tol.second;
   bc.precision = precision(o);
+  const auto cudnn = toolchain::find_cudnn(o.cudnn, o.nvcc);
+  bc.cudnn = cudnn.has_value();
   auto backend = backend::make_backend(bc);
   backend->check_supported(s);
   contract::Contract contract = contract::derive(s, result.name);
 
-  toolchain::Nvcc nvcc(services.runner, o.nvcc);
+  toolchain::Nvcc nvcc(services.runner, o.nvcc, toolchain::cudnn_compile_flags(cudnn));
   const std::string nvcc_version = nvcc.version();
   const std::string stage1_objective = read_prompt(o.data_dir, "stage1_structure.md");
   const std::string stage2_objective = read_prompt(o.data_dir, "stage2_tuning.md");

@@ -26,6 +26,9 @@ struct GenerateOptions {
   std::map<std::string, std::string> options;
   std::filesystem::path python = "python3";
   std::filesystem::path nvcc = "nvcc";
+  // cuDNN for the conv family's cuDNN structure: empty = find it (toolchain/cudnn.h), "none" =
+  // never, else its root folder.
+  std::string cudnn;
   std::filesystem::path data_dir;
   std::filesystem::path cache_dir;  // empty: default root
   std::string remote_cache;  // base URL of a shared cache (GET/PUT <url>/ac/<key>); empty: none

@@ -38,6 +38,7 @@ CompileResult Nvcc::compile_object(const std::filesystem::path& cu,
   p.exe = exe_;
   p.args = {"-c",  cu.string(), "-o", object.string(), "-I", include_dir.string(), "-std=c++17",
             "-O3", "-Xptxas",   "-v"};
+  p.args.insert(p.args.end(), extra_flags_.begin(), extra_flags_.end());
   for (const auto& arch : arches) {
     std::string num = arch_number(arch);
     p.args.push_back("-gencode");

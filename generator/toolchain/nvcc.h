@@ -19,7 +19,9 @@ struct CompileResult {
 // nvcc behind the ProcessRunner seam.
 class Nvcc {
  public:
-  Nvcc(ProcessRunner& runner, std::filesystem::path exe) : runner_(runner), exe_(std::move(exe)) {}
+  // `extra_flags`: added to every compile (e.g. cuDNN's include folder, toolchain/cudnn.h).
+  Nvcc(ProcessRunner& runner, std::filesystem::path exe, std::vector<std::string> extra_flags = {})
+      : runner_(runner), exe_(std::move(exe)), extra_flags_(std::move(extra_flags)) {}
 
   // The "release X, VY" line of `nvcc --version`; a UserError when nvcc cannot run.
   std::string version() const;
@@ -35,6 +37,7 @@ class Nvcc {
  private:
   ProcessRunner& runner_;
   std::filesystem::path exe_;
+  std::vector<std::string> extra_flags_;
 };
 
 // The numeric part of "sm_90" ("90"), or an empty string when malformed.

@@ -11,12 +11,14 @@ namespace egg::verify {
 namespace fs = std::filesystem;
 
 HarnessVerifier::HarnessVerifier(ProcessRunner& runner, fs::path nvcc, fs::path harness,
-                                 GpuInfo gpu, std::chrono::milliseconds time_limit)
+                                 GpuInfo gpu, std::chrono::milliseconds time_limit,
+                                 std::vector<std::string> extra_flags)
     : runner_(runner),
       nvcc_(std::move(nvcc)),
       harness_(std::move(harness)),
       gpu_(std::move(gpu)),
-      time_limit_(time_limit) {}
+      time_limit_(time_limit),
+      extra_flags_(std::move(extra_flags)) {}
 
 ProcessSpec HarnessVerifier::build_spec(const fs::path& cu, const fs::path& include_dir,
                                         const fs::path& so) const {
@@ -28,6 +30,7 @@ ProcessSpec HarnessVerifier::build_spec(const fs::path& cu, const fs::path& incl
       "-O3",       "-std=c++17",         "-gencode",  "arch=compute_" + num + ",code=sm_" + num,
       "-I",        include_dir.string(), cu.string(), "-o",
       so.string(), "-lcublasLt",         "-lcublas"};
+  p.args.insert(p.args.end(), extra_flags_.begin(), extra_flags_.end());
   p.timeout = std::chrono::minutes(5);
   return p;
 }

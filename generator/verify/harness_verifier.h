@@ -19,8 +19,10 @@ namespace egg::verify {
 // Verifies candidates with egg-harness on the local GPU.
 class HarnessVerifier : public GpuVerifier {
  public:
+  // `extra_flags`: added to every candidate's nvcc line (e.g. cuDNN's include and link flags).
   HarnessVerifier(ProcessRunner& runner, std::filesystem::path nvcc, std::filesystem::path harness,
-                  GpuInfo gpu, std::chrono::milliseconds time_limit);
+                  GpuInfo gpu, std::chrono::milliseconds time_limit,
+                  std::vector<std::string> extra_flags = {});
 
   GpuOutcome run(const std::filesystem::path& cu, const std::filesystem::path& include_dir,
                  const std::filesystem::path& spec_json, const std::filesystem::path& work,
@@ -42,6 +44,7 @@ class HarnessVerifier : public GpuVerifier {
   std::filesystem::path harness_;
   GpuInfo gpu_;
   std::chrono::milliseconds time_limit_;
+  std::vector<std::string> extra_flags_;
   std::mutex prebuilt_mutex_;
   std::map<std::filesystem::path, ProcessResult> prebuilt_;  // by library path, until run()
 };

@@ -443,5 +443,87 @@ TEST(Conv, DumpEveryCandidateForNvcc) {
   }
 }
 
+// ---- the cuDNN structure ----------------------------------------------------------------------
+
+std::vector<Candidate> cudnn_structures_of(const json& j) {
+  ConvFamily family(kData, /*cudnn=*/true);
+  auto s = spec::parse_spec(j);
+  return family.structures(s, contract::derive(s, "k"));
+}
+
+TEST(Conv, CudnnIsOfferedSecondWhenAvailable) {
+  // Without cuDNN at hand: EGG's own structures only.
+  for (const auto& c : structures_of(resnet()))
+    EXPECT_EQ(c.id.find("cudnn"), std::string::npos) << c.id;
+  auto cands = cudnn_structures_of(resnet());
+  ASSERT_GE(cands.size(), 2u);
+  EXPECT_EQ(cands[0].id.rfind("conv.igemm", 0), 0u)
+      << cands[0].id;  // no GPU: EGG's own kernel stays
+  EXPECT_EQ(cands[1].id, "conv.cudnn.fwd");
+  const auto& d = cands[1].code.device_code;
+  EXPECT_TRUE(has(d, "#include <cudnn.h>"));
+  EXPECT_TRUE(
+      has(d, "const int x_dims[] = { 32, 64, 56, 56 }, x_strides[] = { 200704, 3136, 56, 1 };"))
+      << d;
+  EXPECT_TRUE(has(d, "const int w_dims[] = { 64, 64, 3, 3 };"));
+  EXPECT_TRUE(has(d, "const int pad[] = { 1, 1 }, stride[] = { 1, 1 }, dilation[] = { 1, 1 };"));
+  EXPECT_TRUE(has(d, "cudnnSetConvolutionMathType(s.conv, CUDNN_DEFAULT_MATH)"));  // TF32 allowed
+  EXPECT_TRUE(has(d, "cudnnGetConvolutionForwardAlgorithm_v7("));
+  EXPECT_TRUE(has(d, "a.x, s.w, a.conv_weight, s.conv,")) << d;
+  // Bias and ReLU run in place over the result cuDNN wrote into the output.
+  EXPECT_TRUE(has(d, "egg_k_epilogue(a, egg_to_float(a.out0[o]), o, co);"));
+  EXPECT_TRUE(has(cands[1].code.launch_body, "return egg_k_dnn_run(egg_a, stream);"));
+  EXPECT_EQ(cands[1].params["link"], json::array({"cudnn"}));
+  // cuDNN picks its own algorithm: stage 2 has nothing to vary.
+  ConvFamily family(kData, true);
+  auto s = spec::parse_spec(resnet());
+  EXPECT_EQ(family.tunings(s, contract::derive(s, "k"), cands[1], "memory").size(), 1u);
+}
+
+TEST(Conv, CudnnTransposedRunsBackwardDataAndFp16UsesTensorOps) {
+  auto attrs = conv_attrs({2, 2}, {1, 1}, {1, 1}, 2);
+  attrs["output_padding"] = {1, 1};
+  auto tr = spec_of({tensor("x", {2, 16, 10, 10})}, {param("t.weight", {16, 4, 3, 3})},
+                    {node("t", "conv_transpose2d", {ref("x"), ref("t.weight"), none()}, attrs,
+                          {2, 8, 20, 20}, 5)},
+                    "t", {2, 8, 20, 20});
+  auto cands = cudnn_structures_of(tr);
+  ASSERT_GE(cands.size(), 2u);
+  EXPECT_EQ(cands[1].id, "conv.cudnn.bwd_data");
+  const auto& d = cands[1].code.device_code;
+  EXPECT_TRUE(
+      has(d, "cudnnConvolutionBackwardData(s.handle, &one, s.w, a.t_weight, s.x, a.x, s.conv,"))
+      << d;
+  EXPECT_TRUE(
+      has(d, "const int w_dims[] = { 16, 4, 3, 3 };"));  // [C_in, C_out/groups, k, k] as PyTorch's
+  EXPECT_TRUE(has(d, "cudnnSetConvolutionGroupCount(s.conv, 2)"));
+  EXPECT_FALSE(has(d, "_dnn_epilogue<<<"))
+      << d;  // no bias, no epilogue: cuDNN's result is the output
+
+  auto half = cudnn_structures_of(resnet("float16"));
+  ASSERT_GE(half.size(), 2u);
+  EXPECT_TRUE(
+      has(half[1].code.device_code, "cudnnSetConvolutionMathType(s.conv, CUDNN_TENSOR_OP_MATH)"));
+  EXPECT_TRUE(has(half[1].code.device_code, "CUDNN_DATA_HALF"));
+}
+
+TEST(Conv, CudnnIsNotOfferedForAsymmetricPadding) {
+  // conv1d 'same' with an even kernel pads 1 left and 2 right: cuDNN's API pads both sides alike.
+  auto same = spec_of({tensor("x", {4, 16, 100})}, {param("c.weight", {32, 16, 4})},
+                      {node("c", "conv1d", {ref("x"), ref("c.weight"), none()},
+                            conv_attrs(1, "same", 1, 1), {4, 32, 100}, 5)},
+                      "c", {4, 32, 100});
+  for (const auto& c : cudnn_structures_of(same))
+    EXPECT_EQ(c.id.find("cudnn"), std::string::npos) << c.id;
+  const spec::Spec* kept = nullptr;
+  auto r = plan_of(same, &kept);
+  ASSERT_TRUE(std::holds_alternative<ConvPlan>(r));
+  ConvParams q;
+  q.structure = "cudnn";
+  auto why = conv_params_unsupported(std::get<ConvPlan>(r), q);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_TRUE(has(*why, "asymmetric"));
+}
+
 }  // namespace
 }  // namespace egg::backend::builtin

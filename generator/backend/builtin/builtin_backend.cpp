@@ -4,24 +4,30 @@
 
 namespace egg::backend::builtin {
 
-BuiltinBackend::BuiltinBackend(const std::filesystem::path& data_dir, const std::string& precision)
-    : families_(make_families(data_dir, precision)), ops_(data_dir), plan_code_(data_dir) {}
+BuiltinBackend::BuiltinBackend(const std::filesystem::path& data_dir, const std::string& precision,
+                               bool cudnn)
+    : families_(make_families(data_dir, precision, cudnn)), ops_(data_dir), plan_code_(data_dir) {}
 
-const Family* BuiltinBackend::family_for(const spec::Spec& spec) const { return family_taking(spec, families_); }
+const Family* BuiltinBackend::family_for(const spec::Spec& spec) const {
+  return family_taking(spec, families_);
+}
 
 Plan BuiltinBackend::plan(const spec::Spec& spec) const {
   try {
     return plan_graph(spec, families_, ops_);
   } catch (const UserError& e) {
-    throw UserError(e.where(), e.what(),
-                    e.hint() + (e.hint().empty() ? "" : ". ") +
-                        "The builtin backend runs one kernel per anchor, fusing the element-wise ops around it; "
-                        "its anchors: linear, matmul, mm, bmm, addmm; layer_norm, rms_norm, group_norm, "
-                        "instance_norm, batch_norm; sum, mean, prod, amax, amin, max, min, argmax, argmin, "
-                        "logsumexp, softmax, log_softmax, cumsum, cumprod; conv1d/2d/3d, "
-                        "conv_transpose1d/2d/3d; max_pool1d/2d/3d, "
-                        "avg_pool1d/2d/3d; mse_loss, l1_loss, huber_loss, smooth_l1_loss, kl_div, "
-                        "cross_entropy, hinge_embedding_loss, triplet_margin_loss");
+    throw UserError(
+        e.where(), e.what(),
+        e.hint() + (e.hint().empty() ? "" : ". ") +
+            "The builtin backend runs one kernel per anchor, fusing the element-wise ops around "
+            "it; "
+            "its anchors: linear, matmul, mm, bmm, addmm; layer_norm, rms_norm, group_norm, "
+            "instance_norm, batch_norm; sum, mean, prod, amax, amin, max, min, argmax, argmin, "
+            "logsumexp, norm, vector_norm, softmax, log_softmax, normalize, cumsum, cumprod; "
+            "conv1d/2d/3d, "
+            "conv_transpose1d/2d/3d; max_pool1d/2d/3d, "
+            "avg_pool1d/2d/3d; mse_loss, l1_loss, huber_loss, smooth_l1_loss, kl_div, "
+            "cross_entropy, hinge_embedding_loss, triplet_margin_loss");
   }
 }
 
@@ -40,7 +46,8 @@ std::vector<Candidate> BuiltinBackend::propose(const StageRequest& request) {
   return family->tunings(*request.spec, *request.contract, *request.incumbent, request.bottleneck);
 }
 
-std::optional<Candidate> BuiltinBackend::repair(const StageRequest& request, const Candidate& failed,
+std::optional<Candidate> BuiltinBackend::repair(const StageRequest& request,
+                                                const Candidate& failed,
                                                 const std::string& failure_report) {
   // Templates are verified ahead; the repair the expert knows is a family's simpler fallback.
   const Family* family = family_for(*request.spec);

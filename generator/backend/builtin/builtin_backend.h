@@ -18,7 +18,8 @@ namespace egg::backend::builtin {
 // The builtin expert backend.
 class BuiltinBackend : public Backend {
  public:
-  explicit BuiltinBackend(const std::filesystem::path& data_dir, const std::string& precision = "default");
+  explicit BuiltinBackend(const std::filesystem::path& data_dir,
+                          const std::string& precision = "default", bool cudnn = false);
 
   std::string name() const override { return "builtin"; }
   void check_supported(const spec::Spec& spec) const override;
@@ -41,15 +42,17 @@ class BuiltinBackend : public Backend {
   std::optional<Candidate> repair_plan(const StageRequest& request, const Candidate& failed,
                                        const std::string& failure_report);
   // Segment k's candidate as recorded in a plan candidate's params (rendered again, or remembered).
-  Candidate segment_part(const Plan& plan, size_t k, const contract::Contract& sub, const nlohmann::json& record,
-                         const std::string& bottleneck);
+  Candidate segment_part(const Plan& plan, size_t k, const contract::Contract& sub,
+                         const nlohmann::json& record, const std::string& bottleneck);
   // Remembers rendered segment candidates so a later stage finds them by id.
-  void remember(const contract::Contract& sub, const spec::Spec& spec, const std::vector<Candidate>& parts);
+  void remember(const contract::Contract& sub, const spec::Spec& spec,
+                const std::vector<Candidate>& parts);
 
   std::vector<std::unique_ptr<Family>> families_;
   OpTable ops_;
   PlanCode plan_code_;
-  std::map<std::string, Candidate> parts_;  // segment candidates by sub-contract name, sub-spec and id
+  std::map<std::string, Candidate>
+      parts_;  // segment candidates by sub-contract name, sub-spec and id
 };
 
 }  // namespace egg::backend::builtin

@@ -41,7 +41,79 @@ int default_co(const ConvPlan& p) {
   return 1;
 }
 
+// "a, b, c" of a list of ints.
+std::string int_list(const std::vector<std::int64_t>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out;
+}
+
+// Packed (row-major) strides of dims.
+std::vector<std::int64_t> packed_strides(const std::vector<std::int64_t>& dims) {
+  std::vector<std::int64_t> st(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) st[i - 1] = st[i] * dims[i];
+  return st;
+}
+
+// The cuDNN structure's template values: 4-D descriptors (N, C, H, W; a 1D convolution has H = 1)
+// or 5-D for 3D; the data type and math; the tensor that takes the convolution's result and
+// whether an element-wise pass must follow (bias, epilogue ops, other outputs).
+void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract& c,
+                       const ConvPlan& p, const json& results, const json& epi_steps) {
+  const int nb = p.dims == 3 ? 5 : 4;
+  const int first = p.dims == 3 ? 0 : 1;  // the spatial dims (D, H, W) that go into the descriptors
+  std::vector<std::int64_t> in = {p.batch, p.c_in}, out = {p.batch, p.c_out},
+                            w = {p.weight_shape.at(0), p.weight_shape.at(1)}, pad, stride, dil;
+  for (int d = first; d < 3; ++d) {
+    in.push_back(p.in[d]);
+    out.push_back(p.out[d]);
+    w.push_back(p.kernel[d]);
+    pad.push_back(p.pad[d]);
+    stride.push_back(p.stride[d]);
+    dil.push_back(p.dilation[d]);
+  }
+  const std::string scratch = cudnn_scratch(s, c, p).value_or("");
+  const bool needs_epilogue = !p.bias.empty() || !epi_steps.empty() || results.size() != 1 ||
+                              results[0]["value"] != "egg_r" || results[0]["ptr"] != scratch;
+  const std::int64_t total = spec::numel(p.out_shape);
+  ctx.update(
+      {{"cudnn_transposed", p.transposed},
+       {"cudnn_call", p.transposed ? "cudnnConvolutionBackwardData" : "cudnnConvolutionForward"},
+       {"cudnn_dims", nb},
+       {"cudnn_type", p.dtype == spec::DType::float16    ? "CUDNN_DATA_HALF"
+                      : p.dtype == spec::DType::bfloat16 ? "CUDNN_DATA_BFLOAT16"
+                                                         : "CUDNN_DATA_FLOAT"},
+       // PyTorch's choice: tensor ops for fp16/bf16; for fp32 the default math, which lets
+       // cuDNN use TF32 (torch.backends.cudnn.allow_tf32 is on by default).
+       {"cudnn_math_type", fp32(p) ? "CUDNN_DEFAULT_MATH" : "CUDNN_TENSOR_OP_MATH"},
+       {"cudnn_math",
+        fp32(p) ? "fp32 data, TF32 tensor cores allowed" : "tensor cores, fp32 accumulation"},
+       {"x_role", p.transposed ? "x is dy" : "x"},
+       {"y_role", p.transposed ? "y is dx" : "y"},
+       {"cudnn_in_dims", int_list(in)},
+       {"cudnn_in_strides", int_list(packed_strides(in))},
+       {"cudnn_out_dims", int_list(out)},
+       {"cudnn_out_strides", int_list(packed_strides(out))},
+       {"cudnn_w_dims", int_list(w)},
+       {"cudnn_pad", int_list(pad)},
+       {"cudnn_stride", int_list(stride)},
+       {"cudnn_dilation", int_list(dil)},
+       {"scratch", scratch},
+       {"needs_epilogue", needs_epilogue},
+       {"epilogue_grid",
+        std::max<std::int64_t>(1, std::min<std::int64_t>(ceil_div(total, 256), 132 * 16))}});
+}
+
 }  // namespace
+
+std::optional<std::string> cudnn_scratch(const spec::Spec& s, const contract::Contract& c,
+                                         const ConvPlan& p) {
+  for (const auto& o : s.outputs)
+    for (const auto& a : c.args)
+      if (a.role == contract::Role::output && a.tensor_name == o.name)
+        if (a.dtype == p.dtype && spec::numel(o.shape) == spec::numel(p.out_shape)) return a.var;
+  return std::nullopt;
+}
 
 json ConvParams::to_json() const {
   json j = {{"structure", structure}};
@@ -77,6 +149,19 @@ ConvParams ConvParams::from_json(const json& j) {
 }
 
 std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const ConvParams& q) {
+  if (q.structure == "cudnn") {
+    // cuDNN's legacy convolution API pads both sides alike and takes int dims.
+    for (int d = 0; d < 3; ++d) {
+      const std::int64_t lo = p.transposed ? p.out[d] : p.in[d],
+                         hi = p.transposed ? p.in[d] : p.out[d];
+      if (conv_output_size(lo, p.kernel[d], 2 * p.pad[d], p.stride[d], p.dilation[d]) != hi)
+        return std::string("cuDNN pads both sides alike; this convolution's padding is asymmetric");
+    }
+    for (const auto& shape : {p.in_shape, p.out_shape, p.weight_shape})
+      if (spec::numel(shape) >= (std::int64_t(1) << 31))
+        return std::string("a tensor of 2^31 or more elements (cuDNN's dims are int)");
+    return std::nullopt;
+  }
   if ((q.structure == "transpose") != p.transposed)
     return p.transposed ? "a transposed convolution runs on the transpose structure only"
                         : "the transpose structure computes transposed convolutions only";
@@ -126,18 +211,22 @@ std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const Conv
   return std::nullopt;
 }
 
-ConvFamily::ConvFamily(const std::filesystem::path& data_dir)
+ConvFamily::ConvFamily(const std::filesystem::path& data_dir, bool cudnn)
     : ops_(data_dir),
       common_(render::load_template(data_dir, "conv/common.cuh.tmpl")),
       igemm_(render::load_template(data_dir, "conv/igemm.cuh.tmpl")),
       direct_(render::load_template(data_dir, "conv/direct.cuh.tmpl")),
       transpose_(render::load_template(data_dir, "conv/transpose.cuh.tmpl")),
-      launch_(render::load_template(data_dir, "conv/launch.tmpl")) {}
+      cudnn_(render::load_template(data_dir, "conv/cudnn.cuh.tmpl")),
+      launch_(render::load_template(data_dir, "conv/launch.tmpl")),
+      cudnn_available_(cudnn) {}
 
 std::vector<std::pair<std::string, std::string>> ConvFamily::key_inputs() const {
   auto inputs = ops_.key_inputs();
-  for (const auto* t : {&common_, &igemm_, &direct_, &transpose_, &launch_})
+  for (const auto* t : {&common_, &igemm_, &direct_, &transpose_, &cudnn_, &launch_})
     inputs.push_back({t->name, t->text});
+  // Whether the cuDNN structure is on offer changes what generation may pick.
+  inputs.push_back({"conv.cudnn", cudnn_available_ ? "available" : "absent"});
   return inputs;
 }
 
@@ -234,6 +323,15 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
                 " output(s) along W, exact fp32 accumulation";
     id = "conv.direct:b" + std::to_string(q.block) + ":o" + std::to_string(q.opt) + ":c" +
          std::to_string(q.co);
+  } else if (q.structure == "cudnn") {
+    structure =
+        std::string("cuDNN ") +
+        (plan.transposed ? "backward-data (the transposed convolution)" : "forward convolution") +
+        ", " +
+        (is_fp32 ? "fp32 with TF32 allowed (PyTorch's default for convolutions)"
+                 : spec::dtype_name(plan.dtype) + " with fp32 accumulation") +
+        ", then an in-place element-wise pass for bias and epilogue";
+    id = std::string("conv.cudnn.") + (plan.transposed ? "bwd_data" : "fwd");
   } else {
     structure = "transposed convolution as a gather on CUDA cores, a thread per " +
                 std::to_string(q.co) + " output channel(s), exact fp32 accumulation";
@@ -293,13 +391,18 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"smem_t", is_fp32 ? "float" : contract::c_type(plan.dtype)},
               {"frag_t", is_fp32 ? "nvcuda::wmma::precision::tf32" : contract::c_type(plan.dtype)}};
   add_window_context(ctx, plan.in, plan.out, plan.kernel, plan.stride, plan.pad, plan.dilation);
+  ctx["cudnn"] = q.structure == "cudnn";
+  if (q.structure == "cudnn") add_cudnn_context(ctx, s, c, plan, results, epi_steps);
   ctx["common"] = render::render(common_.text, ctx, common_.name);
-  const render::Template& body =
-      q.structure == "igemm" ? igemm_ : (q.structure == "direct" ? direct_ : transpose_);
+  const render::Template& body = q.structure == "igemm"    ? igemm_
+                                 : q.structure == "direct" ? direct_
+                                 : q.structure == "cudnn"  ? cudnn_
+                                                           : transpose_;
   Candidate cand;
   cand.id = id;
   cand.summary = summary;
   cand.params = q.to_json();
+  if (q.structure == "cudnn") cand.params["link"] = json::array({"cudnn"});
   cand.code.device_code = render::render(body.text, ctx, body.name);
   cand.code.launch_body = render::render(launch_.text, ctx, launch_.name);
   return cand;
@@ -342,6 +445,7 @@ std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& i
     out.push_back(q);
   };
   add(inc);
+  if (inc.structure == "cudnn") return out;  // cuDNN tunes itself (its heuristic's algorithm)
   if (inc.structure == "igemm") {
     // Tiles: larger N tiles for channel-rich groups, smaller M tiles when the grid would not fill
     // the GPU, deeper K tiles for long reductions.
@@ -390,6 +494,13 @@ std::vector<Candidate> ConvFamily::structures(const spec::Spec& s,
   const auto pl = plan(s);
   std::vector<Candidate> out;
   for (const auto& q : conv_structures(pl)) out.push_back(render(s, c, pl, q));
+  // cuDNN second: stage 1 measures it against EGG's own first structure on a GPU; without one
+  // (nothing measured, the first candidate wins) the build keeps EGG's own kernel.
+  ConvParams dnn;
+  dnn.structure = "cudnn";
+  if (cudnn_available_ && !conv_params_unsupported(pl, dnn) && cudnn_scratch(s, c, pl))
+    out.insert(out.begin() + std::min<std::ptrdiff_t>(1, static_cast<std::ptrdiff_t>(out.size())),
+               render(s, c, pl, dnn));
   return out;
 }
 

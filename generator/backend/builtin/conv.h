@@ -10,6 +10,9 @@
 //   along
 //              W (depthwise and small channel counts)
 //   transpose  conv_transpose as a direct gather kernel (exact fp32 accumulation)
+//   cudnn      cuDNN's convolution (forward, or backward-data for conv_transpose; its heuristic's
+//              algorithm, TF32 allowed for fp32 as under PyTorch's defaults) into the output, then
+//              one in-place element-wise pass for bias and epilogue; symmetric padding only
 // Bias and the epilogue run on the fp32 accumulator before the one rounding to the output dtype.
 #pragma once
 
@@ -68,7 +71,7 @@ std::variant<ConvPlan, UserError> plan_conv(const spec::Spec& spec, const OpTabl
 
 // Tunable parameters of the conv templates.
 struct ConvParams {
-  std::string structure = "igemm";  // igemm | direct | transpose
+  std::string structure = "igemm";  // igemm | direct | transpose | cudnn
   std::string math = "tf32";        // igemm on fp32: tf32 | 3xtf32 (ignored for fp16/bf16)
   // igemm: block tile and warps (threads = warps_m * warps_n * 32)
   int bm = 128, bn = 64, bk = 32, warps_m = 4, warps_n = 2;
@@ -84,7 +87,9 @@ class ConvFamily : public Family {
  public:
   // fp32 convolutions run on TF32 tensor cores under every PRECISION (PyTorch's default for
   // convolutions), with the fp32-accurate 3xTF32 and direct structures as alternatives.
-  explicit ConvFamily(const std::filesystem::path& data_dir);
+  // `cudnn`: cuDNN's headers and library are at hand (the toolchain found them), so the cuDNN
+  // structure is offered beside EGG's own kernels and measurement picks.
+  explicit ConvFamily(const std::filesystem::path& data_dir, bool cudnn = false);
 
   std::string name() const override { return "conv"; }
   std::optional<UserError> cannot_implement(const spec::Spec& spec) const override;
@@ -105,8 +110,14 @@ class ConvFamily : public Family {
 
  private:
   OpTable ops_;
-  render::Template common_, igemm_, direct_, transpose_, launch_;
+  render::Template common_, igemm_, direct_, transpose_, cudnn_, launch_;
+  bool cudnn_available_ = false;
 };
+
+// The output var the cuDNN structure writes the convolution into (the first output of the
+// convolution's dtype), or nullopt when the op has none.
+std::optional<std::string> cudnn_scratch(const spec::Spec& spec, const contract::Contract& contract,
+                                         const ConvPlan& plan);
 
 // Why these parameters cannot run this plan (tile shapes, structure), or nullopt.
 std::optional<std::string> conv_params_unsupported(const ConvPlan& plan, const ConvParams& params);

@@ -11,12 +11,12 @@
 namespace egg::backend::builtin {
 
 std::vector<std::unique_ptr<Family>> make_families(const std::filesystem::path& data_dir,
-                                                   const std::string& precision) {
+                                                   const std::string& precision, bool cudnn) {
   std::vector<std::unique_ptr<Family>> families;
   families.push_back(std::make_unique<GemmFamily>(data_dir, precision));
   families.push_back(std::make_unique<NormFamily>(data_dir));
   families.push_back(std::make_unique<ReductionFamily>(data_dir));
-  families.push_back(std::make_unique<ConvFamily>(data_dir));
+  families.push_back(std::make_unique<ConvFamily>(data_dir, cudnn));
   families.push_back(std::make_unique<PoolFamily>(data_dir));
   families.push_back(std::make_unique<LossFamily>(data_dir));
   families.push_back(std::make_unique<ElementwiseFamily>(data_dir));
