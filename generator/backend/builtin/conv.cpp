@@ -55,11 +55,19 @@ std::vector<std::int64_t> packed_strides(const std::vector<std::int64_t>& dims) 
   return st;
 }
 
+// Whether cuDNN's result needs the element-wise pass: a bias, epilogue ops, or outputs other than
+// the one tensor cuDNN writes (the convolution's value itself, in its dtype).
+bool cudnn_needs_pass(const spec::Spec& s, const contract::Contract& c, const ConvPlan& p) {
+  const auto scratch = cudnn_scratch(s, c, p);
+  if (!p.bias.empty() || !p.epilogue.empty() || s.outputs.size() != 1 || !scratch) return true;
+  return s.outputs[0].node != p.anchor->name;
+}
+
 // The cuDNN structure's template values: 4-D descriptors (N, C, H, W; a 1D convolution has H = 1)
 // or 5-D for 3D; the data type and math; the tensor that takes the convolution's result and
 // whether an element-wise pass must follow (bias, epilogue ops, other outputs).
 void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract& c,
-                       const ConvPlan& p, const json& results, const json& epi_steps) {
+                       const ConvPlan& p) {
   const int nb = p.dims == 3 ? 5 : 4;
   const int first = p.dims == 3 ? 0 : 1;  // the spatial dims (D, H, W) that go into the descriptors
   std::vector<std::int64_t> in = {p.batch, p.c_in}, out = {p.batch, p.c_out},
@@ -73,8 +81,7 @@ void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract&
     dil.push_back(p.dilation[d]);
   }
   const std::string scratch = cudnn_scratch(s, c, p).value_or("");
-  const bool needs_epilogue = !p.bias.empty() || !epi_steps.empty() || results.size() != 1 ||
-                              results[0]["value"] != "egg_r" || results[0]["ptr"] != scratch;
+  const bool needs_epilogue = cudnn_needs_pass(s, c, p);
   const std::int64_t total = spec::numel(p.out_shape);
   ctx.update(
       {{"cudnn_transposed", p.transposed},
@@ -324,13 +331,14 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
     id = "conv.direct:b" + std::to_string(q.block) + ":o" + std::to_string(q.opt) + ":c" +
          std::to_string(q.co);
   } else if (q.structure == "cudnn") {
+    const bool pass = cudnn_needs_pass(s, c, plan);
     structure =
         std::string("cuDNN ") +
         (plan.transposed ? "backward-data (the transposed convolution)" : "forward convolution") +
         ", " +
         (is_fp32 ? "fp32 with TF32 allowed (PyTorch's default for convolutions)"
                  : spec::dtype_name(plan.dtype) + " with fp32 accumulation") +
-        ", then an in-place element-wise pass for bias and epilogue";
+        (pass ? ", then an in-place element-wise pass for bias and epilogue" : "");
     id = std::string("conv.cudnn.") + (plan.transposed ? "bwd_data" : "fwd");
   } else {
     structure = "transposed convolution as a gather on CUDA cores, a thread per " +
@@ -392,7 +400,7 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"frag_t", is_fp32 ? "nvcuda::wmma::precision::tf32" : contract::c_type(plan.dtype)}};
   add_window_context(ctx, plan.in, plan.out, plan.kernel, plan.stride, plan.pad, plan.dilation);
   ctx["cudnn"] = q.structure == "cudnn";
-  if (q.structure == "cudnn") add_cudnn_context(ctx, s, c, plan, results, epi_steps);
+  if (q.structure == "cudnn") add_cudnn_context(ctx, s, c, plan);
   ctx["common"] = render::render(common_.text, ctx, common_.name);
   const render::Template& body = q.structure == "igemm"    ? igemm_
                                  : q.structure == "direct" ? direct_
