@@ -555,6 +555,26 @@ TEST(Reduction, TuningAndFallbackAreValid) {
   EXPECT_FALSE(family.fallback(s, c, *fb).has_value());
 }
 
+TEST(Reduction, MemoryBoundColumnsTryMoreLoadsInFlightFirst) {
+  ReductionFamily family(kData);
+  auto j = spec_of(x_of({16, 2048, 1024}), json::array(),
+                   {node("r", "sum", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {16, 1024}, 5)},
+                   "r", {16, 1024});
+  auto s = spec::parse_spec(j);
+  auto c = contract::derive(s, "k");
+  const auto first = family.structures(s, c).front();
+  ASSERT_TRUE(has(first.id, "reduction.reduce.col:")) << first.id;
+  auto memory = family.tunings(s, c, first, "memory");
+  ASSERT_GE(memory.size(), 3u);
+  EXPECT_EQ(memory[0].id, first.id);                      // the incumbent
+  EXPECT_TRUE(has(memory[1].id, ":u8")) << memory[1].id;  // a deeper unroll next
+  EXPECT_EQ(memory[2].params["split"].get<int>(), 2 * first.params["split"].get<int>());
+  auto compute = family.tunings(s, c, first, "compute");
+  ASSERT_GE(compute.size(), 2u);
+  EXPECT_TRUE(has(compute[1].id, ":u1"))
+      << compute[1].id;  // no reordering without a memory bottleneck
+}
+
 // Writes every candidate (structures, tunings, fallback) of each spec.json under
 // $EGG_RED_SPEC_DIR to $EGG_RED_OUT_DIR/<spec>/<n>.cu with its header, for compiling with nvcc by
 // hand (tools outside the unit run). Skipped unless both are set.

@@ -526,21 +526,25 @@ std::vector<ReductionParams> reduction_tuning_space(const ReductionPlan& plan, i
         add(p);
       }
   } else {
-    for (int unroll : {1, 2, 8}) {
+    // Columns: a memory- or latency-bound walk wants more loads in flight first (a deeper unroll,
+    // then more blocks down the reduced dim); the rest after, so a small budget tries those.
+    const bool mlp = bottleneck == "memory" || bottleneck == "latency";
+    std::vector<ReductionParams> order;
+    auto with = [&](auto set) {
       ReductionParams p = inc;
-      p.unroll = unroll;
-      add(p);
+      set(p);
+      order.push_back(p);
+    };
+    if (mlp) {
+      with([](ReductionParams& p) { p.unroll = 8; });
+      if (plan.mode == Mode::reduce && inc.split > 1)
+        with([&](ReductionParams& p) { p.split = inc.split * 2; });
     }
-    for (int block : {128, 512}) {
-      ReductionParams p = inc;
-      p.block = block;
-      add(p);
-    }
-    if (plan.mode == Mode::reduce) {  // vectors across columns or not
-      ReductionParams p = inc;
-      p.vectorized = !inc.vectorized;
-      add(p);
-    }
+    for (int unroll : {1, 2, 8}) with([&](ReductionParams& p) { p.unroll = unroll; });
+    for (int block : {128, 512}) with([&](ReductionParams& p) { p.block = block; });
+    if (plan.mode == Mode::reduce)  // vectors across columns or not
+      with([&](ReductionParams& p) { p.vectorized = !inc.vectorized; });
+    for (const auto& p : order) add(p);
   }
   if (plan.mode == Mode::reduce)
     for (int f : {2, 4}) {
