@@ -22,6 +22,12 @@ json field(const json& row, const char* key) {
   return row.contains(key) ? row[key] : json(nullptr);
 }
 
+// A summary fraction (0..1) as a percentage, null where the summary has none.
+json percent(const json& s, const char* key) {
+  const json v = field(s, key);
+  return v.is_number() ? json(v.get<double>() * 100) : json(nullptr);
+}
+
 double geomean(const std::vector<double>& xs) {
   if (xs.empty()) return 0;
   double s = 0;
@@ -169,15 +175,10 @@ std::string bench_text(const json& r) {
          fmt(s["geomean_speedup_vs_compile"], "%.2f") + "x\n";
   if (field(s, "geomean_speedup_vs_eager_device").is_number())
     out += "device time (host overhead hidden): fast_1 vs eager " +
-           fmt(field(s, "fast_1_vs_eager_device").get<double>() * 100, "%.0f") +
-           "%, vs torch.compile " +
-           fmt(field(s, "fast_1_vs_compile_device").is_number()
-                   ? json(field(s, "fast_1_vs_compile_device").get<double>() * 100)
-                   : json(nullptr),
-               "%.0f") +
-           "%, geomean vs eager " + fmt(field(s, "geomean_speedup_vs_eager_device"), "%.2f") +
-           "x, vs torch.compile " + fmt(field(s, "geomean_speedup_vs_compile_device"), "%.2f") +
-           "x\n";
+           fmt(percent(s, "fast_1_vs_eager_device"), "%.0f") + "%, vs torch.compile " +
+           fmt(percent(s, "fast_1_vs_compile_device"), "%.0f") + "%, geomean vs eager " +
+           fmt(field(s, "geomean_speedup_vs_eager_device"), "%.2f") + "x, vs torch.compile " +
+           fmt(field(s, "geomean_speedup_vs_compile_device"), "%.2f") + "x\n";
   return out;
 }
 
@@ -206,11 +207,8 @@ std::string bench_markdown(const json& r) {
          fmt(s["geomean_speedup_vs_eager"], "%.2f") + "x, vs torch.compile " +
          fmt(s["geomean_speedup_vs_compile"], "%.2f") +
          "x; device time (host overhead hidden): " + "faster than torch.compile on " +
-         fmt(field(s, "fast_1_vs_compile_device").is_number()
-                 ? json(field(s, "fast_1_vs_compile_device").get<double>() * 100)
-                 : json(nullptr),
-             "%.0f") +
-         "%, geomean " + fmt(field(s, "geomean_speedup_vs_eager_device"), "%.2f") + "x vs eager, " +
+         fmt(percent(s, "fast_1_vs_compile_device"), "%.0f") + "%, geomean " +
+         fmt(field(s, "geomean_speedup_vs_eager_device"), "%.2f") + "x vs eager, " +
          fmt(field(s, "geomean_speedup_vs_compile_device"), "%.2f") + "x vs torch.compile.\n";
   return out;
 }

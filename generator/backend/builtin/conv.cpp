@@ -132,6 +132,8 @@ json ConvParams::to_json() const {
               {"warps_m", warps_m},
               {"warps_n", warps_n},
               {"min_blocks", min_blocks}});
+  } else if (structure == "cudnn") {
+    j["link"] = json::array({"cudnn"});  // as the GEMM family records cuBLASLt
   } else {
     j.update({{"block", block}, {"co", co}});
     if (structure == "direct") j["opt"] = opt;
@@ -410,7 +412,6 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
   cand.id = id;
   cand.summary = summary;
   cand.params = q.to_json();
-  if (q.structure == "cudnn") cand.params["link"] = json::array({"cudnn"});
   cand.code.device_code = render::render(body.text, ctx, body.name);
   cand.code.launch_body = render::render(launch_.text, ctx, launch_.name);
   return cand;

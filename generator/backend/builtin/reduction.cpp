@@ -480,9 +480,7 @@ std::vector<ReductionParams> reduction_structures(const ReductionPlan& plan, int
   } else {
     p.block = 256;
     p.unroll = 4;
-    const int col_vec =
-        (plan.mode == Mode::reduce && plan.inner % (16 / elem_size) == 0) ? 16 / elem_size : 1;
-    const std::int64_t blocks = ceil_div(rows / col_vec, p.block);
+    const std::int64_t blocks = ceil_div(rows / vec_width(plan, elem_size, p), p.block);
     if (plan.mode == Mode::reduce && blocks < 4 * kSms && plan.R >= 64) {
       ReductionParams sp = p;
       sp.split = static_cast<int>(
@@ -529,11 +527,10 @@ std::vector<ReductionParams> reduction_tuning_space(const ReductionPlan& plan, i
     // Columns: a memory- or latency-bound walk wants more loads in flight first (a deeper unroll,
     // then more blocks down the reduced dim); the rest after, so a small budget tries those.
     const bool mlp = bottleneck == "memory" || bottleneck == "latency";
-    std::vector<ReductionParams> order;
     auto with = [&](auto set) {
       ReductionParams p = inc;
       set(p);
-      order.push_back(p);
+      add(p);
     };
     if (mlp) {
       with([](ReductionParams& p) { p.unroll = 8; });
@@ -544,7 +541,6 @@ std::vector<ReductionParams> reduction_tuning_space(const ReductionPlan& plan, i
     for (int block : {128, 512}) with([&](ReductionParams& p) { p.block = block; });
     if (plan.mode == Mode::reduce)  // vectors across columns or not
       with([&](ReductionParams& p) { p.vectorized = !inc.vectorized; });
-    for (const auto& p : order) add(p);
   }
   if (plan.mode == Mode::reduce)
     for (int f : {2, 4}) {
