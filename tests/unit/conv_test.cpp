@@ -5,16 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include "dump_candidates.h"
 #include "spec_fixtures.h"
 
 #include <cstdlib>
-#include <fstream>
 
 #include "backend/builtin/builtin_backend.h"
 #include "backend/builtin/families.h"
 #include "backend/builtin/planner.h"
 #include "contract/contract.h"
-#include "emit/emit.h"
 #include "pipeline/tolerance.h"
 
 namespace egg::backend::builtin {
@@ -418,29 +417,8 @@ TEST(Conv, DumpEveryCandidateForNvcc) {
   const char* in = std::getenv("EGG_CONV_SPEC_DIR");
   const char* out = std::getenv("EGG_CONV_OUT_DIR");
   if (!in || !out) GTEST_SKIP() << "set EGG_CONV_SPEC_DIR and EGG_CONV_OUT_DIR";
-  ConvFamily family(kData);
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(in)) {
-    if (entry.path().filename() != "spec.json") continue;
-    auto s = spec::read_spec(entry.path());
-    if (family.cannot_implement(s)) continue;
-    const std::string name = entry.path().parent_path().filename().string();
-    auto c = contract::derive(s, "k");
-    auto cands = family.structures(s, c);
-    const auto base = cands;
-    for (const auto& b : base) {
-      for (auto& t : family.tunings(s, c, b, "memory")) cands.push_back(t);
-      for (auto& t : family.tunings(s, c, b, "latency")) cands.push_back(t);
-    }
-    if (auto fb = family.fallback(s, c, cands.front())) cands.push_back(*fb);
-    const auto dir = std::filesystem::path(out) / name;
-    std::filesystem::create_directories(dir / "include" / "egg");
-    for (size_t i = 0; i < cands.size(); ++i) {
-      auto src = emit::render_sources(kData, c, cands[i], "builtin", "op.py");
-      std::ofstream(dir / "include" / "egg" / "k.h") << src.header;
-      std::ofstream(dir / (std::to_string(i) + ".cu")) << src.cu;
-      std::ofstream(dir / (std::to_string(i) + ".id")) << cands[i].id;
-    }
-  }
+  egg::testing::dump_every_candidate(ConvFamily(kData), kData, in, out,
+                                     /*tune_every_structure=*/true);
 }
 
 // ---- the cuDNN structure ----------------------------------------------------------------------

@@ -4,14 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include "dump_candidates.h"
 #include "spec_fixtures.h"
 
 #include <cstdlib>
-#include <fstream>
 
 #include "backend/builtin/builtin_backend.h"
 #include "contract/contract.h"
-#include "emit/emit.h"
 
 namespace egg::backend::builtin {
 namespace {
@@ -277,26 +276,7 @@ TEST(Pool, DumpEveryCandidateForNvcc) {
   const char* in = std::getenv("EGG_POOL_SPEC_DIR");
   const char* out = std::getenv("EGG_POOL_OUT_DIR");
   if (!in || !out) GTEST_SKIP() << "set EGG_POOL_SPEC_DIR and EGG_POOL_OUT_DIR";
-  PoolFamily family(kData);
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(in)) {
-    if (entry.path().filename() != "spec.json") continue;
-    auto s = spec::read_spec(entry.path());
-    if (family.cannot_implement(s)) continue;
-    const std::string name = entry.path().parent_path().filename().string();
-    auto c = contract::derive(s, "k");
-    auto cands = family.structures(s, c);
-    const auto first = cands.front();
-    for (auto& t : family.tunings(s, c, first, "memory")) cands.push_back(t);
-    for (auto& t : family.tunings(s, c, first, "latency")) cands.push_back(t);
-    if (auto fb = family.fallback(s, c, first)) cands.push_back(*fb);
-    const auto dir = std::filesystem::path(out) / name;
-    std::filesystem::create_directories(dir / "include" / "egg");
-    for (size_t i = 0; i < cands.size(); ++i) {
-      auto src = emit::render_sources(kData, c, cands[i], "builtin", "op.py");
-      std::ofstream(dir / "include" / "egg" / "k.h") << src.header;
-      std::ofstream(dir / (std::to_string(i) + ".cu")) << src.cu;
-    }
-  }
+  egg::testing::dump_every_candidate(PoolFamily(kData), kData, in, out);
 }
 
 }  // namespace
