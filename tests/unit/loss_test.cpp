@@ -1,10 +1,11 @@
 // Loss family: can_implement (accepts/rejects with lines), rendering of element-wise and row
-// losses, reductions (mean, sum, batchmean, none) with the deterministic two-pass sum, label
+// losses, reductions (mean, sum, batchmean, none) with the deterministic one-kernel sum, label
 // smoothing and ignore_index, tuning and fallback. FileCheck style.
 #include "backend/builtin/loss.h"
 
 #include <gtest/gtest.h>
 
+#include "dump_candidates.h"
 #include "spec_fixtures.h"
 
 #include "backend/builtin/builtin_backend.h"
@@ -159,21 +160,26 @@ TEST(Loss, BackendPicksLoss) {
 
 // ---- rendering -------------------------------------------------------------------------
 
-TEST(Loss, MseMeanIsATwoPassDeterministicSum) {
+TEST(Loss, MseMeanIsAOneKernelDeterministicSum) {
   auto j = spec_of(
       pair_inputs({128, 32768}),
       {node("l", "mse_loss", {ref("x"), ref("y")}, {{"reduction", "mean"}}, json::array(), 5)}, "l",
       json::array());
   auto r = render_first(j);
   EXPECT_TRUE(has(r.device, "const float egg_l = egg_loss_mse(egg_v[0], egg_v[1]);")) << r.device;
-  EXPECT_TRUE(has(r.device, "egg_load_vec<float, VEC>(x + egg_i * VEC)"));
+  EXPECT_TRUE(has(r.device, "egg_load_vec_once<float, VEC>(x + egg_i * VEC)"));  // read once
   EXPECT_TRUE(has(r.device, "__device__ float2 egg_k_partials[1056];")) << r.id;
   EXPECT_TRUE(has(r.device, "egg_k_partials[blockIdx.x] = egg_t;"));
+  // The last block to arrive adds the partials in index order: the only atomic counts arrivals.
+  EXPECT_TRUE(has(r.device, "egg_k_finish_last<256>(out0, 0);"));
+  EXPECT_TRUE(has(r.device, "egg_last = atomicAdd(&egg_k_arrived, 1u) == gridDim.x - 1;"));
+  EXPECT_EQ(r.device.find("atomicAdd"), r.device.rfind("atomicAdd"));
+  EXPECT_TRUE(has(r.device, "for (int egg_i = threadIdx.x; egg_i < 1056; egg_i += BLOCK) {"));
+  EXPECT_TRUE(has(r.device, "egg_k_arrived = 0;"));  // re-armed for the next launch
   EXPECT_TRUE(has(r.device, "const float egg_r = egg_t.x / 4194304.0f;"));
-  EXPECT_FALSE(has(r.device, "atomicAdd"));
   EXPECT_TRUE(has(r.launch, "egg_k_pointwise<4><<<1056, 256, 0, stream>>>(x, y, out0, 0);"))
       << r.launch;
-  EXPECT_TRUE(has(r.launch, "egg_k_finish<<<1, 1024, 0, stream>>>(out0, 0);"));
+  EXPECT_FALSE(has(r.launch, "finish"));  // one kernel
 }
 
 TEST(Loss, KlDivBatchmeanWithLogPrologue) {
@@ -201,7 +207,12 @@ TEST(Loss, HuberNoneWritesEveryLossWithEpilogue) {
   EXPECT_TRUE(has(r.device, "egg_loss_huber(egg_v[0], egg_v[1], 0.5f)")) << r.device;
   EXPECT_TRUE(has(r.device, "const float egg_e0 = (egg_r * 0.5f);"));
   EXPECT_TRUE(has(r.device, "out0[egg_o] = egg_from_float<__nv_bfloat16>(egg_e0);"));
+  // Eight losses per step stored as one 16-byte vector (the output pointer must be aligned too);
+  // the scalar tail stores element by element.
+  EXPECT_TRUE(has(r.device, "egg_k_out_vec<VEC>(egg_ls, egg_i * VEC, out0, 0);"));
+  EXPECT_TRUE(has(r.device, "egg_store_vec<__nv_bfloat16, VEC>(out0 + egg_o0, out0_o);"));
   EXPECT_TRUE(has(r.device, "egg_k_out(egg_l, egg_e, out0, 0);"));
+  EXPECT_TRUE(has(r.launch, "egg_k_aligned(out0)")) << r.launch;
   EXPECT_FALSE(has(r.device, "egg_k_partials"));
   EXPECT_FALSE(has(r.launch, "egg_k_finish"));
   EXPECT_TRUE(has(r.launch, "egg_k_pointwise<8>")) << r.launch;
@@ -254,6 +265,16 @@ TEST(Loss, TuningAndFallbackAreValid) {
   ASSERT_TRUE(fb.has_value());
   EXPECT_TRUE(has(fb->code.launch_body, "egg_k_rows<1>")) << fb->code.launch_body;
   EXPECT_FALSE(family.fallback(s, c, *fb).has_value());
+}
+
+// Writes every candidate of each spec.json under $EGG_LOSS_SPEC_DIR to
+// $EGG_LOSS_OUT_DIR/<spec>/<n>.cu with its header, for compiling with nvcc by hand. Skipped unless
+// both are set.
+TEST(Loss, DumpEveryCandidateForNvcc) {
+  const char* in = std::getenv("EGG_LOSS_SPEC_DIR");
+  const char* out = std::getenv("EGG_LOSS_OUT_DIR");
+  if (!in || !out) GTEST_SKIP() << "set EGG_LOSS_SPEC_DIR and EGG_LOSS_OUT_DIR";
+  egg::testing::dump_every_candidate(LossFamily(kData), kData, in, out);
 }
 
 }  // namespace

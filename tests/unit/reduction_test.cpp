@@ -181,8 +181,8 @@ TEST(Reduction, RowSumWithPrologueAndEpilogue) {
   EXPECT_TRUE(has(r.device, "out0[egg_o] = egg_from_float<float>(e1);"));
   EXPECT_TRUE(
       has(r.device,
-          "egg_load_vec<float, VEC>(x + egg_base + egg_c)"));  // 16-byte vectors along the row
-  EXPECT_TRUE(has(r.device, "egg_st.shfl_merge(egg_m)"));      // warp shuffles
+          "egg_load_vec_once<float, VEC>(x + egg_base + egg_c)"));  // 16-byte vectors, read once
+  EXPECT_TRUE(has(r.device, "egg_st.shfl_merge(egg_m)"));           // warp shuffles
   EXPECT_TRUE(has(r.device, "constexpr int kTpr = 128;")) << r.id;
   EXPECT_TRUE(
       has(r.device, "egg_st = egg_k_group_merge<kTpr, kGroups>(egg_st, egg_group, egg_lane);"));
@@ -211,19 +211,61 @@ TEST(Reduction, ColumnReductionWalksTheReducedDim) {
   EXPECT_TRUE(has(r.device, "constexpr egg_k_idx kInner = 1024;")) << r.device;
   EXPECT_TRUE(
       has(r.device, "const egg_k_idx egg_base = (egg_q / kInner) * kR * kInner + egg_q % kInner;"));
-  // Four adjacent columns per thread, one 16-byte vector per step of the reduced dim.
-  EXPECT_TRUE(has(r.device, "egg_load_vec<float, VEC>(x + egg_base + egg_r * kInner)"));
+  // Four adjacent columns per thread, one 16-byte vector per step of the reduced dim, read once
+  // (evict-first).
+  EXPECT_TRUE(has(r.device, "egg_load_vec_once<float, VEC>(x + egg_base + egg_r * kInner)"));
   EXPECT_TRUE(has(r.device, "egg_to_float(x_v.v[egg_j])"));
   EXPECT_TRUE(has(r.device, "egg_st[egg_j].push(egg_k_in(egg_x), (long long)egg_r);"));
   EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedMax;"));
-  // 32768 columns fill the GPU only thinly: the reduced dim is split over blocks, then merged.
-  EXPECT_TRUE(has(r.launch, "egg_k_col<4><<<dim3(32, 32), 256, 0, stream>>>(x, out0, 0);"))
+  // Eight threads share each column (every 8th step each), merged in a fixed order in shared
+  // memory: 32 column threads per block.
+  EXPECT_TRUE(has(r.id, ":g8")) << r.id;
+  EXPECT_TRUE(has(r.device, "constexpr int kG = 8;"));
+  EXPECT_TRUE(
+      has(r.device, "for (egg_k_idx egg_r = egg_begin + egg_g; egg_r < egg_end; egg_r += kG)"));
+  EXPECT_TRUE(has(r.device, "__shared__ egg_k_red egg_shared[kG - 1][VEC][kCols];"));
+  EXPECT_TRUE(has(r.device, "egg_st[egg_j].merge(egg_shared[egg_k][egg_j][egg_t]);"));
+  // 8192 column threads in 256 blocks; the reduced dim split in 5 along y fills the GPU
+  // (~8 blocks per SM), then merged.
+  EXPECT_TRUE(has(r.launch, "egg_k_col<4><<<dim3(256, 5), 256, 0, stream>>>(x, out0, 0);"))
       << r.launch;
   // Misaligned pointers: scalar columns, four times the threads.
-  EXPECT_TRUE(has(r.launch, "egg_k_col<1><<<dim3(128, 32), 256, 0, stream>>>(x, out0, 0);"));
+  EXPECT_TRUE(has(r.launch, "egg_k_col<1><<<dim3(1024, 5), 256, 0, stream>>>(x, out0, 0);"));
   EXPECT_TRUE(
       has(r.launch, "egg_k_finish<<<8192, 128, 0, stream>>>(out0, 0);"));  // a warp per column
   EXPECT_TRUE(has(r.device, "egg_k_partials[(egg_q + egg_j) * ")) << r.device;
+}
+
+TEST(Reduction, ColumnReductionAlsoTriesTheSplitOnlyLayout) {
+  ReductionFamily family(kData);
+  auto s = spec::parse_spec(
+      spec_of(x_of({32, 1024, 1024}), json::array(),
+              {node("s", "amax", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {32, 1024}, 3)}, "s",
+              {32, 1024}));
+  auto c = contract::derive(s, "k");
+  const auto cands = family.structures(s, c);
+  ASSERT_GE(cands.size(), 2u);
+  // A thread per 4 columns, the reduced dim split over 32 blocks along y, no shared columns.
+  EXPECT_FALSE(has(cands[1].id, ":g")) << cands[1].id;
+  EXPECT_TRUE(has(cands[1].code.launch_body, "egg_k_col<4><<<dim3(32, 32), 256, 0, stream>>>"))
+      << cands[1].code.launch_body;
+  EXPECT_FALSE(has(cands[1].code.device_code, "egg_shared"));
+}
+
+TEST(Reduction, SharedColumnsKeepStatesWithinStaticSharedMemory) {
+  // argmax (16-byte states) over bf16 (8-wide vectors): 256 threads fit (32 KiB), 512 do not.
+  const auto plan = ReductionFamily(kData).plan(spec::parse_spec(spec_of(
+      x_of({64, 1024, 512}, "bfloat16"), json::array(),
+      {node("s", "argmax", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {64, 512}, 3, "int64")},
+      "s", {64, 512}, "int64")));
+  ReductionParams p;
+  p.cgroups = 8;
+  EXPECT_TRUE(reduction_params_valid(plan, 2, p));
+  p.block = 512;
+  EXPECT_FALSE(reduction_params_valid(plan, 2, p));
+  p.block = 256;
+  p.cgroups = 16;  // 16 column threads: less than a warp of adjacent columns
+  EXPECT_FALSE(reduction_params_valid(plan, 2, p));
 }
 
 TEST(Reduction, FullReductionSplitsOverBlocks) {
@@ -281,9 +323,15 @@ TEST(Reduction, LogSoftmaxHalfUsesEightWideVectors) {
   auto r = render_first(j);
   EXPECT_TRUE(has(r.device, "const float egg_a = (egg_x - egg_st.m - logf(egg_st.s));"))
       << r.device;
-  EXPECT_TRUE(has(r.device, "egg_load_vec<__half, VEC>(x + egg_base + egg_c)"));
+  // The row stays in registers: the one read streams past the caches (evict-first).
+  EXPECT_TRUE(has(r.device, "egg_load_vec_once<__half, VEC>(x + egg_base + egg_c)"));
   EXPECT_TRUE(has(r.device, "egg_from_float<__half>(egg_out[0])"));
   EXPECT_TRUE(has(r.launch, "egg_k_row<8>")) << r.launch;
+  // Two passes over the row: the first read keeps its lines for the second, which streams.
+  auto two = render_first(j, 1);
+  ASSERT_FALSE(has(two.id, ":cache")) << two.id;
+  EXPECT_TRUE(has(two.device, "= egg_load_vec<__half, VEC>(x + egg_base + egg_c)")) << two.device;
+  EXPECT_TRUE(has(two.device, "= egg_load_vec_once<__half, VEC>(x + egg_base + egg_c)"));
 }
 
 TEST(Reduction, ArgmaxWritesInt64Indices) {
@@ -565,13 +613,19 @@ TEST(Reduction, MemoryBoundColumnsTryMoreLoadsInFlightFirst) {
   ASSERT_TRUE(has(first.id, "reduction.reduce.col:")) << first.id;
   auto memory = family.tunings(s, c, first, "memory");
   ASSERT_GE(memory.size(), 3u);
-  EXPECT_EQ(memory[0].id, first.id);                      // the incumbent
-  EXPECT_TRUE(has(memory[1].id, ":u8")) << memory[1].id;  // a deeper unroll next
+  EXPECT_EQ(memory[0].id, first.id);                                    // the incumbent
+  EXPECT_TRUE(has(memory[1].id, "b512:s9:v4:u4:g16")) << memory[1].id;  // more per column next
   EXPECT_EQ(memory[2].params["split"].get<int>(), 2 * first.params["split"].get<int>());
   auto compute = family.tunings(s, c, first, "compute");
   ASSERT_GE(compute.size(), 2u);
-  EXPECT_TRUE(has(compute[1].id, ":u1"))
-      << compute[1].id;  // no reordering without a memory bottleneck
+  EXPECT_FALSE(has(compute[1].id, ":g"))
+      << compute[1].id;  // no reordering without a memory bottleneck: the other column sharings
+  // The split-only layout (no shared columns) tries a deeper unroll first when memory-bound.
+  const auto split_only = family.structures(s, c).at(1);
+  auto memory_split = family.tunings(s, c, split_only, "memory");
+  ASSERT_GE(memory_split.size(), 3u);
+  EXPECT_TRUE(has(memory_split[1].id, ":u8")) << memory_split[1].id;
+  EXPECT_EQ(memory_split[2].params["split"].get<int>(), 2 * split_only.params["split"].get<int>());
 }
 
 // Writes every candidate (structures, tunings, fallback) of each spec.json under

@@ -92,9 +92,9 @@ Candidate LossFamily::render(const spec::Spec& s, const contract::Contract& c, c
 
   // Kernel parameters: every leaf once (launch() order), then the outputs.
   std::map<std::string, std::string> pro_value, epi_value;
-  json params = json::array(), args = json::array(), finish_args = json::array(),
-       full_leaves = json::array(), full_ptrs = json::array(), pro_args = json::array(),
-       pro_loads = json::array(), epi_leaf_list = json::array(), epi_loads = json::array();
+  json params = json::array(), args = json::array(), full_leaves = json::array(),
+       full_ptrs = json::array(), pro_args = json::array(), pro_loads = json::array(),
+       epi_leaf_list = json::array(), epi_loads = json::array();
   int min_size = 16;
   for (const auto& a : c.args) {
     if (a.role == contract::Role::output) continue;
@@ -125,7 +125,6 @@ Candidate LossFamily::render(const spec::Spec& s, const contract::Contract& c, c
                                   : broadcast_offset(a.shape, plan.out_shape, "egg_o");
       epi_loads.push_back({{"value", v}, {"load", "egg_to_float(" + a.var + "[" + off + "])"}});
       epi_leaf_list.push_back({{"ptr", a.var}, {"ctype", ctype}});
-      finish_args.push_back(a.var);
       epi_value[a.source] = v;
     }
   }
@@ -144,6 +143,7 @@ Candidate LossFamily::render(const spec::Spec& s, const contract::Contract& c, c
     epi_value[n->name] = v;
   }
   json outs = json::array(), results = json::array();
+  std::vector<int> out_sizes;  // bytes per element of each output
   for (const auto& o : s.outputs) {
     const contract::LaunchArg* arg = nullptr;
     for (const auto& a : c.args)
@@ -151,15 +151,22 @@ Candidate LossFamily::render(const spec::Spec& s, const contract::Contract& c, c
     if (!arg) throw InternalError("loss family: output " + o.name + " is not in the contract");
     const std::string ctype = contract::c_type(arg->dtype);
     outs.push_back({{"ptr", arg->var}, {"ctype", ctype}});
+    out_sizes.push_back(spec::dtype_size(arg->dtype));
     params.push_back({{"ptr", arg->var}, {"ctype", ctype}, {"out", true}});
     results.push_back({{"ptr", arg->var}, {"ctype", ctype}, {"value", epi_value.at(o.node)}});
     args.push_back(arg->var);
-    finish_args.push_back(arg->var);
   }
 
   // Layout: vector width, threads per row, a fixed grid (the partials' count is static).
   int vec = p.vectorized && !full_leaves.empty() ? 16 / min_size : 1;
   if (plan.rows && plan.len % vec != 0) vec = 1;
+  // reduction='none': each output stored as whole 16-byte words per step when VEC of its elements
+  // make whole words (then its pointer must be aligned too).
+  bool vec_store = !reduce && !plan.rows && vec > 1;
+  for (const int size : out_sizes)
+    if (vec * size % 16 != 0) vec_store = false;
+  if (vec_store)
+    for (const auto& o : outs) full_ptrs.push_back(o.at("ptr"));
   const int tpr = plan.rows ? p.tpr : 1;
   const int groups = plan.rows ? p.block / tpr : 1;
   const std::int64_t work =
@@ -189,9 +196,9 @@ Candidate LossFamily::render(const spec::Spec& s, const contract::Contract& c, c
                  : std::string("element-wise loss")) +
       ", " + std::to_string(vec) + "-wide vectors, grid " + std::to_string(grid) + "x" +
       std::to_string(p.block) +
-      (reduce
-           ? ", per-block partials added in a fixed-order second pass (" + divide_text(plan) + ")"
-           : ", every loss written");
+      (reduce ? ", per-block partials added in a fixed order by the last block (" +
+                    divide_text(plan) + ")"
+              : std::string(", every loss written") + (vec_store ? " as 16-byte vectors" : ""));
   json ctx = {{"fn", fn},
               {"summary", std::to_string(plan.prologue.size()) + " prologue ops → " + an.target +
                               " (reduction='" + plan.reduction + "') → " +
@@ -214,6 +221,7 @@ Candidate LossFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"outs", outs},
               {"params", params},
               {"reduce", reduce},
+              {"vec_store", vec_store},
               {"result", result},
               {"divide", divide_text(plan)},
               {"loss", plan.loss_expr},
@@ -241,8 +249,7 @@ Candidate LossFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"min_blocks", std::clamp<std::int64_t>(ceil_div(grid, kSms), 1, 2048 / p.block)},
               {"vec", vec},
               {"kernel", plan.rows ? "rows" : "pointwise"},
-              {"args", args},
-              {"finish_args", finish_args}};
+              {"args", args}};
   for (const auto& a : c.args)
     if (a.source == plan.target && a.role != contract::Role::output) ctx["target"] = a.var;
   std::string device = render::render(common_.text, ctx, common_.name);

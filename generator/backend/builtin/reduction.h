@@ -63,6 +63,7 @@ struct ReductionParams {
   int split = 1;           // reduce: blocks per row (partial states merged by a second kernel)
   int items = 8;           // row scan: contiguous elements per thread per chunk
   int unroll = 4;          // column layouts: unroll of the walk down the reduced dim
+  int cgroups = 1;         // column reductions: threads of a block sharing each column
   nlohmann::json to_json() const;
 };
 
