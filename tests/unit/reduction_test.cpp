@@ -323,15 +323,11 @@ TEST(Reduction, LogSoftmaxHalfUsesEightWideVectors) {
   auto r = render_first(j);
   EXPECT_TRUE(has(r.device, "const float egg_a = (egg_x - egg_st.m - logf(egg_st.s));"))
       << r.device;
-  // The row stays in registers: the one read streams past the caches (evict-first).
-  EXPECT_TRUE(has(r.device, "egg_load_vec_once<__half, VEC>(x + egg_base + egg_c)"));
+  // A kernel that writes every element keeps plain loads (evict-first measured slower there).
+  EXPECT_TRUE(has(r.device, "egg_load_vec<__half, VEC>(x + egg_base + egg_c)"));
+  EXPECT_FALSE(has(r.device, "egg_load_vec_once<__half"));
   EXPECT_TRUE(has(r.device, "egg_from_float<__half>(egg_out[0])"));
   EXPECT_TRUE(has(r.launch, "egg_k_row<8>")) << r.launch;
-  // Two passes over the row: the first read keeps its lines for the second, which streams.
-  auto two = render_first(j, 1);
-  ASSERT_FALSE(has(two.id, ":cache")) << two.id;
-  EXPECT_TRUE(has(two.device, "= egg_load_vec<__half, VEC>(x + egg_base + egg_c)")) << two.device;
-  EXPECT_TRUE(has(two.device, "= egg_load_vec_once<__half, VEC>(x + egg_base + egg_c)"));
 }
 
 TEST(Reduction, ArgmaxWritesInt64Indices) {

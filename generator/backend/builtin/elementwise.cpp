@@ -15,13 +15,11 @@ using spec::Shape;
 }  // namespace
 
 json ElementwiseParams::to_json() const {
-  json j = {{"block", block},
-            {"unroll", unroll},
-            {"vectorized", vectorized},
-            {"persistent", persistent},
-            {"blocks_per_sm", blocks_per_sm}};
-  if (stream) j["stream"] = true;  // absent: the loads before streaming loads were offered
-  return j;
+  return {{"block", block},
+          {"unroll", unroll},
+          {"vectorized", vectorized},
+          {"persistent", persistent},
+          {"blocks_per_sm", blocks_per_sm}};
 }
 
 ElementwiseFamily::ElementwiseFamily(const std::filesystem::path& data_dir)
@@ -153,7 +151,6 @@ Candidate ElementwiseFamily::render(const spec::Spec& s, const contract::Contrac
               {"vec", vec},
               {"persistent", p.persistent ? "true" : "false"},
               {"blocks_per_sm", p.blocks_per_sm},
-              {"load_fn", p.stream ? "egg_load_vec_once" : "egg_load_vec"},
               {"max_tile", static_cast<std::int64_t>(p.block) * vec * p.unroll},
               {"operands", operands},
               {"full_operands", full_operands},
@@ -166,12 +163,10 @@ Candidate ElementwiseFamily::render(const spec::Spec& s, const contract::Contrac
   Candidate cand;
   cand.id = "elementwise.fused:b" + std::to_string(p.block) + ":u" + std::to_string(p.unroll) +
             ":v" + std::to_string(vec) +
-            (p.persistent ? ":persistent" + std::to_string(p.blocks_per_sm) : "") +
-            (p.stream ? ":stream" : "");
+            (p.persistent ? ":persistent" + std::to_string(p.blocks_per_sm) : "");
   cand.summary = "fused element-wise chain of " + std::to_string(s.nodes.size()) + " ops, block " +
                  std::to_string(p.block) + ", " + std::to_string(vec) + "-wide vectors, unroll " +
-                 std::to_string(p.unroll) + (p.persistent ? ", persistent grid" : ", full grid") +
-                 (p.stream ? ", evict-first loads" : "");
+                 std::to_string(p.unroll) + (p.persistent ? ", persistent grid" : ", full grid");
   cand.params = p.to_json();
   cand.params["vec"] = vec;
   cand.code.device_code = render::render(kernel_.text, ctx, kernel_.name);
@@ -190,13 +185,12 @@ std::vector<ElementwiseParams> elementwise_tuning_space(std::int64_t numel,
   // vectors, 256 threads); a small problem is latency-bound and wants more, smaller blocks.
   const bool small = numel < (1 << 20);
   std::vector<ElementwiseParams> space;
-  auto add = [&](int block, int unroll, bool persistent, bool stream = false) {
+  auto add = [&](int block, int unroll, bool persistent) {
     ElementwiseParams p;
     p.block = block;
     p.unroll = unroll;
     p.vectorized = vectorized;
     p.persistent = persistent;
-    p.stream = stream;
     space.push_back(p);
   };
   if (small || bottleneck == "latency" || bottleneck == "launch") {
@@ -205,9 +199,6 @@ std::vector<ElementwiseParams> elementwise_tuning_space(std::int64_t numel,
     add(64, 1, false);
   } else {
     add(256, 2, false);
-    // The same pass with evict-first loads: its reads then leave L2 to the lines still waiting to
-    // be written back (a reduction's streaming reads measured 8% faster so on the H200).
-    add(256, 2, false, true);
     add(256, 4, false);
     add(512, 2, false);
     add(128, 4, false);

@@ -20,7 +20,6 @@ struct ElementwiseParams {
   bool vectorized = true;   // 16-byte vector path when pointers are aligned
   bool persistent = false;  // grid capped at blocks_per_sm * SMs (grid-stride loop)
   int blocks_per_sm = 8;
-  bool stream = false;  // inputs read with evict-first loads (read once, never again)
   nlohmann::json to_json() const;
 };
 
