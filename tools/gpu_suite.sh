@@ -8,7 +8,9 @@
 #   bash tools/gpu_suite.sh examples/suite/gemm_*.py       # one family
 #
 # Output ($OUT, else ./gpu-suite-out): rows.jsonl (one row per finished op), bench.json/bench.md
-# (the full report, when the run finished), suite.txt (tables), suite.log, build.log.
+# (the full report, when the run finished), suite.txt (tables), suite.log, build.log,
+# manifests.tgz (every finished op's manifest.json: `python3 tools/attempts.py manifests.tgz`
+# lists each candidate measured).
 # Environment: EGG_BENCH_JOBS (default: cores - 4, at least 1), EGG_BENCH_BUDGET (candidates per
 # stage, default 2), EGG_BENCH_FLAGS (extra bench flags, e.g. --no-strict), EGG_SUITE_DEADLINE
 # (seconds from the start after which the bench is stopped, default 570), EGG_NCU (default off:
@@ -45,6 +47,9 @@ EGG_NCU="${EGG_NCU:-off}" EGG_CACHE=off timeout --signal=TERM "$LEFT" "$B/genera
   --budget "${EGG_BENCH_BUDGET:-2}" --rows "$OUT/rows.jsonl" --json "$OUT/bench.json" \
   --markdown "$OUT/bench.md" ${EGG_BENCH_FLAGS:-} >>"$OUT/suite.txt" 2>"$OUT/suite.log"
 echo "bench rc $? after $((SECONDS - START)) s" | tee -a "$OUT/suite.txt"
+# Every finished op's manifest (its candidates, their timings and the winner), in one file.
+(cd "$ROOT" && find build-suite -name manifest.json 2>/dev/null | tar -czf "$OUT/manifests.tgz" -T -) ||
+  echo "manifests.tgz: not written"
 # The rows that finished, whether or not the whole run did.
 "$PY" - "$OUT/rows.jsonl" <<'PYEOF' | tee -a "$OUT/suite.txt"
 import json, sys
