@@ -116,7 +116,7 @@ bool reduction_params_valid(const ReductionPlan& plan, int elem_size, const Redu
     // handed-over states (at most 16 bytes each, a 16-byte vector of columns per thread) fit in
     // 48 KiB of static shared memory.
     if (plan.row() || plan.mode != Mode::reduce || p.cgroups < 1) return false;
-    if (p.block % p.cgroups || (p.block / p.cgroups) % 32) return false;
+    if (p.block % p.cgroups || p.block / p.cgroups < 32 || (p.block / p.cgroups) % 32) return false;
     if (static_cast<std::int64_t>(p.block) * (16 / elem_size) * 16 > 48 * 1024) return false;
   }
   return true;
@@ -383,8 +383,9 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
               {"col_groups", cgroups > 1 ? json(cgroups) : json(false)},
               {"col_groups_n", cgroups},
               // A reduction's reads (it writes one value per row) stream past the caches
-              // (evict-first): measured 10-20 % faster on the H200. Kernels that also write every
-              // element keep plain loads: evict-first made the cached softmax 5 % slower.
+              // (evict-first): 8 % faster on the H200 in bench/micro/reduction_loads.cu. Kernels
+              // that also write every element keep plain loads: evict-first made the cached
+              // softmax 5 % slower.
               {"first_load", reduce ? "egg_load_vec_once" : "egg_load_vec"},
               {"vec", vec},
               {"scan_op", an.op == "cumprod" ? "*" : "+"},
