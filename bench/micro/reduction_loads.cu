@@ -101,6 +101,9 @@ __global__ void finF(const float* part,int n,float* out){ float s=0; for(int k=t
   for(int m=16;m;m/=2) s+=__shfl_xor_sync(~0u,s,m); __shared__ float w[32]; if(threadIdx.x%32==0) w[threadIdx.x/32]=s; __syncthreads();
   if(!threadIdx.x){float t=0; for(int k=0;k<32;++k)t+=w[k]; *out=t;}}
 
+// A GPU busy-wait of `cycles` SM clocks (as torch.cuda._sleep): the baselines' 2 ms lead.
+__global__ void spin(long long cycles){ const long long t0 = clock64(); while (clock64() - t0 < cycles) {} }
+
 float *flush; cudaEvent_t e0,e1;
 template<class F> float timeit(const char* name, double bytes, F f){
   std::vector<float> t;
@@ -133,6 +136,24 @@ int main(){
   auto rflush=[&]{fullD<1056,0><<<1056,256>>>(flush,flush+25*(1<<20),part);};
   { std::vector<float> t; for(int i=0;i<30;++i){ rflush(); rflush(); cudaEventRecord(e0); fullD<1056,0><<<1056,256>>>(a,b,part); cudaEventRecord(e1); cudaEventSynchronize(e1); float ms; cudaEventElapsedTime(&ms,e0,e1); t.push_back(ms);} std::sort(t.begin(),t.end()); printf("fullD m0 after clean flush %8.2f us\n", t[15]*1e3);} 
   { std::vector<float> t; for(int i=0;i<30;++i){ rflush(); rflush(); cudaEventRecord(e0); colB<8,8,4,0><<<dim3(B*I/4/32,8),256>>>(x,part); finA<8><<<B*I/4,128>>>(part,out); cudaEventRecord(e1); cudaEventSynchronize(e1); float ms; cudaEventElapsedTime(&ms,e0,e1); t.push_back(ms);} std::sort(t.begin(),t.end()); printf("colB m0 after clean flush %8.2f us\n", t[15]*1e3);} 
+  // The open question of docs/PERFORMANCE.md: does the L2 write the flush's dirty lines back while
+  // the GPU waits 2 ms before the timed call (egg_bench's device-time lead), so that the baselines
+  // start with a cleaner L2 than egg-harness, which launches right after its flush?
+  { int khz = 0; cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0);
+    const long long two_ms = 2LL * khz;
+    for (int lead = 0; lead < 2; ++lead) {
+      std::vector<float> t, u;
+      for (int i = 0; i < 50; ++i) {
+        cudaMemsetAsync(flush,0,200<<20); if (lead) spin<<<1,1>>>(two_ms);
+        cudaEventRecord(e0); fullD<1056,0><<<1056,256>>>(a,b,part); finF<<<1,1024>>>(part,1056,out); cudaEventRecord(e1);
+        cudaEventSynchronize(e1); float ms; cudaEventElapsedTime(&ms,e0,e1); t.push_back(ms);
+        cudaMemsetAsync(flush,0,200<<20); if (lead) spin<<<1,1>>>(two_ms);
+        cudaEventRecord(e0); colB<8,8,4,0><<<dim3(B*I/4/32,8),256>>>(x,part); finA<8><<<B*I/4,128>>>(part,out); cudaEventRecord(e1);
+        cudaEventSynchronize(e1); cudaEventElapsedTime(&ms,e0,e1); u.push_back(ms);
+      }
+      std::sort(t.begin(),t.end()); std::sort(u.begin(),u.end());
+      printf("after memset flush%s: fullD+finF %8.2f us, colB g8 s8 %8.2f us\n", lead ? " + 2 ms GPU spin" : "", t[25]*1e3, u[25]*1e3);
+    } }
   timeit("memcpy 128MB d2d (r+w)", 2*cb, [&]{cudaMemcpyAsync(y,x,4L*B*R*I,cudaMemcpyDeviceToDevice);});
   timeit("memcpy 16MB d2d (r+w)", 2*4.0*N, [&]{cudaMemcpyAsync(b,a,4*N,cudaMemcpyDeviceToDevice);});
   return 0;
