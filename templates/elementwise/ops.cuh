@@ -59,7 +59,9 @@ template <typename T, int VEC>
 struct alignas(16) EggVec {
   T v[VEC];
 };
-template <typename T, int VEC>
+// ONCE: data read once (ld.global.cs: evict-first in L1 and L2), so a streaming read does not push
+// other lines, e.g. results still waiting to be written back, out of L2.
+template <typename T, int VEC, bool ONCE = false>
 __device__ __forceinline__ EggVec<T, VEC> egg_load_vec(const T* __restrict__ p) {
   static_assert((VEC * sizeof(T)) % 16 == 0 || VEC == 1, "vector must be whole 16-byte words");
   EggVec<T, VEC> r;
@@ -69,25 +71,18 @@ __device__ __forceinline__ EggVec<T, VEC> egg_load_vec(const T* __restrict__ p) 
     const uint4* src = reinterpret_cast<const uint4*>(p);
     uint4* dst = reinterpret_cast<uint4*>(r.v);
 #pragma unroll
-    for (int k = 0; k < int(VEC * sizeof(T) / 16); ++k) dst[k] = __ldg(src + k);
+    for (int k = 0; k < int(VEC * sizeof(T) / 16); ++k) {
+      if constexpr (ONCE)
+        dst[k] = __ldcs(src + k);
+      else
+        dst[k] = __ldg(src + k);
+    }
   }
   return r;
 }
-// The same load for data read once (ld.global.cs: evict-first in L1 and L2), so a streaming
-// read does not push other lines, e.g. results still waiting to be written back, out of L2.
 template <typename T, int VEC>
 __device__ __forceinline__ EggVec<T, VEC> egg_load_vec_once(const T* __restrict__ p) {
-  static_assert((VEC * sizeof(T)) % 16 == 0 || VEC == 1, "vector must be whole 16-byte words");
-  EggVec<T, VEC> r;
-  if constexpr (VEC == 1) {
-    r.v[0] = p[0];
-  } else {
-    const uint4* src = reinterpret_cast<const uint4*>(p);
-    uint4* dst = reinterpret_cast<uint4*>(r.v);
-#pragma unroll
-    for (int k = 0; k < int(VEC * sizeof(T) / 16); ++k) dst[k] = __ldcs(src + k);
-  }
-  return r;
+  return egg_load_vec<T, VEC, true>(p);
 }
 template <typename T, int VEC>
 __device__ __forceinline__ void egg_store_vec(T* __restrict__ p, const EggVec<T, VEC>& r) {
