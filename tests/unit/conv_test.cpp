@@ -65,6 +65,17 @@ json resnet(const std::string& dtype = "float32", int line = 6) {
       "relu", {32, 64, 56, 56}, dtype);
 }
 
+// conv_transpose2d 16 → 8, 3x3 stride 2 pad 1, groups 2, output_padding 1, no bias: weight
+// [C_in, C_out/groups, k, k].
+json grouped_transpose() {
+  auto attrs = conv_attrs({2, 2}, {1, 1}, {1, 1}, 2);
+  attrs["output_padding"] = {1, 1};
+  return spec_of({tensor("x", {2, 16, 10, 10})}, {param("t.weight", {16, 4, 3, 3})},
+                 {node("t", "conv_transpose2d", {ref("x"), ref("t.weight"), none()}, attrs,
+                       {2, 8, 20, 20}, 5)},
+                 "t", {2, 8, 20, 20});
+}
+
 // Depthwise 3x3 over 128 channels, no bias.
 json depthwise() {
   return spec_of({tensor("x", {8, 128, 40, 40})}, {param("dw.weight", {128, 1, 3, 3})},
@@ -141,14 +152,8 @@ TEST(Conv, PlansGroupsStridesSamePaddingAndTransposed) {
   ASSERT_TRUE(std::holds_alternative<ConvPlan>(r3)) << std::get<UserError>(r3).describe();
   EXPECT_EQ(std::get<ConvPlan>(r3).batch, 1);
 
-  // conv_transpose2d, groups 2, output_padding 1: weight [C_in, C_out/groups, k, k].
-  auto attrs = conv_attrs({2, 2}, {1, 1}, {1, 1}, 2);
-  attrs["output_padding"] = {1, 1};
-  auto tr = spec_of({tensor("x", {2, 16, 10, 10})}, {param("t.weight", {16, 4, 3, 3})},
-                    {node("t", "conv_transpose2d", {ref("x"), ref("t.weight"), none()}, attrs,
-                          {2, 8, 20, 20}, 5)},
-                    "t", {2, 8, 20, 20});
-  auto rt = plan_of(tr);
+  // conv_transpose2d, groups 2, output_padding 1.
+  auto rt = plan_of(grouped_transpose());
   ASSERT_TRUE(std::holds_alternative<ConvPlan>(rt)) << std::get<UserError>(rt).describe();
   EXPECT_TRUE(std::get<ConvPlan>(rt).transposed);
   EXPECT_EQ(std::get<ConvPlan>(rt).c_out, 8);
@@ -459,13 +464,7 @@ TEST(Conv, CudnnIsOfferedSecondWhenAvailable) {
 }
 
 TEST(Conv, CudnnTransposedRunsBackwardDataAndFp16UsesTensorOps) {
-  auto attrs = conv_attrs({2, 2}, {1, 1}, {1, 1}, 2);
-  attrs["output_padding"] = {1, 1};
-  auto tr = spec_of({tensor("x", {2, 16, 10, 10})}, {param("t.weight", {16, 4, 3, 3})},
-                    {node("t", "conv_transpose2d", {ref("x"), ref("t.weight"), none()}, attrs,
-                          {2, 8, 20, 20}, 5)},
-                    "t", {2, 8, 20, 20});
-  auto cands = cudnn_structures_of(tr);
+  auto cands = cudnn_structures_of(grouped_transpose());
   ASSERT_GE(cands.size(), 2u);
   EXPECT_EQ(cands[1].id, "conv.cudnn.bwd_data");
   const auto& d = cands[1].code.device_code;
