@@ -1,7 +1,8 @@
 # Install rules and the EGG CMake package, for an install prefix and for the build tree.
 #
 #   <prefix>/bin/egg-gen
-#   <prefix>/share/egg/{templates,prompts,python/egg_frontend}      (EGG_INSTALL_DATADIR)
+#   <prefix>/share/egg/{templates,prompts,python/{egg_frontend,egg_bench,egg_report}}
+#                                                                   (EGG_INSTALL_DATADIR)
 #   <prefix>/lib/cmake/EGG/{EGGConfig,EGGConfigVersion,EGGTargets*,EGGKernel,EGGPython}.cmake
 #
 # The installed package is relocatable (every path is computed from EGGConfig.cmake's location).
@@ -33,11 +34,14 @@ foreach(_egg_data templates prompts)
             PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE PATTERN ".*" EXCLUDE)
   endif()
 endforeach()
-if(IS_DIRECTORY "${EGG_SOURCE_DATA_DIR}/python/egg_frontend")
-  install(DIRECTORY "${EGG_SOURCE_DATA_DIR}/python/egg_frontend"
-          DESTINATION "${EGG_INSTALL_DATADIR}/python" COMPONENT egg
-          PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE PATTERN ".*" EXCLUDE)
-endif()
+# The Python side: the op frontend, the baselines' timer and the report.
+foreach(_egg_py egg_frontend egg_bench egg_report)
+  if(IS_DIRECTORY "${EGG_SOURCE_DATA_DIR}/python/${_egg_py}")
+    install(DIRECTORY "${EGG_SOURCE_DATA_DIR}/python/${_egg_py}"
+            DESTINATION "${EGG_INSTALL_DATADIR}/python" COMPONENT egg
+            PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE PATTERN ".*" EXCLUDE)
+  endif()
+endforeach()
 
 install(EXPORT EGGTargets NAMESPACE EGG:: FILE EGGTargets.cmake
         DESTINATION "${EGG_INSTALL_CMAKEDIR}" COMPONENT egg)
@@ -68,3 +72,4 @@ write_basic_package_version_file("${PROJECT_BINARY_DIR}/EGGConfigVersion.cmake"
 
 unset(_egg_pkg_dir)
 unset(_egg_data)
+unset(_egg_py)
