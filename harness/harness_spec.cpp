@@ -1,6 +1,5 @@
 #include "harness_spec.h"
 
-#include <algorithm>
 #include <fstream>
 #include <stdexcept>
 
@@ -51,19 +50,9 @@ HarnessSpec load_harness_spec(const std::filesystem::path& spec_json) {
     decls("params", spec.params);
     decls("outputs", spec.outputs);
     if (spec.outputs.empty()) throw std::runtime_error(where("outputs") + " is empty");
-    const auto& ref = j.at("reference");
-    if (ref.contains("params") && !ref["params"].is_null())
-      spec.params_file = spec.spec_dir / ref["params"].get<std::string>();
-    for (const auto& s : ref.at("sets"))
-      spec.sets.push_back({spec.spec_dir / s.at("file").get<std::string>(), s.value("seed", std::int64_t{0}),
-                           s.value("declared", false)});
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(spec_json.string() + ": malformed spec: " + e.what());
   }
-  if (spec.sets.empty()) throw std::runtime_error(where("reference.sets") + " is empty");
-  std::stable_partition(spec.sets.begin(), spec.sets.end(), [](const RefSet& s) { return s.declared; });
-  if (!spec.params.empty() && spec.params_file.empty())
-    throw std::runtime_error(where("reference.params") + " is missing but the spec has params");
   return spec;
 }
 

@@ -1,5 +1,6 @@
 // The part of spec.json (docs/SPEC.md, schema 1) that the harness needs: the candidate's arguments
-// in ABI order (inputs, params, outputs) and the reference files. Plain C++.
+// in ABI order (inputs, params, outputs); the reference sets come from the reference server
+// (ref_client.h). Plain C++.
 #pragma once
 
 #include <cstdint>
@@ -17,17 +18,9 @@ struct TensorDecl {
   std::int64_t bytes() const;  // numel * element size
 };
 
-struct RefSet {
-  std::filesystem::path file;  // absolute (resolved against spec.json's folder)
-  std::int64_t seed = 0;
-  bool declared = false;
-};
-
 struct HarnessSpec {
   std::filesystem::path spec_dir;
   std::vector<TensorDecl> inputs, params, outputs;
-  std::filesystem::path params_file;  // empty when the op has no params
-  std::vector<RefSet> sets;           // the declared set first
 };
 
 // Element size of a spec dtype; 0 for an unknown name.

@@ -1,6 +1,6 @@
 // egg-harness: verifies and times one candidate kernel against the frontend's reference tensors.
 //
-//   egg-harness verify --lib cand.so --spec spec.json --work <dir> --out result.json
+//   egg-harness verify --lib cand.so --spec spec.json --refs <socket> --work <dir> --out result.json
 //                      [--source cand.cu] [--atol A --rtol R] [--time] [--strict]
 //                      [--max-sets N] [--no-guard] [--no-cupti] [--timeout S]
 //
@@ -26,13 +26,14 @@ using namespace egg::harness;
 namespace {
 
 constexpr const char* kUsage =
-    "usage: egg-harness verify --lib <cand.so> --spec <spec.json> --work <dir> --out <result.json>\n"
+    "usage: egg-harness verify --lib <cand.so> --spec <spec.json> --refs <socket> --work <dir> --out <result.json>\n"
     "                          [--source <cand.cu>] [--atol A] [--rtol R] [--time] [--strict]\n"
     "                          [--max-sets N] [--no-guard] [--no-cupti] [--timeout SECONDS]\n"
     "\n"
     "  --lib      the candidate: a shared library exporting\n"
     "             extern \"C\" cudaError_t egg_candidate_launch(void* const* args, cudaStream_t)\n"
-    "  --spec     spec.json from the frontend (refs/ resolved against its folder)\n"
+    "  --spec     spec.json from the frontend\n"
+    "  --refs     the reference server's socket (python3 -m egg_frontend serve; egg-gen starts it)\n"
     "  --work     folder for logs and mismatching tensors\n"
     "  --source   the candidate's .cu, scanned for torch/ATen/c10 use\n"
     "  --atol/--rtol  tolerance (default per dtype: fp32 1e-4/1e-4, fp16/bf16 1e-2/1e-2)\n"
@@ -116,7 +117,7 @@ std::optional<VerifyResult> run_sanitizer(const HarnessOptions& o, VerifyResult&
                                    "--padding", "4096",
                                    "--log-file", log.string(), fs::read_symlink("/proc/self/exe").string(),
                                    "verify", "--lib", fs::absolute(o.lib).string(), "--spec",
-                                   fs::absolute(o.spec).string(), "--work", dir.string(), "--out",
+                                   fs::absolute(o.spec).string(), "--refs", fs::absolute(o.refs).string(), "--work", dir.string(), "--out",
                                    (dir / "result.json").string(), "--max-sets", "1", "--no-guard", "--no-cupti"};
   if (o.atol) argv.insert(argv.end(), {"--atol", std::to_string(*o.atol)});
   if (o.rtol) argv.insert(argv.end(), {"--rtol", std::to_string(*o.rtol)});
@@ -169,6 +170,7 @@ int main(int argc, char** argv) {
       };
       if (a == "--lib") o.lib = value();
       else if (a == "--spec") o.spec = value();
+      else if (a == "--refs") o.refs = value();
       else if (a == "--work") o.work = value();
       else if (a == "--out") o.out = value();
       else if (a == "--source") o.source = value();
@@ -183,8 +185,8 @@ int main(int argc, char** argv) {
       else if (a == "--help" || a == "-h") { std::cout << kUsage; return 0; }
       else throw std::invalid_argument("unknown option " + a);
     }
-    if (o.lib.empty() || o.spec.empty() || o.work.empty() || o.out.empty())
-      throw std::invalid_argument("--lib, --spec, --work and --out are required");
+    if (o.lib.empty() || o.spec.empty() || o.refs.empty() || o.work.empty() || o.out.empty())
+      throw std::invalid_argument("--lib, --spec, --refs, --work and --out are required");
   } catch (const std::exception& e) {
     std::cerr << "egg: error: " << e.what() << "\n" << kUsage;
     return kExitUsage;

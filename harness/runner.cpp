@@ -127,6 +127,7 @@ std::vector<std::string> harness_argv(const CandidateRun& run, const fs::path& r
                                    "--spec", fs::absolute(run.spec).string(),
                                    "--work", fs::absolute(run.work_dir).string(),
                                    "--out", fs::absolute(result_json).string()};
+  if (!run.refs.empty()) argv.insert(argv.end(), {"--refs", fs::absolute(run.refs).string()});
   if (!kept_source.empty()) argv.insert(argv.end(), {"--source", fs::absolute(kept_source).string()});
   if (run.tolerance) {
     std::ostringstream a, r;

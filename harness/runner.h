@@ -28,7 +28,8 @@ namespace egg::harness {
 struct CandidateRun {
   std::filesystem::path harness;   // the egg-harness executable
   std::filesystem::path library;   // the candidate shared library (cand.so)
-  std::filesystem::path spec;      // spec.json; refs/ are resolved against its folder
+  std::filesystem::path spec;      // spec.json
+  std::filesystem::path refs;      // the reference server's socket (verify/references.h)
   std::filesystem::path work_dir;  // created; holds the source copy, logs, result.json, mismatches
   std::filesystem::path source;    // the candidate's .cu (copied into work_dir and scanned); optional
   std::optional<Tolerance> tolerance;  // default: per output dtype (tolerance.h)

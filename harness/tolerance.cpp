@@ -1,5 +1,7 @@
 #include "tolerance.h"
 
+#include "compare_element.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -20,20 +22,13 @@ Comparison compare_impl(std::span<const T> out, std::span<const T> ref, Toleranc
   c.count = static_cast<std::int64_t>(out.size());
   for (std::size_t i = 0; i < out.size(); ++i) {
     const double o = static_cast<double>(out[i]), r = static_cast<double>(ref[i]);
-    bool bad = false;
-    if (std::isnan(o) || std::isnan(r)) {
-      bad = std::isnan(o) != std::isnan(r);
-      if (std::isnan(o) && !std::isnan(r)) ++c.nan_count;
-    } else if (std::isinf(o) || std::isinf(r)) {
-      bad = o != r;
-    } else {
-      const double err = std::fabs(o - r);
-      c.max_abs_error = std::max(c.max_abs_error, err);
-      if (r != 0) c.max_rel_error = std::max(c.max_rel_error, err / std::fabs(r));
-      // Written so that a NaN err can never pass.
-      bad = !(err <= tol.atol + tol.rtol * std::fabs(r));
+    const ElementVerdict v = judge_element(o, r, tol.atol, tol.rtol);
+    if (v.nan_in_out) ++c.nan_count;
+    if (v.finite) {
+      c.max_abs_error = std::max(c.max_abs_error, v.err);
+      c.max_rel_error = std::max(c.max_rel_error, v.rel);
     }
-    if (bad) {
+    if (v.bad) {
       if (c.bad_count == 0) {
         c.first_bad_index = static_cast<std::int64_t>(i);
         c.bad_value = o;

@@ -8,28 +8,9 @@
 #include <string_view>
 #include <vector>
 
+#include "comparison.h"
+
 namespace egg::harness {
-
-struct Tolerance {
-  double atol = 1e-4;
-  double rtol = 1e-4;
-};
-
-// KernelBench's defaults: fp32 (and fp64) 1e-4/1e-4, fp16/bf16 1e-2/1e-2, integers and bool exact.
-// `dtype` is a spec dtype name ("float32", "float16", ...); unknown names get the fp32 default.
-Tolerance default_tolerance(std::string_view dtype);
-
-// What compare() found. Errors are over all elements; "bad" elements fail the tolerance.
-struct Comparison {
-  std::int64_t count = 0;
-  std::int64_t bad_count = 0;        // elements outside tolerance (NaN-in-output included)
-  std::int64_t nan_count = 0;        // NaN in out where ref is not NaN
-  std::int64_t first_bad_index = -1; // flat index of the first failing element
-  double bad_value = 0, ref_value = 0;
-  double max_abs_error = 0;          // over finite pairs
-  double max_rel_error = 0;          // |out-ref| / |ref|, over finite pairs with ref != 0
-  bool ok() const { return bad_count == 0; }
-};
 
 // Compares elementwise. NaN matches NaN; +-inf matches the same inf; NaN in out where ref is a
 // number is counted in nan_count and bad_count. Requires out.size() == ref.size().

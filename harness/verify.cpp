@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <future>
+#include <memory>
 #include <iterator>
 #include <span>
 #include <sstream>
@@ -17,10 +17,12 @@
 
 #include <cuda_runtime_api.h>
 
+#include "device_compare.h"
 #include "gpu_lock.h"
+#include "gpu_memory.h"
 #include "harness_spec.h"
 #include "kernel_trace.h"
-#include "refs.h"
+#include "ref_client.h"
 #include "source_scan.h"
 #include "tolerance.h"
 
@@ -100,6 +102,23 @@ struct Group {
   std::vector<void*> args;
 };
 
+// What one call left behind, kept instead of the outputs themselves (which stay on the GPU).
+struct CallSummary {
+  std::string label;
+  std::vector<Digest> outputs;     // the candidate's outputs
+  std::vector<Digest> references;  // the reference outputs of the same set
+  std::vector<Comparison> comparisons;
+  bool all_poison() const {
+    return std::all_of(outputs.begin(), outputs.end(), [](const Digest& d) { return d.all_poison; });
+  }
+};
+
+bool same_digests(const std::vector<Digest>& a, const std::vector<Digest>& b) {
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].hash != b[i].hash) return false;
+  return true;
+}
+
 class Verifier {
  public:
   explicit Verifier(const HarnessOptions& o) : opts_(o) {}
@@ -110,19 +129,19 @@ class Verifier {
   void check(cudaError_t e, const std::string& what) const;
   void load_candidate();
   void init_gpu();
+  std::size_t memory_needed() const;
   DeviceBuffer alloc(const TensorDecl& d);
   Group make_group();
-  void upload(Group& g, const RefSetData& set);
-  std::vector<HostTensor> call(Group& g, const RefSetData& set, const std::string& label);
+  void upload(Group& g, const ServedSet& set);
+  CallSummary call(Group& g, int k, const std::string& label);
   void check_guards(const DeviceBuffer& b, const std::string& label) const;
-  HostTensor download(const DeviceBuffer& b, const TensorDecl& d) const;
-  void classify(const std::vector<std::vector<HostTensor>>& outs, const std::vector<HostTensor>& repeat);
+  void save_mismatch(const DeviceBuffer& out, const ServedTensor& ref, int k);
+  void classify(const std::vector<CallSummary>& calls, const CallSummary& repeat);
   void time_candidate(Group& g);
 
   HarnessOptions opts_;
   HarnessSpec spec_;
-  std::vector<HostTensor> params_;
-  std::vector<RefSetData> sets_;
+  std::unique_ptr<RefClient> refs_;
   void* handle_ = nullptr;
   LaunchFn launch_ = nullptr;
   cudaStream_t stream_ = nullptr;
@@ -131,6 +150,7 @@ class Verifier {
   KernelTrace trace_;
   std::uint32_t stream_id_ = 0;
   double kernels_per_call_ = 0;
+  double refs_ms_ = 0;  // the server's compute time for the sets this run fetched
   std::vector<void*> allocations_;
   VerifyResult result_;
 };
@@ -199,6 +219,27 @@ DeviceBuffer Verifier::alloc(const TensorDecl& d) {
   return b;
 }
 
+// Free device memory, for GpuMemoryAdmission (0 when it cannot be read).
+std::size_t free_gpu_memory() {
+  std::size_t free = 0, total = 0;
+  return cudaMemGetInfo(&free, &total) == cudaSuccess ? free : 0;
+}
+
+std::size_t Verifier::memory_needed() const {
+  std::size_t group = 0;
+  for (const auto* v : {&spec_.inputs, &spec_.params, &spec_.outputs})
+    for (const auto& d : *v) group += static_cast<std::size_t>(d.bytes()) + (opts_.guard ? 2 * kGuardBytes : 0);
+  std::size_t timing = 0;
+  if (opts_.time) {
+    int l2 = 0;
+    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);
+    timing = std::max<std::size_t>(2 * static_cast<std::size_t>(l2), 16u << 20) +
+             2 * std::clamp<std::size_t>(group / 2, 256u << 20, 1u << 30);
+  }
+  // The candidate's own workspace (cuBLAS, cuDNN, intermediates of a multi-kernel plan) comes on top.
+  return 2 * group + timing + (256u << 20);
+}
+
 Group Verifier::make_group() {
   Group g;
   for (const auto& d : spec_.inputs) g.in.push_back(alloc(d));
@@ -209,17 +250,18 @@ Group Verifier::make_group() {
   return g;
 }
 
-void Verifier::upload(Group& g, const RefSetData& set) {
-  for (std::size_t i = 0; i < g.in.size(); ++i)
-    check(cudaMemcpy(g.in[i].ptr(), set.inputs[i].data.data(), g.in[i].bytes, cudaMemcpyHostToDevice), "upload");
-  for (std::size_t i = 0; i < g.par.size(); ++i)
-    check(cudaMemcpy(g.par[i].ptr(), params_[i].data.data(), g.par[i].bytes, cudaMemcpyHostToDevice), "upload");
-}
-
-HostTensor Verifier::download(const DeviceBuffer& b, const TensorDecl& d) const {
-  HostTensor h{d.dtype, d.shape, std::vector<std::byte>(b.bytes)};
-  check(cudaMemcpy(h.data.data(), b.ptr(), b.bytes, cudaMemcpyDeviceToHost), "download " + d.name);
-  return h;
+void Verifier::upload(Group& g, const ServedSet& set) {
+  auto copy = [&](const DeviceBuffer& dst, const ServedTensor& src) {
+    if (src.bytes != dst.bytes)
+      throw Reject{VerifyStatus::spec_error, "reference tensor '" + src.name + "' has " + std::to_string(src.bytes) +
+                                                 " bytes, the spec says " + std::to_string(dst.bytes)};
+    if (dst.bytes) check(cudaMemcpy(dst.ptr(), src.ptr, dst.bytes, cudaMemcpyDeviceToDevice), "upload " + src.name);
+  };
+  if (set.inputs.size() != g.in.size() || set.params.size() != g.par.size() || set.outputs.size() != g.out.size())
+    throw Reject{VerifyStatus::spec_error, "the reference server's set " + std::to_string(set.index) +
+                                               " does not have the spec's inputs, params and outputs"};
+  for (std::size_t i = 0; i < g.in.size(); ++i) copy(g.in[i], set.inputs[i]);
+  for (std::size_t i = 0; i < g.par.size(); ++i) copy(g.par[i], set.params[i]);
 }
 
 void Verifier::check_guards(const DeviceBuffer& b, const std::string& label) const {
@@ -247,7 +289,32 @@ void Verifier::check_guards(const DeviceBuffer& b, const std::string& label) con
   }
 }
 
-std::vector<HostTensor> Verifier::call(Group& g, const RefSetData& set, const std::string& label) {
+void Verifier::save_mismatch(const DeviceBuffer& out, const ServedTensor& ref, int k) {
+  // Only small tensors (raw bytes, the spec's dtype and shape): a generation's disk use stays
+  // bounded (docs/gpu.md).
+  constexpr std::size_t kMaxSaved = 64u << 20;
+  if (!result_.files.empty() || out.bytes > kMaxSaved) return;
+  const std::string stem = "mismatch_set" + std::to_string(k) + "_" + out.name;
+  std::vector<char> host(out.bytes);
+  auto save = [&](const void* src, const std::string& file) {
+    check(cudaMemcpy(host.data(), src, out.bytes, cudaMemcpyDeviceToHost), "download " + out.name);
+    std::ofstream f(opts_.work / file, std::ios::binary);
+    f.write(host.data(), static_cast<std::streamsize>(host.size()));
+    if (f) result_.files.push_back(file);
+  };
+  save(out.ptr(), stem + "_out.bin");
+  save(ref.ptr, stem + "_ref.bin");
+}
+
+CallSummary Verifier::call(Group& g, int k, const std::string& label) {
+  const ServedSet* served = nullptr;
+  try {
+    served = &refs_->fetch(k);
+  } catch (const RefError& e) {
+    throw Reject{e.op_fault ? VerifyStatus::spec_error : VerifyStatus::harness_error, e.what()};
+  }
+  refs_ms_ += served->compute_ms;
+  const ServedSet& set = *served;
   upload(g, set);
   for (const auto& b : g.out) check(cudaMemset(b.ptr(), kPoisonByte, b.bytes), "poison outputs");
   check(cudaDeviceSynchronize(), "before launch");
@@ -255,6 +322,9 @@ std::vector<HostTensor> Verifier::call(Group& g, const RefSetData& set, const st
   const std::uint64_t t0 = trace_.active() ? trace_.now() : 0;
   launched_ = true;
   const cudaError_t launch_error = launch_(g.args.data(), stream_);
+  if (launch_error == cudaErrorMemoryAllocation)
+    throw Reject{VerifyStatus::gpu_busy, label + ": egg_candidate_launch ran out of GPU memory (" +
+                                             cuda_text(launch_error) + "), which other jobs may hold"};
   if (launch_error != cudaSuccess)
     throw Reject{VerifyStatus::launch_error, label + ": egg_candidate_launch returned " + cuda_text(launch_error)};
   check(cudaEventRecord(done_, stream_), label + ": the candidate's work on the given stream");
@@ -264,14 +334,14 @@ std::vector<HostTensor> Verifier::call(Group& g, const RefSetData& set, const st
   check(cudaGetLastError(), label);
   if (trace_.active()) {
     int kernels = 0;
-    for (const auto& k : trace_.take()) {
-      if (k.start < t0) continue;
+    for (const auto& kt : trace_.take()) {
+      if (kt.start < t0) continue;
       ++kernels;
-      if (k.stream_id != stream_id_ && k.end > t_done)
+      if (kt.stream_id != stream_id_ && kt.end > t_done)
         throw Reject{VerifyStatus::side_stream,
-                     label + ": kernel '" + k.name + "' ran on another stream (CUPTI stream " +
-                         std::to_string(k.stream_id) + ", the given stream is " + std::to_string(stream_id_) +
-                         ") and was still running " + fmt((k.end - t_done) / 1000.0) +
+                     label + ": kernel '" + kt.name + "' ran on another stream (CUPTI stream " +
+                         std::to_string(kt.stream_id) + ", the given stream is " + std::to_string(stream_id_) +
+                         ") and was still running " + fmt((kt.end - t_done) / 1000.0) +
                          " us after the given stream was done; launch(args, stream) must put all its work on "
                          "`stream` or join its side streams to it before returning"};
     }
@@ -279,46 +349,40 @@ std::vector<HostTensor> Verifier::call(Group& g, const RefSetData& set, const st
   }
   for (auto* v : {&g.in, &g.par, &g.out})
     for (const auto& b : *v) check_guards(b, label);
-  std::vector<HostTensor> outs;
-  for (std::size_t i = 0; i < g.out.size(); ++i) outs.push_back(download(g.out[i], spec_.outputs[i]));
-  // Inputs and params must be exactly what was uploaded.
-  auto unchanged = [&](const DeviceBuffer& b, const HostTensor& orig, const char* kind) {
-    const HostTensor now = download(b, TensorDecl{b.name, orig.shape, orig.dtype});
-    if (std::memcmp(now.data.data(), orig.data.data(), orig.data.size()) == 0) return;
-    const auto mm = std::mismatch(now.data.begin(), now.data.end(), orig.data.begin());
-    throw Reject{VerifyStatus::input_modified,
-                 label + ": the candidate modified " + kind + " '" + b.name + "' (first changed byte at offset " +
-                     std::to_string(mm.first - now.data.begin()) + "); inputs and parameters are read-only"};
+  // Inputs and params must be exactly what was uploaded (compared on the GPU).
+  auto unchanged = [&](const DeviceBuffer& b, const ServedTensor& orig, const char* kind) {
+    std::int64_t at = -1;
+    check(first_difference_on_device(b.ptr(), orig.ptr, b.bytes, stream_, at), "input check");
+    if (at < 0) return;
+    throw Reject{VerifyStatus::input_modified, label + ": the candidate modified " + kind + " '" + b.name +
+                                                   "' (first changed byte at offset " + std::to_string(at) +
+                                                   "); inputs and parameters are read-only"};
   };
   for (std::size_t i = 0; i < g.in.size(); ++i) unchanged(g.in[i], set.inputs[i], "input");
-  for (std::size_t i = 0; i < g.par.size(); ++i) unchanged(g.par[i], params_[i], "parameter");
-  return outs;
-}
-
-bool same_bytes(const std::vector<HostTensor>& a, const std::vector<HostTensor>& b) {
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i].data != b[i].data) return false;
-  return true;
-}
-
-bool all_poison(const std::vector<HostTensor>& outs) {
-  static const std::vector<std::byte> poison(1 << 20, std::byte{kPoisonByte});
-  for (const auto& t : outs)
-    for (std::size_t off = 0; off < t.data.size(); off += poison.size()) {
-      const std::size_t n = std::min(poison.size(), t.data.size() - off);
-      if (std::memcmp(t.data.data() + off, poison.data(), n) != 0) return false;
-    }
-  return true;
-}
-
-// Elementwise comparison; float32 without a conversion to double (the common, large case).
-Comparison compare_tensors(const HostTensor& out, const HostTensor& ref, Tolerance tol) {
-  if (out.dtype == "float32") {
-    const std::size_t n = out.data.size() / sizeof(float);
-    return compare(std::span<const float>(reinterpret_cast<const float*>(out.data.data()), n),
-                   std::span<const float>(reinterpret_cast<const float*>(ref.data.data()), n), tol);
+  for (std::size_t i = 0; i < g.par.size(); ++i) unchanged(g.par[i], set.params[i], "parameter");
+  CallSummary summary;
+  summary.label = label;
+  for (std::size_t i = 0; i < g.out.size(); ++i) {
+    const TensorDecl& d = spec_.outputs[i];
+    Tolerance tol = default_tolerance(d.dtype);
+    if (opts_.atol) tol.atol = *opts_.atol;
+    if (opts_.rtol) tol.rtol = *opts_.rtol;
+    Digest out_digest, ref_digest;
+    check(digest_on_device(g.out[i].ptr(), g.out[i].bytes, kPoisonByte, stream_, out_digest), "digest");
+    check(digest_on_device(set.outputs[i].ptr, set.outputs[i].bytes, kPoisonByte, stream_, ref_digest), "digest");
+    Comparison c;
+    check(compare_on_device(g.out[i].ptr(), set.outputs[i].ptr, d.dtype, d.numel(), tol, stream_, c), "compare");
+    if (!c.ok()) save_mismatch(g.out[i], set.outputs[i], k);
+    summary.outputs.push_back(out_digest);
+    summary.references.push_back(ref_digest);
+    summary.comparisons.push_back(c);
   }
-  return compare(to_double(out), to_double(ref), tol);
+  try {
+    refs_->release();
+  } catch (const RefError& e) {
+    throw Reject{VerifyStatus::harness_error, e.what()};
+  }
+  return summary;
 }
 
 std::string index_text(std::int64_t flat, const std::vector<std::int64_t>& shape) {
@@ -332,50 +396,46 @@ std::string index_text(std::int64_t flat, const std::vector<std::int64_t>& shape
   return s + "]";
 }
 
-void Verifier::classify(const std::vector<std::vector<HostTensor>>& outs, const std::vector<HostTensor>& repeat) {
+void Verifier::classify(const std::vector<CallSummary>& calls, const CallSummary& repeat) {
   auto set_label = [&](std::size_t k) {
-    return "set " + std::to_string(k) + " (seed " + std::to_string(spec_.sets[k].seed) +
-           (spec_.sets[k].declared ? ", declared inputs)" : ")");
+    return "set " + std::to_string(k) + " (seed " + std::to_string(k) + (k == 0 ? ", declared inputs)" : ")");
   };
-  if (all_poison(outs[0]))
+  if (calls[0].all_poison())
     throw Reject{VerifyStatus::nan_output, set_label(0) + ": the candidate wrote nothing to its outputs "
                                                           "(they are NaN-poisoned before each launch)"};
-  for (std::size_t k = 1; k < outs.size(); ++k)
-    if (all_poison(outs[k]))
+  for (std::size_t k = 1; k < calls.size(); ++k)
+    if (calls[k].all_poison())
       throw Reject{VerifyStatus::cached_result,
                    set_label(k) + ": the candidate wrote nothing to its outputs although an earlier call did: it "
                                   "skips work it believes it has done (a result cached across calls)"};
   // Varied inputs must vary the output.
-  auto refs_differ = [&](std::size_t a, std::size_t b) { return !same_bytes(sets_[a].outputs, sets_[b].outputs); };
-  if (outs.size() >= 2) {
+  auto refs_differ = [&](std::size_t a, std::size_t b) {
+    return !same_digests(calls[a].references, calls[b].references);
+  };
+  if (calls.size() >= 2) {
     bool all_same = true, refs_vary = false;
-    for (std::size_t k = 1; k < outs.size(); ++k) {
-      all_same = all_same && same_bytes(outs[k], outs[0]);
+    for (std::size_t k = 1; k < calls.size(); ++k) {
+      all_same = all_same && same_digests(calls[k].outputs, calls[0].outputs);
       refs_vary = refs_vary || refs_differ(k, 0);
     }
     if (all_same && refs_vary)
       throw Reject{VerifyStatus::constant_output,
-                   "the output is bit-for-bit the same for all " + std::to_string(outs.size()) +
+                   "the output is bit-for-bit the same for all " + std::to_string(calls.size()) +
                        " input sets although the references differ: the candidate ignores its inputs"};
-    for (std::size_t k = 1; k < outs.size(); ++k)
+    for (std::size_t k = 1; k < calls.size(); ++k)
       for (std::size_t j = 0; j < k; ++j)
-        if (same_bytes(outs[k], outs[j]) && refs_differ(k, j))
+        if (same_digests(calls[k].outputs, calls[j].outputs) && refs_differ(k, j))
           throw Reject{VerifyStatus::cached_result,
                        set_label(k) + " returned bit-for-bit what " + set_label(j) +
                            " returned although inputs and reference differ: a result cached across calls"};
   }
-  auto tolerance_for = [&](const TensorDecl& d) {
-    Tolerance t = default_tolerance(d.dtype);
-    if (opts_.atol) t.atol = *opts_.atol;
-    if (opts_.rtol) t.rtol = *opts_.rtol;
-    return t;
-  };
-  auto compare_set = [&](const std::vector<HostTensor>& got, std::size_t k, const std::string& label,
-                         VerifyStatus on_fail) {
-    for (std::size_t i = 0; i < got.size(); ++i) {
+  auto judge = [&](const CallSummary& call, const std::string& label, VerifyStatus on_fail) {
+    for (std::size_t i = 0; i < call.comparisons.size(); ++i) {
       const TensorDecl& d = spec_.outputs[i];
-      const Tolerance tol = tolerance_for(d);
-      const Comparison c = compare_tensors(got[i], sets_[k].outputs[i], tol);
+      Tolerance tol = default_tolerance(d.dtype);
+      if (opts_.atol) tol.atol = *opts_.atol;
+      if (opts_.rtol) tol.rtol = *opts_.rtol;
+      const Comparison& c = call.comparisons[i];
       result_.max_abs_error = std::max(result_.max_abs_error, c.max_abs_error);
       result_.max_rel_error = std::max(result_.max_rel_error, c.max_rel_error);
       if (result_.output.empty()) result_.atol = tol.atol, result_.rtol = tol.rtol;
@@ -389,15 +449,6 @@ void Verifier::classify(const std::vector<std::vector<HostTensor>>& outs, const 
       result_.bad_value = c.bad_value;
       result_.ref_value = c.ref_value;
       result_.bad_count = c.bad_count;
-      const std::string stem = "mismatch_set" + std::to_string(k) + "_" + d.name;
-      try {
-        save_tensor(got[i], opts_.work / (stem + "_out.pt"));
-        save_tensor(sets_[k].outputs[i], opts_.work / (stem + "_ref.pt"));
-        result_.files.push_back(stem + "_out.pt");
-        result_.files.push_back(stem + "_ref.pt");
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "egg-harness: warning: %s\n", e.what());
-      }
       std::string msg = label + ", output '" + d.name + "': " + std::to_string(c.bad_count) + " of " +
                         std::to_string(c.count) + " elements outside |out-ref| <= " + fmt(tol.atol) + " + " +
                         fmt(tol.rtol) + "*|ref|; max abs error " + fmt(c.max_abs_error) + ", max rel error " +
@@ -414,14 +465,19 @@ void Verifier::classify(const std::vector<std::vector<HostTensor>>& outs, const 
       throw Reject{status, msg};
     }
   };
-  for (std::size_t k = 0; k < outs.size(); ++k) compare_set(outs[k], k, set_label(k), VerifyStatus::mismatch);
-  result_.deterministic_bitwise = same_bytes(repeat, outs[0]);
-  compare_set(repeat, 0, set_label(0) + " run again", VerifyStatus::nondeterministic);
+  for (std::size_t k = 0; k < calls.size(); ++k) judge(calls[k], set_label(k), VerifyStatus::mismatch);
+  result_.deterministic_bitwise = same_digests(repeat.outputs, calls[0].outputs);
+  judge(repeat, set_label(0) + " run again", VerifyStatus::nondeterministic);
 }
 
 void Verifier::time_candidate(Group& g) {
   Timing t;
-  upload(g, sets_[0]);
+  try {
+    upload(g, refs_->fetch(0));
+    refs_->release();
+  } catch (const RefError& e) {
+    throw Reject{VerifyStatus::harness_error, e.what()};
+  }
   // Other processes may verify on this GPU meanwhile; nobody else times on it while we do.
   const GpuTimingLock lock(gpu_lock_path(), opts_.work / kGpuLockWaitMarker);
   result_.phases_ms["gpu_lock_wait"] = lock.waited_ms();
@@ -499,7 +555,9 @@ void Verifier::time_candidate(Group& g) {
     for (const auto& d : *v) t.bytes_moved += d.bytes();
   if (t.event_ms.median > 0) t.achieved_gbps = static_cast<double>(t.bytes_moved) / t.event_ms.median / 1e6;
   // The ceiling to compare with: a device-to-device copy moving as many bytes (read + write).
-  const std::size_t copy_bytes = std::max<std::size_t>(static_cast<std::size_t>(t.bytes_moved / 2), 256u << 20);
+  // Copy bandwidth is flat beyond a few hundred MB: at most 1 GiB, so large ops need no more memory.
+  const std::size_t copy_bytes =
+      std::clamp<std::size_t>(static_cast<std::size_t>(t.bytes_moved / 2), 256u << 20, 1u << 30);
   void *a = nullptr, *b = nullptr;
   check(cudaMalloc(&a, copy_bytes), "copy buffer");
   allocations_.push_back(a);
@@ -545,24 +603,22 @@ VerifyResult Verifier::run() {
     } catch (const std::runtime_error& e) {
       throw Reject{VerifyStatus::load_error, e.what()};
     }
-    // 2. The spec and the reference tensors.
+    // 2. The spec, and the reference server (which holds the sets on the GPU).
     auto t = Clock::now();
     try {
       spec_ = load_harness_spec(opts_.spec);
-      params_ = load_params(spec_);
-      const std::size_t n = opts_.max_sets > 0 ? std::min<std::size_t>(opts_.max_sets, spec_.sets.size())
-                                                : spec_.sets.size();
-      spec_.sets.resize(n);
-      // In parallel: torch::pickle_load runs at a few hundred MB/s per file.
-      std::vector<std::future<RefSetData>> loading;
-      for (const auto& s : spec_.sets)
-        loading.push_back(std::async(std::launch::async, [this, s] { return load_set(spec_, s); }));
-      for (auto& f : loading) sets_.push_back(f.get());
     } catch (const std::exception& e) {
       throw Reject{VerifyStatus::spec_error, e.what()};
     }
-    result_.phases_ms["load_refs"] = ms_since(t);
-    // 3. The GPU and the candidate.
+    try {
+      refs_ = std::make_unique<RefClient>(opts_.refs, opts_.work / kGpuLockWaitMarker);
+    } catch (const RefError& e) {
+      throw Reject{VerifyStatus::harness_error, e.what()};
+    }
+    const int n_sets = opts_.max_sets > 0 ? std::min(opts_.max_sets, refs_->sets()) : refs_->sets();
+    if (n_sets < 1) throw Reject{VerifyStatus::spec_error, "the reference server has no input sets"};
+    result_.phases_ms["connect_refs"] = ms_since(t);
+    // 3. The GPU, its memory, and the candidate.
     t = Clock::now();
     init_gpu();
     load_candidate();
@@ -570,16 +626,22 @@ VerifyResult Verifier::run() {
     // 4. Every set in turn; set 1 reuses set 0's buffers (a pointer-keyed cache returns stale
     //    data), sets 2, 4, ... use a second group; the declared set runs again at the end.
     t = Clock::now();
-    Group a = make_group();
-    Group b = make_group();
-    std::vector<std::vector<HostTensor>> outs;
-    for (std::size_t k = 0; k < sets_.size(); ++k)
-      outs.push_back(call(k >= 2 && k % 2 == 0 ? b : a, sets_[k], "set " + std::to_string(k)));
-    const std::vector<HostTensor> repeat = call(b, sets_[0], "set 0 run again");
+    Group a, b;
+    {
+      const GpuMemoryAdmission admission(memory_needed(), free_gpu_memory, opts_.work / kGpuLockWaitMarker);
+      if (!admission.admitted()) throw Reject{VerifyStatus::gpu_busy, admission.error()};
+      result_.phases_ms["gpu_memory_wait"] = admission.waited_ms();
+      a = make_group();
+      b = make_group();
+    }
+    std::vector<CallSummary> calls;
+    for (int k = 0; k < n_sets; ++k)
+      calls.push_back(call(k >= 2 && k % 2 == 0 ? b : a, k, "set " + std::to_string(k)));
+    const CallSummary repeat = call(b, 0, "set 0 run again");
     result_.phases_ms["verify_calls"] = ms_since(t);
-    result_.sets_checked = static_cast<int>(sets_.size());
+    result_.sets_checked = n_sets;
     const auto t_classify = Clock::now();
-    classify(outs, repeat);
+    classify(calls, repeat);
     result_.phases_ms["verify_compare"] = ms_since(t_classify);
     result_.phases_ms["verify"] = ms_since(t);
     // 5. Timing.
@@ -597,6 +659,10 @@ VerifyResult Verifier::run() {
   } catch (const std::exception& e) {
     result_.status = VerifyStatus::harness_error;
     result_.message = std::string("internal error in egg-harness (please report it): ") + e.what();
+  }
+  if (refs_) {  // the server's share: computing sets, and all the time spent waiting for its replies
+    result_.phases_ms["refs_compute"] = refs_ms_;
+    result_.phases_ms["refs_wait"] = refs_->waited_ms();
   }
   result_.phases_ms["total"] = ms_since(t_total);
   return result_;

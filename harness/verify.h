@@ -10,19 +10,20 @@ namespace egg::harness {
 
 struct HarnessOptions {
   std::filesystem::path lib, spec, work, out, source;
+  std::filesystem::path refs;        // the reference server's socket (python -m egg_frontend serve)
   std::optional<double> atol, rtol;  // override the per-dtype defaults
   bool time = false;                 // time the candidate after it verifies
   bool strict = false;               // compute-sanitizer memcheck first (handled by main)
   bool guard = true;                 // guard bytes around every buffer (off under the sanitizer)
   bool cupti = true;                 // CUPTI kernel trace (off under the sanitizer)
-  int max_sets = 0;                  // 0: every reference set
+  int max_sets = 0;                  // 0: every set the reference server has
   double min_time_s = 0.5;           // timing: at least this long ...
   int min_trials = 100;              // ... and at least this many trials
 };
 
-// Checks the source and library, loads the spec and references, runs every check of
-// docs/gpu.md ("What egg-harness checks") and, with opts.time, times the candidate.
-// Never throws; every failure is a status in the result.
+// Checks the source and library, reads the spec, asks the reference server for each set, runs every
+// check of docs/gpu.md ("What egg-harness checks") and, with opts.time, times the candidate. Never
+// throws; every failure is a status in the result.
 VerifyResult verify_candidate(const HarnessOptions& opts);
 
 }  // namespace egg::harness

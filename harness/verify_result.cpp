@@ -7,7 +7,7 @@
 namespace egg::harness {
 namespace {
 
-constexpr std::array<std::pair<VerifyStatus, std::string_view>, 18> kNames{{
+constexpr std::array<std::pair<VerifyStatus, std::string_view>, 19> kNames{{
     {VerifyStatus::verified, "verified"},
     {VerifyStatus::mismatch, "mismatch"},
     {VerifyStatus::nan_output, "nan_output"},
@@ -26,6 +26,7 @@ constexpr std::array<std::pair<VerifyStatus, std::string_view>, 18> kNames{{
     {VerifyStatus::spec_error, "spec_error"},
     {VerifyStatus::no_gpu, "no_gpu"},
     {VerifyStatus::harness_error, "harness_error"},
+    {VerifyStatus::gpu_busy, "gpu_busy"},
 }};
 
 nlohmann::json percentiles_json(const Percentiles& p) {
@@ -63,6 +64,7 @@ bool is_candidate_failure(VerifyStatus s) {
     case VerifyStatus::spec_error:
     case VerifyStatus::no_gpu:
     case VerifyStatus::harness_error:
+    case VerifyStatus::gpu_busy:
       return false;
     default:
       return true;

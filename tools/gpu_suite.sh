@@ -6,20 +6,26 @@
 #
 #   bash tools/gpu_suite.sh examples/suite                 # everything
 #   bash tools/gpu_suite.sh examples/suite/gemm_*.py       # one family
+#   bash tools/gpu_suite.sh --list bench/kernelbench_sample.txt kb   # the ops a list names, under kb/
 #
 # Output ($OUT, else ./gpu-suite-out): rows.jsonl (one row per finished op), bench.json/bench.md
 # (the full report, when the run finished), suite.txt (tables), suite.log, build.log,
 # manifests.tgz (every finished op's manifest.json: `python3 tools/attempts.py manifests.tgz`
-# lists each candidate measured).
+# lists each candidate measured), peaks.json (peak disk, host and GPU memory per op,
+# tools/resource_monitor.py), ctest-gpu.log (with EGG_SUITE_CTEST=1: the harness's gpu tests first).
 # Environment: EGG_BENCH_JOBS (default: cores - 4, at least 1), EGG_BENCH_BUDGET (candidates per
 # stage, default 2), EGG_BENCH_FLAGS (extra bench flags, e.g. --no-strict), EGG_SUITE_DEADLINE
 # (seconds from the start after which the bench is stopped, default 570), EGG_NCU (default off:
-# no Nsight Compute counters for the winners), EGG_REF_DEVICE (cpu by default: the most accurate
-# references; cuda is faster for the large bf16/fp16 GEMMs but cannot verify long scans, docs/gpu.md),
-# EGG_CUDNN_ROOT (cuDNN's root; default: the CUDA toolkit's, else PyTorch's nvidia.cudnn; none: off).
+# no Nsight Compute counters for the winners), EGG_REF_DEVICE (where PyTorch computes the
+# references: cuda by default, cpu for accuracy audits, docs/gpu.md), EGG_CUDNN_ROOT (cuDNN's root; default: the CUDA toolkit's, else PyTorch's nvidia.cudnn; none: off).
 set -u -o pipefail
 START=$SECONDS
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if [ "${1:-}" = --list ]; then  # ops named in a file, relative to a folder
+  LIST="$2" BASE="$3"
+  shift 3
+  set -- $(sed "s|^|$BASE/|" "$LIST") "$@"
+fi
 OUT="${OUT:-$ROOT/gpu-suite-out}"
 mkdir -p "$OUT"
 PY="${EGG_PYTHON:-$(command -v python3)}"
@@ -32,17 +38,24 @@ if [ -z "${EGG_CUDNN_ROOT:-}" ] && [ ! -f /usr/local/cuda/include/cudnn.h ]; the
   [ -n "$D" ] && [ -f "$D/include/cudnn.h" ] && export EGG_CUDNN_ROOT="$D"
 fi
 B="$ROOT/build-gpu"
-{ cmake -S "$ROOT" -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEGG_PYTHON="$PY" -DEGG_BUILD_TESTS=OFF \
-        -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" && cmake --build "$B" -j "$(nproc)" --target egg-gen egg-harness; } \
+TESTS=OFF TARGETS="egg-gen egg-harness"
+[ -n "${EGG_SUITE_CTEST:-}" ] && TESTS=ON TARGETS="$TARGETS egg_harness_gpu_test"
+{ cmake -S "$ROOT" -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEGG_PYTHON="$PY" -DEGG_BUILD_TESTS=$TESTS \
+        -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" && cmake --build "$B" -j "$(nproc)" --target $TARGETS; } \
   >"$OUT/build.log" 2>&1 || { echo "build failed"; tail -30 "$OUT/build.log"; exit 1; }
 echo "build: $((SECONDS - START)) s"
+if [ -n "${EGG_SUITE_CTEST:-}" ]; then  # the harness's gpu tests: planted candidates, a 6 GiB op
+  ctest --test-dir "$B" -L gpu -R '^harness[.]gpu[.]' -j 4 --output-on-failure >"$OUT/ctest-gpu.log" 2>&1
+  echo "ctest harness.gpu: rc $? after $((SECONDS - START)) s; $(grep -E 'tests passed|tests failed' "$OUT/ctest-gpu.log")"
+fi
 ARCH="sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)"
 JOBS="${EGG_BENCH_JOBS:-$(( $(nproc) > 5 ? $(nproc) - 4 : 1 ))}"
 LEFT=$(( ${EGG_SUITE_DEADLINE:-570} - (SECONDS - START) ))
 echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) date: $(date -u +%FT%TZ) jobs: $JOBS budget: ${EGG_BENCH_BUDGET:-2} time left: $LEFT s cudnn: ${EGG_CUDNN_ROOT:-toolkit}" | tee "$OUT/suite.txt"
 : >"$OUT/rows.jsonl"
 rm -rf "$ROOT/build-suite"
-EGG_NCU="${EGG_NCU:-off}" EGG_CACHE=off timeout --signal=TERM "$LEFT" "$B/generator/egg-gen" bench "$@" --arch "$ARCH" \
+EGG_NCU="${EGG_NCU:-off}" EGG_CACHE=off timeout --signal=TERM "$LEFT" \
+  "$PY" "$ROOT/tools/resource_monitor.py" --out "$OUT/peaks.json" -- "$B/generator/egg-gen" bench "$@" --arch "$ARCH" \
   --out "$ROOT/build-suite" --python "$PY" --nvcc "$(command -v nvcc)" -j "$JOBS" \
   --budget "${EGG_BENCH_BUDGET:-2}" --rows "$OUT/rows.jsonl" --json "$OUT/bench.json" \
   --markdown "$OUT/bench.md" ${EGG_BENCH_FLAGS:-} >>"$OUT/suite.txt" 2>"$OUT/suite.log"

@@ -2,6 +2,8 @@
 // body of launch(); it never touches the cache, CMake or files outside what it is given.
 #pragma once
 
+#include "backend/failure.h"
+
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -58,9 +60,9 @@ class Backend {
   virtual void check_supported(const spec::Spec& spec) const = 0;
   // Code agent: candidates for the stage objective, best prior first.
   virtual std::vector<Candidate> propose(const StageRequest& request) = 0;
-  // Debug agent: a repaired candidate for a failure report, or nullopt when it cannot repair it.
+  // Debug agent: a repaired candidate for a failure, or nullopt when it cannot repair it.
   virtual std::optional<Candidate> repair(const StageRequest& request, const Candidate& failed,
-                                          const std::string& failure_report) = 0;
+                                          const Failure& failure) = 0;
   // Names and contents of the template and prompt files the backend reads (part of the cache key).
   virtual std::vector<std::pair<std::string, std::string>> key_inputs() const = 0;
   // Requests and tokens per stage and agent: {"stage1": {"code": {requests, tokens_in,

@@ -125,8 +125,9 @@ void add_common(CLI::App* cmd, CommonOptions& c) {
   cmd->add_option("--seeds", c.g.seeds, "seeded input sets beyond the declared one (default 3)")
       ->check(CLI::Range(1, 100));
   cmd->add_option("--ref-device", c.g.ref_device,
-                  "where PyTorch computes the references: cpu (default; most accurate) or cuda "
-                  "(faster for large problems; default $EGG_REF_DEVICE)")
+                  "where PyTorch computes the references, which stay on the GPU: cuda (default) "
+                  "or cpu (accuracy audits: fp32 reductions and scans accumulate in double; "
+                  "default $EGG_REF_DEVICE)")
       ->envname("EGG_REF_DEVICE")
       ->check(CLI::IsMember({"cpu", "cuda"}));
 }

@@ -28,11 +28,6 @@ spec::Spec trace(ProcessRunner& runner, const FrontendConfig& config,
             work_dir.string(),
             "--seeds",
             std::to_string(config.seeds)};
-  if (!config.refs) p.args.push_back("--no-refs");
-  // On the GPU: full fp32, no TF32; the frontend falls back to the CPU when the model does not
-  // run there.
-  if (config.refs && config.ref_device != "cpu")
-    p.args.insert(p.args.end(), {"--ref-device", config.ref_device});
   p.env_set["PYTHONPATH"] = (config.data_dir / "python").string();
   p.env_set["PYTHONDONTWRITEBYTECODE"] = "1";
   p.timeout = config.timeout;

@@ -108,6 +108,69 @@ json profile_agent(const json& facts, std::optional<double> kernel_ms, double by
   return out;
 }
 
+backend::FailureClass failure_class(const verify::GpuOutcome& out) {
+  using backend::FailureClass;
+  using harness::VerifyStatus;
+  if (out.compile_error) return FailureClass::compile_error;
+  switch (out.status) {
+    case VerifyStatus::mismatch:
+      return FailureClass::mismatch;
+    case VerifyStatus::nan_output:
+      return FailureClass::nan_output;
+    case VerifyStatus::constant_output:
+      return FailureClass::constant_output;
+    case VerifyStatus::cached_result:
+      return FailureClass::cached_result;
+    case VerifyStatus::input_modified:
+      return FailureClass::input_modified;
+    case VerifyStatus::out_of_bounds:
+      return FailureClass::out_of_bounds;
+    case VerifyStatus::nondeterministic:
+      return FailureClass::nondeterministic;
+    case VerifyStatus::side_stream:
+      return FailureClass::side_stream;
+    case VerifyStatus::launch_error:
+      return FailureClass::launch_error;
+    case VerifyStatus::sanitizer:
+      return FailureClass::sanitizer;
+    case VerifyStatus::forbidden_source:
+      return FailureClass::forbidden_source;
+    case VerifyStatus::load_error:
+      return FailureClass::load_error;
+    case VerifyStatus::crash:
+      return FailureClass::crash;
+    case VerifyStatus::timeout:
+      return FailureClass::timeout;
+    case VerifyStatus::spec_error:
+      return FailureClass::spec_error;
+    case VerifyStatus::no_gpu:
+      return FailureClass::no_gpu;
+    case VerifyStatus::gpu_busy:
+      return FailureClass::gpu_busy;
+    case VerifyStatus::verified:
+    case VerifyStatus::harness_error:
+      break;
+  }
+  return FailureClass::harness_error;
+}
+
+void PhaseTimes::add_harness(const json& phases_ms) {
+  auto ms = [&](const char* key) { return phases_ms.value(key, 0.0) / 1000.0; };
+  // verify and time net of the waits inside them: for GPU memory, for the timing lock and for the
+  // reference server (whose computing counts as references, the rest as waiting).
+  add("verify", ms("verify") - ms("gpu_memory_wait") - ms("refs_wait"));
+  add("time", ms("time") - ms("gpu_lock_wait"));
+  add("references", ms("refs_compute"));
+  add("wait_gpu",
+      ms("gpu_lock_wait") + ms("gpu_memory_wait") + ms("refs_wait") - ms("refs_compute"));
+}
+
+json PhaseTimes::to_json() const {
+  json j = json::object();
+  for (const auto& [k, v] : seconds_) j[k] = std::max(0.0, v);
+  return j;
+}
+
 fs::path Evaluator::write_sources(const backend::Candidate& candidate, const fs::path& dir) const {
   auto sources = emit::render_sources(config_.data_dir, contract_, candidate, config_.backend_name,
                                       config_.op_file_name);
@@ -142,10 +205,24 @@ void Evaluator::prepare(const std::vector<backend::Candidate>& candidates) {
     for (size_t i; (i = next++) < jobs.size();)
       gpu_->prebuild(jobs[i].first, jobs[i].second / "include", jobs[i].second / "verify");
   };
+  const auto started = std::chrono::steady_clock::now();
   std::vector<std::thread> pool;
   for (size_t t = 1; t < width; ++t) pool.emplace_back(work);
   work();
   for (auto& t : pool) t.join();
+  phases_.add_since("compile", started);
+}
+
+void Evaluator::account(std::chrono::steady_clock::time_point started,
+                        const verify::GpuOutcome& out) {
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const json phases_ms = out.details.value("phases_ms", json::object());
+  phases_.add_harness(phases_ms);
+  const double ready_wait = phases_ms.value("refs_ready_wait", 0.0) / 1000.0;
+  phases_.add("references", ready_wait);
+  // What the harness did not spend: building the library (when it was not prebuilt), starting.
+  phases_.add("compile", std::max(0.0, wall - ready_wait - phases_ms.value("total", 0.0) / 1000.0));
 }
 
 Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time, bool strict,
@@ -164,18 +241,21 @@ Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time, b
   auto findings =
       harness::scan_source_text(candidate.code.device_code + "\n" + candidate.code.launch_body);
   if (!findings.empty()) {
-    ev.failure_class = "forbidden_api";
-    ev.report = "the kernel calls PyTorch instead of computing: " + harness::describe(findings) +
-                "; write the computation in CUDA";
+    ev.failure = backend::Failure{
+        backend::FailureClass::forbidden_api,
+        "the kernel calls PyTorch instead of computing: " + harness::describe(findings) +
+            "; write the computation in CUDA"};
     return ev;
   }
   json facts = json::object();
   if (gpu_ && !all_arches) {
-    auto out = gpu_->run(cu, dir / "include", config_.spec_json, dir / "verify", time, strict,
-                         config_.atol, config_.rtol);
+    const auto started = std::chrono::steady_clock::now();
+    auto out = gpu_->run(cu, dir / "include", config_.spec_json, *config_.refs, dir / "verify",
+                         time, strict, config_.atol, config_.rtol);
+    account(started, out);
     if (!out.ok()) {
-      ev.failure_class = out.failure_class;
-      ev.report = replace_all(out.report, dir.string() + "/", "");
+      ev.failure =
+          backend::Failure{failure_class(out), replace_all(out.report, dir.string() + "/", "")};
       return ev;
     }
     ev.kernel_ms = out.kernel_ms;
@@ -183,25 +263,29 @@ Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time, b
     ev.profile["harness"] = out.details;
     return ev;
   }
+  const auto compile_started = std::chrono::steady_clock::now();
   auto compiled = nvcc_.compile_object(cu, dir / "include", config_.arches, dir / "kernel.o");
+  phases_.add_since("compile", compile_started);
   if (!compiled.ok) {
-    ev.failure_class = "compile_error";
     // Work paths are random: without them the report (and a replayed transcript) is reproducible.
-    ev.report = replace_all(compiled.log + "\nrepro: " + compiled.repro, dir.string() + "/", "");
+    ev.failure = backend::Failure{
+        backend::FailureClass::compile_error,
+        replace_all(compiled.log + "\nrepro: " + compiled.repro, dir.string() + "/", "")};
     return ev;
   }
   facts = ptxas_facts(compiled.log);
   if (gpu_) {  // the final winner: every arch compiled above; verified again, and profiled
-    auto out = gpu_->run(cu, dir / "include", config_.spec_json, dir / "verify", time, strict,
-                         config_.atol, config_.rtol);
+    const auto started = std::chrono::steady_clock::now();
+    auto out = gpu_->run(cu, dir / "include", config_.spec_json, *config_.refs, dir / "verify",
+                         time, strict, config_.atol, config_.rtol);
+    account(started, out);
     if (!out.ok()) {
-      ev.failure_class = out.failure_class;
-      ev.report = out.report;
+      ev.failure = backend::Failure{failure_class(out), out.report};
       return ev;
     }
     ev.kernel_ms = out.kernel_ms;
     ev.profile = profile_agent(facts, out.kernel_ms, config_.bytes, config_.flops, true,
-                               gpu_->profile(dir / "verify", config_.spec_json));
+                               gpu_->profile(dir / "verify", config_.spec_json, *config_.refs));
     ev.profile["harness"] = out.details;
     return ev;
   }

@@ -170,17 +170,16 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
   TempDir work(fs::temp_directory_path(), "egg-work-" + result.name);
   if (o.keep_work) work.keep();
 
-  // Step: spec (the frontend always runs: it also writes the reference tensors).
+  // Step: spec (the frontend always runs: the cache key is over the normalized spec).
   spec::Spec s;
   const fs::path spec_json = work.path() / "frontend" / "spec.json";
+  PhaseTimes phases;  // of this generation (the manifest's `phases`)
   {
     StepTimer t("spec");
-    // Reference tensors cost time and disk (4 sets of every input and output): only a GPU reads
-    // them.
-    frontend::FrontendConfig fc{
-        o.python,    o.data_dir, o.seeds, services.gpu != nullptr, std::chrono::minutes(10),
-        o.ref_device};
+    const auto started = std::chrono::steady_clock::now();
+    frontend::FrontendConfig fc{o.python, o.data_dir, o.seeds, std::chrono::minutes(10)};
     s = frontend::trace(services.runner, fc, o.op_file, work.path() / "frontend");
+    phases.add_since("trace", started);
     if (auto edited = artifacts.override_file("spec.json")) {
       s = spec::read_spec(*edited);
       log::info("spec: taken from " + edited->string());
@@ -276,9 +275,15 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
       }
     }
     const auto [bytes, flops] = roofline_inputs(s);
-    Evaluator evaluator({o.data_dir, work.path() / "candidates", spec_json, arches, backend->name(),
-                         o.op_file.filename().string(), bytes, flops, tol.first, tol.second},
-                        contract, nvcc, services.gpu);
+    // The reference outputs, computed and kept on the GPU while the first candidates compile.
+    std::unique_ptr<verify::References> refs;
+    if (services.gpu)
+      refs = services.gpu->references({o.python, o.data_dir, o.op_file, spec_json,
+                                       work.path() / "references", o.seeds, o.ref_device});
+    Evaluator evaluator(
+        {o.data_dir, work.path() / "candidates", spec_json, arches, backend->name(),
+         o.op_file.filename().string(), bytes, flops, tol.first, tol.second, refs.get()},
+        contract, nvcc, services.gpu);
     StageBudget budget;
     budget.max_candidates = std::max(1, o.budget);
     backend::StageRequest request{
@@ -295,10 +300,9 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
       auto c = read_candidate_artifact(*file, "override:stage1");
       Evaluation ev = evaluator.evaluate(c, evaluator.can_measure());
       if (!ev.ok())
-        throw UserError(
-            SourceLocation{file->string(), 0, "stage1"},
-            "the hand-edited stage-1 kernel fails: " + ev.failure_class + ": " + ev.report,
-            "fix it, or resume from an earlier step");
+        throw UserError(SourceLocation{file->string(), 0, "stage1"},
+                        "the hand-edited stage-1 kernel fails: " + ev.failure->text(),
+                        "fix it, or resume from an earlier step");
       stage1 = StageOutcome{c, ev, {{"step", "stage1"}, {"override", file->string()}}};
     }
     artifacts.dump_file("stage1.cu", candidate_artifact(stage1->winner));
@@ -336,9 +340,12 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
                        : evaluator.evaluate(stage2->winner, false, o.strict, true);
       if (final_eval.ok() && !final_eval.kernel_ms)
         final_eval.kernel_ms = stage2->evaluation.kernel_ms;
+      // Every candidate is verified: the server's GPU memory goes back before the baselines.
+      if (refs && !refs->stats().empty())
+        evaluator.phases().add("references_startup", refs->stats().value("startup_ms", 0.0) / 1e3);
+      refs.reset();
       if (!final_eval.ok())
-        throw UserError("verify: the chosen kernel failed: " + final_eval.failure_class + ": " +
-                            final_eval.report,
+        throw UserError("verify: the chosen kernel failed: " + final_eval.failure->text(),
                         "run again with --keep-work to inspect the candidate");
     }
     json status = arch_status(arches, services.gpu, final_eval, tol, skip_verify, o.no_gpu_reason);
@@ -355,6 +362,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
       timing["achieved_gbps"] = roofline_inputs(s).first / (k * 1e-3) / 1e9;
       if (o.baseline) {
         StepTimer bt("baseline");
+        const auto baseline_started = std::chrono::steady_clock::now();
         auto b =
             verify::time_baseline(services.runner, o.python, o.data_dir, o.op_file, work.path());
         if (b.eager_ms)
@@ -375,9 +383,13 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
           timing["baseline_error"] = b.error;
           log::warning(result.name + ": " + b.error);
         }
+        evaluator.phases().add_since("baselines", baseline_started);
       }
     }
+    json phase_seconds = evaluator.phases().to_json();
+    phase_seconds["trace"] = phases.to_json().value("trace", 0.0);
     record = {{"candidate", stage2->winner.id},
+              {"phases", phase_seconds},
               {"summary", stage2->winner.summary},
               {"params", stage2->winner.params},
               {"stages", json::array({stage1->record,
@@ -438,6 +450,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
       {"timing", record.value("timing", json::object())},
       {"tokens", record.value("tokens", json::object())},
       {"stages", record.value("stages", json::array())},
+      {"phases", record.value("phases", json::object())},
       {"files",
        {{"cu", paths.cu.filename().string()},
         {"header", fs::relative(paths.header, o.out_dir).string()}}}};

@@ -38,10 +38,10 @@ struct GenerateOptions {
   bool compile_check = true;  // nvcc-compile the winner before emitting
   bool keep_work = false;
   int seeds = 3;
-  // Where PyTorch computes the reference outputs: "cpu" (default: its CPU kernels accumulate
-  // reductions and scans in double, or fp32 for fp16/bf16) or "cuda" (faster for large problems;
-  // full fp32, no TF32, but PyTorch's CUDA scans accumulate in the storage type).
-  std::string ref_device = "cpu";
+  // Where PyTorch computes the reference outputs (the reference server keeps them on the GPU
+  // either way): "cuda" (default; PyTorch's default backend flags) or "cpu" (accuracy audits: its
+  // CPU kernels accumulate fp32 reductions and scans in double).
+  std::string ref_device = "cuda";
   std::filesystem::path dump_dir;      // write every step's artifact here
   std::filesystem::path override_dir;  // take step artifacts from here (hand-edited)
   std::string from_step = "spec";      // resume from this step; earlier artifacts from override_dir

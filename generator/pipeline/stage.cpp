@@ -14,7 +14,7 @@ using nlohmann::json;
 namespace {
 
 std::string result_text(const Evaluation& ev) {
-  if (!ev.ok()) return ev.failure_class;
+  if (!ev.ok()) return std::string(backend::failure_name(ev.failure->cls));
   if (ev.kernel_ms) return "verified " + std::to_string(*ev.kernel_ms) + " ms";
   return "compiles (not measured)";
 }
@@ -62,33 +62,47 @@ StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
   json attempts = json::array();
   std::optional<StageOutcome> best = incumbent;
   bool took_new = false;
-  std::string last_failure;
+  // Every candidate that failed, with its class and report, for the message when none passes.
+  std::vector<std::pair<std::string, backend::Failure>> failed;
   int evaluated = 0;
+  auto attempt_record = [](const std::string& id, const Evaluation& ev) {
+    json a = {{"candidate", id}, {"result", result_text(ev)}};
+    if (!ev.ok()) a["failure_class"] = std::string(backend::failure_name(ev.failure->cls));
+    return a;
+  };
   for (auto candidate : proposals) {
-    if (evaluated++ >= budget.max_candidates) break;
+    if (evaluated >= budget.max_candidates) break;
     if (over_budget()) break;
+    ++evaluated;
     Evaluation ev = evaluator.evaluate(candidate, measure);
-    std::map<std::string, int> failures;
+    std::map<backend::FailureClass, int> failures;
+    bool listed = false;
     for (int repair = 0; !ev.ok() && repair < budget.max_repairs; ++repair) {
-      if (++failures[ev.failure_class] > budget.max_same_failure) break;
+      if (++failures[ev.failure->cls] > budget.max_same_failure) break;
       if (over_budget()) break;
-      attempts.push_back(
-          {{"candidate", candidate.id}, {"result", result_text(ev)}, {"agent", "code"}});
-      request.recent.push_back({candidate.id, "as proposed", ev.failure_class});
-      auto fixed = backend.repair(request, candidate, ev.failure_class + ": " + ev.report);
-      if (!fixed) break;
-      log::info(request.stage + ": debug agent repairs " + candidate.id + " (" + ev.failure_class +
+      json a = attempt_record(candidate.id, ev);
+      a["agent"] = "code";
+      attempts.push_back(a);
+      failed.emplace_back(candidate.id, *ev.failure);
+      request.recent.push_back({candidate.id, "as proposed", result_text(ev)});
+      auto fixed = backend.repair(request, candidate, *ev.failure);
+      if (!fixed) {
+        listed = true;  // this evaluation is in `failed` already
+        break;
+      }
+      log::info(request.stage + ": debug agent repairs " + candidate.id + " (" + result_text(ev) +
                 ")");
       candidate = *fixed;
       ev = evaluator.evaluate(candidate, measure);
     }
-    attempts.push_back(
-        {{"candidate", candidate.id}, {"result", result_text(ev)}, {"profile", ev.profile}});
+    json a = attempt_record(candidate.id, ev);
+    a["profile"] = ev.profile;
+    attempts.push_back(a);
     request.recent.push_back({candidate.id, candidate.summary, result_text(ev)});
     if (request.recent.size() > static_cast<size_t>(budget.recent_window))
       request.recent.erase(request.recent.begin());
     if (!ev.ok()) {
-      last_failure = ev.failure_class + ": " + ev.report;
+      if (!listed) failed.emplace_back(candidate.id, *ev.failure);
       continue;
     }
     const bool better =
@@ -102,10 +116,18 @@ StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
     }
     if (!measure) break;  // nothing to compare: the first passing candidate in prior order wins
   }
-  if (!best)
-    throw UserError(request.stage + ": no candidate passed (" + std::to_string(evaluated) +
-                        " tried); last failure:\n" + first_lines(last_failure, 40),
+  if (!best) {
+    // Every candidate's class and first line; the last one's report in full (up to 40 lines).
+    std::string text = request.stage + ": no candidate passed (" + std::to_string(evaluated) +
+                       " tried" + (budget_stop.empty() ? "" : "; " + budget_stop) + ")";
+    if (proposals.empty()) text += ": the backend proposed none";
+    for (const auto& [id, f] : failed)
+      text +=
+          "\n  " + id + ": " + std::string(backend::failure_name(f.cls)) + ": " + f.first_line();
+    if (!failed.empty()) text += "\nlast failure:\n" + first_lines(failed.back().second.text(), 40);
+    throw UserError(text,
                     "inspect the candidates with --keep-work, or try another backend or model");
+  }
   best->record = {
       {"step", request.stage},
       {"objective", request.objective.substr(0, request.objective.find('\n'))},

@@ -3,29 +3,39 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+
+#include "verify/references.h"
+#include "verify_result.h"
 
 namespace egg::verify {
 
 // What the GPU said about a candidate.
 struct GpuOutcome {
-  std::string failure_class;  // "" when verified; else mismatch, crash, timeout, launch_error, ...
-  std::string report;         // the harness's message (errors, first mismatch, repro)
+  bool compile_error = false;  // nvcc could not build the library
+  harness::VerifyStatus status = harness::VerifyStatus::verified;  // else what egg-harness found
+  std::string report;  // nvcc's log, or the harness's message (errors, first mismatch, repro)
   std::optional<double> kernel_ms;                    // median event time, when timed
   nlohmann::json details = nlohmann::json::object();  // the harness's result.json
-  bool ok() const { return failure_class.empty(); }
+  bool ok() const { return !compile_error && status == harness::VerifyStatus::verified; }
 };
 
 // Verifies (and times) a candidate on the local GPU.
 class GpuVerifier {
  public:
   virtual ~GpuVerifier() = default;
-  // `cu` is the rendered .cu with its header under `include_dir`; `spec_json` the frontend's spec.
+  // `cu` is the rendered .cu with its header under `include_dir`; `spec_json` the frontend's spec;
+  // `refs` the op's references (references()).
   virtual GpuOutcome run(const std::filesystem::path& cu, const std::filesystem::path& include_dir,
-                         const std::filesystem::path& spec_json, const std::filesystem::path& work,
-                         bool time, bool strict, double atol, double rtol) = 0;
+                         const std::filesystem::path& spec_json, References& refs,
+                         const std::filesystem::path& work, bool time, bool strict, double atol,
+                         double rtol) = 0;
+  // Starts computing an op's reference outputs on this GPU (they stay there while its candidates
+  // are verified); returns at once.
+  virtual std::unique_ptr<References> references(const ReferenceRequest& request) = 0;
   // Builds what run() would build for `cu` into `work` ahead of time, so a stage can build all
   // its candidates side by side (called from several threads at once) and then verify and time
   // them one by one; run() reuses a prebuilt result. Default: nothing (run() builds).
@@ -38,9 +48,10 @@ class GpuVerifier {
   // Nsight Compute metrics of the candidate last run in `work` (parse_ncu_csv's form), or
   // {"unavailable": why} where ncu is missing or cannot read the counters.
   virtual nlohmann::json profile(const std::filesystem::path& work,
-                                 const std::filesystem::path& spec_json) {
+                                 const std::filesystem::path& spec_json, References& refs) {
     (void)work;
     (void)spec_json;
+    (void)refs;
     return {{"unavailable", "no profiler"}};
   }
   // The GPU's name and arch ("NVIDIA H200", "sm_90").

@@ -25,12 +25,16 @@ class HarnessVerifier : public GpuVerifier {
                   std::vector<std::string> extra_flags = {});
 
   GpuOutcome run(const std::filesystem::path& cu, const std::filesystem::path& include_dir,
-                 const std::filesystem::path& spec_json, const std::filesystem::path& work,
-                 bool time, bool strict, double atol, double rtol) override;
+                 const std::filesystem::path& spec_json, References& refs,
+                 const std::filesystem::path& work, bool time, bool strict, double atol,
+                 double rtol) override;
+  std::unique_ptr<References> references(const ReferenceRequest& request) override {
+    return start_reference_server(request);
+  }
   void prebuild(const std::filesystem::path& cu, const std::filesystem::path& include_dir,
                 const std::filesystem::path& work) override;
-  nlohmann::json profile(const std::filesystem::path& work,
-                         const std::filesystem::path& spec_json) override;
+  nlohmann::json profile(const std::filesystem::path& work, const std::filesystem::path& spec_json,
+                         References& refs) override;
   std::string gpu_name() const override { return gpu_.name; }
   std::string gpu_arch() const override { return gpu_.arch; }
 

@@ -1,6 +1,7 @@
-"""Command line: ``python3 -m egg_frontend trace --op <abs op.py> --out <dir> [--seeds N]``.
+"""Command line: ``python3 -m egg_frontend trace --op <abs op.py> --out <dir> [--seeds N]`` and
+``python3 -m egg_frontend serve ...`` (the reference server, refserver.py).
 
-Exit 0: spec.json and refs/ written.  Exit 1: the op is at fault; error.json and one
+Exit 0: spec.json written.  Exit 1: the op is at fault; error.json and one
 ``egg: error: <file>:<line>: <op>: <message>`` line (plus a hint) on stderr.  Exit 2:
 an internal error.  Files of a failed run are removed again, except error.json.
 """
@@ -20,17 +21,21 @@ def _parser():
     p = argparse.ArgumentParser(prog="python3 -m egg_frontend",
                                 description="EGG op frontend: trace a KernelBench op.py")
     sub = p.add_subparsers(dest="command", required=True)
-    t = sub.add_parser("trace", help="write spec.json and refs/ for an op.py")
+    t = sub.add_parser("trace", help="write spec.json for an op.py")
     t.add_argument("--op", required=True, help="absolute path of op.py")
     t.add_argument("--out", required=True, help="work directory to write into")
-    t.add_argument("--no-refs", action="store_true",
-                   help="trace only: no reference tensors (nothing will verify against them)")
     t.add_argument("--seeds", type=int, default=3,
                    help="seeded input sets beyond the declared one (default 3)")
-    t.add_argument("--ref-device", choices=("cpu", "cuda"), default="cpu",
-                   help="where shapes and reference outputs are computed (default cpu); cuda "
-                        "computes them with full-fp32 math (no TF32) and falls back to the CPU "
-                        "when the model does not run there")
+    s = sub.add_parser("serve", help="serve the op's reference sets from the GPU (refserver.py)")
+    s.add_argument("--op", required=True, help="absolute path of op.py")
+    s.add_argument("--spec", required=True, help="the spec.json trace wrote")
+    s.add_argument("--socket", required=True, help="Unix socket to listen on")
+    s.add_argument("--ready", required=True, help="JSON file written once the server is ready")
+    s.add_argument("--seeds", type=int, default=3,
+                   help="seeded input sets beyond the declared one (default 3)")
+    s.add_argument("--ref-device", choices=("cuda", "cpu"), default="cuda",
+                   help="where PyTorch computes the references (default cuda; cpu for accuracy "
+                        "audits: its reductions and scans accumulate in double for fp32)")
     return p
 
 
@@ -51,92 +56,49 @@ def _write_json(path, obj, written):
     written.append(path)
 
 
-def trace(op_path, out_dir, seeds, with_refs=True, ref_device="cpu"):
-    """Do the work of ``trace``; raises FrontendError.  ``written`` lists files created.
+def trace(op_path, out_dir, seeds):
+    """Do the work of ``trace``: spec.json, shapes propagated without data where possible.
 
-    With ``ref_device="cuda"`` (and a GPU) the model runs there; a model that fails there (a
-    tensor created on the CPU inside forward, say) is traced again on the CPU."""
+    The declared inputs are made on the meta device and the graph runs on fake tensors (no
+    memory, no arithmetic, whatever the op's size); an op that cannot (a data-dependent op, a
+    get_inputs() that needs real data) is traced again with real CPU tensors."""
     with warnings.catch_warnings():  # torch warns when numpy is absent; irrelevant here
         warnings.filterwarnings("ignore", message=".*Failed to initialize NumPy.*")
-        import torch
-    if ref_device == "cuda" and torch.cuda.is_available():
-        # References are the exact fp32 results: no TF32 anywhere (kernels that opt in to TF32
-        # are checked at a matching tolerance instead).
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
-        try:
-            return _trace_on(op_path, out_dir, seeds, with_refs, "cuda")
-        except UserError as e:
-            print("egg: note: the model does not run on the GPU (%s); computing references on "
-                  "the CPU" % e.message.splitlines()[0], file=sys.stderr)
-    return _trace_on(op_path, out_dir, seeds, with_refs, "cpu")
-
-
-def _trace_on(op_path, out_dir, seeds, with_refs, device):
-    from . import deps, loader, refs, spec, tracer
+        import torch  # noqa: F401
+    from . import deps, loader, spec, tracer
 
     written = []
     try:
         op = loader.load(op_path)
         try:
             loader.build_model(op)
-            inputs0 = loader.get_inputs(op, 0)
             user_files = [op.path] + op.local_files()
             gm = tracer.trace(op, user_files)
-            _check_arity(op, gm, inputs0)
-            if device != "cpu":
-                op.model.to(device)
-                gm.to(device)
+            inputs0 = None
             try:
+                inputs0 = loader.get_inputs(op, 0, "meta")
+                _check_arity(op, gm, inputs0)
                 loader.reset_state(op)
-                tracer.propagate(gm, [t.to(device, copy=True) for t in inputs0])
-            except tracer.NodeFailure as f:
-                raise _node_error(op, gm, f, user_files)
+                tracer.propagate_fake(gm, inputs0)
+            except Exception:  # noqa: B902 - not traceable without data: trace with real tensors
+                # (a user error, too, is found again there, with its real message)
+                inputs0 = loader.get_inputs(op, 0)
+                _check_arity(op, gm, inputs0)
+                loader.reset_state(op)
+                try:
+                    tracer.propagate(gm, inputs0)
+                except tracer.NodeFailure as f:
+                    raise _node_error(op, gm, f, user_files)
             params = spec.collect_params(op.model, gm)
             doc = spec.build(op, gm, inputs0, params, user_files)
-            n_out = len(doc["outputs"])
-            doc["deps"] = None
-            reference = {"params": None, "sets": []}
-            if with_refs:
-                reference["device"] = device
-                reference["params"] = refs.write_params(out_dir, params, written, op.initial_state)
-            for k in range(seeds + 1 if with_refs else 0):
-                inputs = inputs0 if k == 0 else loader.get_inputs(op, k)
-                outs = refs.run_eager(op, [t.to(device) for t in inputs], k, n_out, user_files)
-                rel = refs.write_set(out_dir, k, inputs, outs, written)
-                reference["sets"].append({"file": rel, "seed": k, "declared": k == 0})
             doc["deps"] = deps.deps_list(op.path, op.local_files())
-            doc["reference"] = reference
+            doc["reference"] = {"seeds": seeds}
             _write_json(os.path.join(out_dir, "spec.json"), doc, written)
         finally:
             op.close()
     except BaseException:
         _remove(written)
-        _remove_refs(out_dir)
         raise
-    if with_refs:
-        _remove_stale_sets(out_dir, seeds)
-    else:
-        _remove_refs(out_dir)  # references of an earlier run would not match this spec
-
-
-def _remove_refs(out_dir):
-    """After a failure, reference files of an earlier run are stale too: remove them."""
-    folder = os.path.join(out_dir, "refs")
-    if os.path.isdir(folder):
-        _remove([os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".pt")])
-        try:
-            os.rmdir(folder)
-        except OSError:
-            pass
-
-
-def _remove_stale_sets(out_dir, seeds):
-    folder = os.path.join(out_dir, "refs")
-    keep = {"params.pt"} | {"set%d.pt" % k for k in range(seeds + 1)}
-    for name in os.listdir(folder):
-        if name not in keep and name.endswith(".pt"):
-            _remove([os.path.join(folder, name)])
 
 
 def _check_arity(op, gm, inputs):
@@ -167,6 +129,10 @@ def _node_error(op, gm, failure, user_files):
 def main(argv=None):
     """Run the command line; returns the exit status (never raises)."""
     args = _parser().parse_args(argv)
+    if args.command == "serve":
+        from . import refserver
+        return refserver.serve(os.path.abspath(args.op), os.path.abspath(args.spec),
+                               args.socket, args.ready, args.seeds, args.ref_device)
     out_dir = os.path.abspath(args.out)
     op_path = os.path.abspath(args.op)
     try:
@@ -174,7 +140,7 @@ def main(argv=None):
         _remove([os.path.join(out_dir, "error.json"), os.path.join(out_dir, "spec.json")])
         if args.seeds < 0:
             raise UserError(op_path, 0, "--seeds", "--seeds must be >= 0", "pass --seeds 3")
-        trace(op_path, out_dir, args.seeds, not args.no_refs, args.ref_device)
+        trace(op_path, out_dir, args.seeds)
         return 0
     except FrontendError as e:
         err = e

@@ -173,7 +173,7 @@ def build_model(op):
     torch.manual_seed(0)
     model = _call_user(op, lambda: model_cls(*init_inputs), "Model",
                        "fix Model's constructor or get_init_inputs()")
-    op.model = model.cpu()  # references are computed on the CPU
+    op.model = model.cpu()  # traced on the CPU; the reference server moves it to its device
     op.init_inputs = init_inputs
     op.initial_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
     return model
@@ -185,12 +185,17 @@ def reset_state(op):
         op.model.load_state_dict(op.initial_state)
 
 
-def get_inputs(op, seed):
-    """``get_inputs()`` under ``torch.manual_seed(seed)``, checked to be a list of tensors."""
+def get_inputs(op, seed, device="cpu"):
+    """``get_inputs()`` under ``torch.manual_seed(seed)``, checked to be a list of tensors.
+
+    The tensors are created on ``device`` (the default device while get_inputs runs: "meta"
+    gives shapes and dtypes without memory, "cuda" generates the data on the GPU) and returned
+    there."""
     fn = _require(op, "get_inputs", "add `def get_inputs(): return [torch.randn(...)]`")
     torch.manual_seed(seed)
-    inputs = _call_user(op, fn, "get_inputs", "fix get_inputs(); it must return a list of "
-                                              "the forward's input tensors")
+    with torch.device(device):
+        inputs = _call_user(op, fn, "get_inputs", "fix get_inputs(); it must return a list of "
+                                                  "the forward's input tensors")
     line = op.def_line("get_inputs")
     if isinstance(inputs, torch.Tensor):
         inputs = [inputs]
@@ -203,4 +208,4 @@ def get_inputs(op, seed):
                             "forward input %d is %s, not a tensor" % (i, type(t).__name__),
                             "every forward input must be a tensor; pass constants through "
                             "get_init_inputs() and Model's constructor instead")
-    return [t.detach().cpu() for t in inputs]
+    return [t.detach().to(device) for t in inputs]

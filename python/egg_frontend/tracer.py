@@ -96,6 +96,19 @@ def propagate(gm, inputs):
         return EggShapeProp(gm).propagate(*inputs)
 
 
+def propagate_fake(gm, inputs):
+    """``propagate`` on fake tensors made from ``inputs`` (meta or real): shapes and dtypes
+    without memory or arithmetic. Raises whatever an op without a fake implementation raises."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    mode = FakeTensorMode(allow_non_fake_inputs=True)
+    with mode:
+        fake = [torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype,
+                                    device="cpu") for t in inputs]
+        torch.manual_seed(0)
+        with torch.no_grad():
+            return EggShapeProp(gm).propagate(*fake)
+
+
 def location(node, user_files):
     """(file, line, code) of a node: innermost stack frame in a user file, else the last one."""
     text = node.stack_trace or ""

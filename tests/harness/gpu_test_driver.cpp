@@ -2,9 +2,17 @@
 // (a child egg-harness with a time limit) and checks the status. Exits 77 (ctest: skipped) with
 // the reason when there is no CUDA device.
 //
-//   egg_harness_gpu_test --harness H --nvcc N --python P --planted DIR --make-refs F --op OP
-//                        --work DIR (--case NAME --expect STATUS [--time] [--strict] | --baseline --pythonpath D)
+//   egg_harness_gpu_test --harness H --nvcc N --python P --pythonpath D --planted DIR --make-spec F
+//                        --op OP --work DIR (--case NAME --expect STATUS [--rows R --cols C]
+//                        [--max-disk-mb M] [--time] [--strict] | --baseline)
+//
+// Each case starts its own reference server (python3 -m egg_frontend serve, the path egg-gen
+// uses), so every planted candidate is judged against references that live on the GPU.
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <boost/process.hpp>
+#include <thread>
 
 #include <cstdio>
 #include <fstream>
@@ -82,37 +90,36 @@ int main(int argc, char** argv) {
     return ok ? 0 : 1;
   }
 
-  // Reference tensors, made once and shared by the cases (temp folder + rename: parallel-safe).
-  const fs::path refs = work / "refs";
-  if (!fs::exists(refs / "spec.json")) {
-    const fs::path tmp = work / ("refs.tmp." + std::to_string(::getpid()));
-    fs::remove_all(tmp);
-    fs::create_directories(tmp);
-    if (!run_step("make_refs", {a["--python"], a["--make-refs"], "--op", a["--op"], "--out", tmp.string()}, tmp,
-                  std::chrono::seconds(300)))
-      return 1;
-    std::error_code ec;
-    fs::rename(tmp, refs, ec);
-    if (ec) fs::remove_all(tmp);
-  }
-
   const std::string name = a["--case"];
+  // The spec, per case (cases may use different ops and run side by side).
+  const std::string label = a.count("--label") ? a["--label"] : name;  // the case's folders
+  const fs::path spec_dir = work / (label + "-spec");
+  fs::remove_all(spec_dir);
+  fs::create_directories(spec_dir);
+  if (!run_step("make_spec", {a["--python"], a["--make-spec"], "--op", a["--op"], "--out", spec_dir.string()},
+                spec_dir, std::chrono::seconds(300)))
+    return 1;
   const fs::path planted = a["--planted"];
   const std::string base = name == "good_strict" || name == "uses_torch" ? "good" : name;
-  const fs::path dir = work / name;
+  const fs::path dir = work / label;
   fs::remove_all(dir);
   fs::create_directories(dir);
   const fs::path so = dir / "cand.so";
   if (!run_step("nvcc", {a["--nvcc"], "-shared", "-Xcompiler", "-fPIC", "-DEGG_CANDIDATE_ENTRY", "-O3",
-                         "-arch=" + arch, "-DEGG_ROWS=1024", "-DEGG_COLS=4096", (planted / (base + ".cu")).string(),
+                         "-arch=" + arch, "-DEGG_ROWS=" + (a.count("--rows") ? a["--rows"] : "1024"),
+                         "-DEGG_COLS=" + (a.count("--cols") ? a["--cols"] : "4096"), (planted / (base + ".cu")).string(),
                          "-o", so.string()},
                 dir, std::chrono::seconds(300)))
     return 1;
 
+  RefServer server(a["--python"], a["--pythonpath"], a["--op"], spec_dir / "spec.json", dir);
+  const fs::path socket = server.wait_ready();
+  if (socket.empty()) return 1;
   CandidateRun run;
   run.harness = a["--harness"];
   run.library = so;
-  run.spec = refs / "spec.json";
+  run.spec = spec_dir / "spec.json";
+  run.refs = socket;
   run.work_dir = dir / "verify";
   run.source = planted / (name == "uses_torch" ? "uses_torch.cu" : base + ".cu");
   run.time = flags.count("--time") > 0;
@@ -125,7 +132,22 @@ int main(int argc, char** argv) {
   std::cout << "case:     " << name << "\nexpected: " << a["--expect"] << "\ngot:      " << got
             << "\nmessage:  " << r.message << "\nwall:     " << wall << " s\nrepro:    " << r.repro << "\n";
   std::cout << to_json(r).dump(2) << "\n";
-  const bool ok = got == a["--expect"];
+  bool ok = got == a["--expect"];
+  // What the run left on disk (the harness's work folder, the server's log), and the harness's
+  // peak host memory.
+  rusage usage{};
+  getrusage(RUSAGE_CHILDREN, &usage);
+  const double disk_mb = static_cast<double>(disk_bytes(dir)) / (1 << 20);
+  std::cout << "disk:     " << disk_mb << " MiB in " << dir << "\nhost:     " << usage.ru_maxrss / 1024.0
+            << " MiB peak resident (largest child)\n";
+  if (a.count("--max-disk-mb") && disk_mb > std::stod(a["--max-disk-mb"])) {
+    std::cout << "disk use over the limit of " << a["--max-disk-mb"] << " MiB\n";
+    ok = false;
+  }
+  if (a.count("--max-host-mb") && usage.ru_maxrss / 1024.0 > std::stod(a["--max-host-mb"])) {
+    std::cout << "host memory over the limit of " << a["--max-host-mb"] << " MiB\n";
+    ok = false;
+  }
   std::cout << (ok ? "PASS" : "FAIL") << "\n";
   return ok ? 0 : 1;
 }

@@ -1,4 +1,5 @@
-"""spec.json structure, shapes and dtypes, reference tensors and deps."""
+"""spec.json structure, shapes and dtypes, reference sets (the reference server's, on the CPU
+here) and deps."""
 
 import json
 import os
@@ -39,11 +40,9 @@ class SpecShape(TempOps, unittest.TestCase):
         self.assertEqual(s["outputs"], [{"name": "out0", "node": "relu", "shape": [4, 8],
                                          "dtype": "float32"}])
         self.assertEqual(s["deps"], [r.op_path])
-        self.assertEqual(s["reference"]["params"], "refs/params.pt")
-        self.assertEqual(s["reference"]["sets"], [
-            {"file": "refs/set%d.pt" % k, "seed": k, "declared": k == 0} for k in range(4)])
-        self.assertEqual(r.files(), ["refs/params.pt", "refs/set0.pt", "refs/set1.pt",
-                                     "refs/set2.pt", "refs/set3.pt", "spec.json"])
+        self.assertEqual(s["reference"], {"seeds": 3})
+        # Nothing but the spec: reference tensors never go through the disk.
+        self.assertEqual(r.files(), ["spec.json"])
 
     def test_missing_get_init_inputs_is_empty(self):
         r = self.trace("""
@@ -70,7 +69,7 @@ class SpecShape(TempOps, unittest.TestCase):
                 self.assertEqual([i["dtype"] for i in r.spec["inputs"]], [dtype, dtype])
                 self.assertTrue(all(n["dtype"] == dtype for n in r.spec["nodes"]))
                 self.assertEqual(r.spec["outputs"][0]["dtype"], dtype)
-                ref = torch.load(os.path.join(r.out, "refs/set0.pt"))
+                ref = references(r).compute(0)[0]
                 self.assertEqual(ref["outputs"][0].dtype, getattr(torch, dtype))
 
     def test_broadcasting_shapes(self):
@@ -104,7 +103,7 @@ class SpecShape(TempOps, unittest.TestCase):
                                  ["out%d" % i for i in range(len(outs))])
                 names = {n["name"] for n in r.spec["nodes"]} | {"x"}
                 self.assertTrue(all(o["node"] in names for o in outs))
-                ref = torch.load(os.path.join(r.out, "refs/set0.pt"))
+                ref = references(r).compute(0)[0]
                 self.assertEqual(len(ref["outputs"]), len(outs))
 
 
@@ -126,18 +125,19 @@ class References(TempOps, unittest.TestCase):
     def test_refs_match_model(self):
         r = self.trace(self.OP, seeds=2)
         self.assertEqual(r.rc, 0, r.stderr)
-        params = torch.load(os.path.join(r.out, "refs/params.pt"))
-        self.assertEqual(sorted(params), ["fc.bias", "fc.weight", "scale"])
+        refs = references(r, seeds=2)
+        self.assertEqual([p["name"] for p in r.spec["params"]], ["fc.weight", "fc.bias", "scale"])
         # rebuild the model the same way and compare
         ns = {}
         with open(r.op_path, encoding="utf-8") as f:
             exec(compile(f.read(), r.op_path, "exec"), ns)
         torch.manual_seed(0)
         model = ns["Model"](*ns["get_init_inputs"]())
-        for name, t in model.state_dict().items():
-            self.assertTrue(torch.equal(params[name], t), name)
+        state = model.state_dict()
+        for decl, t in zip(r.spec["params"], refs.params):
+            self.assertTrue(torch.equal(state[decl["name"]], t), decl["name"])
         for k in range(3):
-            ref = torch.load(os.path.join(r.out, "refs/set%d.pt" % k))
+            ref = refs.compute(k)[0]
             torch.manual_seed(k)
             inputs = ns["get_inputs"]()
             self.assertEqual(len(ref["inputs"]), 1)
@@ -146,12 +146,10 @@ class References(TempOps, unittest.TestCase):
             with torch.no_grad():
                 expected = model(*inputs)
             self.assertTrue(torch.equal(ref["outputs"][0], expected))
-            self.assertEqual(ref["outputs"][0].device.type, "cpu")
-        s0 = torch.load(os.path.join(r.out, "refs/set0.pt"))["inputs"][0]
-        s1 = torch.load(os.path.join(r.out, "refs/set1.pt"))["inputs"][0]
+        s0, s1 = refs.compute(0)[0]["inputs"][0], refs.compute(1)[0]["inputs"][0]
         self.assertFalse(torch.equal(s0, s1))
 
-    def test_inplace_on_input_does_not_change_saved_inputs(self):
+    def test_inplace_on_input_does_not_change_served_inputs(self):
         r = self.trace("""
         class Model(nn.Module):
             def forward(self, x):
@@ -161,18 +159,18 @@ class References(TempOps, unittest.TestCase):
             return [torch.ones(4)]
         """)
         self.assertEqual(r.rc, 0, r.stderr)
-        ref = torch.load(os.path.join(r.out, "refs/set0.pt"))
+        ref = references(r).compute(0)[0]
         self.assertTrue(torch.equal(ref["inputs"][0], torch.ones(4)))
         self.assertTrue(torch.equal(ref["outputs"][0], torch.full((4,), 3.0)))
         add = r.spec["nodes"][-1]
         self.assertEqual(add["args"][0], {"node": r.spec["nodes"][0]["name"]})
 
-    def test_rerun_removes_stale_sets(self):
-        self.assertEqual(self.trace(self.OP, seeds=3).rc, 0)
-        r = self.trace(self.OP, seeds=1)
-        self.assertEqual(r.rc, 0, r.stderr)
-        self.assertEqual(r.files(), ["refs/params.pt", "refs/set0.pt", "refs/set1.pt",
-                                     "spec.json"])
+
+def references(r, seeds=1):
+    """The reference server's sets for a traced op, computed and served on the CPU."""
+    from egg_frontend import refserver
+    return refserver.References(r.op_path, r.spec, seeds, "cpu", serve_device="cpu",
+                                exporter=lambda t: {"handle": "00" * 64, "offset": 0})
 
 
 class Deps(TempOps, unittest.TestCase):
@@ -243,7 +241,7 @@ class Subprocess(TempOps, unittest.TestCase):
         with open(os.path.join(out, "spec.json"), encoding="utf-8") as f:
             spec = json.load(f)
         self.assertEqual(spec["nodes"][0]["op"], "tanh")
-        self.assertEqual(len(spec["reference"]["sets"]), 4)  # default --seeds 3
+        self.assertEqual(spec["reference"], {"seeds": 3})  # default --seeds 3
         self.assertEqual(p.stdout, "")
 
 
@@ -322,7 +320,10 @@ class State(TempOps, unittest.TestCase):
             return [torch.randn(8, 3) * 5 + 2]
         """, seeds=2)
         self.assertEqual(r.rc, 0, r.stderr)
-        params = torch.load(os.path.join(r.out, "refs/params.pt"))
+        refs = references(r, seeds=2)
+        params = {d["name"]: t for d, t in zip(r.spec["params"], refs.params)}
+        # A forward in training mode updates the running stats; the served params are as built.
+        refs.compute(0), refs.compute(1)
         self.assertTrue(torch.equal(params["bn.running_mean"], torch.zeros(3)))
         self.assertTrue(torch.equal(params["bn.running_var"], torch.ones(3)))
         self.assertEqual(params["bn.num_batches_tracked"].item(), 0)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -15,8 +16,12 @@ class FakeProcessRunner : public ProcessRunner {
   using Handler = std::function<ProcessResult(const ProcessSpec&)>;
   explicit FakeProcessRunner(Handler handler) : handler_(std::move(handler)) {}
 
+  // Safe from several threads (parallel generations); the handler runs concurrently.
   ProcessResult run(const ProcessSpec& spec) override {
-    calls.push_back(spec);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      calls.push_back(spec);
+    }
     return handler_(spec);
   }
 
@@ -32,6 +37,7 @@ class FakeProcessRunner : public ProcessRunner {
 
  private:
   Handler handler_;
+  std::mutex mutex_;
 };
 
 // A result that exited with `code` and printed `out`.

@@ -110,7 +110,8 @@ TEST_F(LlmBackendTest, DebugAgentSeesTheFailureAndTheCode) {
   client->answers = {"```cuda\nfixed\n```"};
   Candidate failed;
   failed.code.device_code = "broken_kernel_code";
-  auto fixed = backend->repair(request("stage1"), failed, "compile_error: identifier undefined");
+  auto fixed = backend->repair(request("stage1"), failed,
+                               Failure{FailureClass::compile_error, "identifier undefined"});
   ASSERT_TRUE(fixed.has_value());
   const std::string& sent = client->requests.back().messages.back().content;
   EXPECT_TRUE(has(sent, "broken_kernel_code"));

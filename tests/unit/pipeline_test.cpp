@@ -4,6 +4,9 @@
 #include "pipeline/generate.h"
 #include "verify/ncu.h"
 
+#include <atomic>
+#include <thread>
+
 #include <gtest/gtest.h>
 
 #include <mutex>
@@ -173,15 +176,36 @@ TEST_F(PipelineTest, CompileFailureIsRepairedByFallingBackThenReported) {
 }
 
 // A GPU that verifies everything at a fixed time, or fails every candidate with one class.
+// References that are ready at once; counts how often a candidate asked for them.
+class FakeReferences : public verify::References {
+ public:
+  explicit FakeReferences(std::atomic<int>* asked) : asked_(asked) {}
+  fs::path endpoint() override {
+    ++*asked_;
+    return "/nonexistent/fake-refs.sock";
+  }
+  json stats() const override { return {{"ok", true}, {"startup_ms", 5.0}}; }
+
+ private:
+  std::atomic<int>* asked_;
+};
+
 class FakeGpu : public verify::GpuVerifier {
  public:
   std::string fail;
   int runs = 0;
-  verify::GpuOutcome run(const fs::path&, const fs::path&, const fs::path&, const fs::path&, bool,
-                         bool, double, double) override {
+  std::atomic<int> reference_servers{0}, endpoint_calls{0};
+  std::unique_ptr<verify::References> references(const verify::ReferenceRequest&) override {
+    ++reference_servers;
+    return std::make_unique<FakeReferences>(&endpoint_calls);
+  }
+  verify::GpuOutcome run(const fs::path&, const fs::path&, const fs::path&,
+                         verify::References& refs, const fs::path&, bool, bool, double,
+                         double) override {
+    refs.endpoint();
     ++runs;
     verify::GpuOutcome o;
-    o.failure_class = fail;
+    if (!fail.empty()) o.status = harness::status_from_name(fail).value();
     o.report = fail.empty() ? "" : "max abs error 3.0";
     if (fail.empty()) o.kernel_ms = 0.5 - 0.01 * runs;  // later candidates a little faster
     return o;
@@ -203,6 +227,11 @@ TEST_F(PipelineTest, WithAGpuTheFastestVerifiedCandidateWinsAndTheStatusSaysVeri
   EXPECT_TRUE(m["timing"]["kernel_ms"].is_number());
   EXPECT_GT(gpu.runs, 3);  // every stage-2 candidate was measured
   EXPECT_EQ(m["stages"][1]["decision"].get<std::string>().rfind("fastest verified", 0), 0u);
+  // One reference server for the whole generation, asked by every run; the time per phase.
+  EXPECT_EQ(gpu.reference_servers.load(), 1);
+  EXPECT_EQ(gpu.endpoint_calls.load(), gpu.runs);
+  for (const char* phase : {"trace", "compile", "references_startup"})
+    EXPECT_TRUE(m["phases"].contains(phase)) << phase << " in " << m["phases"].dump();
 }
 
 // A GPU whose prebuild takes a while and records how many ran at once and where.
@@ -222,10 +251,10 @@ class PrebuildingGpu : public FakeGpu {
     --active;
   }
   verify::GpuOutcome run(const fs::path& cu, const fs::path& inc, const fs::path& spec,
-                         const fs::path& work, bool time, bool strict, double atol,
-                         double rtol) override {
+                         verify::References& refs, const fs::path& work, bool time, bool strict,
+                         double atol, double rtol) override {
     run_in.insert(work);
-    return FakeGpu::run(cu, inc, spec, work, time, strict, atol, rtol);
+    return FakeGpu::run(cu, inc, spec, refs, work, time, strict, atol, rtol);
   }
 };
 
@@ -267,9 +296,68 @@ TEST_F(PipelineTest, WithAGpuAMismatchEverywhereFailsTheGeneration) {
     generate(options(), services);
     FAIL() << "expected a UserError";
   } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("mismatch"), std::string::npos) << e.what();
+    // Every candidate run (repairs included) is named with its failure class and first line.
+    const std::string text = e.what();
+    EXPECT_NE(text.find("stage1: no candidate passed ("), std::string::npos) << text;
+    size_t named = 0;
+    for (size_t at = text.find(": mismatch: max abs error 3.0"); at != std::string::npos;
+         at = text.find(": mismatch: max abs error 3.0", at + 1))
+      ++named;
+    EXPECT_EQ(named, static_cast<size_t>(gpu.runs)) << text;
+    EXPECT_NE(text.find("last failure:\nmismatch: max abs error 3.0"), std::string::npos) << text;
   }
   EXPECT_FALSE(fs::exists(dir.path() / "out"));
+}
+
+// One GPU shared by parallel generations: runs take turns (the timing lock) after random delays
+// (other jobs' verification, memory waits), and a candidate's time depends on its code alone.
+class ContendedGpu : public FakeGpu {
+ public:
+  std::mutex turn;
+  std::atomic<int> in_flight{0}, most_in_flight{0};
+  verify::GpuOutcome run(const fs::path& cu, const fs::path&, const fs::path&,
+                         verify::References& refs, const fs::path&, bool, bool, double,
+                         double) override {
+    refs.endpoint();
+    const int now = ++in_flight;
+    most_in_flight = std::max(most_in_flight.load(), now);
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(std::hash<std::string>{}(cu.string()) % 15));
+    verify::GpuOutcome o;
+    {
+      std::lock_guard<std::mutex> lock(turn);
+      o.kernel_ms = 1.0 + static_cast<double>(read_file(cu).value_or("").size() % 97) / 100.0;
+    }
+    --in_flight;
+    return o;
+  }
+};
+
+TEST_F(PipelineTest, EightParallelGenerationsOnOneGpuGiveTheVerdictsOfOneAtATime) {
+  auto one = [&](int i, verify::GpuVerifier& gpu) {
+    auto o = options();
+    o.op_file = dir.path() / "src" / ("op_" + std::to_string(i) + ".py");
+    write_atomic(o.op_file, "# op " + std::to_string(i) + "\n");
+    o.out_dir = dir.path() / ("out_" + std::to_string(i));
+    o.cache_enabled = false;
+    o.baseline = false;
+    o.budget = 3;
+    Services services{runner, &gpu};
+    const auto r = generate(o, services);
+    return std::make_pair(r.manifest["candidate"].get<std::string>(), r.status_text);
+  };
+  ContendedGpu sequential_gpu;
+  std::vector<std::pair<std::string, std::string>> alone;
+  for (int i = 0; i < 8; ++i) alone.push_back(one(i, sequential_gpu));
+  ContendedGpu gpu;
+  std::vector<std::pair<std::string, std::string>> together(8);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) threads.emplace_back([&, i] { together[i] = one(i, gpu); });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(together, alone);
+  EXPECT_GT(gpu.most_in_flight.load(), 1) << "the generations did overlap";
+  EXPECT_EQ(gpu.reference_servers.load(), 8);  // one per generation
+  for (const auto& [candidate, status] : together) EXPECT_EQ(status, "sm_90: verified");
 }
 
 TEST_F(PipelineTest, BadArchIsAUserError) {

@@ -270,7 +270,8 @@ TEST(Planner, StageTwoTunesEverySegmentAndRepairFallsBack) {
   EXPECT_EQ(again.back().id, tuned.back().id);
   // Repair: the segment the report names takes its family's fallback; the other stays.
   const Candidate broken = winner;
-  auto fixed = backend.repair(r2, broken, "compile_error: k_s1.cu(12): error in egg_k_s1_row");
+  auto fixed = backend.repair(
+      r2, broken, Failure{FailureClass::compile_error, "k_s1.cu(12): error in egg_k_s1_row"});
   ASSERT_TRUE(fixed.has_value());
   EXPECT_NE(fixed->id, broken.id);
   EXPECT_EQ(fixed->params["plan"][0]["id"], broken.params["plan"][0]["id"]);

@@ -47,11 +47,10 @@ std::vector<Candidate> BuiltinBackend::propose(const StageRequest& request) {
 }
 
 std::optional<Candidate> BuiltinBackend::repair(const StageRequest& request,
-                                                const Candidate& failed,
-                                                const std::string& failure_report) {
+                                                const Candidate& failed, const Failure& failure) {
   // Templates are verified ahead; the repair the expert knows is a family's simpler fallback.
   const Family* family = family_for(*request.spec);
-  if (!family) return repair_plan(request, failed, failure_report);
+  if (!family) return repair_plan(request, failed, failure.text());
   return family->fallback(*request.spec, *request.contract, failed);
 }
 

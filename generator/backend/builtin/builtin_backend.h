@@ -25,7 +25,7 @@ class BuiltinBackend : public Backend {
   void check_supported(const spec::Spec& spec) const override;
   std::vector<Candidate> propose(const StageRequest& request) override;
   std::optional<Candidate> repair(const StageRequest& request, const Candidate& failed,
-                                  const std::string& failure_report) override;
+                                  const Failure& failure) override;
   std::vector<std::pair<std::string, std::string>> key_inputs() const override;
 
   // The plan of a spec no single family takes; throws the UserError naming the op otherwise.

@@ -182,11 +182,11 @@ std::vector<Candidate> LlmBackend::propose(const StageRequest& request) {
 }
 
 std::optional<Candidate> LlmBackend::repair(const StageRequest& request, const Candidate& failed,
-                                            const std::string& failure_report) {
+                                            const Failure& failure) {
   json ctx = contract::template_context(*request.contract);
   ctx["code"] = failed.code.device_code;
-  ctx["failure_class"] = failure_report.substr(0, failure_report.find(':'));
-  ctx["report"] = bounded(failure_report, 6000);
+  ctx["failure_class"] = std::string(failure_name(failure.cls));
+  ctx["report"] = bounded(failure.text(), 6000);
   ctx["contract"] = contract_text(*request.contract);
   ctx["answer_format"] = prompts_.at("answer_format.md").text;
   const auto& t = prompts_.at("debug_request.md");

@@ -1,8 +1,9 @@
-"""Writes spec.json and refs/ for a KernelBench-style op.py, as docs/SPEC.md describes, for the
-harness tests. It is a test fixture, independent of python/egg_frontend on purpose: the harness
-tests must not break while the frontend changes. It writes no `nodes` (the harness needs none).
+"""Writes spec.json for a KernelBench-style op.py, as docs/SPEC.md describes, for the harness
+tests. It is a test fixture, independent of python/egg_frontend's tracer on purpose: the harness
+tests must not break while the frontend changes. It writes no `nodes` (the harness needs none);
+the reference sets come from the reference server (`python3 -m egg_frontend serve`).
 
-usage: python3 make_refs.py --op op.py --out DIR [--seeds N]
+usage: python3 make_spec.py --op op.py --out DIR [--seeds N]
 """
 import argparse
 import importlib.util
@@ -33,22 +34,17 @@ def main():
     spec.loader.exec_module(mod)
     torch.manual_seed(0)
     model = mod.Model(*mod.get_init_inputs()).eval()
-    os.makedirs(os.path.join(a.out, "refs"), exist_ok=True)
+    os.makedirs(a.out, exist_ok=True)
     params = dict(model.named_parameters())
     params.update(dict(model.named_buffers()))
-    torch.save({k: v.detach().contiguous() for k, v in params.items()}, os.path.join(a.out, "refs", "params.pt"))
     names = [n for n in inspect.signature(model.forward).parameters]
-    sets, inputs0, outputs0 = [], None, None
-    for k in range(a.seeds + 1):
-        torch.manual_seed(k)
-        inputs = [t.contiguous() for t in mod.get_inputs()]
-        with torch.no_grad():
-            out = model(*inputs)
-        outputs = [o.contiguous() for o in (out if isinstance(out, (list, tuple)) else [out])]
-        torch.save({"inputs": inputs, "outputs": outputs}, os.path.join(a.out, "refs", f"set{k}.pt"))
-        sets.append({"file": f"refs/set{k}.pt", "seed": k, "declared": k == 0})
-        if k == 0:
-            inputs0, outputs0 = inputs, outputs
+    # Shapes and dtypes only: on the meta device no data is made, whatever the op's size.
+    torch.manual_seed(0)
+    with torch.device("meta"):
+        inputs0 = [t.contiguous() for t in mod.get_inputs()]
+    with torch.no_grad():
+        out = model.to("meta")(*inputs0)
+    outputs0 = [o.contiguous() for o in (out if isinstance(out, (list, tuple)) else [out])]
     doc = {
         "schema": 1, "op_file": os.path.abspath(a.op), "model_class": "Model",
         "init_inputs": list(mod.get_init_inputs()),
@@ -58,7 +54,7 @@ def main():
         "nodes": [],
         "outputs": [decl(f"out{i}", t) for i, t in enumerate(outputs0)],
         "deps": [os.path.abspath(a.op)],
-        "reference": {"params": "refs/params.pt", "sets": sets},
+        "reference": {"seeds": a.seeds},
     }
     with open(os.path.join(a.out, "spec.json"), "w") as f:
         json.dump(doc, f, indent=2)

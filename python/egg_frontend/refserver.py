@@ -1,0 +1,276 @@
+"""The reference server: the op's reference outputs, computed by PyTorch and kept on the GPU.
+
+``python3 -m egg_frontend serve --op op.py --spec spec.json --socket S --ready R`` builds the
+model as the frontend traced it, computes the declared input set and the seeded ones with
+PyTorch (the user's default backend flags) on the GPU (``--ref-device cpu``: on the CPU, for
+accuracy audits; the results are still served from the GPU), and answers egg-harness on the Unix
+socket ``S`` with CUDA IPC handles of the inputs, params and reference outputs (docs/ARCHITECTURE.md,
+"Verification"). Nothing goes through the disk; only summaries leave the GPU (egg-harness compares
+there).
+
+Protocol: one JSON object per line each way.
+  {"cmd": "set", "index": k}   -> {"ok": true, "index", "seed", "declared", "inputs": [T],
+                                   "params": [T], "outputs": [T], "compute_ms", "wait_ms"}
+  {"cmd": "release", "index": k} -> {"ok": true}
+  {"cmd": "info"}              -> {"ok": true, "sets", "device", "compute_device"}
+  T = {"name", "dtype", "shape", "bytes", "handle" (hex cudaIpcMemHandle_t), "offset"}
+  errors: {"ok": false, "kind": "user" | "spec" | "resource" | "internal", "error": text}
+
+Startup writes ``R`` (JSON, atomically) once the socket listens and every set has been computed
+once: {"ok": true, "pid", "sets", "device", "compute_device", "startup_ms", "set_bytes"} or
+{"ok": false, "kind", "file", "line", "op", "message", "hint"} (the op's fault, as error.json).
+The server ends when its standard input closes (its egg-gen ended, however it ended).
+"""
+
+import json
+import os
+import socket
+import sys
+import threading
+import time
+
+# Legacy cudaMalloc blocks are the ones CUDA IPC can share.
+os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:False"
+
+from .errors import FrontendError, UserError, internal_from  # noqa: E402
+
+CACHE_BYTES = int(os.environ.get("EGG_REF_CACHE_MB", "1024")) << 20
+
+
+def _write_json(path, obj):
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(obj, f)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def _nbytes(t):
+    return t.numel() * t.element_size()
+
+
+class References:
+    """The model, its params on the GPU, and the sets (computed on demand, kept when small)."""
+
+    def __init__(self, op_path, spec_doc, seeds, ref_device, serve_device="cuda", exporter=None):
+        """``serve_device`` and ``exporter`` (tensor -> {"handle", "offset"}; default: CUDA IPC)
+        are for tests on a machine without a GPU."""
+        import torch
+        from . import ipc
+        from . import loader, spec, tracer
+        self.torch = torch
+        self.spec = spec_doc
+        self.n_sets = seeds + 1
+        self.op = loader.load(op_path)
+        loader.build_model(self.op)
+        self.user_files = [self.op.path] + self.op.local_files()
+        gm = tracer.trace(self.op, self.user_files)
+        params = spec.collect_params(self.op.model, gm)
+        self._check_decls("parameter", spec_doc.get("params", []),
+                          [(n, t) for n, t, _ in params])
+        self.serve_device = torch.device(serve_device)
+        self.exporter = exporter or ipc.export
+        self.compute_device = torch.device(ref_device)
+        state = self.op.initial_state
+        self.params = [state.get(n, t).detach().to(self.serve_device).contiguous().clone()
+                       for n, t, _ in params]
+        self._place_model(self.compute_device)
+        self.cache = {}
+        self.pinned = {}
+        self.set_bytes = 0
+        self.keep = True  # all sets stay resident when they fit CACHE_BYTES together
+
+    def _place_model(self, device):
+        self.compute_device = device
+        self.op.model.to(device)
+        self.op.initial_state = {k: v.to(device) for k, v in self.op.initial_state.items()}
+
+    def _check_decls(self, kind, decls, tensors):
+        from .spec import dtype_name
+        if len(decls) != len(tensors):
+            raise UserError(self.op.path, self.op.def_line("Model"), "Model",
+                            "the model has %d %ss but the traced spec %d"
+                            % (len(tensors), kind, len(decls)),
+                            "the op changed while EGG ran: build again")
+        for d, (name, t) in zip(decls, tensors):
+            if list(t.shape) != d["shape"] or dtype_name(t.dtype) != d["dtype"]:
+                raise UserError(self.op.path, self.op.def_line("get_inputs"), kind,
+                                "%s %s is %s %s, the traced spec says %s %s"
+                                % (kind, name, dtype_name(t.dtype), list(t.shape), d["dtype"],
+                                   d["shape"]),
+                                "get_inputs() must give the same shapes and dtypes for every seed")
+
+    def _compute(self, k):
+        torch = self.torch
+        from . import loader, refs
+        dev = self.compute_device
+        inputs = loader.get_inputs(self.op, k, dev.type)
+        self._check_decls("forward input", self.spec["inputs"],
+                          [(d["name"], t) for d, t in zip(self.spec["inputs"], inputs)])
+        outs = refs.run_eager(self.op, inputs, k, len(self.spec["outputs"]), self.user_files)
+        self._check_decls("output", self.spec["outputs"],
+                          [(d["name"], t) for d, t in zip(self.spec["outputs"], outs)])
+        to = self.serve_device
+        inputs = [t.to(to).contiguous() for t in inputs]
+        outs = [t.to(to).contiguous() for t in outs]
+        if to.type == "cuda":
+            torch.cuda.synchronize()
+        return {"inputs": inputs, "outputs": outs}
+
+    def compute(self, k):
+        """Set k, computed (waiting for GPU memory when the GPU is full) or from the cache."""
+        torch = self.torch
+        from . import gpu_memory
+        if k in self.cache:
+            return self.cache[k], 0.0, 0.0
+        waited = {}
+        need = 3 * self.set_bytes if self.set_bytes else 0
+        t0 = time.perf_counter()
+        for attempt in range(40):
+            try:
+                if self.serve_device.type == "cuda":
+                    with gpu_memory.admission(torch, need, waited):
+                        s = self._compute(k)
+                else:
+                    s = self._compute(k)
+                break
+            except torch.OutOfMemoryError:
+                torch.cuda.empty_cache()
+                time.sleep(min(5.0, 0.25 * (attempt + 1)))
+                waited["wait_s"] = waited.get("wait_s", 0.0) + min(5.0, 0.25 * (attempt + 1))
+        else:
+            raise RuntimeError("no GPU memory for reference set %d after 40 attempts" % k)
+        total_ms = (time.perf_counter() - t0) * 1e3
+        wait_ms = waited.get("wait_s", 0.0) * 1e3
+        if self.keep:
+            self.cache[k] = s
+        return s, total_ms - wait_ms, wait_ms
+
+    def warm_up(self):
+        """Computes every set once (a forward failing on a seed is the op's fault, found here),
+        falling back to the CPU when the model does not run on the GPU."""
+        first = None
+        try:
+            first, _, _ = self.compute(0)
+        except UserError as e:
+            if self.compute_device.type == "cpu":
+                raise
+            print("egg: note: the model does not run on the GPU (%s); computing references on "
+                  "the CPU" % e.message, file=sys.stderr)
+            self.cache.clear()
+            self._place_model(self.torch.device("cpu"))
+            first, _, _ = self.compute(0)
+        self.set_bytes = sum(_nbytes(t) for t in first["inputs"] + first["outputs"])
+        self.keep = self.set_bytes * self.n_sets <= CACHE_BYTES
+        if not self.keep:
+            self.cache.clear()
+        for k in range(1, self.n_sets):
+            s, _, _ = self.compute(k)
+            del s
+        self._empty_cache()
+
+    def _empty_cache(self):
+        if not self.keep and self.serve_device.type == "cuda":
+            self.torch.cuda.empty_cache()
+
+    def describe(self, tensors, decls):
+        out = []
+        for d, t in zip(decls, tensors):
+            entry = {"name": d["name"], "dtype": d["dtype"], "shape": d["shape"],
+                     "bytes": _nbytes(t)}
+            if _nbytes(t) > 0:
+                entry.update(self.exporter(t))
+            out.append(entry)
+        return out
+
+    def answer(self, req, pinned):
+        cmd = req.get("cmd")
+        if cmd == "info":
+            return {"ok": True, "sets": self.n_sets, "device": str(self.serve_device),
+                    "compute_device": self.compute_device.type}
+        k = req.get("index")
+        if not isinstance(k, int) or not 0 <= k < self.n_sets:
+            return {"ok": False, "kind": "internal", "error": "no reference set %r" % (k,)}
+        if cmd == "release":
+            pinned.pop(k, None)
+            self._empty_cache()
+            return {"ok": True}
+        if cmd != "set":
+            return {"ok": False, "kind": "internal", "error": "unknown command %r" % (cmd,)}
+        s, compute_ms, wait_ms = self.compute(k)
+        pinned[k] = s
+        return {"ok": True, "index": k, "seed": k, "declared": k == 0,
+                "inputs": self.describe(s["inputs"], self.spec["inputs"]),
+                "params": self.describe(self.params, self.spec.get("params", [])),
+                "outputs": self.describe(s["outputs"], self.spec["outputs"]),
+                "compute_ms": compute_ms, "wait_ms": wait_ms}
+
+
+def _error_reply(e):
+    if isinstance(e, FrontendError):
+        return {"ok": False, "kind": e.kind, "error": e.report_line()}
+    return {"ok": False, "kind": "internal", "error": "%s: %s" % (type(e).__name__, e)}
+
+
+def _serve_connection(refs, conn):
+    pinned = {}
+    with conn, conn.makefile("rwb") as f:
+        for line in f:
+            try:
+                reply = refs.answer(json.loads(line), pinned)
+            except Exception as e:  # noqa: B902 - every failure is an answer, not a dead server
+                reply = _error_reply(e)
+            f.write((json.dumps(reply) + "\n").encode())
+            f.flush()
+    pinned.clear()
+    refs._empty_cache()
+
+
+def _exit_with_parent():
+    """Ends the process when stdin closes: egg-gen holds its other end for the server's life."""
+    def watch():
+        try:
+            while sys.stdin.buffer.read(1 << 16):
+                pass
+        except OSError:
+            pass
+        os._exit(0)
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def serve(op_path, spec_path, socket_path, ready_path, seeds, ref_device, watch_parent=True):
+    """Runs the server until stdin closes; returns an exit status only for startup failures."""
+    if watch_parent:
+        _exit_with_parent()
+    t0 = time.perf_counter()
+    try:
+        import torch
+        if not torch.cuda.is_available():
+            raise UserError(op_path, 0, "serve", "no CUDA device: the reference server serves "
+                            "from the GPU", "verify on a machine with a GPU")
+        with open(spec_path, encoding="utf-8") as f:
+            doc = json.load(f)
+        refs = References(op_path, doc, seeds, ref_device)
+        try:
+            os.unlink(socket_path)
+        except FileNotFoundError:
+            pass
+        srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        srv.bind(socket_path)
+        srv.listen(16)
+        refs.warm_up()
+    except FrontendError as e:
+        _write_json(ready_path, dict(ok=False, **e.to_json()))
+        return e.exit_code
+    except Exception as e:  # noqa: B902 - a bug must still say what happened
+        err = internal_from(e)
+        _write_json(ready_path, dict(ok=False, **err.to_json()))
+        return 2
+    _write_json(ready_path, {"ok": True, "pid": os.getpid(), "sets": refs.n_sets,
+                             "device": str(refs.serve_device),
+                             "compute_device": refs.compute_device.type,
+                             "set_bytes": refs.set_bytes, "resident": refs.keep,
+                             "startup_ms": (time.perf_counter() - t0) * 1e3})
+    while True:
+        conn, _ = srv.accept()
+        _serve_connection(refs, conn)

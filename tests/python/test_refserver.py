@@ -1,0 +1,145 @@
+"""The reference server (refserver.py) on the CPU: the protocol over a real Unix socket, the sets
+it computes, its resident cache, and the op's faults reported at startup. CUDA IPC itself (the
+handles) is exercised by the gpu tests (harness.gpu.*), where a GPU exists."""
+
+import json
+import os
+import socket
+import threading
+import unittest
+
+import torch
+
+from frontend_util import TempOps
+
+from egg_frontend import refserver
+
+OP = """
+class Model(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(d))
+    def forward(self, x):
+        return torch.relu(x) * self.w
+def get_inputs():
+    return [torch.randn(4, 6)]
+def get_init_inputs():
+    return [6]
+"""
+
+
+def fake_export(t):
+    return {"handle": "ab" * 64, "offset": 8}
+
+
+class Protocol(TempOps, unittest.TestCase):
+    def serve(self, refs):
+        """A server thread on a socketpair; returns the client's file."""
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        thread = threading.Thread(target=refserver._serve_connection, args=(refs, b), daemon=True)
+        thread.start()
+        self.addCleanup(thread.join, 5)
+        f = a.makefile("rwb")
+        self.addCleanup(a.close)
+        self.addCleanup(f.close)
+        return f
+
+    def ask(self, f, obj):
+        f.write((json.dumps(obj) + "\n").encode())
+        f.flush()
+        return json.loads(f.readline())
+
+    def refs(self, op=OP, seeds=3):
+        r = self.trace(op, seeds=seeds)
+        self.assertEqual(r.rc, 0, r.stderr)
+        refs = refserver.References(r.op_path, r.spec, seeds, "cpu", serve_device="cpu",
+                                    exporter=fake_export)
+        refs.warm_up()
+        return r, refs
+
+    def test_info_set_release(self):
+        r, refs = self.refs()
+        f = self.serve(refs)
+        self.assertEqual(self.ask(f, {"cmd": "info"}),
+                         {"ok": True, "sets": 4, "device": "cpu", "compute_device": "cpu"})
+        reply = self.ask(f, {"cmd": "set", "index": 2})
+        self.assertTrue(reply["ok"], reply)
+        self.assertEqual((reply["index"], reply["seed"], reply["declared"]), (2, 2, False))
+        self.assertEqual(reply["inputs"], [{"name": "x", "dtype": "float32", "shape": [4, 6],
+                                            "bytes": 96, "handle": "ab" * 64, "offset": 8}])
+        self.assertEqual([p["name"] for p in reply["params"]], ["w"])
+        self.assertEqual(reply["outputs"][0]["bytes"], 96)
+        self.assertEqual(self.ask(f, {"cmd": "release", "index": 2}), {"ok": True})
+
+    def test_bad_requests_are_answers(self):
+        r, refs = self.refs()
+        f = self.serve(refs)
+        self.assertEqual(self.ask(f, {"cmd": "set", "index": 9})["kind"], "internal")
+        self.assertEqual(self.ask(f, {"cmd": "dance", "index": 0})["kind"], "internal")
+        self.assertTrue(self.ask(f, {"cmd": "set", "index": 0})["ok"])  # still serving
+
+    def test_sets_are_the_models_outputs_under_each_seed(self):
+        r, refs = self.refs()
+        ns = {}
+        with open(r.op_path, encoding="utf-8") as fh:
+            exec(compile(fh.read(), r.op_path, "exec"), ns)
+        torch.manual_seed(0)
+        model = ns["Model"](6)
+        for k in range(4):
+            s = refs.compute(k)[0]
+            torch.manual_seed(k)
+            x = ns["get_inputs"]()[0]
+            self.assertTrue(torch.equal(s["inputs"][0], x))
+            with torch.no_grad():
+                self.assertTrue(torch.equal(s["outputs"][0], model(x)))
+
+    def test_small_sets_stay_resident_large_ones_are_computed_again(self):
+        r, refs = self.refs()
+        self.assertTrue(refs.keep)
+        self.assertEqual(sorted(refs.cache), [0, 1, 2, 3])
+        old = refserver.CACHE_BYTES
+        refserver.CACHE_BYTES = 100  # less than the four sets
+        self.addCleanup(setattr, refserver, "CACHE_BYTES", old)
+        r, refs = self.refs()
+        self.assertFalse(refs.keep)
+        self.assertEqual(refs.cache, {})
+        a, b = refs.compute(1)[0], refs.compute(1)[0]
+        self.assertTrue(torch.equal(a["outputs"][0], b["outputs"][0]))  # the same, computed twice
+
+    def test_a_forward_failing_on_a_seed_is_the_ops_fault_at_startup(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, x):
+                return x + 1
+        calls = [0]
+        def get_inputs():
+            calls[0] += 1
+            return [torch.randn(4 if calls[0] <= 2 else 5, 3)]
+        """, seeds=2)
+        self.assertEqual(r.rc, 0, r.stderr)
+        ready = os.path.join(self.tmp, "ready.json")
+        sock = os.path.join(self.tmp, "s.sock")
+        refs = refserver.References(r.op_path, r.spec, 2, "cpu", serve_device="cpu",
+                                    exporter=fake_export)
+        with self.assertRaises(refserver.UserError) as e:
+            refs.warm_up()
+        self.assertIn("get_inputs() must give the same shapes", e.exception.hint)
+        self.assertFalse(os.path.exists(ready) or os.path.exists(sock))
+
+    def test_serve_without_a_gpu_writes_a_clear_failure(self):
+        if torch.cuda.is_available():
+            self.skipTest("a GPU is present")
+        r = self.trace(OP)
+        spec = os.path.join(r.out, "spec.json")
+        ready = os.path.join(self.tmp, "ready.json")
+        rc = refserver.serve(r.op_path, spec, os.path.join(self.tmp, "s.sock"), ready, 1, "cuda",
+                             watch_parent=False)
+        self.assertEqual(rc, 1)
+        with open(ready, encoding="utf-8") as fh:
+            doc = json.load(fh)
+        self.assertFalse(doc["ok"])
+        self.assertIn("no CUDA device", doc["message"])
+
+
+if __name__ == "__main__":
+    unittest.main()
