@@ -50,6 +50,66 @@ bool run_step(const std::string& what, const std::vector<std::string>& argv, con
   return false;
 }
 
+// Bytes of the regular files under `dir` (what a run left on disk).
+std::uintmax_t disk_bytes(const fs::path& dir) {
+  std::uintmax_t n = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    if (it->is_regular_file(ec)) n += it->file_size(ec);
+  return n;
+}
+
+// The reference server of one case, ended with its process group at exit.
+class RefServer {
+ public:
+  RefServer(const std::string& python, const std::string& pythonpath, const fs::path& op, const fs::path& spec,
+            const fs::path& dir)
+      : socket_(dir / "refs.sock"), ready_(dir / "ready.json") {
+    auto env = boost::this_process::environment();
+    env["PYTHONPATH"] = pythonpath;
+    env["PYTHONUNBUFFERED"] = "1";
+    child_ = boost::process::child(
+        boost::process::exe = python,
+        boost::process::args = {"-m", "egg_frontend", "serve", "--op", op.string(), "--spec", spec.string(),
+                                "--socket", socket_.string(), "--ready", ready_.string()},
+        boost::process::std_in < stdin_,
+        (boost::process::std_out & boost::process::std_err) > (dir / "server.log").string(), env, group_);
+  }
+  ~RefServer() {
+    stdin_.close();
+    std::error_code ec;
+    group_.terminate(ec);
+    child_.wait(ec);
+  }
+  // The socket once the server is ready; empty (with the log printed) when it failed.
+  fs::path wait_ready() {
+    for (int i = 0; i < 24000; ++i) {
+      if (fs::exists(ready_)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        const auto j = nlohmann::json::parse(file_text(ready_), nullptr, false);
+        if (!j.is_discarded() && j.value("ok", false)) {
+          std::cout << "reference server: " << j.dump() << "\n";
+          return socket_;
+        }
+        std::cerr << "FAILED: the reference server: " << file_text(ready_) << "\n";
+        return {};
+      }
+      std::error_code ec;
+      if (!child_.running(ec)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::cerr << "FAILED: the reference server did not start:\n" << file_text(ready_.parent_path() / "server.log");
+    return {};
+  }
+
+ private:
+  fs::path socket_, ready_;
+  boost::process::opstream stdin_;
+  boost::process::group group_;
+  boost::process::child child_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
