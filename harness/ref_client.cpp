@@ -50,6 +50,7 @@ RefClient::RefClient(const fs::path& socket, fs::path pause_marker)
   }
   const json info = json::parse(request(R"({"cmd": "info"})"));
   sets_ = info.value("sets", 0);
+  need_bytes_ = info.value("need_bytes", std::size_t{0});
 }
 
 RefClient::~RefClient() {

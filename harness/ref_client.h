@@ -47,6 +47,8 @@ class RefClient {
   RefClient& operator=(const RefClient&) = delete;
 
   int sets() const { return sets_; }
+  // GPU memory the server needs to compute one more set (0 when its sets stay resident).
+  std::size_t need_bytes() const { return need_bytes_; }
   // Set k, mapped (valid until release(k) or another fetch). Throws RefError.
   const ServedSet& fetch(int k);
   void release();
@@ -60,6 +62,7 @@ class RefClient {
   std::filesystem::path pause_marker_;
   std::string buffer_;
   int sets_ = 0;
+  std::size_t need_bytes_ = 0;
   double waited_ms_ = 0;
   ServedSet current_;
   bool holding_ = false;

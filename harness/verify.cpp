@@ -236,8 +236,10 @@ std::size_t Verifier::memory_needed() const {
     timing = std::max<std::size_t>(2 * static_cast<std::size_t>(l2), 16u << 20) +
              2 * std::clamp<std::size_t>(group / 2, 256u << 20, 1u << 30);
   }
-  // The candidate's own workspace (cuBLAS, cuDNN, intermediates of a multi-kernel plan) comes on top.
-  return 2 * group + timing + (256u << 20);
+  // The candidate's own workspace (cuBLAS, cuDNN, intermediates of a multi-kernel plan) comes on top,
+  // and room for the server to compute the sets it does not keep resident while this run holds its
+  // buffers (else two such runs could each hold what the other's server waits for).
+  return 2 * group + timing + (256u << 20) + refs_->need_bytes();
 }
 
 Group Verifier::make_group() {

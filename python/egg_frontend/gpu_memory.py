@@ -54,6 +54,7 @@ def admission(torch, need_bytes, waited, max_wait_s=3600.0):
                 break
             if fd is not None:
                 fcntl.flock(fd, fcntl.LOCK_UN)
+            torch.cuda.empty_cache()  # what this process caches may be what another job waits for
             if time.perf_counter() - t0 > max_wait_s:
                 raise RuntimeError("waited %.0f s for %.1f GB of free GPU memory"
                                    % (max_wait_s, need_bytes / 1e9))

@@ -35,6 +35,41 @@ os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:False"
 from .errors import FrontendError, UserError, internal_from  # noqa: E402
 
 CACHE_BYTES = int(os.environ.get("EGG_REF_CACHE_MB", "1024")) << 20
+MAX_WAIT_S = 3600.0  # for GPU memory other jobs hold
+
+
+def _is_oom(e):
+    """PyTorch's allocator raises OutOfMemoryError; a CUDA call that finds the GPU full (a context,
+    a library's workspace) raises an AcceleratorError/RuntimeError saying "out of memory"."""
+    return "out of memory" in str(e).lower()
+
+
+def _retry_oom(torch, fn, waited):
+    """fn(), again after a pause while the GPU is out of memory (other jobs hold it)."""
+    t0 = time.perf_counter()
+    pause = 0.25
+    while True:
+        try:
+            return fn()
+        except Exception as e:  # noqa: B902 - only out-of-memory is retried
+            if not _is_oom(e) or time.perf_counter() - t0 > MAX_WAIT_S:
+                raise
+        try:
+            torch.cuda.empty_cache()
+        except Exception:  # noqa: B902 - the cache may be unreachable in a full GPU
+            pass
+        time.sleep(pause)
+        waited["wait_s"] = waited.get("wait_s", 0.0) + pause
+        pause = min(2.0, pause * 2)
+
+
+def _decl_bytes(d):
+    sizes = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int64": 8, "int32": 4,
+             "int8": 1, "uint8": 1, "bool": 1}
+    n = 1
+    for s in d.get("shape", []):
+        n *= s
+    return n * sizes.get(d.get("dtype"), 4)
 
 
 def _write_json(path, obj):
@@ -71,10 +106,20 @@ class References:
         self.serve_device = torch.device(serve_device)
         self.exporter = exporter or ipc.export
         self.compute_device = torch.device(ref_device)
+        # GPU memory one set needs while it is computed: inputs and their copy, outputs, and the
+        # largest intermediate twice (from the spec, before anything is computed).
+        ins = sum(_decl_bytes(d) for d in spec_doc["inputs"])
+        outs = sum(_decl_bytes(d) for d in spec_doc["outputs"])
+        widest = max([_decl_bytes(n) for n in spec_doc.get("nodes", [])] + [0])
+        self.need_bytes = 2 * ins + outs + 2 * widest
         state = self.op.initial_state
-        self.params = [state.get(n, t).detach().to(self.serve_device).contiguous().clone()
-                       for n, t, _ in params]
-        self._place_model(self.compute_device)
+        waited = {}
+
+        def place():
+            self.params = [state.get(n, t).detach().to(self.serve_device).contiguous().clone()
+                           for n, t, _ in params]
+            self._place_model(self.compute_device)
+        _retry_oom(torch, place, waited)
         self.cache = {}
         self.pinned = {}
         self.set_bytes = 0
@@ -124,22 +169,14 @@ class References:
         if k in self.cache:
             return self.cache[k], 0.0, 0.0
         waited = {}
-        need = 3 * self.set_bytes if self.set_bytes else 0
         t0 = time.perf_counter()
-        for attempt in range(40):
-            try:
-                if self.serve_device.type == "cuda":
-                    with gpu_memory.admission(torch, need, waited):
-                        s = self._compute(k)
-                else:
-                    s = self._compute(k)
-                break
-            except torch.OutOfMemoryError:
-                torch.cuda.empty_cache()
-                time.sleep(min(5.0, 0.25 * (attempt + 1)))
-                waited["wait_s"] = waited.get("wait_s", 0.0) + min(5.0, 0.25 * (attempt + 1))
-        else:
-            raise RuntimeError("no GPU memory for reference set %d after 40 attempts" % k)
+
+        def attempt():
+            if self.serve_device.type != "cuda":
+                return self._compute(k)
+            with gpu_memory.admission(torch, self.need_bytes, waited):
+                return self._compute(k)
+        s = _retry_oom(torch, attempt, waited)
         total_ms = (time.perf_counter() - t0) * 1e3
         wait_ms = waited.get("wait_s", 0.0) * 1e3
         if self.keep:
@@ -187,7 +224,8 @@ class References:
         cmd = req.get("cmd")
         if cmd == "info":
             return {"ok": True, "sets": self.n_sets, "device": str(self.serve_device),
-                    "compute_device": self.compute_device.type}
+                    "compute_device": self.compute_device.type,
+                    "need_bytes": 0 if self.keep else self.need_bytes}
         k = req.get("index")
         if not isinstance(k, int) or not 0 <= k < self.n_sets:
             return {"ok": False, "kind": "internal", "error": "no reference set %r" % (k,)}

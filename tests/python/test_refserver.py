@@ -61,7 +61,8 @@ class Protocol(TempOps, unittest.TestCase):
         r, refs = self.refs()
         f = self.serve(refs)
         self.assertEqual(self.ask(f, {"cmd": "info"}),
-                         {"ok": True, "sets": 4, "device": "cpu", "compute_device": "cpu"})
+                         {"ok": True, "sets": 4, "device": "cpu", "compute_device": "cpu",
+                          "need_bytes": 0})
         reply = self.ask(f, {"cmd": "set", "index": 2})
         self.assertTrue(reply["ok"], reply)
         self.assertEqual((reply["index"], reply["seed"], reply["declared"]), (2, 2, False))
