@@ -112,6 +112,10 @@ class References:
         outs = sum(_decl_bytes(d) for d in spec_doc["outputs"])
         widest = max([_decl_bytes(n) for n in spec_doc.get("nodes", [])] + [0])
         self.need_bytes = 2 * ins + outs + 2 * widest
+        # All sets stay resident when they fit together; else each is computed when asked and
+        # freed after, so a waiting server never holds memory another job waits for.
+        self.set_bytes = ins + outs
+        self.keep = self.set_bytes * self.n_sets <= CACHE_BYTES
         state = self.op.initial_state
         waited = {}
 
@@ -122,8 +126,6 @@ class References:
         _retry_oom(torch, place, waited)
         self.cache = {}
         self.pinned = {}
-        self.set_bytes = 0
-        self.keep = True  # all sets stay resident when they fit CACHE_BYTES together
 
     def _place_model(self, device):
         self.compute_device = device
@@ -186,9 +188,8 @@ class References:
     def warm_up(self):
         """Computes every set once (a forward failing on a seed is the op's fault, found here),
         falling back to the CPU when the model does not run on the GPU."""
-        first = None
         try:
-            first, _, _ = self.compute(0)
+            self.compute(0)
         except UserError as e:
             if self.compute_device.type == "cpu":
                 raise
@@ -196,15 +197,11 @@ class References:
                   "the CPU" % e.message, file=sys.stderr)
             self.cache.clear()
             self._place_model(self.torch.device("cpu"))
-            first, _, _ = self.compute(0)
-        self.set_bytes = sum(_nbytes(t) for t in first["inputs"] + first["outputs"])
-        self.keep = self.set_bytes * self.n_sets <= CACHE_BYTES
-        if not self.keep:
-            self.cache.clear()
-        for k in range(1, self.n_sets):
-            s, _, _ = self.compute(k)
-            del s
+            self.compute(0)
         self._empty_cache()
+        for k in range(1, self.n_sets):
+            self.compute(k)
+            self._empty_cache()
 
     def _empty_cache(self):
         if not self.keep and self.serve_device.type == "cuda":
