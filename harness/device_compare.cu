@@ -7,7 +7,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "compare_element.h"
+#include "base/compare_element.h"
 
 namespace egg::harness {
 namespace {

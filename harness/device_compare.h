@@ -10,7 +10,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "comparison.h"
+#include "base/comparison.h"
 
 namespace egg::harness {
 

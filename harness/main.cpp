@@ -16,11 +16,12 @@
 #include <string>
 #include <thread>
 
-#include "env_scrub.h"
+#include "base/child_env.h"
 #include "runner.h"
 #include "verify.h"
 
 namespace fs = std::filesystem;
+using namespace egg;
 using namespace egg::harness;
 
 namespace {
@@ -121,7 +122,7 @@ std::optional<VerifyResult> run_sanitizer(const HarnessOptions& o, VerifyResult&
                                    (dir / "result.json").string(), "--max-sets", "1", "--no-guard", "--no-cupti"};
   if (o.atol) argv.insert(argv.end(), {"--atol", std::to_string(*o.atol)});
   if (o.rtol) argv.insert(argv.end(), {"--rtol", std::to_string(*o.rtol)});
-  const auto outcome = run_process(argv, scrubbed_environment(), dir / "stdout.log", dir / "stderr.log",
+  const auto outcome = run_process(argv, child_environment(), dir / "stdout.log", dir / "stderr.log",
                                    std::chrono::minutes(10));
   note.files.push_back("sanitizer/memcheck.log");
   if (outcome.kind == ProcessOutcome::Kind::exited && outcome.exit_code == kSanitizerErrorExit) {

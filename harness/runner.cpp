@@ -1,23 +1,19 @@
 #include "runner.h"
 
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <system_error>
-#include <thread>
 
-#include <boost/process.hpp>
-#include <boost/process/extend.hpp>
-
-#include "env_scrub.h"
-#include "gpu_lock.h"
+#include "base/child_env.h"
+#include "base/gpu_lock.h"
+#include "base/process.h"
+#include "base/quote.h"
 
 namespace egg::harness {
 namespace fs = std::filesystem;
-namespace bp = boost::process;
 
 namespace {
 
@@ -38,87 +34,6 @@ std::string signal_text(int sig) {
 }
 
 }  // namespace
-
-std::string quote_command(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const auto& a : argv) {
-    if (!out.empty()) out += ' ';
-    const bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                         "0123456789_-+=/.,:@%") == std::string::npos;
-    if (plain) {
-      out += a;
-      continue;
-    }
-    out += '\'';
-    for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    out += '\'';
-  }
-  return out;
-}
-
-ProcessOutcome run_process(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-                           const fs::path& stdout_file, const fs::path& stderr_file,
-                           std::chrono::milliseconds time_limit, const fs::path& pause_marker) {
-  ProcessOutcome outcome;
-  if (argv.empty()) {
-    outcome.error = "empty command";
-    return outcome;
-  }
-  std::string exe = argv[0];
-  if (exe.find('/') == std::string::npos) {
-    const auto found = bp::search_path(exe);
-    if (found.empty()) {
-      outcome.error = "'" + exe + "' not found on PATH";
-      return outcome;
-    }
-    exe = found.string();
-  }
-  bp::environment child_env;
-  for (const auto& [k, v] : env) child_env[k] = v;
-  const std::vector<std::string> args(argv.begin() + 1, argv.end());
-  const auto start = std::chrono::steady_clock::now();
-  std::error_code ec;
-  // Its own process group, so that a hang under compute-sanitizer is killed with its child too.
-  bp::child child(bp::exe = exe, bp::args = args, child_env, bp::std_in < bp::null,
-                  bp::std_out > stdout_file.string(), bp::std_err > stderr_file.string(),
-                  bp::extend::on_exec_setup = [](auto&) { ::setpgid(0, 0); }, ec);
-  if (ec) {
-    outcome.error = "cannot start " + exe + ": " + ec.message();
-    return outcome;
-  }
-  const pid_t pid = child.id();
-  bool timed_out = false;
-  // Polling, not child.wait_for: wait_for is unreliable across the Boost versions we support.
-  std::chrono::steady_clock::duration paused{0};
-  auto last = start;
-  while (child.running(ec)) {
-    const auto now = std::chrono::steady_clock::now();
-    std::error_code marker_ec;
-    if (!pause_marker.empty() && fs::exists(pause_marker, marker_ec)) paused += now - last;
-    last = now;
-    if (now - start - paused >= time_limit) {
-      timed_out = true;
-      ::kill(-pid, SIGKILL);
-      ::kill(pid, SIGKILL);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  child.wait(ec);
-  ::kill(-pid, SIGKILL);  // anything the child left behind in its group
-  outcome.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
-  const int status = child.native_exit_code();
-  if (timed_out) {
-    outcome.kind = ProcessOutcome::Kind::timed_out;
-  } else if (WIFSIGNALED(status)) {
-    outcome.kind = ProcessOutcome::Kind::signaled;
-    outcome.signal = WTERMSIG(status);
-  } else {
-    outcome.kind = ProcessOutcome::Kind::exited;
-    outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : status;
-  }
-  return outcome;
-}
 
 std::vector<std::string> harness_argv(const CandidateRun& run, const fs::path& result_json,
                                       const fs::path& kept_source) {
@@ -173,8 +88,10 @@ VerifyResult run_candidate(const CandidateRun& run) {
   const std::string repro = quote_command(argv);
   const fs::path wait_marker = run.work_dir / kGpuLockWaitMarker;
   fs::remove(wait_marker, ec);
-  const ProcessOutcome outcome =
-      run_process(argv, scrubbed_environment(), out_log, err_log, run.time_limit, wait_marker);
+  RunOptions options;
+  options.time_limit = run.time_limit;
+  options.pause_marker = wait_marker;
+  const ProcessOutcome outcome = run_process(argv, child_environment(), out_log, err_log, options);
 
   auto finish = [&](VerifyResult r) {
     r.repro = repro;

@@ -1,6 +1,6 @@
-// Runs one candidate through egg-harness in a child process: argv only (no shell), a time limit,
-// a scrubbed environment (no API keys), captured output, and every way the child can end mapped to
-// a typed VerifyResult. This is the API the generator calls; it needs no LibTorch and no GPU.
+// Runs one candidate through egg-harness in a child process (base/process.h: argv only, a time
+// limit, the allowlisted environment of base/child_env.h, its own process group), captured output,
+// and every way the child can end mapped to a typed VerifyResult. This is the API the generator calls; it needs no LibTorch and no GPU.
 //
 //   egg::harness::CandidateRun run;
 //   run.harness = "/path/to/egg-harness";
@@ -14,12 +14,12 @@
 
 #include <chrono>
 #include <filesystem>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "tolerance.h"
+#include "base/process.h"
+#include "base/tolerance.h"
 #include "verify_result.h"
 
 namespace egg::harness {
@@ -43,29 +43,6 @@ struct CandidateRun {
 // hang is VerifyStatus::timeout, a signal VerifyStatus::crash, and so on; r.repro is the command
 // line that reproduces the run, r.work_dir the folder with the logs and the kept source.
 VerifyResult run_candidate(const CandidateRun& run);
-
-// How a child process ended.
-struct ProcessOutcome {
-  enum class Kind { exited, signaled, timed_out, failed_to_start } kind = Kind::failed_to_start;
-  int exit_code = -1;  // for exited
-  int signal = 0;      // for signaled
-  std::chrono::milliseconds elapsed{0};
-  std::string error;   // for failed_to_start
-};
-
-// Runs argv[0] (a path, or a name looked up on PATH) with `env` as its whole environment, in its
-// own process group, stdout/stderr to the given files, killing the whole group at the time limit.
-// Time during which the file `pause_marker` exists (the child waits for the GPU lock) does not
-// count towards the limit.
-ProcessOutcome run_process(const std::vector<std::string>& argv,
-                           const std::map<std::string, std::string>& env,
-                           const std::filesystem::path& stdout_file,
-                           const std::filesystem::path& stderr_file,
-                           std::chrono::milliseconds time_limit,
-                           const std::filesystem::path& pause_marker = {});
-
-// argv as one shell-quoted line, for repro messages.
-std::string quote_command(const std::vector<std::string>& argv);
 
 // The harness's argv for a run (without the executable's environment).
 std::vector<std::string> harness_argv(const CandidateRun& run, const std::filesystem::path& result_json,

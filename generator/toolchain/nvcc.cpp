@@ -45,6 +45,8 @@ CompileResult Nvcc::compile_object(const std::filesystem::path& cu,
     p.args.push_back("arch=compute_" + num + ",code=sm_" + num);
   }
   p.timeout = std::chrono::minutes(5);
+  p.activity = "compiling " + cu.filename().string() + " with nvcc";
+  p.private_tmp = true;  // nvcc's tmpxft_* files go with the run, even when it is killed
   ProcessResult r = runner_.run(p);
   CompileResult c;
   c.ok = r.ok();

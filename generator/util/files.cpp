@@ -1,11 +1,16 @@
 #include "util/files.h"
 
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <fstream>
 #include <random>
 #include <sstream>
 
+#include "base/termination.h"
 #include "util/error.h"
 
 namespace egg {
@@ -65,9 +70,10 @@ TempDir::TempDir(const fs::path& parent, const std::string& prefix) {
   std::error_code ec;
   fs::create_directories(parent, ec);
   for (int attempt = 0; attempt < 16; ++attempt) {
-    fs::path candidate = parent / (prefix + "-" + random_suffix());
+    fs::path candidate = parent / (prefix + "-" + std::to_string(getpid()) + "-" + random_suffix());
     if (fs::create_directory(candidate, ec)) {
       path_ = candidate;
+      track_temp_dir(path_);
       return;
     }
   }
@@ -76,9 +82,44 @@ TempDir::TempDir(const fs::path& parent, const std::string& prefix) {
 }
 
 TempDir::~TempDir() {
-  if (keep_ || path_.empty()) return;
+  if (path_.empty()) return;
+  untrack_temp_dir(path_);
+  if (keep_) return;
   std::error_code ec;
   fs::remove_all(path_, ec);
+}
+
+void TempDir::keep() {
+  keep_ = true;
+  untrack_temp_dir(path_);
+}
+
+int sweep_stale_temp_dirs(const fs::path& parent, const std::vector<std::string>& prefixes) {
+  int removed = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    bool ours = false;
+    for (const auto& p : prefixes) ours = ours || name.rfind(p, 0) == 0;
+    // <prefix>-<pid>-<8 random characters>
+    const auto last = name.rfind('-');
+    if (!ours || last == std::string::npos || last == 0) continue;
+    const auto before = name.rfind('-', last - 1);
+    if (before == std::string::npos) continue;
+    const std::string pid_text = name.substr(before + 1, last - before - 1);
+    if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos ||
+        pid_text.size() > 9)
+      continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+      continue;
+    if (pid == getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive (or not ours)
+    std::error_code rm_ec;
+    fs::remove_all(it->path(), rm_ec);
+    if (!rm_ec) ++removed;
+  }
+  return removed;
 }
 
 }  // namespace egg

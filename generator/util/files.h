@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace egg {
 
@@ -23,7 +24,9 @@ WriteOutcome write_if_changed(const fs::path& path, const std::string& content);
 // Writes unconditionally, atomically (temp + rename).
 void write_atomic(const fs::path& path, const std::string& content);
 
-// A fresh folder `parent/prefix-XXXXXX`, removed on destruction unless released.
+// A fresh folder `parent/prefix-<pid>-XXXXXXXX`, removed on destruction unless kept, and on
+// SIGINT/SIGTERM/SIGHUP (base/termination.h). The pid lets a later run sweep the folders of a
+// process that was killed (sweep_stale_temp_dirs).
 class TempDir {
  public:
   TempDir(const fs::path& parent, const std::string& prefix);
@@ -32,12 +35,16 @@ class TempDir {
   TempDir& operator=(const TempDir&) = delete;
 
   const fs::path& path() const { return path_; }
-  // Keeps the folder on disk after destruction.
-  void keep() { keep_ = true; }
+  // Keeps the folder on disk after destruction (and after a signal).
+  void keep();
 
  private:
   fs::path path_;
   bool keep_ = false;
 };
+
+// Removes the folders TempDir left in `parent` under one of `prefixes` (e.g. "egg-work-") whose
+// process is gone (killed before it could clean up), if this user owns them. Returns how many.
+int sweep_stale_temp_dirs(const fs::path& parent, const std::vector<std::string>& prefixes);
 
 }  // namespace egg

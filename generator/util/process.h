@@ -1,12 +1,15 @@
-// Running child processes: argv only (never a shell), a time limit, captured output.
+// The generator's seam for child processes (python, nvcc, nvidia-smi, ncu, egg-harness): tests
+// replace ProcessRunner with a fake; the real one runs children through base/process.h, in the
+// allowlisted environment of base/child_env.h, with captured output.
 #pragma once
 
 #include <chrono>
 #include <filesystem>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
+
+#include "base/process.h"
 
 namespace egg {
 
@@ -16,9 +19,13 @@ struct ProcessSpec {
   std::vector<std::string> args;
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
   std::filesystem::path cwd;                   // empty: inherit
-  std::map<std::string, std::string> env_set;  // added or replaced
-  std::vector<std::string> env_unset;          // removed
-  bool scrub_secrets = false;                  // drop *KEY*, *TOKEN*, *SECRET*, ... variables
+  std::map<std::string, std::string> env_set;  // added to the allowlisted environment
+  // What the child does, for a line every 15 s while it runs long: "tracing op.py" prints
+  // "egg: still tracing op.py after 30 s". Empty: no lines.
+  std::string activity;
+  std::chrono::milliseconds progress_every{std::chrono::seconds(15)};
+  // A TMPDIR of its own, removed with the run (nvcc leaves tmpxft_* files when it is killed).
+  bool private_tmp = false;
 };
 
 // How it ended.
@@ -27,18 +34,15 @@ enum class ProcessStatus { exited, timed_out, failed_to_start };
 // What came back.
 struct ProcessResult {
   ProcessStatus status = ProcessStatus::failed_to_start;
-  int exit_code = -1;
+  int exit_code = -1;  // 128 + signal for a child killed by a signal
   std::string out;
   std::string err;
   // True when it exited with status 0.
   bool ok() const { return status == ProcessStatus::exited && exit_code == 0; }
 };
 
-// The command line as a copy-pasteable repro line (shell-quoted).
+// The command line as a copy-pasteable repro line (shell-quoted, env_set first).
 std::string repro_line(const ProcessSpec& spec);
-
-// True for environment variable names that may carry credentials.
-bool is_secret_env_name(const std::string& name);
 
 // Runs processes; the seam that tests replace with a fake.
 class ProcessRunner {
@@ -47,13 +51,10 @@ class ProcessRunner {
   virtual ProcessResult run(const ProcessSpec& spec) = 0;
 };
 
-// The real runner (Boost.Process).
+// The real runner.
 class SystemProcessRunner : public ProcessRunner {
  public:
   ProcessResult run(const ProcessSpec& spec) override;
 };
-
-// Finds an executable on PATH; nullopt when absent.
-std::optional<std::filesystem::path> find_on_path(const std::string& name);
 
 }  // namespace egg

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "gpu_lock.h"
+#include "base/gpu_lock.h"
 #include "runner.h"
 #include "util/files.h"
 #include "verify/ncu.h"
@@ -34,6 +34,8 @@ ProcessSpec HarnessVerifier::build_spec(const fs::path& cu, const fs::path& incl
       so.string(), "-lcublasLt",         "-lcublas"};
   p.args.insert(p.args.end(), extra_flags_.begin(), extra_flags_.end());
   p.timeout = std::chrono::minutes(5);
+  p.activity = "compiling " + cu.filename().string() + " with nvcc";
+  p.private_tmp = true;
   return p;
 }
 
@@ -78,7 +80,7 @@ GpuOutcome HarnessVerifier::run(const fs::path& cu, const fs::path& include_dir,
           .count();
   run.work_dir = work;
   run.source = cu;
-  run.tolerance = harness::Tolerance{atol, rtol};
+  run.tolerance = Tolerance{atol, rtol};
   run.time = time;
   run.strict = strict;
   run.time_limit = time_limit_;
@@ -139,10 +141,10 @@ nlohmann::json HarnessVerifier::profile(const fs::path& work, const fs::path& sp
             "--no-cupti",
             "--no-guard"};
   p.timeout = std::chrono::minutes(5);
-  p.scrub_secrets = true;
+  p.activity = "reading counters with ncu";
   ProcessResult r;
   {
-    const harness::GpuTimingLock lock;  // counters from a GPU nobody else times on
+    const GpuTimingLock lock;  // counters from a GPU nobody else times on
     r = runner_.run(p);
   }
   nlohmann::json metrics = parse_ncu_csv(r.out);
@@ -173,7 +175,7 @@ Baseline time_baseline(ProcessRunner& runner, const fs::path& python, const fs::
   p.env_set["PYTHONPATH"] = (data_dir / "python").string();
   p.env_set["PYTHONDONTWRITEBYTECODE"] = "1";
   p.timeout = std::chrono::minutes(10);
-  p.scrub_secrets = true;
+  p.activity = "timing the PyTorch baselines";
   ProcessResult r = runner.run(p);
   auto text = read_file(out);
   if (!r.ok() || !text) {

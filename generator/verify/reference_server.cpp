@@ -2,10 +2,13 @@
 #include <unistd.h>
 
 #include <boost/process.hpp>
+#include <boost/process/extend.hpp>
 #include <chrono>
 #include <random>
 #include <thread>
 
+#include "base/child_env.h"
+#include "base/termination.h"
 #include "util/error.h"
 #include "util/files.h"
 #include "util/log.h"
@@ -46,11 +49,9 @@ class ReferenceServer : public References {
     fs::create_directories(r.log_dir);
     std::error_code ec;
     fs::remove(ready_, ec);
-    bp::environment env = boost::this_process::environment();
-    std::vector<std::string> drop;
-    for (const auto& entry : env)  // op.py is user code: it gets no API keys
-      if (is_secret_env_name(entry.get_name())) drop.push_back(entry.get_name());
-    for (const auto& name : drop) env.erase(name);
+    // op.py is user code: the allowlisted environment of every child (base/child_env.h).
+    bp::environment env;
+    for (const auto& [k, v] : child_environment()) env[k] = v;
     env["PYTHONPATH"] = (r.data_dir / "python").string();
     env["PYTHONDONTWRITEBYTECODE"] = "1";
     env["PYTHONUNBUFFERED"] = "1";
@@ -71,10 +72,16 @@ class ReferenceServer : public References {
                                            r.device};
     repro_ = r.python.string();
     for (const auto& a : args) repro_ += " " + a;
-    child_ = bp::child(bp::exe = r.python.string(), bp::args = args,
-                       bp::std_in<stdin_, (bp::std_out & bp::std_err)> log_.string(), bp::env(env),
-                       group_, ec);
-    if (ec) start_error_ = ec.message();
+    // Its own process group, SIGKILL when egg-gen dies, killed on SIGINT/SIGTERM (termination.h).
+    const pid_t self = getpid();
+    child_ = bp::child(
+        bp::exe = r.python.string(), bp::args = args,
+        bp::std_in<stdin_, (bp::std_out & bp::std_err)> log_.string(), bp::env(env), group_,
+        bp::extend::on_exec_setup = [self](auto&) { prepare_child_after_fork(self); }, ec);
+    if (ec)
+      start_error_ = ec.message();
+    else
+      track_child_group(child_.id());
     started_ = std::chrono::steady_clock::now();
   }
 
@@ -85,7 +92,10 @@ class ReferenceServer : public References {
     for (int i = 0; i < 40 && child_.valid() && child_.running(ec); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
     if (child_.valid() && child_.running(ec)) group_.terminate(ec);
-    if (child_.valid()) child_.wait(ec);
+    if (child_.valid()) {
+      child_.wait(ec);
+      untrack_child_group(child_.id());
+    }
     fs::remove(socket_, ec);
   }
 

@@ -23,10 +23,12 @@
 
 #include <cuda_runtime_api.h>
 
-#include "env_scrub.h"
+#include "base/child_env.h"
+#include "base/quote.h"
 #include "runner.h"
 
 namespace fs = std::filesystem;
+using namespace egg;
 using namespace egg::harness;
 
 namespace {
@@ -40,7 +42,7 @@ std::string file_text(const fs::path& p) {
 
 // Runs a helper command; on failure prints its log and returns false.
 bool run_step(const std::string& what, const std::vector<std::string>& argv, const fs::path& dir,
-              std::chrono::seconds limit, std::map<std::string, std::string> env = scrubbed_environment()) {
+              std::chrono::seconds limit, std::map<std::string, std::string> env = child_environment()) {
   const auto out = run_process(argv, env, dir / (what + ".stdout.log"), dir / (what + ".stderr.log"), limit);
   if (out.kind == ProcessOutcome::Kind::exited && out.exit_code == 0) return true;
   std::cerr << "FAILED: " << what << ": " << quote_command(argv) << "\n"
@@ -66,7 +68,8 @@ class RefServer {
   RefServer(const std::string& python, const std::string& pythonpath, const fs::path& op, const fs::path& spec,
             const fs::path& dir)
       : socket_(dir / "refs.sock"), ready_(dir / "ready.json") {
-    auto env = boost::this_process::environment();
+    boost::process::environment env;
+    for (const auto& [k, v] : child_environment()) env[k] = v;
     env["PYTHONPATH"] = pythonpath;
     env["PYTHONUNBUFFERED"] = "1";
     child_ = boost::process::child(
@@ -136,7 +139,7 @@ int main(int argc, char** argv) {
   if (flags.count("--baseline")) {
     const fs::path dir = work / "baseline";
     fs::create_directories(dir);
-    auto env = scrubbed_environment();
+    auto env = child_environment();
     env["PYTHONPATH"] = a["--pythonpath"];
     env["PYTHONUNBUFFERED"] = "1";
     if (!run_step("baseline", {a["--python"], "-m", "egg_bench", "baseline", "--op", a["--op"], "--out",

@@ -8,6 +8,7 @@
 
 #include "runner.h"
 
+using namespace egg;
 using namespace egg::harness;
 namespace fs = std::filesystem;
 

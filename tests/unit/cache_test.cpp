@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "cache/key.h"
 #include "cache/store.h"
 #include "util/error.h"
@@ -44,6 +46,22 @@ TEST(Key, ChangedFieldsNamesWhatDiffers) {
   auto changed = changed_fields(a.describe(), b.describe());
   ASSERT_EQ(changed.size(), 1u);
   EXPECT_EQ(changed[0], "nvcc");
+}
+
+// The previous manifest's cache_fields may hold anything (found by fuzz_manifest): a malformed
+// one names every field as changed instead of throwing (which ended egg-gen with exit 2).
+TEST(Key, ChangedFieldsAgainstAMalformedManifestDoesNotThrow) {
+  KeyBuilder now;
+  now.add("spec", "1");
+  now.add("nvcc", "13.0");
+  for (const char* before :
+       {R"([1, 2])", R"("spec")", R"({"spec": 5})", R"({"spec": {"sha256": 5}})",
+        R"({"spec": {"sha256": null}, "old": []})"}) {
+    std::vector<std::string> changed;
+    EXPECT_NO_THROW(changed = changed_fields(nlohmann::json::parse(before), now.describe()))
+        << before;
+    EXPECT_NE(std::find(changed.begin(), changed.end(), "spec"), changed.end()) << before;
+  }
 }
 
 class StoreTest : public ::testing::Test {

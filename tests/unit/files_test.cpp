@@ -4,6 +4,8 @@
 
 #include <thread>
 
+#include <unistd.h>
+
 namespace egg {
 namespace {
 
@@ -44,6 +46,28 @@ TEST(Files, TempDirIsRemovedUnlessKept) {
   EXPECT_FALSE(fs::exists(removed));
   EXPECT_TRUE(fs::exists(kept));
   fs::remove_all(kept);
+}
+
+TEST(Files, TempDirNamesCarryThePidAndOnlyDeadProcessesFoldersAreSwept) {
+  TempDir parent(fs::temp_directory_path(), "egg-sweep-test");
+  TempDir mine(parent.path(), "egg-work-relu");
+  const std::string name = mine.path().filename().string();
+  EXPECT_EQ(name.rfind("egg-work-relu-" + std::to_string(getpid()) + "-", 0), 0u) << name;
+  // A pid no process has (above the kernel's pid_max), a folder of this live process, one of
+  // another tool, and a file that only looks like ours.
+  const fs::path dead = parent.path() / "egg-work-relu-999999999-abcdefgh";
+  const fs::path dead_proc = parent.path() / "egg-proc-999999998-abcdefgh";
+  const fs::path other = parent.path() / "other-999999999-abcdefgh";
+  fs::create_directories(dead / "frontend" / "refs");
+  fs::create_directories(dead_proc);
+  fs::create_directories(other);
+  write_atomic(parent.path() / "egg-work-x-999999999-file", "not a folder");
+  EXPECT_EQ(sweep_stale_temp_dirs(parent.path(), {"egg-work-", "egg-proc-"}), 2);
+  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_FALSE(fs::exists(dead_proc));
+  EXPECT_TRUE(fs::exists(mine.path()));
+  EXPECT_TRUE(fs::exists(other));
+  EXPECT_TRUE(fs::exists(parent.path() / "egg-work-x-999999999-file"));
 }
 
 TEST(Files, ReadMissingFileIsNullopt) {

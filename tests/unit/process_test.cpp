@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 
 namespace egg {
 namespace {
@@ -49,19 +50,49 @@ TEST(Process, MissingExecutableFailsToStart) {
   EXPECT_EQ(runner.run(p).status, ProcessStatus::failed_to_start);
 }
 
-TEST(Process, SecretsAreScrubbedWhenAsked) {
+// Every child the generator starts gets the allowlist of base/child_env.h plus what it sets.
+TEST(Process, ChildrenSeeTheAllowlistOnly) {
   setenv("EGG_LLM_API_KEY", "sk-should-not-leak", 1);
-  setenv("MY_TOKEN", "t0k3n", 1);
+  setenv("github_token", "ghp-should-not-leak", 1);
+  setenv("DATABASE_URL", "postgres://u:should-not-leak@db", 1);
   SystemProcessRunner runner;
   auto p = shell("env");
-  p.scrub_secrets = true;
   p.env_set["EGG_VISIBLE"] = "yes";
   auto r = runner.run(p);
-  EXPECT_EQ(r.out.find("sk-should-not-leak"), std::string::npos);
-  EXPECT_EQ(r.out.find("t0k3n"), std::string::npos);
+  EXPECT_EQ(r.out.find("should-not-leak"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("EGG_VISIBLE=yes"), std::string::npos);
+  EXPECT_NE(r.out.find("PATH="), std::string::npos);
   unsetenv("EGG_LLM_API_KEY");
-  unsetenv("MY_TOKEN");
+  unsetenv("github_token");
+  unsetenv("DATABASE_URL");
+}
+
+TEST(Process, APrivateTmpIsTheChildsTmpdirAndGoesWithTheRun) {
+  SystemProcessRunner runner;
+  auto p = shell("echo $TMPDIR; touch $TMPDIR/tmpxft_left_behind");
+  p.private_tmp = true;
+  auto r = runner.run(p);
+  ASSERT_TRUE(r.ok()) << r.err;
+  const std::filesystem::path tmp = r.out.substr(0, r.out.find('\n'));
+  EXPECT_NE(tmp, std::filesystem::temp_directory_path());
+  EXPECT_NE(tmp.string().find("egg-proc-"), std::string::npos) << tmp;
+  EXPECT_FALSE(std::filesystem::exists(tmp));
+}
+
+TEST(Process, ALongRunPrintsWhatItIsStillDoing) {
+  SystemProcessRunner runner;
+  auto p = shell("sleep 0.7");
+  p.activity = "tracing op.py";
+  p.progress_every = std::chrono::milliseconds(300);
+  ::testing::internal::CaptureStderr();
+  auto r = runner.run(p);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(r.ok());
+  EXPECT_NE(err.find("egg: still tracing op.py after 0 s"), std::string::npos) << err;
+  auto q = shell("true");
+  ::testing::internal::CaptureStderr();
+  runner.run(q);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
 }
 
 TEST(Process, ReproLineQuotes) {

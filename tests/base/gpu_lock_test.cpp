@@ -1,4 +1,4 @@
-#include "gpu_lock.h"
+#include "base/gpu_lock.h"
 
 #include <gtest/gtest.h>
 
@@ -11,32 +11,12 @@
 
 #include <unistd.h>
 
-#include "util/files.h"
+#include "scratch.h"
 
-namespace egg::harness {
+namespace egg {
 namespace {
 
-// Sets an environment variable for one test, restoring the old value after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using testing::ScopedEnv;
 
 TEST(GpuLock, PathFromEnvironmentOrPerUserDefault) {
   {
@@ -54,7 +34,7 @@ TEST(GpuLock, PathFromEnvironmentOrPerUserDefault) {
 }
 
 TEST(GpuLock, SecondHolderWaitsForTheFirst) {
-  TempDir dir(std::filesystem::temp_directory_path(), "egg-lock-test");
+  testing::Scratch dir;
   const auto path = dir.path() / "gpu.lock";
   std::atomic<bool> second_holds{false};
   std::thread second;
@@ -85,4 +65,4 @@ TEST(GpuLock, DisabledOrUnopenableLockIsNotHeldAndSaysWhy) {
 }
 
 }  // namespace
-}  // namespace egg::harness
+}  // namespace egg

@@ -1,5 +1,5 @@
-// The tolerance rule for one element pair, shared by the host comparison (tolerance.cpp) and the
-// GPU comparison (device_compare.cu), so both judge exactly alike:
+// The tolerance rule for one element pair, shared by the host comparison (base/tolerance.cpp) and
+// egg-harness's GPU comparison (harness/device_compare.cu), so both judge exactly alike:
 //   NaN matches NaN; +-inf matches the same inf; NaN in out where ref is a number is bad (and
 //   counted as NaN); otherwise bad unless |out-ref| <= atol + rtol*|ref| (a NaN error never
 //   passes).
@@ -11,7 +11,7 @@
 #define EGG_HD
 #endif
 
-namespace egg::harness {
+namespace egg {
 
 struct ElementVerdict {
   bool bad = false;
@@ -42,4 +42,4 @@ EGG_HD inline ElementVerdict judge_element(double o, double r, double atol, doub
   return v;
 }
 
-}  // namespace egg::harness
+}  // namespace egg

@@ -1,4 +1,6 @@
-#include "tolerance.h"
+#include "base/tolerance.h"
+
+#include "base/stats.h"
 
 #include <cmath>
 #include <limits>
@@ -6,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-using namespace egg::harness;
+using namespace egg;
 
 TEST(Tolerance, DefaultsFollowKernelBench) {
   EXPECT_EQ(default_tolerance("float32").atol, 1e-4);
@@ -31,13 +33,15 @@ TEST(Tolerance, BoundIsAtolPlusRtolTimesRef) {
 }
 
 TEST(Tolerance, LargeValuesUseRelativePart) {
-  const Comparison c = compare(std::vector<double>{1000.05}, std::vector<double>{1000.0}, {1e-4, 1e-4});
+  const Comparison c =
+      compare(std::vector<double>{1000.05}, std::vector<double>{1000.0}, {1e-4, 1e-4});
   EXPECT_TRUE(c.ok());  // 0.05 <= 1e-4 + 0.1
 }
 
 TEST(Tolerance, NanInOutputFailsAndIsCounted) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  const Comparison c = compare(std::vector<double>{0.0, nan, nan}, std::vector<double>{0.0, 1.0, nan}, {1, 1});
+  const Comparison c =
+      compare(std::vector<double>{0.0, nan, nan}, std::vector<double>{0.0, 1.0, nan}, {1, 1});
   EXPECT_EQ(c.bad_count, 1);
   EXPECT_EQ(c.nan_count, 1);
   EXPECT_EQ(c.first_bad_index, 1);

@@ -1,4 +1,4 @@
-#include "gpu_lock.h"
+#include "base/gpu_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <fstream>
 
-namespace egg::harness {
+namespace egg {
 
 std::optional<std::filesystem::path> gpu_lock_path() {
   if (const char* v = std::getenv("EGG_GPU_LOCK"); v && *v) {
@@ -57,4 +57,4 @@ GpuTimingLock::~GpuTimingLock() {
   }
 }
 
-}  // namespace egg::harness
+}  // namespace egg

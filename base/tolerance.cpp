@@ -1,15 +1,16 @@
-#include "tolerance.h"
+#include "base/tolerance.h"
 
-#include "compare_element.h"
+#include "base/compare_element.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace egg::harness {
+namespace egg {
 
 Tolerance default_tolerance(std::string_view dtype) {
   if (dtype == "float16" || dtype == "bfloat16") return {1e-2, 1e-2};
-  if (dtype == "int64" || dtype == "int32" || dtype == "int8" || dtype == "uint8" || dtype == "bool")
+  if (dtype == "int64" || dtype == "int32" || dtype == "int8" || dtype == "uint8" ||
+      dtype == "bool")
     return {0.0, 0.0};
   return {1e-4, 1e-4};
 }
@@ -50,16 +51,4 @@ Comparison compare(std::span<const float> out, std::span<const float> ref, Toler
   return compare_impl(out, ref, tol);
 }
 
-Summary summarize(std::vector<double> samples) {
-  if (samples.empty()) return {};
-  std::sort(samples.begin(), samples.end());
-  auto at = [&](double q) {
-    const double pos = q * static_cast<double>(samples.size() - 1);
-    const auto lo = static_cast<std::size_t>(std::floor(pos));
-    const auto hi = std::min(lo + 1, samples.size() - 1);
-    return samples[lo] + (samples[hi] - samples[lo]) * (pos - static_cast<double>(lo));
-  };
-  return {at(0.5), at(0.1), at(0.9)};
-}
-
-}  // namespace egg::harness
+}  // namespace egg

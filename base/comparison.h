@@ -1,11 +1,11 @@
 // A tolerance and what a comparison found: the plain structs shared by the host comparison
-// (tolerance.h) and the GPU one (device_compare.h).
+// (base/tolerance.h) and egg-harness's GPU one (harness/device_compare.h).
 #pragma once
 
 #include <cstdint>
 #include <string_view>
 
-namespace egg::harness {
+namespace egg {
 
 struct Tolerance {
   double atol = 1e-4;
@@ -28,4 +28,4 @@ struct Comparison {
   bool ok() const { return bad_count == 0; }
 };
 
-}  // namespace egg::harness
+}  // namespace egg

@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-namespace egg::harness {
+namespace egg {
 
 // The file egg-harness keeps in its work folder while it waits for the lock (run_candidate's
 // time limit pauses while it exists).
@@ -46,4 +46,4 @@ class GpuTimingLock {
   std::string error_;
 };
 
-}  // namespace egg::harness
+}  // namespace egg
