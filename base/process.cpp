@@ -1,5 +1,6 @@
 #include "base/process.h"
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,6 +41,7 @@ ProcessOutcome run_process(const std::vector<std::string>& argv,
     outcome.error = "empty command";
     return outcome;
   }
+  wait_if_stopping();
   std::string exe = argv[0];
   if (exe.find('/') == std::string::npos) {
     const auto found = find_on_path(exe);
@@ -67,6 +69,7 @@ ProcessOutcome run_process(const std::vector<std::string>& argv,
   }
   const pid_t pid = child.id();
   track_child_group(pid);
+  if (stopping_on_signal()) ::kill(-pid, SIGKILL);  // started while the signal was handled
   bool timed_out = false;
   // Polling, not child.wait_for: wait_for is unreliable across the Boost versions we support.
   std::chrono::steady_clock::duration paused{0};
@@ -95,6 +98,7 @@ ProcessOutcome run_process(const std::vector<std::string>& argv,
   child.wait(ec);
   ::kill(-pid, SIGKILL);  // anything the child left behind in its group
   untrack_child_group(pid);
+  wait_if_stopping();  // killed by the signal handler: the process ends with the signal
   outcome.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - start);
   const int status = child.native_exit_code();

@@ -4,7 +4,11 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -33,18 +37,37 @@ sigset_t handled_signals() {
   return set;
 }
 
-[[noreturn]] void handle(int sig) {
-  Tracked& t = tracked();
-  std::lock_guard<std::mutex> lock(t.mutex);
+std::atomic<bool> stopping{false};
+
+void kill_and_remove(Tracked& t) {
   for (pid_t g : t.groups) ::kill(-g, SIGKILL);
   for (const auto& d : t.dirs) {
     std::error_code ec;
     std::filesystem::remove_all(d, ec);
   }
-  std::fprintf(
-      stderr, "egg: stopped by %s: ended %zu child process group(s), removed %zu temp folder(s)\n",
-      ::sigabbrev_np(sig) ? (std::string("SIG") + ::sigabbrev_np(sig)).c_str() : "a signal",
-      t.groups.size(), t.dirs.size());
+}
+
+[[noreturn]] void handle(int sig) {
+  stopping = true;  // run_process starts no new child from now on
+  Tracked& t = tracked();
+  std::size_t groups = 0, dirs = 0;
+  // The other threads run on while this one works: a killed nvcc may still be writing, and a
+  // pipeline thread whose child failed may write its next candidate. A few passes catch most of it;
+  // egg-gen's next start sweeps the rest (the folders carry this pid).
+  for (int pass = 0; pass < 8; ++pass) {
+    {
+      std::lock_guard<std::mutex> lock(t.mutex);
+      groups = std::max(groups, t.groups.size());
+      dirs = std::max(dirs, t.dirs.size());
+      kill_and_remove(t);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  const char* abbrev = ::sigabbrev_np(sig);
+  std::fprintf(stderr,
+               "egg: stopped by SIG%s: ended %zu child process group(s), removed %zu temp "
+               "folder(s)\n",
+               abbrev ? abbrev : "?", groups, dirs);
   std::fflush(stderr);
   // Die of the signal itself, as a shell and Ninja expect.
   ::signal(sig, SIG_DFL);
@@ -63,6 +86,8 @@ void end_children_on_signals() {
   std::call_once(once, [] {
     const sigset_t set = handled_signals();
     ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    // main() returning while the signal is handled must not end the process first.
+    std::atexit(wait_if_stopping);
     std::thread([set] {
       int sig = 0;
       while (::sigwait(&set, &sig) != 0) {
@@ -70,6 +95,13 @@ void end_children_on_signals() {
       handle(sig);
     }).detach();
   });
+}
+
+bool stopping_on_signal() { return stopping; }
+
+void wait_if_stopping() {
+  if (!stopping) return;
+  while (true) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
 void track_child_group(pid_t group) {

@@ -15,6 +15,14 @@ namespace egg {
 // starts the thread that handles them. Call from main before any other thread exists.
 void end_children_on_signals();
 
+// True once a signal is being handled: no new child may start.
+bool stopping_on_signal();
+
+// Blocks the calling thread for good while a signal is handled (the process is about to die of
+// it), so that a thread whose child was just killed neither reports that as an error, writes more
+// temp files nor ends the process first. Returns at once otherwise.
+void wait_if_stopping();
+
 // A running child's process group (its leader's pid), killed on a signal.
 void track_child_group(pid_t group);
 void untrack_child_group(pid_t group);
