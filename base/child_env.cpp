@@ -5,18 +5,11 @@ extern char** environ;
 namespace egg {
 namespace {
 
-constexpr std::string_view kNames[] = {"PATH",
-                                       "HOME",
-                                       "TMPDIR",
-                                       "LANG",
-                                       "LANGUAGE",
-                                       "LD_LIBRARY_PATH",
-                                       "LIBRARY_PATH",
-                                       "CPATH",
-                                       "EGG_GPU_LOCK",
-                                       "EGG_HARNESS_HOLD",
-                                       "EGG_COMPUTE_SANITIZER",
-                                       "EGG_HARNESS_UNDER_SANITIZER"};
+constexpr std::string_view kNames[] = {
+    "PATH", "HOME", "TMPDIR", "LANG", "LANGUAGE", "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH",
+    // What egg-harness, the reference server and egg_bench read (docs/CMAKE.md).
+    "EGG_GPU_LOCK", "EGG_GPU_MEM_LOCK", "EGG_REF_CACHE_MB", "EGG_HARNESS_HOLD",
+    "EGG_COMPUTE_SANITIZER", "EGG_HARNESS_UNDER_SANITIZER"};
 constexpr std::string_view kPrefixes[] = {"LC_", "CUDA_", "NVIDIA_"};
 
 bool matches(std::string_view name, std::string_view pattern) {

@@ -8,7 +8,8 @@
 //   container's driver LD_LIBRARY_PATH LIBRARY_PATH CPATH         the loader's and compilers'
 //   search paths (libcuda and
 //                                              cuDNN outside the default paths, module systems)
-//   EGG_GPU_LOCK EGG_HARNESS_HOLD              settings egg-harness and egg_bench read
+//   EGG_GPU_LOCK EGG_GPU_MEM_LOCK              settings egg-harness, the reference server and
+//   EGG_REF_CACHE_MB EGG_HARNESS_HOLD          egg_bench read
 //   EGG_COMPUTE_SANITIZER EGG_HARNESS_UNDER_SANITIZER
 //   the names in EGG_PASS_ENV                  comma-, colon- or space-separated; NAME_* is a
 //   prefix
