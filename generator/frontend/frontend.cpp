@@ -42,8 +42,8 @@ spec::Spec trace(ProcessRunner& runner, const FrontendConfig& config,
     throw UserError(
         SourceLocation{op_file.string(), 0, "trace"},
         "tracing did not finish within " + std::to_string(config.timeout.count() / 1000) + " s",
-        "check op.py for an endless loop or make get_inputs()/get_init_inputs() cheaper; a large op "
-        "may need more: --trace-timeout <seconds> or EGG_TRACE_TIMEOUT");
+        "check op.py for an endless loop or make get_inputs()/get_init_inputs() cheaper; a "
+        "large op may need more: --trace-timeout <seconds> or EGG_TRACE_TIMEOUT");
   if (r.exit_code == 0) return spec::read_spec(work_dir / "spec.json");
 
   auto error_text = read_file(work_dir / "error.json");
