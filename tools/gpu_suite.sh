@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The suite benchmark on the GPU machine in one call: builds only egg-gen and egg-harness, then
 # runs `egg-gen bench` over the given op.py files or folders with several ops in flight (timed
-# spans take turns on the GPU lock, harness/gpu_lock.h), writing each op's row as soon as it is
+# spans take turns on the GPU lock, base/gpu_lock.h), writing each op's row as soon as it is
 # done so a run cut short by a time limit keeps what it finished.
 #
 #   bash tools/gpu_suite.sh examples/suite                 # everything

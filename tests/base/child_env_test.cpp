@@ -16,6 +16,8 @@ TEST(ChildEnv, OnlyTheAllowlistPasses) {
                               {"NVIDIA_VISIBLE_DEVICES", "all"},
                               {"LD_LIBRARY_PATH", "/usr/local/nvidia/lib64"},
                               {"EGG_GPU_LOCK", "/tmp/l"},
+                              {"EGG_GPU_MEM_LOCK", "/tmp/m"},
+                              {"EGG_REF_CACHE_MB", "64"},
                               {"EGG_HARNESS_HOLD", "off"},
                               {"EGG_COMPUTE_SANITIZER", "/cs"},
                               {"EGG_HARNESS_UNDER_SANITIZER", "1"},
@@ -33,10 +35,10 @@ TEST(ChildEnv, OnlyTheAllowlistPasses) {
                               {"path", "/lowercase"},
                               {"EGG_CACHE_DIR", "/c"}};
   const Environment child = child_environment(parent);
-  for (const char* name :
-       {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "CUDA_VISIBLE_DEVICES",
-        "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "EGG_GPU_LOCK", "EGG_HARNESS_HOLD",
-        "EGG_COMPUTE_SANITIZER", "EGG_HARNESS_UNDER_SANITIZER"})
+  for (const char* name : {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "CUDA_VISIBLE_DEVICES",
+                           "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "EGG_GPU_LOCK",
+                           "EGG_GPU_MEM_LOCK", "EGG_REF_CACHE_MB", "EGG_HARNESS_HOLD",
+                           "EGG_COMPUTE_SANITIZER", "EGG_HARNESS_UNDER_SANITIZER"})
     EXPECT_EQ(child.count(name), 1u) << name << " must reach children";
   for (const char* name : {"DATABASE_URL", "github_token", "AWS_SESSION", "OPENAI_API_KEY",
                            "DB_PASSWORD", "EGG_LLM_API_KEY", "EGG_REMOTE_CACHE_TOKEN", "PYTHONPATH",

@@ -181,7 +181,7 @@ class Lifecycle(unittest.TestCase):
             self.assertIn(entry, seen.get("PATH", "").split(os.pathsep))
         self.assertTrue(seen.get("PYTHONPATH", "").endswith("python"), seen.get("PYTHONPATH"))
         allowed = {"PATH", "HOME", "TMPDIR", "LANG", "LANGUAGE", "LD_LIBRARY_PATH", "LIBRARY_PATH",
-                   "CPATH", "EGG_GPU_LOCK", "EGG_HARNESS_HOLD", "EGG_COMPUTE_SANITIZER",
+                   "CPATH", "EGG_GPU_LOCK", "EGG_GPU_MEM_LOCK", "EGG_REF_CACHE_MB", "EGG_HARNESS_HOLD", "EGG_COMPUTE_SANITIZER",
                    "EGG_HARNESS_UNDER_SANITIZER", "EGG_LIFECYCLE_PASSED", "PYTHONPATH",
                    "PYTHONDONTWRITEBYTECODE"}
         # Python itself may add a few (LC_CTYPE coercion).
