@@ -13,6 +13,7 @@
 #include "util/error.h"
 #include "util/files.h"
 #include "verify/harness_verifier.h"
+#include "verify/references.h"
 
 namespace egg {
 namespace {
@@ -85,9 +86,15 @@ TEST_F(ChildEnvironments, TheCandidatesNvccAndEggHarness) {
   verify::HarnessVerifier verifier(runner, fake("nvcc"), fake("egg-harness", 3), gpu,
                                    std::chrono::seconds(20));
   std::ofstream(dir.path() / "k.cu") << "// candidate\n";
+  struct NoServer : verify::References {
+    fs::path endpoint() override { return dir_ / "refs.sock"; }
+    nlohmann::json stats() const override { return {}; }
+    fs::path dir_;
+  } refs;
+  refs.dir_ = dir.path();
   const verify::GpuOutcome out =
-      verifier.run(dir.path() / "k.cu", dir.path(), dir.path() / "spec.json", dir.path() / "work",
-                   false, false, 1e-4, 1e-4);
+      verifier.run(dir.path() / "k.cu", dir.path(), dir.path() / "spec.json", refs,
+                   dir.path() / "work", false, false, 1e-4, 1e-4);
   EXPECT_FALSE(out.ok());
   expect_allowlisted("nvcc");
   expect_allowlisted("egg-harness");
