@@ -93,6 +93,8 @@ json bench_error_row(const std::string& op, const std::string& error, double gen
   return {{"op", op},
           {"verified", false},
           {"status", "failed: " + error.substr(0, error.find('\n'))},
+          // The rest (e.g. every candidate's failure class and first line), bounded.
+          {"detail", error.substr(0, 4000)},
           {"generate_s", generate_s},
           {"kernel_ms", nullptr},
           {"eager_ms", nullptr},
