@@ -3,6 +3,7 @@
 //   egg-gen generate <op.py> --arch sm_90 [--arch ...] --out <dir> [--name n] [--backend b] ...
 //   egg-gen bench <op.py or folder>... --arch sm_90 --out <dir> [--json f] [--markdown f] [-j N]
 //       (exit 1 when an op could not be generated or failed verification)
+//   egg-gen report <output or bench folder> --html <file>
 //   egg-gen cache stats | clear | explain <key>
 //   egg-gen version
 //
@@ -21,6 +22,8 @@
 #include "llm/http_client.h"
 #include "pipeline/bench.h"
 #include "pipeline/generate.h"
+#include "pipeline/report.h"
+#include "python_default.h"
 #include "toolchain/cudnn.h"
 #include "util/error.h"
 #include "util/files.h"
@@ -53,6 +56,17 @@ fs::path find_data_dir(const std::string& given) {
   fs::path installed = self_exe().parent_path().parent_path() / "share" / "egg";
   if (fs::is_directory(installed / "templates", ec)) return installed;
   return EGG_SOURCE_DATA_DIR;
+}
+
+// The Python that runs the frontend and the baselines: --python, $EGG_PYTHON, the interpreter EGG
+// was configured with (when it still exists), then python3 on PATH.
+fs::path find_python(const std::string& given) {
+  if (!given.empty()) return given;
+  if (const char* env = std::getenv("EGG_PYTHON"); env && *env) return env;
+  std::error_code ec;
+  if (*egg::cli::kConfiguredPython && fs::exists(egg::cli::kConfiguredPython, ec))
+    return egg::cli::kConfiguredPython;
+  return "python3";
 }
 
 int run_cache(const std::string& action, const std::string& key, const std::string& dir) {
@@ -89,7 +103,7 @@ int run_cache(const std::string& action, const std::string& key, const std::stri
 // Options shared by generate and bench.
 struct CommonOptions {
   egg::pipeline::GenerateOptions g;
-  std::string data_dir, cache_dir, name;
+  std::string data_dir, cache_dir, name, python;
   std::vector<std::string> options;
   std::vector<double> tolerance;
   double trace_timeout_s = 300;
@@ -103,7 +117,9 @@ void add_common(CLI::App* cmd, CommonOptions& c) {
   cmd->add_option("--model", c.g.model, "model name for the LLM backends");
   cmd->add_option("--option", c.options,
                   "backend option key=value (repeatable), e.g. transcript=<file> for replay");
-  cmd->add_option("--python", c.g.python, "Python interpreter with torch (default: python3)");
+  cmd->add_option("--python", c.python,
+                  "Python interpreter with torch (default: $EGG_PYTHON, else the one EGG was "
+                  "configured with, else python3)");
   cmd->add_option("--nvcc", c.g.nvcc, "nvcc to compile and identify (default: nvcc)");
   cmd->add_option("--cudnn", c.g.cudnn,
                   "cuDNN root (include/cudnn.h, lib/libcudnn.so*) for the conv family's cuDNN structure; "
@@ -142,6 +158,7 @@ void add_common(CLI::App* cmd, CommonOptions& c) {
 void finish_common(CommonOptions& c) {
   c.g.name = c.name;
   c.g.data_dir = find_data_dir(c.data_dir);
+  c.g.python = find_python(c.python);
   c.g.cache_dir = c.cache_dir;
   c.g.cache_enabled = !c.no_cache && egg::cache::enabled_by_env();
   c.g.trace_timeout = std::chrono::milliseconds(static_cast<long long>(c.trace_timeout_s * 1000));
@@ -355,6 +372,21 @@ int main(int argc, char** argv) {
   bench->add_option("--rows", bench_rows,
                     "append each op's row to this JSON-lines file as soon as it is done");
 
+  egg::pipeline::ReportRequest report_req;
+  std::string report_python, report_data;
+  auto* report = app.add_subcommand(
+      "report", "a self-contained HTML page of generated kernels or of an egg-gen bench run");
+  report
+      ->add_option("folder", report_req.source,
+                   "a kernel's output folder, a folder of them, an egg-gen bench --out folder, or "
+                   "a bench --rows .jsonl file")
+      ->required();
+  report->add_option("--html", report_req.html, "the page to write")->required();
+  report->add_option("--python", report_python,
+                     "Python with matplotlib (default: $EGG_PYTHON, else the one EGG was "
+                     "configured with, else python3)");
+  report->add_option("--data-dir", report_data, "folder with python/egg_report");
+
   std::string cache_action, cache_key, cache_root;
   auto* cache = app.add_subcommand("cache", "inspect the kernel cache");
   cache->add_option("action", cache_action, "stats | clear | explain")->required();
@@ -380,6 +412,13 @@ int main(int argc, char** argv) {
     // What runs killed by SIGKILL (or a power cut) left behind.
     if (int swept = egg::sweep_stale_temp_dirs(fs::temp_directory_path(), {"egg-work-", "egg-proc-"}))
       egg::log::debug("removed " + std::to_string(swept) + " temp folder(s) of killed runs");
+    if (app.got_subcommand("report")) {
+      report_req.python = find_python(report_python);
+      report_req.data_dir = find_data_dir(report_data);
+      egg::SystemProcessRunner runner;
+      egg::pipeline::write_report(runner, report_req);
+      return 0;
+    }
     if (app.got_subcommand("bench")) {
       finish_common(bench_opts);
       bench_opts.g.strict = !bench_lenient;

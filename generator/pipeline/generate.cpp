@@ -286,6 +286,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
         contract, nvcc, services.gpu);
     StageBudget budget;
     budget.max_candidates = std::max(1, o.budget);
+    Progress progress = log_progress(result.name);
     backend::StageRequest request{
         &s, &contract, "stage1", stage1_objective, arches, std::nullopt, "unknown", "", {}};
 
@@ -293,7 +294,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
     std::optional<StageOutcome> stage1;
     if (artifacts.from <= Step::stage1) {
       StepTimer t("stage1");
-      stage1 = run_stage(*backend, request, evaluator, budget, std::nullopt);
+      stage1 = run_stage(*backend, request, evaluator, budget, std::nullopt, &progress);
     } else {
       auto file = artifacts.override_file("stage1.cu");
       if (!file) throw UserError("--from " + o.from_step + " needs stage1.cu in --override-dir");
@@ -318,7 +319,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
     std::optional<StageOutcome> stage2;
     if (artifacts.from <= Step::stage2) {
       StepTimer t("stage2");
-      stage2 = run_stage(*backend, request, evaluator, budget, stage1);
+      stage2 = run_stage(*backend, request, evaluator, budget, stage1, &progress);
     } else {
       auto file = artifacts.override_file("stage2.cu");
       if (!file) throw UserError("--from " + o.from_step + " needs stage2.cu in --override-dir");
@@ -386,6 +387,9 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
         evaluator.phases().add_since("baselines", baseline_started);
       }
     }
+    progress.finish(final_eval.kernel_ms, timing["eager_ms"].is_number()
+                                              ? std::optional<double>(timing["eager_ms"])
+                                              : std::nullopt);
     json phase_seconds = evaluator.phases().to_json();
     phase_seconds["trace"] = phases.to_json().value("trace", 0.0);
     record = {{"candidate", stage2->winner.id},

@@ -39,7 +39,7 @@ std::string first_lines(const std::string& text, int lines) {
 
 StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
                        Evaluator& evaluator, const StageBudget& budget,
-                       const std::optional<StageOutcome>& incumbent) {
+                       const std::optional<StageOutcome>& incumbent, Progress* progress) {
   const bool measure = evaluator.can_measure();
   const auto start = std::chrono::steady_clock::now();
   std::string budget_stop;
@@ -54,17 +54,24 @@ StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
     return !budget_stop.empty();
   };
   std::vector<backend::Candidate> proposals = backend.propose(request);
+  int evaluated = 0;
+  const int planned = static_cast<int>(std::min<size_t>(proposals.size(), budget.max_candidates));
+  std::optional<StageOutcome> best = incumbent;
+  auto report = [&] {
+    if (progress)
+      progress->update({request.stage, evaluated, planned,
+                        best ? best->evaluation.kernel_ms : std::nullopt, measure});
+  };
   // With a GPU every candidate within the budget is measured: build them side by side first.
+  report();
   if (measure)
     evaluator.prepare(std::vector<backend::Candidate>(
         proposals.begin(),
         proposals.begin() + std::min<size_t>(proposals.size(), budget.max_candidates)));
   json attempts = json::array();
-  std::optional<StageOutcome> best = incumbent;
   bool took_new = false;
   // Every candidate that failed, with its class and report, for the message when none passes.
   std::vector<std::pair<std::string, backend::Failure>> failed;
-  int evaluated = 0;
   auto attempt_record = [](const std::string& id, const Evaluation& ev) {
     json a = {{"candidate", id}, {"result", result_text(ev)}};
     if (!ev.ok()) a["failure_class"] = std::string(backend::failure_name(ev.failure->cls));
@@ -74,6 +81,7 @@ StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
     if (evaluated >= budget.max_candidates) break;
     if (over_budget()) break;
     ++evaluated;
+    report();
     Evaluation ev = evaluator.evaluate(candidate, measure);
     std::map<backend::FailureClass, int> failures;
     bool listed = false;
@@ -93,6 +101,7 @@ StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
       log::info(request.stage + ": debug agent repairs " + candidate.id + " (" + result_text(ev) +
                 ")");
       candidate = *fixed;
+      report();
       ev = evaluator.evaluate(candidate, measure);
     }
     json a = attempt_record(candidate.id, ev);

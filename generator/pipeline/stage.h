@@ -9,6 +9,7 @@
 
 #include "backend/backend.h"
 #include "pipeline/evaluate.h"
+#include "pipeline/progress.h"
 
 namespace egg::pipeline {
 
@@ -30,9 +31,10 @@ struct StageOutcome {
   nlohmann::json record;
 };
 
-// Runs a stage; throws UserError when no candidate passes (with the last failure report).
+// Runs a stage; throws UserError when no candidate passes (with the last failure report). Each
+// candidate's evaluation is reported to `progress` when one is given.
 StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
                        Evaluator& evaluator, const StageBudget& budget,
-                       const std::optional<StageOutcome>& incumbent);
+                       const std::optional<StageOutcome>& incumbent, Progress* progress = nullptr);
 
 }  // namespace egg::pipeline

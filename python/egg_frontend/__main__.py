@@ -64,7 +64,17 @@ def trace(op_path, out_dir, seeds):
     get_inputs() that needs real data) is traced again with real CPU tensors."""
     with warnings.catch_warnings():  # torch warns when numpy is absent; irrelevant here
         warnings.filterwarnings("ignore", message=".*Failed to initialize NumPy.*")
-        import torch  # noqa: F401
+        try:
+            import torch  # noqa: F401
+        except ImportError as e:
+            raise UserError(op_path, 0, "torch",
+                            "the Python %s cannot import torch (%s); EGG reads op.py with PyTorch"
+                            % (sys.executable, e),
+                            "point egg-gen at a Python that has torch (EGG_PYTHON=/path/to/python "
+                            "or --python), or install it: %s -m pip install torch==2.11.0 (a "
+                            "system Python that refuses: python3 -m venv <dir> && <dir>/bin/pip "
+                            "install torch==2.11.0, then EGG_PYTHON=<dir>/bin/python)"
+                            % sys.executable) from None
     from . import deps, loader, spec, tracer
 
     written = []

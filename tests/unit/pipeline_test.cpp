@@ -234,6 +234,32 @@ TEST_F(PipelineTest, WithAGpuTheFastestVerifiedCandidateWinsAndTheStatusSaysVeri
     EXPECT_TRUE(m["phases"].contains(phase)) << phase << " in " << m["phases"].dump();
 }
 
+TEST_F(PipelineTest, AGenerationReportsItsProgressAndACacheHitSaysNothingOfIt) {
+  ::setenv("EGG_PROGRESS_SECONDS", "0", 1);  // every update is a line
+  FakeGpu gpu;
+  Services services{runner, &gpu};
+  auto o = options();
+  o.baseline = false;
+  o.budget = 2;
+  ::testing::internal::CaptureStderr();
+  generate(o, services);
+  const std::string first = ::testing::internal::GetCapturedStderr();
+  ::testing::internal::CaptureStderr();
+  generate(o, services);
+  const std::string second = ::testing::internal::GetCapturedStderr();
+  ::unsetenv("EGG_PROGRESS_SECONDS");
+  EXPECT_NE(first.find("egg: gelu_bias: stage1, building 2 candidates"), std::string::npos)
+      << first;
+  EXPECT_NE(first.find("egg: gelu_bias: stage1, candidate 1/2, none verified yet"),
+            std::string::npos)
+      << first;
+  EXPECT_NE(first.find("egg: gelu_bias: stage2, candidate 1/2, best so far "), std::string::npos)
+      << first;
+  EXPECT_NE(first.find("egg: gelu_bias: done in "), std::string::npos) << first;
+  EXPECT_EQ(second.find("candidate"), std::string::npos) << second;
+  EXPECT_EQ(second.find("done in"), std::string::npos) << second;
+}
+
 // A GPU whose prebuild takes a while and records how many ran at once and where.
 class PrebuildingGpu : public FakeGpu {
  public:
