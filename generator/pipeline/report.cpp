@@ -31,7 +31,7 @@ void write_report(ProcessRunner& runner, const ReportRequest& request) {
   p.env_set["PYTHONDONTWRITEBYTECODE"] = "1";
   p.env_set["MPLBACKEND"] = "Agg";
   p.timeout = std::chrono::minutes(5);
-  p.scrub_secrets = true;
+  p.activity = "drawing the report";
   const ProcessResult r = runner.run(p);
   if (r.status == ProcessStatus::failed_to_start)
     throw UserError(
