@@ -42,17 +42,6 @@ __device__ __forceinline__ float egg_selu(float x) {
 }
 __device__ __forceinline__ float egg_hardsigmoid(float x) { return fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f; }
 __device__ __forceinline__ float egg_hardswish(float x) { return x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f; }
-// pow by a scalar exponent, with the exact special cases ATen takes.
-__device__ __forceinline__ float egg_pow(float x, float p) {
-  if (p == 2.0f) return x * x;
-  if (p == 3.0f) return x * x * x;
-  if (p == 0.5f) return sqrtf(x);
-  if (p == 1.0f) return x;
-  if (p == -1.0f) return 1.0f / x;
-  if (p == -2.0f) return 1.0f / (x * x);
-  if (p == -0.5f) return 1.0f / sqrtf(x);
-  return powf(x, p);
-}
 
 // VEC elements of T loaded and stored as 16-byte transactions (needs 16-byte aligned pointers).
 template <typename T, int VEC>

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "dump_candidates.h"
+#include "nvcc_compile.h"
 #include "spec_fixtures.h"
 
 #include <cstdlib>
@@ -442,7 +443,7 @@ TEST(Conv, CudnnIsOfferedSecondWhenAvailable) {
   ASSERT_GE(cands.size(), 2u);
   EXPECT_EQ(cands[0].id.rfind("conv.igemm", 0), 0u)
       << cands[0].id;  // no GPU: EGG's own kernel stays
-  EXPECT_EQ(cands[1].id, "conv.cudnn.fwd");
+  EXPECT_EQ(cands[1].id, "conv.cudnn.fwd:a0");
   const auto& d = cands[1].code.device_code;
   EXPECT_TRUE(has(d, "#include <cudnn.h>"));
   EXPECT_TRUE(
@@ -457,16 +458,51 @@ TEST(Conv, CudnnIsOfferedSecondWhenAvailable) {
   EXPECT_TRUE(has(d, "egg_k_epilogue(a, egg_to_float(a.out0[o]), o, co);"));
   EXPECT_TRUE(has(cands[1].code.launch_body, "return egg_k_dnn_run(egg_a, stream);"));
   EXPECT_EQ(cands[1].params["link"], json::array({"cudnn"}));
-  // cuDNN picks its own algorithm: stage 2 has nothing to vary.
+  EXPECT_TRUE(has(d, "if (rank++ != 0) continue;")) << d;  // the heuristic's first that fits
+}
+
+TEST(Conv, CudnnRanksAreStageTwosTuningSpace) {
   ConvFamily family(kData, true);
   auto s = spec::parse_spec(resnet());
-  EXPECT_EQ(family.tunings(s, contract::derive(s, "k"), cands[1], "memory").size(), 1u);
+  const auto c = contract::derive(s, "k");
+  const auto cands = family.structures(s, c);
+  ASSERT_GE(cands.size(), 2u);
+  const auto tunings = family.tunings(s, c, cands[1], "memory");
+  ASSERT_EQ(tunings.size(), static_cast<size_t>(kCudnnRanksTuned - 1));  // rank 0 ran in stage 1
+  for (size_t i = 0; i < tunings.size(); ++i) {
+    EXPECT_EQ(tunings[i].id, "conv.cudnn.fwd:a" + std::to_string(i + 1));
+    EXPECT_EQ(tunings[i].params["algo"], static_cast<int>(i + 1));
+    EXPECT_TRUE(
+        has(tunings[i].code.device_code, "if (rank++ != " + std::to_string(i + 1) + ") continue;"));
+    EXPECT_TRUE(has(tunings[i].summary, "algorithm #" + std::to_string(i + 1)));
+  }
+  // A rank the heuristic does not reach fails at run time; the incumbent stands (no repair).
+  EXPECT_FALSE(family.fallback(s, c, tunings[3]).has_value());
+  ASSERT_TRUE(family.fallback(s, c, cands[1]).has_value());  // rank 0 failing: EGG's own kernel
+}
+
+// cuDNN's ranked candidates compile with the real nvcc (and cuDNN's header): forward with the
+// bias/ReLU pass, and backward-data for the transposed convolution.
+TEST(Conv, CudnnCandidatesCompileWithNvcc) {
+  const auto nvcc = egg::testing::real_nvcc();
+  if (!nvcc) GTEST_SKIP() << "no nvcc";
+  if (!toolchain::find_cudnn("", *nvcc)) GTEST_SKIP() << "no cuDNN beside " << nvcc->string();
+  ConvFamily family(kData, true);
+  for (const auto& j : {resnet(), grouped_transpose()}) {
+    auto s = spec::parse_spec(j);
+    const auto c = contract::derive(s, "k");
+    const auto cands = family.structures(s, c);
+    ASSERT_GE(cands.size(), 2u);
+    const auto tunings = family.tunings(s, c, cands[1], "memory");
+    ASSERT_FALSE(tunings.empty());
+    EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, tunings.back()), "");
+  }
 }
 
 TEST(Conv, CudnnTransposedRunsBackwardDataAndFp16UsesTensorOps) {
   auto cands = cudnn_structures_of(grouped_transpose());
   ASSERT_GE(cands.size(), 2u);
-  EXPECT_EQ(cands[1].id, "conv.cudnn.bwd_data");
+  EXPECT_EQ(cands[1].id, "conv.cudnn.bwd_data:a0");
   const auto& d = cands[1].code.device_code;
   EXPECT_TRUE(
       has(d, "cudnnConvolutionBackwardData(s.handle, &one, s.w, a.t_weight, s.x, a.x, s.conv,"))

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <tuple>
+
 #include "backend/builtin/builtin_backend.h"
 #include "contract/contract.h"
 #include "emit/emit.h"
@@ -95,6 +98,101 @@ TEST(Elementwise, ClampWithOneBoundUsesInfinity) {
   auto s = spec::parse_spec(j);
   auto cand = family.render(s, contract::derive(s, "k"), ElementwiseParams{});
   EXPECT_TRUE(has(cand.code.device_code, "egg_clamp(t1, 0.0f, INFINITY)")) << cand.code.device_code;
+}
+
+// A chain of element-wise nodes over x [64, 1024] (fp32); each node is {name, op, args}.
+spec::Spec chain_spec(const std::vector<std::tuple<std::string, std::string, json>>& nodes) {
+  auto j = testing::gelu_bias_spec();
+  j["params"] = json::array();
+  j["nodes"] = json::array();
+  for (const auto& [name, op, args] : nodes)
+    j["nodes"].push_back({{"name", name},
+                          {"op", op},
+                          {"target", "torch." + op},
+                          {"args", args.is_array() ? args : json::array({args})},
+                          {"attrs", json::object()},
+                          {"shape", {64, 1024}},
+                          {"dtype", "float32"}});
+  j["outputs"][0]["node"] = std::get<0>(nodes.back());
+  return spec::parse_spec(j);
+}
+
+json node_arg(const std::string& name) { return {{"node", name}}; }
+json scalar_arg(double v) { return {{"scalar", v}}; }
+
+std::string render_chain(const spec::Spec& s) {
+  ElementwiseFamily family(kData);
+  EXPECT_FALSE(family.cannot_implement(s).has_value());
+  return family.render(s, contract::derive(s, "k"), ElementwiseParams{}).code.device_code;
+}
+
+TEST(Elementwise, IntegerPowersBecomeMultiplies) {
+  // MinGPT's NewGELU: 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * pow(x, 3.0)))).
+  auto s = chain_spec({{"half", "mul", {node_arg("x"), scalar_arg(0.5)}},
+                       {"cube", "pow", {node_arg("x"), scalar_arg(3.0)}},
+                       {"c", "mul", {scalar_arg(0.044715), node_arg("cube")}},
+                       {"inner", "add", {node_arg("x"), node_arg("c")}},
+                       {"scaled", "mul", {node_arg("inner"), scalar_arg(0.7978845608028654)}},
+                       {"th", "tanh", {node_arg("scaled")}},
+                       {"one", "add", {node_arg("th"), scalar_arg(1.0)}},
+                       {"out", "mul", {node_arg("half"), node_arg("one")}}});
+  const std::string code = render_chain(s);
+  EXPECT_TRUE(has(code, "const float t1 = (a0 * a0 * a0);")) << code;
+  EXPECT_FALSE(has(code, "powf")) << code;
+  EXPECT_TRUE(has(code, "const float t2 = (0.0447149985f * t1);")) << code;
+
+  auto squares = chain_spec({{"sq", "pow", {node_arg("x"), scalar_arg(2.0)}},
+                             {"inv", "pow", {node_arg("sq"), scalar_arg(-1.0)}},
+                             {"root", "pow", {node_arg("inv"), scalar_arg(0.5)}},
+                             {"other", "pow", {node_arg("root"), scalar_arg(2.5)}}});
+  const std::string sq = render_chain(squares);
+  EXPECT_TRUE(has(sq, "const float t0 = (a0 * a0);")) << sq;
+  EXPECT_TRUE(has(sq, "const float t1 = (1.0f / t0);")) << sq;
+  EXPECT_TRUE(has(sq, "const float t2 = sqrtf(t1);")) << sq;
+  EXPECT_TRUE(has(sq, "const float t3 = powf(t2, 2.5f);")) << sq;  // not an integer: powf
+}
+
+TEST(Elementwise, ScalarChainsFoldAndIdentitiesVanish) {
+  auto s = chain_spec({{"a", "mul", {node_arg("x"), scalar_arg(0.5)}},
+                       {"b", "mul", {scalar_arg(0.044715), node_arg("a")}},
+                       {"c", "div", {node_arg("b"), scalar_arg(4.0)}},
+                       {"d", "mul", {node_arg("c"), scalar_arg(1.0)}},
+                       {"e", "add", {node_arg("d"), scalar_arg(0.0)}},
+                       {"f", "sub", {node_arg("e"), scalar_arg(0.0)}},
+                       {"g", "div", {node_arg("f"), scalar_arg(1.0)}},
+                       {"h", "mul", {node_arg("g"), scalar_arg(2.0)}},
+                       {"i", "div", {node_arg("h"), scalar_arg(0.5)}}});
+  const std::string code = render_chain(s);
+  EXPECT_TRUE(has(code, "const float t0 = (a0 * 0.5f);")) << code;
+  EXPECT_TRUE(has(code, "const float t1 = (a0 * 0.0223574992f);")) << code;   // 0.5 * 0.044715
+  EXPECT_TRUE(has(code, "const float t2 = (a0 * 0.00558937481f);")) << code;  // ... / 4
+  EXPECT_TRUE(has(code, "const float t3 = (a0 * 0.00558937481f);")) << code;  // ... * 1
+  EXPECT_TRUE(has(code, "const float t4 = t3;")) << code;                     // + 0
+  EXPECT_TRUE(has(code, "const float t5 = t4;")) << code;                     // - 0
+  EXPECT_TRUE(has(code, "const float t6 = t5;")) << code;                     // / 1
+  EXPECT_TRUE(has(code, "const float t7 = (t5 * 2.0f);")) << code;  // the sub broke the chain
+  EXPECT_TRUE(has(code, "const float t8 = (t5 * 4.0f);")) << code;  // / 1 * 2 / 0.5
+}
+
+// The reductions' numerics against double: x * x * x is within 2 ulp of x^3 (two roundings), as
+// powf is; a folded scale (rounded once) is within 2 ulp of the step-by-step product.
+TEST(Elementwise, StrengthReducedNumericsStayWithinAnUlpOrTwo) {
+  auto ulps = [](float got, double want) {
+    const double ulp =
+        std::nextafter(static_cast<float>(want), INFINITY) - static_cast<float>(want);
+    return std::abs(double(got) - want) / ulp;
+  };
+  double worst_cube = 0, worst_fold = 0;
+  for (int i = -20000; i <= 20000; ++i) {
+    const float x = 0.00137f * float(i) * (1.0f + 0.001f * float(i % 7));
+    if (x == 0.0f) continue;
+    worst_cube = std::max(worst_cube, ulps(x * x * x, double(x) * x * x));
+    const float stepwise = (x * 0.5f) * 0.044715f;
+    const float folded = x * static_cast<float>(0.5 * double(0.044715f));
+    worst_fold = std::max(worst_fold, ulps(folded, double(stepwise)));
+  }
+  EXPECT_LE(worst_cube, 2.0);
+  EXPECT_LE(worst_fold, 2.0);
 }
 
 TEST(Elementwise, TuningSpaceDependsOnSizeAndBottleneck) {

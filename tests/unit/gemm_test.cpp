@@ -7,6 +7,7 @@
 
 #include "backend/builtin/builtin_backend.h"
 #include "contract/contract.h"
+#include "nvcc_compile.h"
 
 namespace egg::backend::builtin {
 namespace {
@@ -318,14 +319,72 @@ TEST(Gemm, TuningsAndFallback) {
   auto c = contract::derive(s, "k");
   auto cands = family.structures(s, c);
   auto tunings = family.tunings(s, c, cands[0], "compute");
-  ASSERT_EQ(tunings.size(), 6u);
-  EXPECT_EQ(tunings[3].params["algo"], 3);
-  EXPECT_TRUE(has(tunings[3].code.device_code, "const int pick = 3 < s.algo_count[cls]"));
-  auto fb = family.fallback(s, c, tunings[3]);
+  // The heuristic's ranked algos 1..7 (stage 1 measured #0): the top 8 between the two stages.
+  ASSERT_EQ(tunings.size(), static_cast<size_t>(kLtAlgoTuned - 1));
+  EXPECT_EQ(tunings[2].params["algo"], 3);
+  EXPECT_EQ(tunings[2].id, "gemm.lt_native:a3");
+  const auto& d = tunings[2].code.device_code;
+  EXPECT_TRUE(has(d, "if (returned <= 3) return cudaErrorNotSupported;")) << d;
+  EXPECT_TRUE(has(d, "const cublasLtMatmulHeuristicResult_t& h = s.algos[cls][3];"));
+  EXPECT_TRUE(has(d, "constexpr int egg_k_kAlgos = 16;"));
+  EXPECT_FALSE(has(d, "SPLITK"));  // 256x1024 tiles fill the GPU: no forced split-K
+  // A ranked algo the heuristic does not offer fails at run time; the incumbent stands.
+  EXPECT_FALSE(family.fallback(s, c, tunings[2]).has_value());
+  auto fb = family.fallback(s, c, cands[0]);
   ASSERT_TRUE(fb.has_value());
   EXPECT_EQ(fb->params["structure"], "lt_epilogue");
   EXPECT_EQ(fb->params["algo"], 0);
   EXPECT_FALSE(family.fallback(s, c, *fb).has_value());
+}
+
+TEST(Gemm, LongKWithFewTilesAlsoSplitsK) {
+  GemmFamily family(kData);
+  auto s = spec::parse_spec(matmul_spec("float32", 0, 256, 16384, 256));  // 4 output tiles
+  auto c = contract::derive(s, "k");
+  auto tunings = family.tunings(s, c, family.structures(s, c)[0], "compute");
+  std::vector<std::string> ids;
+  for (const auto& t : tunings) ids.push_back(t.id);
+  const std::vector<std::string> want = {
+      "gemm.lt_native:a1",     "gemm.lt_native:a2",     "gemm.lt_native:a0:sk2",
+      "gemm.lt_native:a0:sk4", "gemm.lt_native:a0:sk8", "gemm.lt_native:a0:sk16",
+      "gemm.lt_native:a3",     "gemm.lt_native:a4",     "gemm.lt_native:a5",
+      "gemm.lt_native:a6",     "gemm.lt_native:a7"};
+  EXPECT_EQ(ids, want);
+  const auto& d = tunings[3].code.device_code;
+  EXPECT_TRUE(has(d, "const std::uint32_t splits = 4;")) << d;
+  EXPECT_TRUE(has(d, "CUBLASLT_ALGO_CONFIG_SPLITK_NUM"));
+  EXPECT_TRUE(has(d, "cublasLtMatmulAlgoCheck("));
+  EXPECT_TRUE(has(tunings[3].summary, "K split 4 ways")) << tunings[3].summary;
+  EXPECT_EQ(tunings[3].params["splitk"], 4);
+  EXPECT_EQ(GemmParams::from_json(tunings[3].params).splitk, 4);
+}
+
+// Every kind of cuBLASLt candidate stage 2 measures compiles with the real nvcc: a ranked algo with
+// cuBLASLt's epilogue, and a forced split-K with the fused epilogue kernel.
+TEST(Gemm, CublasLtCandidatesCompileWithNvcc) {
+  const auto nvcc = egg::testing::real_nvcc();
+  if (!nvcc) GTEST_SKIP() << "no nvcc";
+  GemmFamily family(kData);
+  auto native = spec::parse_spec(linear_spec());
+  auto nc = contract::derive(native, "k");
+  const auto ranked = family.tunings(native, nc, family.structures(native, nc)[0], "compute");
+  ASSERT_FALSE(ranked.empty());
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, nc, ranked.back()), "");
+  auto j = matmul_spec("float32", 0, 256, 16384, 256);
+  j["nodes"].push_back(
+      node("g", "gelu", {{{"node", "mm"}}}, json::object(), {256, 256}, "float32"));
+  j["outputs"][0]["node"] = "g";
+  auto split = spec::parse_spec(j);
+  auto sc = contract::derive(split, "k");
+  const auto base = family.structures(split, sc)[0];
+  ASSERT_EQ(base.params["structure"], "lt_epilogue");
+  const auto tunings = family.tunings(split, sc, base, "compute");
+  const auto forced = std::find_if(tunings.begin(), tunings.end(), [](const Candidate& t) {
+    return t.params.value("splitk", 0) > 0;
+  });
+  ASSERT_NE(forced, tunings.end());
+  EXPECT_TRUE(has(forced->code.device_code, "_epilogue_kernel"));  // split-K and the fused pass
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, sc, *forced), "");
 }
 
 TEST(Gemm, BuiltinBackendPicksGemmFamily) {

@@ -133,6 +133,7 @@ json ConvParams::to_json() const {
               {"warps_n", warps_n},
               {"min_blocks", min_blocks}});
   } else if (structure == "cudnn") {
+    j["algo"] = algo;
     j["link"] = json::array({"cudnn"});  // as the GEMM family records cuBLASLt
   } else {
     j.update({{"block", block}, {"co", co}});
@@ -154,6 +155,7 @@ ConvParams ConvParams::from_json(const json& j) {
   p.block = j.value("block", p.block);
   p.opt = j.value("opt", p.opt);
   p.co = j.value("co", p.co);
+  p.algo = j.value("algo", p.algo);
   return p;
 }
 
@@ -291,7 +293,7 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
   std::string epilogue_text = plan.bias.empty() ? "" : "bias";
   for (const auto* n : plan.epilogue) {
     const std::string v = "egg_e" + std::to_string(epi_steps.size());
-    epi_steps.push_back({{"value", v}, {"expr", ops_.expression(*n, epi_value)}});
+    epi_steps.push_back({{"value", v}, {"expr", ops_.expression(s, *n, epi_value)}});
     epi_value[n->name] = v;
     epilogue_text += (epilogue_text.empty() ? "" : ", ") + n->op;
   }
@@ -340,8 +342,10 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
         ", " +
         (is_fp32 ? "fp32 with TF32 allowed (PyTorch's default for convolutions)"
                  : spec::dtype_name(plan.dtype) + " with fp32 accumulation") +
+        ", the heuristic's algorithm #" + std::to_string(q.algo) + " (deterministic first)" +
         (pass ? ", then an in-place element-wise pass for bias and epilogue" : "");
-    id = std::string("conv.cudnn.") + (plan.transposed ? "bwd_data" : "fwd");
+    id = std::string("conv.cudnn.") + (plan.transposed ? "bwd_data" : "fwd") + ":a" +
+         std::to_string(q.algo);
   } else {
     structure = "transposed convolution as a gather on CUDA cores, a thread per " +
                 std::to_string(q.co) + " output channel(s), exact fp32 accumulation";
@@ -403,6 +407,7 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
   add_window_context(ctx, plan.in, plan.out, plan.kernel, plan.stride, plan.pad, plan.dilation);
   ctx["cudnn"] = q.structure == "cudnn";
   if (q.structure == "cudnn") add_cudnn_context(ctx, s, c, plan);
+  ctx["algo"] = q.algo;
   ctx["common"] = render::render(common_.text, ctx, common_.name);
   const render::Template& body = q.structure == "igemm"    ? igemm_
                                  : q.structure == "direct" ? direct_
@@ -453,8 +458,17 @@ std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& i
       if (o.to_json() == q.to_json()) return;
     out.push_back(q);
   };
+  if (inc.structure == "cudnn") {
+    // The library floor, measured: the heuristic's ranks after the incumbent's (stage 1 measured
+    // rank 0, PyTorch's pick without cudnn.benchmark), as cudnn.benchmark would time them.
+    for (int rank = 0; rank < kCudnnRanksTuned; ++rank) {
+      ConvParams q = inc;
+      q.algo = rank;
+      if (rank != inc.algo) add(q);
+    }
+    return out;
+  }
   add(inc);
-  if (inc.structure == "cudnn") return out;  // cuDNN tunes itself (its heuristic's algorithm)
   if (inc.structure == "igemm") {
     // Tiles: larger N tiles for channel-rich groups, smaller M tiles when the grid would not fill
     // the GPU, deeper K tiles for long reductions.
@@ -527,9 +541,13 @@ std::optional<Candidate> ConvFamily::fallback(const spec::Spec& s, const contrac
                                               const Candidate& failed) const {
   // The simplest structure: the direct (or gather) kernel, a thread per output, 256 threads.
   const auto pl = plan(s);
+  const ConvParams f = ConvParams::from_json(failed.params);
+  // A rank cuDNN's heuristic does not reach for this convolution: nothing to repair (the
+  // incumbent, rank 0, was measured already).
+  if (f.structure == "cudnn" && f.algo > 0) return std::nullopt;
   ConvParams q;
   q.structure = pl.transposed ? "transpose" : "direct";
-  if (ConvParams::from_json(failed.params).to_json() == q.to_json()) return std::nullopt;
+  if (f.to_json() == q.to_json()) return std::nullopt;
   return render(s, c, pl, q);
 }
 

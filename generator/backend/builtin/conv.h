@@ -78,9 +78,14 @@ struct ConvParams {
   int min_blocks = 1;  // __launch_bounds__ minimum blocks per SM (2 caps registers for occupancy)
   // direct / transpose: threads per block, outputs along W and output channels per thread
   int block = 256, opt = 1, co = 1;
+  // cudnn: rank in cuDNN's heuristic list of the algorithms that fit (deterministic ones first)
+  int algo = 0;
   nlohmann::json to_json() const;
   static ConvParams from_json(const nlohmann::json& j);
 };
+
+// Ranks of cuDNN's heuristic list that stage 1 and 2 measure between them (rank 0 in stage 1).
+inline constexpr int kCudnnRanksTuned = 8;
 
 // The conv family.
 class ConvFamily : public Family {

@@ -131,7 +131,7 @@ Candidate ElementwiseFamily::render(const spec::Spec& s, const contract::Contrac
   json steps = json::array();
   for (const auto& node : s.nodes) {
     std::string value = "t" + std::to_string(steps.size());
-    steps.push_back({{"value", value}, {"expr", ops_.expression(node, value_of)}});
+    steps.push_back({{"value", value}, {"expr", ops_.expression(s, node, value_of)}});
     value_of[node.name] = value;
   }
   json results = json::array();

@@ -59,6 +59,7 @@ json GemmParams::to_json() const {
     j.update({{"bm", bm}, {"bn", bn}, {"bk", bk}, {"warps_m", warps_m}, {"warps_n", warps_n}, {"stages", stages}, {"min_blocks", min_blocks}});
   } else {
     j["algo"] = algo;
+    if (splitk > 0) j["splitk"] = splitk;
     j["link"] = json::array({"cublasLt"});
     if (structure == "lt_epilogue") j["epilogue_block"] = epilogue_block;
   }
@@ -69,6 +70,7 @@ GemmParams GemmParams::from_json(const json& j) {
   GemmParams p;
   p.structure = j.value("structure", p.structure);
   p.algo = j.value("algo", p.algo);
+  p.splitk = j.value("splitk", p.splitk);
   p.epilogue_block = j.value("epilogue_block", p.epilogue_block);
   p.tf32 = j.value("tf32", p.tf32);
   p.bm = j.value("bm", p.bm);
@@ -438,7 +440,7 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
       for (const auto& a : n->args)
         if (a.kind == spec::Arg::Kind::node && s.find_tensor(a.node)) load(a.node);
       const std::string value = "t" + std::to_string(steps.size());
-      steps.push_back({{"value", value}, {"expr", ops_.expression(*n, value_of)}});
+      steps.push_back({{"value", value}, {"expr", ops_.expression(s, *n, value_of)}});
       value_of[n->name] = value;
       result = value;
       epilogue_text += (epilogue_text.empty() ? "" : ", ") + n->op;
@@ -452,45 +454,48 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
 
   const std::int64_t numel = p.batch * p.m * p.n;
   const std::string b_layout = p.b_nk ? "[N][K], used transposed" : "[K][N]";
-  json ctx = {{"fn", fn},
-              {"helpers", ops_.helpers()},
-              {"ctype", ctype},
-              {"dtype", spec::dtype_name(p.dtype)},
-              {"cuda_type", cuda_data_type(p.dtype)},
-              {"elem_size", spec::dtype_size(p.dtype)},
-              {"batch", p.batch},
-              {"m", p.m},
-              {"n", p.n},
-              {"k", p.k},
-              {"batched", p.batch > 1},
-              {"stride_a", p.batch > 1 ? p.m * p.k : 0},
-              {"stride_b", p.batch > 1 ? p.k * p.n : 0},
-              {"stride_c", p.batch > 1 ? p.m * p.n : 0},
-              {"b_nk", p.b_nk ? "true" : "false"},
-              {"b_layout", b_layout},
-              {"a_var", var_of.at(p.a)},
-              {"b_var", var_of.at(p.b)},
-              {"out_var", out_var},
-              {"out_shape", spec::shape_string(p.out_shape)},
-              {"numel", numel},
-              {"index_t", numel < (std::int64_t(1) << 30) ? "int" : "long long"},  // i0 + step stays < 2^31
-              {"operands", operands},
-              {"loads", loads},
-              {"steps", steps},
-              {"result", result},
-              {"epilogue_text", epilogue_text},
-              {"epilogue_kernel", kernel_epilogue},
-              {"epilogue_block", q.epilogue_block},
-              {"vec", 16 / spec::dtype_size(p.dtype)},
-              {"algo", q.algo},
-              {"algo_request", std::max(8, q.algo + 1)},
-              {"bm", q.bm},
-              {"bn", q.bn},
-              {"bk", q.bk},
-              {"warps_m", q.warps_m},
-              {"warps_n", q.warps_n},
-              {"stages", q.stages},
-              {"min_blocks", q.min_blocks}};
+  json ctx = {
+      {"fn", fn},
+      {"helpers", ops_.helpers()},
+      {"ctype", ctype},
+      {"dtype", spec::dtype_name(p.dtype)},
+      {"cuda_type", cuda_data_type(p.dtype)},
+      {"elem_size", spec::dtype_size(p.dtype)},
+      {"batch", p.batch},
+      {"m", p.m},
+      {"n", p.n},
+      {"k", p.k},
+      {"batched", p.batch > 1},
+      {"stride_a", p.batch > 1 ? p.m * p.k : 0},
+      {"stride_b", p.batch > 1 ? p.k * p.n : 0},
+      {"stride_c", p.batch > 1 ? p.m * p.n : 0},
+      {"b_nk", p.b_nk ? "true" : "false"},
+      {"b_layout", b_layout},
+      {"a_var", var_of.at(p.a)},
+      {"b_var", var_of.at(p.b)},
+      {"out_var", out_var},
+      {"out_shape", spec::shape_string(p.out_shape)},
+      {"numel", numel},
+      {"index_t", numel < (std::int64_t(1) << 30) ? "int" : "long long"},  // i0 + step stays < 2^31
+      {"operands", operands},
+      {"loads", loads},
+      {"steps", steps},
+      {"result", result},
+      {"epilogue_text", epilogue_text},
+      {"epilogue_kernel", kernel_epilogue},
+      {"epilogue_block", q.epilogue_block},
+      {"vec", 16 / spec::dtype_size(p.dtype)},
+      {"algo", q.algo},
+      {"algo_request", std::max(kLtAlgoRequest, q.algo + 1)},
+      {"splitk", q.splitk},
+      {"split_k", q.splitk > 0},
+      {"bm", q.bm},
+      {"bn", q.bn},
+      {"bk", q.bk},
+      {"warps_m", q.warps_m},
+      {"warps_n", q.warps_n},
+      {"stages", q.stages},
+      {"min_blocks", q.min_blocks}};
   // cuBLASLt: its A is our B (row-major out = A.B is column-major out^T = B^T.A^T).
   ctx["trans_a"] = p.b_nk ? "CUBLAS_OP_T" : "CUBLAS_OP_N";
   ctx["la_rows"] = p.b_nk ? p.k : p.n;
@@ -536,12 +541,16 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
     cand.code.device_code = render::render(tc_.text, ctx, tc_.name);
     cand.code.launch_body = render::render(tc_launch_.text, ctx, tc_launch_.name);
   } else {
+    const std::string split = q.splitk > 0 ? ", K split " + std::to_string(q.splitk) + " ways" : "";
     cand.id = "gemm." + q.structure + ":a" + std::to_string(q.algo) +
+              (q.splitk > 0 ? ":sk" + std::to_string(q.splitk) : "") +
               (kernel_epilogue ? ":b" + std::to_string(q.epilogue_block) : "");
-    cand.summary = native ? "cuBLASLt " + shape + " with its epilogue (" + epilogue_text + "), algo #" +
-                                std::to_string(q.algo)
-                          : "cuBLASLt " + shape + ", algo #" + std::to_string(q.algo) +
-                                (kernel_epilogue ? ", then one in-place epilogue kernel: " + epilogue_text : "");
+    cand.summary =
+        native
+            ? "cuBLASLt " + shape + " with its epilogue (" + epilogue_text + "), heuristic algo #" +
+                  std::to_string(q.algo) + split
+            : "cuBLASLt " + shape + ", heuristic algo #" + std::to_string(q.algo) + split +
+                  (kernel_epilogue ? ", then one in-place epilogue kernel: " + epilogue_text : "");
     if ((q.tf32 || precision_ == "tf32") && p.dtype == spec::DType::float32) cand.summary += ", TF32";
     if (precision_ == "bf16" && p.dtype == spec::DType::float32) cand.summary += ", bf16 math";
     ctx["summary"] = cand.summary;
@@ -580,6 +589,36 @@ std::vector<GemmParams> gemm_tc_tuning_space(const GemmProblem& p) {
   return space;
 }
 
+std::vector<GemmParams> gemm_lt_tuning_space(const GemmProblem& p, const GemmParams& incumbent) {
+  // The library floor, measured: the heuristic's ranked algos after the incumbent's (stage 1
+  // measured index 0, its own first choice), so that stage 1 and 2 together time the top
+  // kLtAlgoTuned; split-K comes with them wherever the heuristic offers it (it has the workspace).
+  // When the output tiles do not fill the GPU (fewer than one 128x128 tile per SM of an H200) and K
+  // is long, K split 2..16 ways on the first algo as well, early in the list.
+  std::vector<GemmParams> space;
+  auto algo = [&](int index) {
+    GemmParams q = incumbent;
+    q.algo = index;
+    q.splitk = 0;
+    if (q.algo != incumbent.algo || incumbent.splitk != 0) space.push_back(q);
+  };
+  const std::int64_t tiles = p.batch * ((p.m + 127) / 128) * ((p.n + 127) / 128);
+  std::vector<int> splits;
+  if (tiles < 132 && p.k >= 2048)
+    for (int sk : {2, 4, 8, 16})
+      if (p.k / sk >= 256 && tiles * sk <= 4 * 132) splits.push_back(sk);
+  int next = 0;
+  for (; next < 3 && !splits.empty(); ++next) algo(next);
+  for (int sk : splits) {
+    GemmParams q = incumbent;
+    q.algo = 0;
+    q.splitk = sk;
+    space.push_back(q);
+  }
+  for (; next < kLtAlgoTuned; ++next) algo(next);
+  return space;
+}
+
 std::vector<Candidate> GemmFamily::structures(const spec::Spec& s, const contract::Contract& c) const {
   const GemmProblem p = analyze(s);
   std::vector<Candidate> out;
@@ -612,12 +651,7 @@ std::vector<Candidate> GemmFamily::tunings(const spec::Spec& s, const contract::
     return out;
   }
   if (base.structure == "lt_native" && !native_epilogue(s, p)) return out;
-  // cuBLASLt: the heuristic's top algos (index 0 is its own first choice).
-  for (int algo = 0; algo < 6; ++algo) {
-    GemmParams q = base;
-    q.algo = algo;
-    out.push_back(render(s, c, q));
-  }
+  for (const auto& q : gemm_lt_tuning_space(p, base)) out.push_back(render(s, c, q));
   if (base.structure == "lt_epilogue" && !p.epilogue.empty()) {
     GemmParams q = base;
     q.epilogue_block = base.epilogue_block == 256 ? 512 : 256;
@@ -632,6 +666,9 @@ std::optional<Candidate> GemmFamily::fallback(const spec::Spec& s, const contrac
   // the whole epilogue in the fused kernel.
   const GemmParams f = GemmParams::from_json(failed.params);
   if (f.structure == "lt_epilogue" && f.algo == 0 && f.epilogue_block == 256) return std::nullopt;
+  // A ranked index or split the heuristic does not offer for this problem: nothing to repair (the
+  // incumbent, index 0, was measured already).
+  if (f.structure != "tc" && (f.algo > 0 || f.splitk > 0)) return std::nullopt;
   GemmParams q;
   q.structure = "lt_epilogue";
   q.tf32 = f.tf32;

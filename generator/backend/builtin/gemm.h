@@ -45,6 +45,8 @@ struct GemmNativeEpilogue {
 struct GemmParams {
   std::string structure = "lt_epilogue";  // lt_native | lt_epilogue | tc
   int algo = 0;                           // cuBLASLt: index into the heuristic's ranked algos
+  int splitk =
+      0;  // cuBLASLt: 0 = as the heuristic configured the algo, else K split this many ways
   int epilogue_block = 256;               // lt_epilogue: threads per block of the epilogue kernel
   bool tf32 = false;                      // fp32 on TF32 tensor cores (only with PRECISION tf32)
   // tc: block tile, warps, pipeline stages
@@ -89,5 +91,13 @@ class GemmFamily : public Family {
 
 // Stage-2 tile configurations of the own tensor-core kernel, best prior first.
 std::vector<GemmParams> gemm_tc_tuning_space(const GemmProblem& p);
+
+// cuBLASLt's ranked algos the template asks the heuristic for, and how many of them stage 1 and 2
+// measure between them (index 0 in stage 1, the rest in stage 2).
+inline constexpr int kLtAlgoRequest = 16;
+inline constexpr int kLtAlgoTuned = 8;
+// Stage 2's cuBLASLt candidates after `incumbent`: the heuristic's next ranked algos, and K split
+// several ways where the output tiles alone do not fill the GPU.
+std::vector<GemmParams> gemm_lt_tuning_space(const GemmProblem& p, const GemmParams& incumbent);
 
 }  // namespace egg::backend::builtin

@@ -367,14 +367,14 @@ Candidate NormFamily::render(const spec::Spec& s, const contract::Contract& c, c
   std::map<std::string, std::string> pro_values = value_of, epi_values = value_of;
   for (const auto* n : plan.pro_steps) {
     const std::string v = "t" + std::to_string(pro_steps.size());
-    pro_steps.push_back({{"value", v}, {"expr", ops_.expression(*n, pro_values)}});
+    pro_steps.push_back({{"value", v}, {"expr", ops_.expression(s, *n, pro_values)}});
     pro_values[n->name] = v;
   }
   epi_values[plan.input] = "xin";
   epi_values[plan.norm->name] = "nv";
   for (const auto* n : plan.epi_steps) {
     const std::string v = "e" + std::to_string(epi_steps.size());
-    epi_steps.push_back({{"value", v}, {"expr", ops_.expression(*n, epi_values)}});
+    epi_steps.push_back({{"value", v}, {"expr", ops_.expression(s, *n, epi_values)}});
     epi_values[n->name] = v;
   }
   json results = json::array();

@@ -155,9 +155,47 @@ std::optional<UserError> OpTable::check(const spec::Spec& s, const spec::Node& n
   return std::nullopt;
 }
 
-std::string OpTable::expression(const spec::Node& node,
+std::optional<OpTable::Scaling> OpTable::scaling(const spec::Node& node) const {
+  if (!knows(node.op) || node.args.size() != 2) return std::nullopt;
+  const std::string how = ops_.at(node.op).value("scale", "");
+  if (how.empty()) return std::nullopt;
+  const auto& a = node.args[0];
+  const auto& b = node.args[1];
+  using K = spec::Arg::Kind;
+  if (a.kind == K::node && b.kind == K::scalar && b.scalar != 0 && std::isfinite(b.scalar))
+    return Scaling{a.node, how == "over" ? 1.0 / b.scalar : b.scalar};
+  if (how == "times" && b.kind == K::node && a.kind == K::scalar && std::isfinite(a.scalar))
+    return Scaling{b.node, a.scalar};
+  return std::nullopt;
+}
+
+std::optional<OpTable::Scaling> OpTable::folded_scaling(
+    const spec::Spec& s, const spec::Node& node,
+    const std::map<std::string, std::string>& value_of) const {
+  auto outer = scaling(node);
+  if (!outer) return std::nullopt;
+  Scaling folded = *outer;
+  int folds = 0;
+  for (const spec::Node* inner = s.find_node(folded.base); inner;
+       inner = s.find_node(folded.base)) {
+    auto next = scaling(*inner);
+    if (!next || !value_of.count(next->base)) break;
+    folded = Scaling{next->base, folded.factor * next->factor};
+    ++folds;
+  }
+  if (folds == 0 || !std::isfinite(static_cast<float>(folded.factor))) return std::nullopt;
+  return folded;
+}
+
+std::string OpTable::expression(const spec::Spec& s, const spec::Node& node,
                                 const std::map<std::string, std::string>& value_of) const {
   const json& op = ops_.at(node.op);
+  if (auto f = folded_scaling(s, node, value_of)) {
+    // Rounded once instead of once per step: within an ulp or two of PyTorch's step-by-step result.
+    const std::string& base = value_of.at(f->base);
+    if (f->factor == 1.0) return base;
+    return substitute(ops_.at("mul").value("expr", ""), {base, float_literal(f->factor)}, {});
+  }
   std::vector<std::string> vals;
   for (size_t k = 0; k < op.value("arity", 1u); ++k) {
     const auto& a = node.args[k];
@@ -169,6 +207,17 @@ std::string OpTable::expression(const spec::Node& node,
       vals.push_back(float_literal(a.scalar));
   }
   std::string expr = op.value("expr", "");
+  if (op.contains("variants"))
+    for (auto v = op["variants"].begin(); v != op["variants"].end(); ++v)
+      expr = (*v)[node.attrs.value(v.key(), std::string("none"))].get<std::string>();
+  // A scalar operand with a case of its own (pow(x, 3.0) → x * x * x, x * 1 → x).
+  if (op.contains("scalar_cases"))
+    for (auto c = op["scalar_cases"].begin(); c != op["scalar_cases"].end(); ++c) {
+      const size_t k = std::stoul(c.key());
+      if (k >= node.args.size() || node.args[k].kind != spec::Arg::Kind::scalar) continue;
+      for (auto v = c->begin(); v != c->end(); ++v)
+        if (std::stod(v.key()) == node.args[k].scalar) expr = v->get<std::string>();
+    }
   std::map<std::string, std::string> attrs;
   json defaults = op.value("defaults", json::object());
   json nulls = op.value("null", json::object());
@@ -183,9 +232,6 @@ std::string OpTable::expression(const spec::Node& node,
     else if (it->is_null() && nulls.contains(it.key()))
       attrs[it.key()] = nulls[it.key()].get<std::string>();
   }
-  if (op.contains("variants"))
-    for (auto v = op["variants"].begin(); v != op["variants"].end(); ++v)
-      expr = (*v)[node.attrs.value(v.key(), std::string("none"))].get<std::string>();
   try {
     return substitute(expr, vals, attrs);
   } catch (const std::out_of_range&) {

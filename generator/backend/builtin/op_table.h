@@ -42,8 +42,11 @@ class OpTable {
   // Why `node` cannot be an element-wise step (operand kinds, arity), or nullopt.
   std::optional<UserError> check(const spec::Spec& s, const spec::Node& node) const;
   // The float expression of `node`, its operands looked up in `value_of` (spec name → C
-  // expression).
-  std::string expression(const spec::Node& node,
+  // expression), strength-reduced by the table: a scalar operand with a case of its own (integer
+  // powers as multiplies, x * 1, x + 0) takes that case's expression, and a scaling by a number of
+  // a value that `s` computes by scaling one of `value_of`'s values folds into one multiply by
+  // the product of the numbers (0.5 * (0.044715 * x) → 0.0223575 * x).
+  std::string expression(const spec::Spec& s, const spec::Node& node,
                          const std::map<std::string, std::string>& value_of) const;
   // "relu, gelu, ..." for messages.
   std::string known_ops() const;
@@ -53,6 +56,17 @@ class OpTable {
   std::vector<std::pair<std::string, std::string>> key_inputs() const;
 
  private:
+  struct Scaling {
+    std::string base;  // the scaled value's spec name
+    double factor = 1;
+  };
+  // `node` as a scaling of a value by a number (mul or div with one scalar operand), or nullopt.
+  std::optional<Scaling> scaling(const spec::Node& node) const;
+  // The scalings of `node` and of the values it scales in turn, folded down to the deepest value
+  // `value_of` has: nullopt unless at least two fold.
+  std::optional<Scaling> folded_scaling(const spec::Spec& s, const spec::Node& node,
+                                        const std::map<std::string, std::string>& value_of) const;
+
   nlohmann::json ops_;
   render::Template table_;
   render::Template helpers_;

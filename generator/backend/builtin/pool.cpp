@@ -108,13 +108,13 @@ Candidate PoolFamily::render(const spec::Spec& s, const contract::Contract& c, c
   json pro_steps = json::array(), epi_steps = json::array();
   for (const auto* n : plan.prologue) {
     const std::string v = "egg_p" + std::to_string(pro_steps.size());
-    pro_steps.push_back({{"value", v}, {"expr", ops_.expression(*n, pro_value)}});
+    pro_steps.push_back({{"value", v}, {"expr", ops_.expression(s, *n, pro_value)}});
     pro_value[n->name] = v;
   }
   epi_value[an.name] = "egg_r";
   for (const auto* n : plan.epilogue) {
     const std::string v = "egg_e" + std::to_string(epi_steps.size());
-    epi_steps.push_back({{"value", v}, {"expr", ops_.expression(*n, epi_value)}});
+    epi_steps.push_back({{"value", v}, {"expr", ops_.expression(s, *n, epi_value)}});
     epi_value[n->name] = v;
   }
   json outs = json::array(), results = json::array();

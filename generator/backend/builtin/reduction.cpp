@@ -195,7 +195,7 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
       continue;
     }
     const std::string value = "p" + std::to_string(pro_steps.size());
-    pro_steps.push_back({{"value", value}, {"expr", ops_.expression(*n, value_of)}});
+    pro_steps.push_back({{"value", value}, {"expr", ops_.expression(s, *n, value_of)}});
     value_of[n->name] = value;
   }
   const std::string pro_result = value_of.at(plan.input);
@@ -262,7 +262,7 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
       continue;
     }
     const std::string value = "e" + std::to_string(epi_steps.size());
-    epi_steps.push_back({{"value", value}, {"expr", ops_.expression(*n, epi_value_of)}});
+    epi_steps.push_back({{"value", value}, {"expr", ops_.expression(s, *n, epi_value_of)}});
     epi_value_of[n->name] = value;
   }
   for (const auto& v : plan.index_values) epi_value_of[v] = "";
