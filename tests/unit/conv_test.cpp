@@ -459,6 +459,33 @@ TEST(Conv, CudnnIsOfferedSecondWhenAvailable) {
   EXPECT_TRUE(has(cands[1].code.launch_body, "return egg_k_dnn_run(egg_a, stream);"));
   EXPECT_EQ(cands[1].params["link"], json::array({"cudnn"}));
   EXPECT_TRUE(has(d, "if (rank++ != 0) continue;")) << d;  // the heuristic's first that fits
+  EXPECT_FALSE(has(d, "_swap("));                          // NCHW: no layout change
+  EXPECT_EQ(cands[1].params["layout"], "nchw");
+}
+
+TEST(Conv, CudnnChannelsLastIsOfferedThirdWithTheLayoutChangeInTheCall) {
+  auto cands = cudnn_structures_of(resnet());
+  ASSERT_GE(cands.size(), 3u);
+  EXPECT_EQ(cands[2].id, "conv.cudnn.fwd.nhwc:a0");
+  EXPECT_EQ(cands[2].params["layout"], "nhwc");
+  const auto& d = cands[2].code.device_code;
+  // x [32, 64, 56, 56] stored N, H, W, C; the filter in NHWC too.
+  EXPECT_TRUE(
+      has(d, "const int x_dims[] = { 32, 64, 56, 56 }, x_strides[] = { 200704, 1, 3584, 64 };"))
+      << d;
+  EXPECT_TRUE(has(d, "CUDNN_TENSOR_NHWC"));
+  EXPECT_TRUE(has(d, "egg_k_swap(xt, a.x, 32, 64, 3136, stream)")) << d;
+  EXPECT_TRUE(has(d, "egg_k_swap(wt, a.conv_weight, 64, 64, 9, stream)")) << d;
+  EXPECT_TRUE(has(d, "egg_k_swap(a.out0, yt, 32, 3136, 64, stream)")) << d;
+  EXPECT_TRUE(has(d, "s.x, xt, s.w, wt, s.conv,")) << d;
+  EXPECT_TRUE(has(cands[2].summary, "channels-last")) << cands[2].summary;
+  // Stage 2 keeps the layout and measures the ranks.
+  ConvFamily family(kData, true);
+  auto s = spec::parse_spec(resnet());
+  const auto tunings = family.tunings(s, contract::derive(s, "k"), cands[2], "memory");
+  ASSERT_FALSE(tunings.empty());
+  EXPECT_EQ(tunings[0].id, "conv.cudnn.fwd.nhwc:a1");
+  EXPECT_FALSE(family.fallback(s, contract::derive(s, "k"), cands[2]).has_value());
 }
 
 TEST(Conv, CudnnRanksAreStageTwosTuningSpace) {
@@ -492,11 +519,16 @@ TEST(Conv, CudnnCandidatesCompileWithNvcc) {
     auto s = spec::parse_spec(j);
     const auto c = contract::derive(s, "k");
     const auto cands = family.structures(s, c);
-    ASSERT_GE(cands.size(), 2u);
-    const auto tunings = family.tunings(s, c, cands[1], "memory");
+    ASSERT_GE(cands.size(), 3u);
+    ASSERT_EQ(cands[2].params["layout"], "nhwc");
+    const auto tunings = family.tunings(s, c, cands[2], "memory");  // channels-last ranks
     ASSERT_FALSE(tunings.empty());
     EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, tunings.back()), "");
   }
+  // NCHW, with the bias/ReLU pass.
+  auto s = spec::parse_spec(resnet());
+  const auto c = contract::derive(s, "k");
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, family.structures(s, c)[1]), "");
 }
 
 TEST(Conv, CudnnTransposedRunsBackwardDataAndFp16UsesTensorOps) {

@@ -55,6 +55,25 @@ std::vector<std::int64_t> packed_strides(const std::vector<std::int64_t>& dims) 
   return st;
 }
 
+// Channels-last strides of N, C, spatial... dims (stored N, spatial..., C).
+std::vector<std::int64_t> channels_last_strides(const std::vector<std::int64_t>& dims) {
+  std::vector<std::int64_t> st(dims.size(), 1);
+  std::int64_t step = dims[1];  // C is innermost
+  for (size_t i = dims.size(); i-- > 2;) {
+    st[i] = step;
+    step *= dims[i];
+  }
+  st[0] = step;
+  return st;
+}
+
+// The product of dims[from..].
+std::int64_t tail_product(const std::vector<std::int64_t>& dims, size_t from) {
+  std::int64_t p = 1;
+  for (size_t i = from; i < dims.size(); ++i) p *= dims[i];
+  return p;
+}
+
 // Whether cuDNN's result needs the element-wise pass: a bias, epilogue ops, or outputs other than
 // the one tensor cuDNN writes (the convolution's value itself, in its dtype).
 bool cudnn_needs_pass(const spec::Spec& s, const contract::Contract& c, const ConvPlan& p) {
@@ -67,7 +86,7 @@ bool cudnn_needs_pass(const spec::Spec& s, const contract::Contract& c, const Co
 // or 5-D for 3D; the data type and math; the tensor that takes the convolution's result and
 // whether an element-wise pass must follow (bias, epilogue ops, other outputs).
 void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract& c,
-                       const ConvPlan& p) {
+                       const ConvPlan& p, bool nhwc) {
   const int nb = p.dims == 3 ? 5 : 4;
   const int first = p.dims == 3 ? 0 : 1;  // the spatial dims (D, H, W) that go into the descriptors
   std::vector<std::int64_t> in = {p.batch, p.c_in}, out = {p.batch, p.c_out},
@@ -98,9 +117,25 @@ void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract&
        {"x_role", p.transposed ? "x is dy" : "x"},
        {"y_role", p.transposed ? "y is dx" : "y"},
        {"cudnn_in_dims", int_list(in)},
-       {"cudnn_in_strides", int_list(packed_strides(in))},
+       {"cudnn_in_strides", int_list(nhwc ? channels_last_strides(in) : packed_strides(in))},
        {"cudnn_out_dims", int_list(out)},
-       {"cudnn_out_strides", int_list(packed_strides(out))},
+       {"cudnn_out_strides", int_list(nhwc ? channels_last_strides(out) : packed_strides(out))},
+       {"cudnn_layout", nhwc ? "channels-last N(D)HWC" : "packed NC(D)HW"},
+       {"cudnn_filter_format", nhwc ? "CUDNN_TENSOR_NHWC" : "CUDNN_TENSOR_NCHW"},
+       {"nhwc", nhwc},
+       {"dnn_x", nhwc ? "xt" : "a." + ctx.value("x_var", std::string())},
+       {"dnn_w", nhwc ? "wt" : "a." + ctx.value("w_var", std::string())},
+       {"dnn_y", nhwc ? "yt" : "a." + scratch},
+       {"nhwc_x_elems", spec::numel(p.in_shape)},
+       {"nhwc_w_elems", spec::numel(p.weight_shape)},
+       {"nhwc_y_elems", spec::numel(p.out_shape)},
+       // batch, rows, cols of each [batch][rows][cols] → [batch][cols][rows] swap
+       {"nhwc_x_swap", std::to_string(in[0]) + ", " + std::to_string(in[1]) + ", " +
+                           std::to_string(tail_product(in, 2))},
+       {"nhwc_w_swap", std::to_string(w[0]) + ", " + std::to_string(w[1]) + ", " +
+                           std::to_string(tail_product(w, 2))},
+       {"nhwc_y_swap", std::to_string(out[0]) + ", " + std::to_string(tail_product(out, 2)) + ", " +
+                           std::to_string(out[1])},
        {"cudnn_w_dims", int_list(w)},
        {"cudnn_pad", int_list(pad)},
        {"cudnn_stride", int_list(stride)},
@@ -134,6 +169,7 @@ json ConvParams::to_json() const {
               {"min_blocks", min_blocks}});
   } else if (structure == "cudnn") {
     j["algo"] = algo;
+    j["layout"] = nhwc ? "nhwc" : "nchw";
     j["link"] = json::array({"cudnn"});  // as the GEMM family records cuBLASLt
   } else {
     j.update({{"block", block}, {"co", co}});
@@ -156,6 +192,7 @@ ConvParams ConvParams::from_json(const json& j) {
   p.opt = j.value("opt", p.opt);
   p.co = j.value("co", p.co);
   p.algo = j.value("algo", p.algo);
+  p.nhwc = j.value("layout", std::string("nchw")) == "nhwc";
   return p;
 }
 
@@ -171,6 +208,10 @@ std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const Conv
     for (const auto& shape : {p.in_shape, p.out_shape, p.weight_shape})
       if (spec::numel(shape) >= (std::int64_t(1) << 31))
         return std::string("a tensor of 2^31 or more elements (cuDNN's dims are int)");
+    // Channels-last: the transposes' grids (a block per 32x32 tile, z per batch entry).
+    if (q.nhwc && (p.batch > 65535 || p.weight_shape.at(0) > 65535 ||
+                   ceil_div(p.out[0] * p.out[1] * p.out[2], 32) > 65535))
+      return std::string("too large for the channels-last transposes' grid");
     return std::nullopt;
   }
   if ((q.structure == "transpose") != p.transposed)
@@ -343,9 +384,10 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
         (is_fp32 ? "fp32 with TF32 allowed (PyTorch's default for convolutions)"
                  : spec::dtype_name(plan.dtype) + " with fp32 accumulation") +
         ", the heuristic's algorithm #" + std::to_string(q.algo) + " (deterministic first)" +
+        (q.nhwc ? ", channels-last (input, weight and result transposed in the call)" : "") +
         (pass ? ", then an in-place element-wise pass for bias and epilogue" : "");
-    id = std::string("conv.cudnn.") + (plan.transposed ? "bwd_data" : "fwd") + ":a" +
-         std::to_string(q.algo);
+    id = std::string("conv.cudnn.") + (plan.transposed ? "bwd_data" : "fwd") +
+         (q.nhwc ? ".nhwc" : "") + ":a" + std::to_string(q.algo);
   } else {
     structure = "transposed convolution as a gather on CUDA cores, a thread per " +
                 std::to_string(q.co) + " output channel(s), exact fp32 accumulation";
@@ -406,7 +448,7 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"frag_t", is_fp32 ? "nvcuda::wmma::precision::tf32" : contract::c_type(plan.dtype)}};
   add_window_context(ctx, plan.in, plan.out, plan.kernel, plan.stride, plan.pad, plan.dilation);
   ctx["cudnn"] = q.structure == "cudnn";
-  if (q.structure == "cudnn") add_cudnn_context(ctx, s, c, plan);
+  if (q.structure == "cudnn") add_cudnn_context(ctx, s, c, plan, q.nhwc);
   ctx["algo"] = q.algo;
   ctx["common"] = render::render(common_.text, ctx, common_.name);
   const render::Template& body = q.structure == "igemm"    ? igemm_
@@ -519,11 +561,17 @@ std::vector<Candidate> ConvFamily::structures(const spec::Spec& s,
   for (const auto& q : conv_structures(pl)) out.push_back(render(s, c, pl, q));
   // cuDNN second: stage 1 measures it against EGG's own first structure on a GPU; without one
   // (nothing measured, the first candidate wins) the build keeps EGG's own kernel.
+  // Channels-last third: the layouts cuDNN's fastest engines take, the layout change counted.
   ConvParams dnn;
   dnn.structure = "cudnn";
-  if (cudnn_available_ && !conv_params_unsupported(pl, dnn) && cudnn_scratch(s, c, pl))
-    out.insert(out.begin() + std::min<std::ptrdiff_t>(1, static_cast<std::ptrdiff_t>(out.size())),
-               render(s, c, pl, dnn));
+  if (cudnn_available_ && !conv_params_unsupported(pl, dnn) && cudnn_scratch(s, c, pl)) {
+    const auto at = std::min<std::ptrdiff_t>(1, static_cast<std::ptrdiff_t>(out.size()));
+    out.insert(out.begin() + at, render(s, c, pl, dnn));
+    ConvParams last = dnn;
+    last.nhwc = true;
+    if (!conv_params_unsupported(pl, last))
+      out.insert(out.begin() + at + 1, render(s, c, pl, last));
+  }
   return out;
 }
 
@@ -542,9 +590,9 @@ std::optional<Candidate> ConvFamily::fallback(const spec::Spec& s, const contrac
   // The simplest structure: the direct (or gather) kernel, a thread per output, 256 threads.
   const auto pl = plan(s);
   const ConvParams f = ConvParams::from_json(failed.params);
-  // A rank cuDNN's heuristic does not reach for this convolution: nothing to repair (the
-  // incumbent, rank 0, was measured already).
-  if (f.structure == "cudnn" && f.algo > 0) return std::nullopt;
+  // A rank cuDNN's heuristic does not reach for this convolution, or channels-last it does not
+  // take: nothing to repair (rank 0 in NCHW was measured already).
+  if (f.structure == "cudnn" && (f.algo > 0 || f.nhwc)) return std::nullopt;
   ConvParams q;
   q.structure = pl.transposed ? "transpose" : "direct";
   if (f.to_json() == q.to_json()) return std::nullopt;
