@@ -8,7 +8,8 @@
 # like the GPU machine, uses what is there). In order:
 #   1. Debian packages (apt-get, as root or through sudo), only the missing ones; --tests adds what
 #      the test suite needs (clang-format, clang-tidy, chromium, clang + libFuzzer for the sanitize
-#      test). A package that cannot be installed is a warning: CMake's configure step names it.
+#      test, nginx with WebDAV). A package that cannot be installed is a warning: CMake's configure
+#      step names it.
 #   2. nvcc: /usr/local/cuda/bin goes on PATH when nvcc is not on it.
 #   3. Python with torch==2.11.0: $EGG_PYTHON, else python3, when it has that torch; otherwise a
 #      virtual environment ($EGG_VENV, default ${XDG_CACHE_HOME:-~/.cache}/egg-venv) made with it
@@ -23,7 +24,7 @@ TORCH_VERSION=2.11.0
 MATPLOTLIB_VERSION=3.11.2
 PACKAGES=(cmake ninja-build g++ nlohmann-json3-dev libcurl4-openssl-dev libboost-dev
           libboost-filesystem-dev libcli11-dev libfmt-dev libssl-dev libgtest-dev libgmock-dev)
-TEST_PACKAGES=(clang-format clang-tidy chromium clang libclang-rt-14-dev)
+TEST_PACKAGES=(clang-format clang-tidy chromium clang libclang-rt-14-dev nginx libnginx-mod-http-dav-ext)
 
 log() { echo "setup: $*" >&2; }
 

@@ -83,6 +83,9 @@ struct BackendConfig {
   double atol = 1e-4, rtol = 1e-4;
 };
 
+// A UserError when the backend could not start (unknown name, a missing model, key or transcript);
+// cheap, so the pipeline checks it before tracing.
+void check_config(const BackendConfig& config);
 // Creates the backend; a UserError lists the known names otherwise.
 std::unique_ptr<Backend> make_backend(const BackendConfig& config);
 

@@ -4,17 +4,26 @@
 
 namespace egg::backend {
 
-std::unique_ptr<Backend> make_backend(const BackendConfig& config) {
+void check_config(const BackendConfig& config) {
   if (config.name == "builtin") {
     if (!config.model.empty())
       throw UserError("the builtin backend takes no model (got '" + config.model + "')",
                       "drop MODEL/--model, or choose an LLM backend (openai, anthropic)");
-    return std::make_unique<builtin::BuiltinBackend>(config.data_dir, config.precision, config.cudnn);
+    return;
   }
   if (config.name == "openai" || config.name == "anthropic" || config.name == "replay")
-    return llm_backend::make_llm_backend(config);
+    return llm_backend::check_llm_config(config);
   throw UserError("unknown backend '" + config.name + "'",
                   "choose one of: builtin, openai, anthropic, replay");
+}
+
+std::unique_ptr<Backend> make_backend(const BackendConfig& config) {
+  check_config(config);
+  if (config.name == "builtin") {
+    return std::make_unique<builtin::BuiltinBackend>(config.data_dir, config.precision,
+                                                     config.cudnn);
+  }
+  return llm_backend::make_llm_backend(config);
 }
 
 }  // namespace egg::backend

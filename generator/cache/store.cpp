@@ -24,13 +24,18 @@ bool valid_key(const std::string& key) {
   return true;
 }
 
-// A file name that stays inside its entry folder.
-bool valid_file_name(const std::string& name) {
-  return !name.empty() && name != "entry.json" && name.find('/') == std::string::npos &&
-         name.find("..") == std::string::npos;
-}
-
 }  // namespace
+
+bool valid_entry_file_name(const std::string& name) {
+  if (name.empty() || name.size() > 128 || name == "entry.json" ||
+      name.find("..") != std::string::npos)
+    return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+          c == '_' || c == '-'))
+      return false;
+  return true;
+}
 
 fs::path default_root() {
   if (const char* dir = std::getenv("EGG_CACHE_DIR"); dir && *dir) return dir;
@@ -76,7 +81,7 @@ Lookup LocalStore::lookup(const std::string& key) const {
       !entry.contains("files") || !entry["files"].is_object())
     return corrupt();
   for (auto it = entry["files"].begin(); it != entry["files"].end(); ++it) {
-    if (!valid_file_name(it.key()) || !it->is_string()) return corrupt();
+    if (!valid_entry_file_name(it.key()) || !it->is_string()) return corrupt();
     auto content = read_file(dir / it.key());
     if (!content || sha256_hex(*content) != it->get<std::string>()) return corrupt();
     result.files[it.key()] = std::move(*content);
@@ -96,7 +101,7 @@ void LocalStore::store(const std::string& key, const json& fields, const Files& 
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
   for (const auto& [name, content] : files) {
-    if (!valid_file_name(name)) throw InternalError("bad cache file name: " + name);
+    if (!valid_entry_file_name(name)) throw InternalError("bad cache file name: " + name);
     write_atomic(tmp.path() / name, content);
     entry["files"][name] = sha256_hex(content);
   }

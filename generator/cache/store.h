@@ -31,6 +31,10 @@ struct Lookup {
   Files files;
 };
 
+// True for a file name that stays inside its entry folder: letters, digits, '.', '_', '-', no
+// "..", not entry.json.
+bool valid_entry_file_name(const std::string& name);
+
 // The default root: $EGG_CACHE_DIR, else ${XDG_CACHE_HOME:-$HOME/.cache}/egg.
 std::filesystem::path default_root();
 // False when EGG_CACHE=off (or 0/false/no).

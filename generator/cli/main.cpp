@@ -121,9 +121,10 @@ void add_common(CLI::App* cmd, CommonOptions& c) {
                   "Python interpreter with torch (default: $EGG_PYTHON, else the one EGG was "
                   "configured with, else python3)");
   cmd->add_option("--nvcc", c.g.nvcc, "nvcc to compile and identify (default: nvcc)");
-  cmd->add_option("--cudnn", c.g.cudnn,
-                  "cuDNN root (include/cudnn.h, lib/libcudnn.so*) for the conv family's cuDNN structure; "
-                  "'none' turns it off (default: $EGG_CUDNN_ROOT, else the CUDA toolkit of --nvcc)");
+  cmd->add_option(
+      "--cudnn", c.g.cudnn,
+      "cuDNN root (include/cudnn.h, lib/libcudnn.so*) for the conv family's cuDNN structure; "
+      "'none' turns it off (default: $EGG_CUDNN_ROOT, else the CUDA toolkit of --nvcc)");
   cmd->add_option("--data-dir", c.data_dir, "folder with templates/, prompts/, python/");
   cmd->add_option("--cache-dir", c.cache_dir,
                   "cache folder (default: $EGG_CACHE_DIR or ~/.cache/egg)");
@@ -166,6 +167,7 @@ void finish_common(CommonOptions& c) {
     if (const char* url = std::getenv("EGG_REMOTE_CACHE"); url && *url) c.g.remote_cache = url;
   if (const char* ro = std::getenv("EGG_REMOTE_CACHE_READ_ONLY"); ro && std::string(ro) == "1")
     c.g.remote_read_only = true;
+  if (const char* k = std::getenv("EGG_REMOTE_CACHE_KEY"); k && *k) c.g.remote_key = k;
   if (c.tolerance.size() == 2) {
     if (c.tolerance[0] < 0 || c.tolerance[1] < 0)
       throw egg::UserError("tolerances must not be negative",
@@ -182,15 +184,21 @@ void finish_common(CommonOptions& c) {
 }
 
 // HTTP for the remote cache over libcurl; a transport failure is an exchange with status 0.
+// $EGG_REMOTE_CACHE_TOKEN goes out as a bearer token (bazel-remote, an nginx in front of WebDAV)
+// and is never part of a message.
 egg::cache::HttpCall remote_cache_http() {
   auto transport = std::make_shared<egg::llm::CurlTransport>(
-      egg::llm::CurlOptions{256u << 20, std::nullopt, ""});
-  return [transport](const std::string& method, const std::string& url, const std::string& body) {
+      egg::llm::CurlOptions{256u << 20, std::nullopt, "", "--remote-cache / EGG_REMOTE_CACHE"});
+  std::string token;
+  if (const char* t = std::getenv("EGG_REMOTE_CACHE_TOKEN"); t && *t) token = t;
+  return [transport, token](const std::string& method, const std::string& url,
+                            const std::string& body) {
     egg::llm::HttpRequest req;
     req.method = method;
     req.url = url;
     req.body = body;
     if (method == "PUT") req.headers = {{"Content-Type", "application/json"}};
+    if (!token.empty()) req.headers.emplace_back("Authorization", "Bearer " + token);
     req.total_timeout = std::chrono::seconds(60);
     egg::cache::HttpExchange out;
     try {
@@ -399,8 +407,12 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? 0 : 1;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    egg::log::error(e.what());
+    std::cerr << "egg: hint: egg-gen --help lists the commands, egg-gen <command> --help their "
+                 "options"
+              << std::endl;
+    return 1;
   }
 
   try {

@@ -64,23 +64,23 @@ void global_init() {
 std::string url_for_message(const std::string& url) { return url.substr(0, url.find('?')); }
 
 [[noreturn]] void throw_transport_error(CURLcode code, const Sink& sink, const char* detail,
-                                        const HttpRequest& request) {
+                                        const HttpRequest& request, const std::string& setting) {
   const std::string where = " (" + request.method + " " + url_for_message(request.url) + ")";
   const std::string what = std::string(curl_easy_strerror(code)) + (*detail ? ": " : "") + detail;
   if (sink.overflow || code == CURLE_FILESIZE_EXCEEDED) {
-    throw LlmError(LlmErrorKind::too_large,
-                   "response larger than " + std::to_string(sink.cap) + " bytes" + where +
-                       "; check EGG_LLM_BASE_URL points at a chat API");
+    throw LlmError(LlmErrorKind::too_large, "response larger than " + std::to_string(sink.cap) +
+                                                " bytes" + where + "; check " + setting +
+                                                " points at the right server");
   }
   if (code == CURLE_OPERATION_TIMEDOUT) {
     throw LlmError(LlmErrorKind::timeout, "no complete answer in time" + where + ": " + what);
   }
   if (code == CURLE_UNSUPPORTED_PROTOCOL || code == CURLE_URL_MALFORMAT) {
-    throw LlmError(LlmErrorKind::config, "bad URL" + where + ": " + what +
-                                             "; check EGG_LLM_BASE_URL (http:// or https://)");
+    throw LlmError(LlmErrorKind::config, "bad URL" + where + ": " + what + "; check " + setting +
+                                             " (http:// or https://)");
   }
-  throw LlmError(LlmErrorKind::connection, "connection failed" + where + ": " + what +
-                                               "; check EGG_LLM_BASE_URL and the network");
+  throw LlmError(LlmErrorKind::connection, "connection failed" + where + ": " + what + "; check " +
+                                               setting + " and the network");
 }
 
 struct EasyDeleter {
@@ -118,7 +118,8 @@ HttpResponse CurlTransport::send(const HttpRequest& request) {
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, list.get());
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, detail);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // thread-safe timeouts
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(request.connect_timeout.count()));
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(request.connect_timeout.count()));
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(request.total_timeout.count()));
   curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);  // a redirect must not carry the key elsewhere
   curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
@@ -152,7 +153,7 @@ HttpResponse CurlTransport::send(const HttpRequest& request) {
   }
 
   const CURLcode code = curl_easy_perform(h);
-  if (code != CURLE_OK) throw_transport_error(code, sink, detail, request);
+  if (code != CURLE_OK) throw_transport_error(code, sink, detail, request, options_.url_setting);
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &response.status);
   return response;
 }

@@ -13,10 +13,10 @@ namespace egg::llm {
 
 // One HTTP request; header values may hold secrets and are never logged.
 struct HttpRequest {
-  std::string method = "POST";                                   // GET, POST or PUT
-  std::string url;                                               // absolute http(s) URL
-  std::vector<std::pair<std::string, std::string>> headers;      // sent in order
-  std::string body;                                              // sent as is
+  std::string method = "POST";                                          // GET, POST or PUT
+  std::string url;                                                      // absolute http(s) URL
+  std::vector<std::pair<std::string, std::string>> headers;             // sent in order
+  std::string body;                                                     // sent as is
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(10)};  // TCP+TLS setup limit
   std::chrono::milliseconds total_timeout{std::chrono::seconds(300)};   // whole exchange limit
 };
@@ -39,9 +39,10 @@ class HttpTransport {
 
 // Options of the libcurl transport.
 struct CurlOptions {
-  std::size_t max_response_bytes = 8u << 20;  // larger bodies fail with LlmErrorKind::too_large
-  std::optional<std::string> proxy;           // used only when set; http_proxy & co. are ignored
-  std::string ca_bundle;                      // extra CA file; empty = system default
+  std::size_t max_response_bytes = 8u << 20;     // larger bodies fail with LlmErrorKind::too_large
+  std::optional<std::string> proxy;              // used only when set; http_proxy & co. are ignored
+  std::string ca_bundle;                         // extra CA file; empty = system default
+  std::string url_setting = "EGG_LLM_BASE_URL";  // what error messages tell the user to check
 };
 
 // HttpTransport over a libcurl easy handle: no shell, TLS verification on, no redirects,

@@ -1,7 +1,11 @@
 #include "pipeline/generate.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 
 #include "backend/backend.h"
 #include "cache/store.h"
@@ -11,6 +15,7 @@
 #include "pipeline/artifacts.h"
 #include "pipeline/evaluate.h"
 #include "pipeline/key.h"
+#include "pipeline/shared_cache.h"
 #include "pipeline/stage.h"
 #include "pipeline/tolerance.h"
 #include "toolchain/cudnn.h"
@@ -62,11 +67,36 @@ void validate(const GenerateOptions& o) {
       throw UserError("'" + a + "' is not a CUDA architecture",
                       "write it as sm_XX, e.g. sm_80 or sm_90");
   std::error_code ec;
+  if (fs::is_directory(o.op_file, ec))
+    throw UserError(SourceLocation{o.op_file.string(), 0, ""}, "the op file is a folder",
+                    "pass the op.py inside it (egg-gen bench takes folders)");
   if (!fs::is_regular_file(o.op_file, ec))
     throw UserError(SourceLocation{o.op_file.string(), 0, ""}, "op file not found",
                     "check the path given to egg_kernel()/egg-gen generate");
   for (const auto& [k, v] : o.options)
     if (k.empty()) throw UserError("option '=" + v + "' has no name", "write options as key=value");
+}
+
+// A UserError when `dir` cannot become a writable folder: it, or its nearest existing ancestor,
+// is not a folder, or that ancestor is not writable.
+void check_writable_folder(const fs::path& dir, const std::string& option) {
+  std::error_code ec;
+  fs::path existing = fs::absolute(dir, ec).lexically_normal();
+  while (!existing.empty() && !fs::exists(existing, ec) && existing != existing.parent_path())
+    existing = existing.parent_path();
+  std::string problem;
+  if (!fs::is_directory(existing, ec))
+    problem = existing == fs::absolute(dir, ec).lexically_normal()
+                  ? "is a file, not a folder"
+                  : "cannot be created: " + existing.string() + " is a file";
+  else if (::access(existing.c_str(), W_OK | X_OK) != 0)
+    problem = "is not writable (" + existing.string() + ": " + std::strerror(errno) + ")";
+  if (problem.empty()) return;
+  const std::string hint =
+      option == "--out"
+          ? "pass --out a folder EGG may write (egg_kernel writes into the build tree)"
+          : "pass --cache-dir (or set EGG_CACHE_DIR) to a writable folder, or use --no-cache";
+  throw UserError(option + " " + dir.string() + " " + problem, hint);
 }
 
 // KernelBench's default tolerances by output dtype: fp32 1e-4/1e-4, fp16/bf16 1e-2/1e-2.
@@ -167,8 +197,30 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
         "--from " + o.from_step + " needs --override-dir with the earlier steps' artifacts",
         "dump them first with --dump-dir, edit, then pass that folder as --override-dir");
 
+  // Everything that can be checked without op.py is checked before it runs.
+  check_writable_folder(o.out_dir, "--out");
+  if (o.cache_enabled && !artifacts.active())
+    check_writable_folder(o.cache_dir.empty() ? cache::default_root() : o.cache_dir, "--cache-dir");
+  backend::BackendConfig bc;
+  bc.name = o.backend;
+  bc.model = o.model;
+  bc.data_dir = o.data_dir;
+  if (o.options.count("transcript")) bc.replay_transcript = o.options.at("transcript");
+  bc.precision = precision(o);
+  backend::check_config(bc);
+  if (!o.remote_cache.empty() && !o.remote_key.empty())
+    (void)cache::EntrySigner(o.remote_key);  // a key too short to sign with is a user error
+  const auto cudnn = toolchain::find_cudnn(o.cudnn, o.nvcc);
+  bc.cudnn = cudnn.has_value();
+  toolchain::Nvcc nvcc(services.runner, o.nvcc, toolchain::cudnn_compile_flags(cudnn));
+  const std::string nvcc_version = nvcc.version();
+  nvcc.check_arches(arches);
+
   TempDir work(fs::temp_directory_path(), "egg-work-" + result.name);
-  if (o.keep_work) work.keep();
+  if (o.keep_work) {
+    work.keep();
+    log::info(result.name + ": keeping the work folder " + work.path().string());
+  }
 
   // Step: spec (the frontend always runs: the cache key is over the normalized spec).
   spec::Spec s;
@@ -187,24 +239,14 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
     artifacts.dump_file("spec.json", read_file(spec_json).value_or(""));
   }
   const auto tol = tolerance(o, s);
-  backend::BackendConfig bc;
-  bc.name = o.backend;
-  bc.model = o.model;
-  bc.data_dir = o.data_dir;
   bc.transcript_out = work.path() / "transcript.jsonl";
-  if (o.options.count("transcript")) bc.replay_transcript = o.options.at("transcript");
   bc.op_source = read_file(o.op_file).value_or("");
   bc.atol = tol.first;
   bc.rtol = tol.second;
-  bc.precision = precision(o);
-  const auto cudnn = toolchain::find_cudnn(o.cudnn, o.nvcc);
-  bc.cudnn = cudnn.has_value();
   auto backend = backend::make_backend(bc);
   backend->check_supported(s);
   contract::Contract contract = contract::derive(s, result.name);
 
-  toolchain::Nvcc nvcc(services.runner, o.nvcc, toolchain::cudnn_compile_flags(cudnn));
-  const std::string nvcc_version = nvcc.version();
   const std::string stage1_objective = read_prompt(o.data_dir, "stage1_structure.md");
   const std::string stage2_objective = read_prompt(o.data_dir, "stage2_tuning.md");
   cache::KeyBuilder key = build_key(o, result.name, s, *backend, arches,
@@ -222,19 +264,19 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
   std::string transcript;
   cache::Lookup hit;
   if (store) hit = store->lookup(result.cache_key);
-  // The shared cache, behind the local one: a remote hit is copied into the local store.
+  // The shared cache, behind the local one: a signed remote hit that compiles here is copied into
+  // the local store (pipeline/shared_cache.h).
   std::optional<cache::RemoteStore> remote;
-  if (store && !o.remote_cache.empty() && services.http)
-    remote.emplace(o.remote_cache, o.remote_read_only, services.http);
+  if (store)
+    remote = open_shared_cache(o.remote_cache, o.remote_read_only, o.remote_key, services.http,
+                               result.name);
   bool remote_hit = false;
   if (remote && hit.status != cache::LookupStatus::hit) {
-    std::string why;
-    if (auto files = remote->get(result.cache_key, why)) {
+    if (auto files =
+            checked_remote_hit(*remote, result.cache_key, nvcc, arches, result.name, work.path())) {
       hit = cache::Lookup{cache::LookupStatus::hit, *files};
       remote_hit = true;
       store->store(result.cache_key, key.describe(), *files);
-    } else if (why != "miss") {
-      log::warning(result.name + ": " + why + " (" + remote->base_url() + "); generating locally");
     }
   }
   result.cache_status = !store ? "off"
@@ -410,11 +452,17 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
       cache::Files files{
           {"kernel.cu", sources.cu}, {"header.h", sources.header}, {"record.json", record.dump(2)}};
       if (!transcript.empty()) files["transcript.jsonl"] = transcript;
-      store->store(result.cache_key, key.describe(), files, reverify);
+      try {  // a cache that fails now (a full disk) must not throw the kernel away
+        store->store(result.cache_key, key.describe(), files, reverify);
+      } catch (const std::exception& e) {
+        log::warning(result.name + ": the kernel was not stored in the cache " +
+                     store->root().string() + ": " + e.what());
+      }
       std::string why;
       if (remote && !remote->read_only() &&
           !remote->put(result.cache_key, key.describe(), files, why))
-        log::warning(result.name + ": " + why + " (" + remote->base_url() + ")");
+        log::warning(result.name + ": " + why + " (shared cache " +
+                     url_for_message(remote->base_url()) + ", --remote-cache / EGG_REMOTE_CACHE)");
     }
   }
 

@@ -34,6 +34,7 @@ struct GenerateOptions {
   std::filesystem::path cache_dir;  // empty: default root
   std::string remote_cache;  // base URL of a shared cache (GET/PUT <url>/ac/<key>); empty: none
   bool remote_read_only = false;  // read the shared cache, never upload (CI)
+  std::string remote_key;  // the team's key that signs shared entries ($EGG_REMOTE_CACHE_KEY)
   bool cache_enabled = true;
   bool require_verified = false;
   bool compile_check = true;  // nvcc-compile the winner before emitting

@@ -1,5 +1,8 @@
 #include "toolchain/nvcc.h"
 
+#include <set>
+#include <sstream>
+
 #include "util/error.h"
 
 namespace egg::toolchain {
@@ -28,6 +31,32 @@ std::string Nvcc::version() const {
   if (pos == std::string::npos) return r.out;
   size_t end = r.out.find('\n', pos);
   return r.out.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+}
+
+void Nvcc::check_arches(const std::vector<std::string>& arches) const {
+  ProcessSpec p;
+  p.exe = exe_;
+  p.args = {"--list-gpu-code"};
+  p.timeout = std::chrono::seconds(60);
+  ProcessResult r = runner_.run(p);
+  if (!r.ok()) return;
+  std::set<std::string> known;
+  std::string list;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("sm_", 0) != 0) continue;
+    known.insert(line);
+    list += (list.empty() ? "" : ", ") + line;
+  }
+  if (known.empty()) return;
+  for (const auto& arch : arches) {
+    std::string num = arch_number(arch);
+    while (!num.empty() && !std::isdigit(static_cast<unsigned char>(num.back()))) num.pop_back();
+    if (!known.count("sm_" + num))
+      throw UserError("nvcc at " + exe_.string() + " cannot compile for " + arch,
+                      "use one of " + list + " (ARCH / --arch), or a CUDA toolkit that knows " +
+                          arch + " (--nvcc, CMAKE_CUDA_COMPILER)");
+  }
 }
 
 CompileResult Nvcc::compile_object(const std::filesystem::path& cu,

@@ -25,6 +25,9 @@ class Nvcc {
 
   // The "release X, VY" line of `nvcc --version`; a UserError when nvcc cannot run.
   std::string version() const;
+  // A UserError naming the arches this nvcc can compile for when one of `arches` is not among
+  // them (`nvcc --list-gpu-code`; nothing is checked when nvcc cannot list them).
+  void check_arches(const std::vector<std::string>& arches) const;
   // Compiles `cu` to an object for every arch (sm_90 → -gencode arch=compute_90,code=sm_90),
   // with -Xptxas -v so the log carries registers, spills and shared memory.
   CompileResult compile_object(const std::filesystem::path& cu,

@@ -14,7 +14,8 @@ import warnings
 
 warnings.filterwarnings("ignore", message=".*Failed to initialize NumPy.*")
 
-from .errors import FrontendError, UserError, internal_from, report, write_error  # noqa: E402
+from .errors import (FrontendError, UserError, from_exit, internal_from, report,  # noqa: E402
+                     require_torch, write_error)
 
 
 def _parser():
@@ -150,12 +151,15 @@ def main(argv=None):
         _remove([os.path.join(out_dir, "error.json"), os.path.join(out_dir, "spec.json")])
         if args.seeds < 0:
             raise UserError(op_path, 0, "--seeds", "--seeds must be >= 0", "pass --seeds 3")
+        require_torch(op_path)
         trace(op_path, out_dir, args.seeds)
         return 0
     except FrontendError as e:
         err = e
     except KeyboardInterrupt:
         raise
+    except SystemExit as e:
+        err = from_exit(e, op_path)
     except BaseException as e:  # noqa: B902 - a bug must still produce error.json
         err = internal_from(e)
     if not err.file:

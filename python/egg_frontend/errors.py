@@ -100,3 +100,25 @@ def internal_from(exc):
     file, line = (frames[-1].filename, frames[-1].lineno) if frames else ("", 0)
     return InternalError(file, line, "egg_frontend", "internal error: " + describe(exc),
                          "this is a bug in EGG's frontend; please report it with the op.py")
+
+
+def require_torch(op_path):
+    """Raise a UserError naming this interpreter when it cannot import torch (exit 1, not a bug).
+
+    The one place that says "this Python has no torch": egg-gen's frontend runs here first."""
+    try:
+        import torch  # noqa: F401
+    except ImportError as e:
+        raise UserError(op_path, 0, "python",
+                        "the Python at %s cannot import torch (%s)" % (sys.executable, describe(e)),
+                        "install torch for it (%s -m pip install torch), or pass --python / set "
+                        "EGG_PYTHON to a Python that has torch" % sys.executable)
+
+
+def from_exit(exc, op_path):
+    """A UserError for op.py calling sys.exit() (or raising SystemExit) while being traced."""
+    file, line = user_frame(exc, [op_path])
+    return UserError(file or op_path, line, "sys.exit",
+                     "op.py called sys.exit(%s) while being traced" % (exc.code,),
+                     "op.py must not exit the process: remove the sys.exit()/exit() call, or "
+                     "guard it with `if __name__ == \"__main__\":`")

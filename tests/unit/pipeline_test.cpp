@@ -93,7 +93,7 @@ TEST_F(PipelineTest, GeneratesOutputsAndManifest) {
   auto dep = read_file(out / "gelu_bias.d").value();
   EXPECT_NE(dep.find("gelu_bias.cu:"), std::string::npos);
   EXPECT_NE(dep.find("/src/op.py"), std::string::npos) << dep;
-  EXPECT_EQ(runner.count("nvcc"), 3);  // --version and a compile check per stage
+  EXPECT_EQ(runner.count("nvcc"), 4);  // --version, --list-gpu-code and a compile check per stage
 }
 
 TEST_F(PipelineTest, SecondRunHitsTheCacheAndChangesNothing) {
@@ -102,7 +102,7 @@ TEST_F(PipelineTest, SecondRunHitsTheCacheAndChangesNothing) {
   auto r = run(options());
   EXPECT_EQ(r.cache_status, "hit");
   EXPECT_TRUE(r.changed.empty());
-  EXPECT_EQ(runner.count("nvcc"), compiles + 1);  // only --version
+  EXPECT_EQ(runner.count("nvcc"), compiles + 2);  // only --version and --list-gpu-code
 }
 
 TEST_F(PipelineTest, CommentOnlyEditKeepsTheKeyAndTheSources) {
@@ -573,35 +573,68 @@ TEST_F(PipelineTest, AHandEditedStageThatFailsIsReportedNotTuned) {
 namespace egg::pipeline {
 namespace {
 
-TEST_F(PipelineTest, ARemoteCacheServesAMachineWithAnEmptyLocalCache) {
+// An in-memory object store for the remote cache.
+struct ObjectStore {
   std::map<std::string, std::string> objects;
-  cache::HttpCall http = [&](const std::string& method, const std::string& url,
-                             const std::string& body) {
-    cache::HttpExchange r;
-    if (method == "PUT") {
-      objects[url] = body;
-      r.status = 201;
-    } else {
-      r.status = objects.count(url) ? 200 : 404;
-      if (r.status == 200) r.body = objects[url];
-    }
-    return r;
-  };
-  Services services{runner, nullptr, http};
+  cache::HttpCall call() {
+    return [this](const std::string& method, const std::string& url, const std::string& body) {
+      cache::HttpExchange r;
+      if (method == "PUT") {
+        objects[url] = body;
+        r.status = 201;
+      } else {
+        r.status = objects.count(url) ? 200 : 404;
+        if (r.status == 200) r.body = objects[url];
+      }
+      return r;
+    };
+  }
+};
+
+TEST_F(PipelineTest, ARemoteCacheServesAMachineWithAnEmptyLocalCache) {
+  ObjectStore server;
+  Services services{runner, nullptr, server.call()};
   auto o = options();
   o.remote_cache = "http://cache.example";
+  o.remote_key = "the team's key, at least 16 bytes";
   auto first = generate(o, services);
   EXPECT_EQ(first.cache_status, "miss");
-  EXPECT_EQ(objects.size(), 1u);
+  EXPECT_EQ(server.objects.size(), 1u);
   const int compiles = runner.count("nvcc");
   o.cache_dir = dir.path() / "another-machine-cache";
   fs::remove_all(dir.path() / "out");
   auto second = generate(o, services);
   EXPECT_EQ(second.cache_status, "remote-hit");
-  EXPECT_EQ(runner.count("nvcc"), compiles + 1);  // --version only: nothing compiled
+  // --version, --list-gpu-code and one compile of the remote kernel: an untrusted entry is
+  // compiled before emit.
+  EXPECT_EQ(runner.count("nvcc"), compiles + 3);
   EXPECT_EQ(read_file(dir.path() / "out" / "gelu_bias.cu").has_value(), true);
-  auto third = generate(o, services);  // now in the local cache too
+  auto third = generate(o, services);  // now in the local cache too, trusted as it is
   EXPECT_EQ(third.cache_status, "hit");
+  EXPECT_EQ(runner.count("nvcc"), compiles + 5);
+}
+
+TEST_F(PipelineTest, ARemoteKernelThatDoesNotCompileIsAMiss) {
+  ObjectStore server;
+  Services services{runner, nullptr, server.call()};
+  auto o = options();
+  o.remote_cache = "http://cache.example";
+  o.remote_key = "the team's key, at least 16 bytes";
+  generate(o, services);
+  o.cache_dir = dir.path() / "another-machine-cache";
+  nvcc_fails = true;  // the remote kernel does not compile here (nor would a local one)
+  EXPECT_THROW(generate(o, services), UserError);
+  EXPECT_EQ(cache::LocalStore(o.cache_dir).stats().entries, 0u);  // nothing copied
+}
+
+TEST_F(PipelineTest, WithoutAKeyTheRemoteCacheIsNotUsed) {
+  ObjectStore server;
+  Services services{runner, nullptr, server.call()};
+  auto o = options();
+  o.remote_cache = "http://cache.example";
+  auto first = generate(o, services);
+  EXPECT_EQ(first.cache_status, "miss");
+  EXPECT_TRUE(server.objects.empty());  // nothing unsigned is uploaded
 }
 
 }  // namespace

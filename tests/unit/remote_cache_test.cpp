@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "util/error.h"
 #include "util/sha256.h"
 
 namespace egg::cache {
@@ -41,48 +42,101 @@ struct FakeServer {
 };
 
 const std::string kKey = sha256_hex("entry");
+const std::string kSecret = "a team key of thirty-two bytes!!";
+
+RemoteStore store(FakeServer& server, bool read_only = false, const std::string& secret = kSecret) {
+  return RemoteStore("http://cache.example/base/", read_only, server.call(), EntrySigner(secret));
+}
+
+std::string& only_body(FakeServer& server) { return server.objects.begin()->second; }
 
 TEST(RemoteCache, PutThenGetRoundTrips) {
   FakeServer server;
-  RemoteStore remote("http://cache.example/base/", false, server.call());
+  RemoteStore remote = store(server);
+  EXPECT_EQ(remote.get(kKey).status, RemoteStatus::miss);
   std::string why;
-  EXPECT_FALSE(remote.get(kKey, why).has_value());
-  EXPECT_EQ(why, "miss");
   ASSERT_TRUE(remote.put(kKey, json::object(), {{"kernel.cu", "code"}}, why)) << why;
   EXPECT_TRUE(server.objects.count("http://cache.example/base/ac/" + kKey));
-  auto files = remote.get(kKey, why);
-  ASSERT_TRUE(files.has_value()) << why;
-  EXPECT_EQ(files->at("kernel.cu"), "code");
+  auto found = remote.get(kKey);
+  ASSERT_EQ(found.status, RemoteStatus::hit) << found.detail;
+  EXPECT_EQ(found.files.at("kernel.cu"), "code");
 }
 
 TEST(RemoteCache, ACorruptEntryIsAMiss) {
   FakeServer server;
-  RemoteStore remote("http://c", false, server.call());
+  RemoteStore remote = store(server);
   std::string why;
   remote.put(kKey, json::object(), {{"kernel.cu", "code"}}, why);
-  auto& body = server.objects.begin()->second;
+  auto& body = only_body(server);
   body.replace(body.find("\"code\""), 6, "\"evil\"");
-  EXPECT_FALSE(remote.get(kKey, why).has_value());
-  EXPECT_NE(why.find("corrupt"), std::string::npos) << why;
-  server.objects.begin()->second = "{not json";
-  EXPECT_FALSE(remote.get(kKey, why).has_value());
-  EXPECT_NE(why.find("malformed"), std::string::npos);
+  auto found = remote.get(kKey);
+  EXPECT_EQ(found.status, RemoteStatus::corrupt);
+  EXPECT_NE(found.detail.find("corrupt"), std::string::npos) << found.detail;
+  only_body(server) = "{not json";
+  found = remote.get(kKey);
+  EXPECT_EQ(found.status, RemoteStatus::malformed);
+  EXPECT_NE(found.detail.find("malformed"), std::string::npos);
 }
+
+// A server that rewrites a file and its digest consistently (what any man in the middle can do)
+// cannot make the signature match.
+TEST(RemoteCache, ASelfConsistentForgeryIsABadSignature) {
+  FakeServer server;
+  RemoteStore remote = store(server);
+  std::string why;
+  remote.put(kKey, json::object(), {{"kernel.cu", "code"}}, why);
+  json entry = json::parse(only_body(server));
+  entry["files"]["kernel.cu"] = "evil";
+  entry["sha256"]["kernel.cu"] = sha256_hex("evil");
+  only_body(server) = entry.dump();
+  EXPECT_EQ(remote.get(kKey).status, RemoteStatus::bad_signature);
+  entry.erase("signature");
+  only_body(server) = entry.dump();
+  auto found = remote.get(kKey);
+  EXPECT_EQ(found.status, RemoteStatus::bad_signature);
+  EXPECT_NE(found.detail.find("not signed"), std::string::npos) << found.detail;
+}
+
+TEST(RemoteCache, AnEntrySignedWithAnotherKeyIsABadSignature) {
+  FakeServer server;
+  std::string why;
+  store(server, false, "another team's key, 32 bytes ok!")
+      .put(kKey, json::object(), {{"kernel.cu", "code"}}, why);
+  auto found = store(server).get(kKey);
+  EXPECT_EQ(found.status, RemoteStatus::bad_signature);
+  EXPECT_EQ(found.detail.find(kSecret), std::string::npos);
+}
+
+TEST(RemoteCache, AFileNameLeavingTheEntryIsAMissNotACrash) {
+  for (const char* name : {"../../escape", "a/b", "entry.json", "", "x\ny"}) {
+    FakeServer server;
+    json entry = {{"key", kKey}, {"files", {{name, "x"}}}, {"sha256", {{name, sha256_hex("x")}}}};
+    server.objects["http://cache.example/base/ac/" + kKey] = entry.dump();
+    auto found = store(server).get(kKey);
+    EXPECT_EQ(found.status, RemoteStatus::bad_file_name) << name << ": " << found.detail;
+  }
+}
+
+TEST(RemoteCache, AShortKeyIsAUserError) { EXPECT_THROW(EntrySigner("short"), UserError); }
 
 TEST(RemoteCache, ServerErrorsAreMissesWithAReason) {
   FakeServer server;
   server.fail_with = 503;
-  RemoteStore remote("http://c", false, server.call());
+  RemoteStore remote = store(server);
+  auto found = remote.get(kKey);
+  EXPECT_EQ(found.status, RemoteStatus::http_error);
+  EXPECT_NE(found.detail.find("503"), std::string::npos);
   std::string why;
-  EXPECT_FALSE(remote.get(kKey, why).has_value());
-  EXPECT_NE(why.find("503"), std::string::npos);
   EXPECT_FALSE(remote.put(kKey, json::object(), {{"a", "b"}}, why));
   EXPECT_NE(why.find("refused"), std::string::npos);
+  server.fail_with = 401;
+  EXPECT_FALSE(remote.put(kKey, json::object(), {{"a", "b"}}, why));
+  EXPECT_NE(why.find("EGG_REMOTE_CACHE_TOKEN"), std::string::npos) << why;
 }
 
 TEST(RemoteCache, ReadOnlyNeverUploads) {
   FakeServer server;
-  RemoteStore remote("http://c", true, server.call());
+  RemoteStore remote = store(server, true);
   std::string why;
   EXPECT_FALSE(remote.put(kKey, json::object(), {{"a", "b"}}, why));
   EXPECT_EQ(server.puts, 0);

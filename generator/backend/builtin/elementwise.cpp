@@ -38,8 +38,11 @@ std::optional<UserError> ElementwiseFamily::cannot_implement(const spec::Spec& s
   const SourceLocation file_only{s.op_file, 0, "output"};
   const Shape& out_shape = s.outputs.front().shape;
   for (const auto& o : s.outputs) {
+    // The line of the node that computes the output, so this precise reason wins over the other
+    // families' "no <anchor> in the op" (planner.cpp, explain_rejection).
+    const spec::Node* producer = s.find_node(o.node);
     if (!spec::is_floating(o.dtype) || o.dtype == spec::DType::float64)
-      return UserError(file_only,
+      return UserError(producer ? producer->where : file_only,
                        "output " + o.name + " is " + spec::dtype_name(o.dtype) +
                            "; the builtin element-wise kernels write float32, float16 or bfloat16",
                        "return a floating-point tensor (e.g. .float())");

@@ -195,24 +195,36 @@ std::optional<Candidate> LlmBackend::repair(const StageRequest& request, const C
   return ask(request, "debug", prompts_.at("agent_debug.md").text, user, attempt);
 }
 
-std::unique_ptr<Backend> make_llm_backend(const BackendConfig& config) {
-  std::unique_ptr<llm::ChatClient> client;
-  std::unique_ptr<llm::TranscriptWriter> transcript;
+void check_llm_config(const BackendConfig& config) {
   try {
     if (config.name == "replay") {
       if (config.replay_transcript.empty())
         throw UserError("the replay backend needs a transcript",
                         "pass --option transcript=<path to transcript.jsonl> (egg_kernel OPTIONS "
                         "transcript=...)");
-      if (!std::filesystem::exists(config.replay_transcript))
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(config.replay_transcript, ec))
         throw UserError("transcript " + config.replay_transcript.string() + " not found",
                         "point transcript= at the transcript.jsonl written next to a manifest");
+      return;
+    }
+    if (config.model.empty())
+      throw UserError("backend " + config.name + " needs a model",
+                      "pass MODEL <name> (egg-gen --model <name>)");
+    (void)llm::load_config(llm::parse_wire_format(config.name), config.model);
+  } catch (const llm::LlmError& e) {
+    rethrow_final(e, config.name);
+  }
+}
+
+std::unique_ptr<Backend> make_llm_backend(const BackendConfig& config) {
+  std::unique_ptr<llm::ChatClient> client;
+  std::unique_ptr<llm::TranscriptWriter> transcript;
+  try {
+    if (config.name == "replay") {
       client = std::make_unique<llm::ReplayClient>(
           llm::ReplayClient::from_file(config.replay_transcript.string()));
     } else {
-      if (config.model.empty())
-        throw UserError("backend " + config.name + " needs a model",
-                        "pass MODEL <name> (egg-gen --model <name>)");
       auto llm_config = llm::load_config(llm::parse_wire_format(config.name), config.model);
       client = llm::make_network_client(llm_config);
       if (!config.transcript_out.empty())

@@ -46,7 +46,11 @@ class LlmBackend : public Backend {
   std::map<std::string, int> attempts_;  // per stage
 };
 
-// Makes the openai, anthropic or replay backend from the environment (llm/config.h).
+// A UserError when the backend could not start: replay without its transcript, an LLM backend
+// without a model, an API key or a usable EGG_LLM_BASE_URL. Touches no network.
+void check_llm_config(const BackendConfig& config);
+// Makes the openai, anthropic or replay backend from the environment (llm/config.h), after
+// check_llm_config.
 std::unique_ptr<Backend> make_llm_backend(const BackendConfig& config);
 
 // The prompt file describing `arch` (prompts/arch/<arch>.md, else generic.md).

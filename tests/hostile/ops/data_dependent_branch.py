@@ -1,0 +1,13 @@
+# exit: 1
+# message: data-dependent control flow
+import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:  # <- here
+            return x
+        return -x
+
+
+def get_inputs():
+    return [torch.randn(8, 8)]

@@ -1,0 +1,15 @@
+# exit: 1
+# message: get_init_inputs() returned int, not a list
+import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def forward(self, x):
+        return x
+
+
+def get_inputs():
+    return [torch.randn(8, 8)]
+
+
+def get_init_inputs():  # <- here
+    return 7

@@ -1,0 +1,11 @@
+# exit: 1
+# message: forward draws random numbers (randperm)
+import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def forward(self, x):
+        return x[torch.randperm(8)]  # <- here
+
+
+def get_inputs():
+    return [torch.randn(8, 8)]

@@ -1,0 +1,11 @@
+# exit: 1
+# message: the builtin backend cannot generate a kernel for
+import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.sort(x, dim=1).values  # <- here
+
+
+def get_inputs():
+    return [torch.randn(8, 8)]

@@ -1,0 +1,86 @@
+"""Non-determinism: a forward that draws random numbers is a user error naming the line; one that
+changes its input in place traces, with a warning naming the line."""
+
+import unittest
+
+from frontend_util import TempOps
+
+
+class RandomForward(TempOps, unittest.TestCase):
+    def refused(self, body, op, init=""):
+        r = self.trace("""
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                %s
+            def forward(self, x):
+                return %s
+        def get_inputs():
+            return [torch.randn(8, 8)]
+        """ % (init or "pass", body))
+        self.assertEqual(r.rc, 1, r.stderr)
+        self.assertEqual(r.files(), ["error.json"])
+        self.assertEqual(r.error["kind"], "user")
+        self.assertEqual(r.error["op"], op)
+        self.assertEqual(r.error["line"], 9, r.error)  # the return line (after the 3-line header)
+        self.assertIn("forward draws random numbers", r.error["message"])
+        return r
+
+    def test_a_random_tensor_made_while_tracing_is_not_frozen_into_the_kernel(self):
+        self.refused("x + torch.rand(8, 8)", "rand")
+
+    def test_random_ops_on_traced_values(self):
+        self.refused("x * torch.rand_like(x)", "rand_like")
+        self.refused("torch.bernoulli(torch.sigmoid(x))", "bernoulli")
+
+    def test_dropout_in_training_mode(self):
+        r = self.refused("self.drop(x)", "bernoulli_", init="self.drop = nn.Dropout(0.5)")
+        self.assertIn("self.eval()", r.error["hint"])
+
+    def test_no_randomness_traces(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.rand(8))  # random at build time: fine
+                self.drop = nn.Dropout(0.5)
+                self.eval()
+            def forward(self, x):
+                return self.drop(x) * self.w
+        def get_inputs():
+            return [torch.rand(8, 8)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        self.assertNotIn("warning", r.stderr)
+
+
+class MutatedInput(TempOps, unittest.TestCase):
+    def test_an_in_place_change_of_an_input_warns_with_its_line(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, x, y):
+                x.mul_(2)
+                return x + y
+        def get_inputs():
+            return [torch.randn(8, 8), torch.randn(8, 8)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        self.assertIn("egg: warning: %s:6: forward: forward changes its input x in place "
+                      "(x.mul_(2))" % r.op_path, r.stderr)
+
+    def test_an_unchanged_input_does_not_warn(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, x):
+                y = x.clone()
+                y.mul_(2)
+                return y
+        def get_inputs():
+            return [torch.randn(8, 8)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        self.assertNotIn("warning", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
