@@ -31,6 +31,8 @@ class PipelineTest : public ::testing::Test {
   json spec = egg::testing::gelu_bias_spec();
   json frontend_error;  // when set, the frontend fails with it
   bool nvcc_fails = false;
+  std::string gpu_codes;        // what `nvcc --list-gpu-code` prints (empty: nothing known)
+  std::string frontend_stderr;  // what the frontend prints on success
   egg::testing::FakeProcessRunner runner{[this](const ProcessSpec& p) { return answer(p); }};
 
   ProcessResult answer(const ProcessSpec& p) {
@@ -42,11 +44,12 @@ class PipelineTest : public ::testing::Test {
         return exited(1);
       }
       write_atomic(out / "spec.json", spec.dump());
-      return exited(0);
+      return exited(0, "", frontend_stderr);
     }
     if (exe == "nvcc") {
       if (p.args.at(0) == "--version")
         return exited(0, "nvcc\nCuda compilation tools, release 13.0, V13.0.88\n");
+      if (p.args.at(0) == "--list-gpu-code") return exited(0, gpu_codes);
       return nvcc_fails ? exited(1, "", "kernel.cu(3): error: identifier undefined") : exited(0);
     }
     ProcessResult none;  // nvidia-smi: not installed
@@ -635,6 +638,58 @@ TEST_F(PipelineTest, WithoutAKeyTheRemoteCacheIsNotUsed) {
   auto first = generate(o, services);
   EXPECT_EQ(first.cache_status, "miss");
   EXPECT_TRUE(server.objects.empty());  // nothing unsigned is uploaded
+}
+
+}  // namespace
+}  // namespace egg::pipeline
+
+namespace egg::pipeline {
+namespace {
+
+TEST_F(PipelineTest, MistakesThatNeedNoOpAreFoundBeforeTracing) {
+  gpu_codes = "sm_80\nsm_90\n";
+  auto expect_user_error = [&](GenerateOptions o, const std::string& fragment) {
+    try {
+      run(o);
+      ADD_FAILURE() << "expected a UserError with " << fragment;
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  auto o = options();
+  o.arches = {"sm_999"};
+  expect_user_error(o, "cannot compile for sm_999");
+  o = options();
+  o.backend = "gpt";
+  expect_user_error(o, "unknown backend 'gpt'");
+  o = options();
+  write_atomic(dir.path() / "a_file", "x");
+  o.out_dir = dir.path() / "a_file";
+  expect_user_error(o, "is a file, not a folder");
+  o = options();
+  o.cache_dir = dir.path() / "a_file" / "cache";
+  expect_user_error(o, "cannot be created");
+  o = options();
+  o.op_file = dir.path() / "src";
+  expect_user_error(o, "the op file is a folder");
+  EXPECT_EQ(runner.count("python3"), 0);  // op.py never ran
+  o = options();
+  o.arches = {"sm_90a"};  // a suffix of a known arch is known
+  EXPECT_NO_THROW(run(o));
+}
+
+TEST_F(PipelineTest, TheFrontendsWarningsReachTheUser) {
+  frontend_stderr =
+      "op.py printed this\negg: warning: op.py:4: forward: forward changes its input x in "
+      "place\negg: hint: compute a new tensor\n";
+  ::testing::internal::CaptureStderr();
+  run(options());
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("egg: warning: op.py:4: forward: forward changes its input x in place"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("egg: hint: compute a new tensor"), std::string::npos) << err;
+  EXPECT_EQ(err.find("op.py printed this"), std::string::npos) << err;
 }
 
 }  // namespace
