@@ -22,6 +22,9 @@
 #   EGG_REMOTE_CACHE      shared cache base URL (GET/PUT <url>/ac/<key>: nginx WebDAV, bazel-remote
 #                         with AC validation off, any object store behind HTTP)
 #   EGG_REMOTE_CACHE_READ_ONLY  read the shared cache but never upload (CI)
+#                         (the team's signing key EGG_REMOTE_CACHE_KEY and the upload token
+#                         EGG_REMOTE_CACHE_TOKEN come from the build's environment, never from a
+#                         cache variable: docs/remote-cache.md)
 #   EGG_VERBOSE           print each kernel's generator command at configure time and make egg-gen
 #                         verbose (EGG_LOG=debug in its environment)
 #   EGG_VENDOR_MODE       for kernels with VENDOR_DIR: "use" (default) compiles the checked-in

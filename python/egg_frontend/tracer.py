@@ -49,8 +49,8 @@ class RandomOpGuard(TorchDispatchMode):
         self.where = where
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if torch.Tag.nondeterministic_seeded in func.tags:
-            name = func.overloadpacket.__name__
+        if torch.Tag.nondeterministic_seeded in getattr(func, "tags", ()):
+            name = getattr(getattr(func, "overloadpacket", func), "__name__", str(func))
             file, line = self.where()
             dropout = name in ("bernoulli", "bernoulli_", "native_dropout", "dropout")
             raise UserError(
