@@ -694,3 +694,23 @@ TEST_F(PipelineTest, TheFrontendsWarningsReachTheUser) {
 
 }  // namespace
 }  // namespace egg::pipeline
+
+namespace egg::pipeline {
+namespace {
+
+TEST_F(PipelineTest, KeepWorkSaysWhichFolderItKept) {
+  auto o = options();
+  o.keep_work = true;
+  ::testing::internal::CaptureStderr();
+  run(o);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  const std::string said = "keeping the work folder ";
+  const auto at = err.find(said);
+  ASSERT_NE(at, std::string::npos) << err;
+  const fs::path kept = err.substr(at + said.size(), err.find('\n', at) - at - said.size());
+  EXPECT_TRUE(fs::is_directory(kept / "frontend")) << kept;
+  fs::remove_all(kept);
+}
+
+}  // namespace
+}  // namespace egg::pipeline
