@@ -157,10 +157,6 @@ class HostileServerTest(SharedCacheCase):
         r = self.attack("bad_name", "file name that is not allowed")
         self.assertEqual(r.returncode, 0, r.stderr)
 
-    def test_garbage_is_a_miss(self):
-        r = self.attack("garbage", "remote entry is malformed")
-        self.assertEqual(r.returncode, 0, r.stderr)
-
 
 NGINX_CONF = """
 load_module {module};
@@ -249,16 +245,6 @@ class NginxWebDavTest(SharedCacheCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("refused the upload: HTTP 401", r.stderr)
         self.assertFalse((self.nginx_root / "store" / "ac").exists())
-
-    def test_an_entry_edited_on_the_server_is_a_miss(self):
-        first = self.generate("machine-a", self.url, token=TOKEN)
-        self.assertEqual(first.returncode, 0, first.stderr)
-        stored = next((self.nginx_root / "store" / "ac").iterdir())
-        stored.write_text(stored.read_text().replace("sigmoid", "sigmoidx"))
-        second = self.generate("machine-b", self.url, "--remote-cache-read-only")
-        self.assertEqual(second.returncode, 0, second.stderr)
-        self.assertIn("corrupt", second.stderr)
-        self.assertNotIn("remote-hit", second.stderr)
 
 
 if __name__ == "__main__":
