@@ -163,7 +163,7 @@ def propagate_fake(gm, inputs):
 
 def _checked_run(gm, inputs):
     """EggShapeProp over ``inputs`` under the random-op guard; warns about inputs written in place
-    (their version counters moved: that works on fake tensors too)."""
+    (an in-place node on the input, or its version counter moved)."""
     user_files = gm.meta.get("egg_user_files", [])
     op_path = gm.meta.get("egg_op_path", "")
     versions = [t._version for t in inputs]
@@ -178,8 +178,12 @@ def _checked_run(gm, inputs):
 
     with RandomOpGuard(op_path, where):
         result = prop.propagate(*inputs)
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     for i, (before, t) in enumerate(zip(versions, inputs)):
-        if t._version != before:
+        written = i < len(placeholders) and any(
+            _in_place(user) and user.args and user.args[0] is placeholders[i]
+            for user in placeholders[i].users)
+        if written or t._version != before:
             _warn_mutation(gm, i, op_path, user_files)
     return result
 
