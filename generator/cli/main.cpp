@@ -422,7 +422,8 @@ int main(int argc, char** argv) {
     }
     if (app.got_subcommand("cache")) return run_cache(cache_action, cache_key, cache_root);
     // What runs killed by SIGKILL (or a power cut) left behind.
-    if (int swept = egg::sweep_stale_temp_dirs(fs::temp_directory_path(), {"egg-work-", "egg-proc-"}))
+    if (int swept =
+            egg::sweep_stale_temp_dirs(fs::temp_directory_path(), {"egg-work-", "egg-proc-"}))
       egg::log::debug("removed " + std::to_string(swept) + " temp folder(s) of killed runs");
     if (app.got_subcommand("report")) {
       report_req.python = find_python(report_python);
