@@ -164,7 +164,8 @@ std::optional<OpTable::Scaling> OpTable::scaling(const spec::Node& node) const {
   using K = spec::Arg::Kind;
   if (a.kind == K::node && b.kind == K::scalar && b.scalar != 0 && std::isfinite(b.scalar))
     return Scaling{a.node, how == "over" ? 1.0 / b.scalar : b.scalar};
-  if (how == "times" && b.kind == K::node && a.kind == K::scalar && std::isfinite(a.scalar))
+  if (how == "times" && b.kind == K::node && a.kind == K::scalar && a.scalar != 0 &&
+      std::isfinite(a.scalar))
     return Scaling{b.node, a.scalar};
   return std::nullopt;
 }
