@@ -67,8 +67,8 @@ def _decl_bytes(d):
     sizes = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int64": 8, "int32": 4,
              "int8": 1, "uint8": 1, "bool": 1}
     n = 1
-    for s in d.get("shape", []):
-        n *= s
+    for s in d.get("shape") or []:  # a node without one (a tuple result) counts as a scalar
+        n *= s if isinstance(s, int) else 1
     return n * sizes.get(d.get("dtype"), 4)
 
 
