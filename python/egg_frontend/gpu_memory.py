@@ -30,6 +30,10 @@ def admission(torch, need_bytes, waited, max_wait_s=3600.0):
 
     ``waited`` (a dict) gets ``wait_s``: seconds spent waiting for the lock or for memory.
     Raises RuntimeError after ``max_wait_s`` (the GPU never had room: the op is too large)."""
+    total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
+    if need_bytes + MARGIN_BYTES > total:
+        raise RuntimeError("the op needs %.1f GB of GPU memory for one reference set, more than "
+                           "the GPU's %.1f GB" % (need_bytes / 1e9, total / 1e9))
     path = lock_path()
     fd = None
     if path:
@@ -39,10 +43,6 @@ def admission(torch, need_bytes, waited, max_wait_s=3600.0):
             print("egg: warning: cannot open the GPU memory lock %s: %s (set EGG_GPU_MEM_LOCK "
                   "to a writable file, or to off)" % (path, e), file=sys.stderr)
     t0 = time.perf_counter()
-    total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
-    if need_bytes + MARGIN_BYTES > total:
-        raise RuntimeError("the op needs %.1f GB of GPU memory for one reference set, more than "
-                           "the GPU's %.1f GB" % (need_bytes / 1e9, total / 1e9))
     try:
         while True:
             if fd is not None:
