@@ -18,6 +18,9 @@
 #
 # Cache variables:
 #   EGG_REQUIRE_VERIFIED  fail the build when a kernel cannot be verified (no GPU, ...)
+#   EGG_REQUIRE_FASTER    fail the build when a kernel is slower than PyTorch eager beyond the 3 %
+#                         timing noise (measured on the GPU at generation; the warning is always
+#                         in the build log and the manifest's vs_eager)
 #   EGG_CACHE_DIR         generation cache folder (default: egg-gen's, ${XDG_CACHE_HOME:-~/.cache}/egg)
 #   EGG_REMOTE_CACHE      shared cache base URL (GET/PUT <url>/ac/<key>: nginx WebDAV, bazel-remote
 #                         with AC validation off, any object store behind HTTP)
@@ -44,6 +47,7 @@ cmake_policy(PUSH)
 cmake_policy(VERSION 3.25)
 
 option(EGG_REQUIRE_VERIFIED "egg_kernel(): fail when a generated kernel cannot be verified" OFF)
+option(EGG_REQUIRE_FASTER "egg_kernel(): fail when a generated kernel is slower than PyTorch eager" OFF)
 set(EGG_CACHE_DIR "" CACHE PATH "egg_kernel(): EGG generation cache folder (empty: egg-gen's default)")
 option(EGG_VERBOSE "egg_kernel(): show generator commands and verbose generator output" OFF)
 set(EGG_REMOTE_CACHE "" CACHE STRING
@@ -317,6 +321,9 @@ function(egg_kernel target op)
   endif()
   if(EGG_REQUIRE_VERIFIED)
     list(APPEND _cmd --require-verified)
+  endif()
+  if(EGG_REQUIRE_FASTER)
+    list(APPEND _cmd --require-faster)
   endif()
   if(EGG_REMOTE_CACHE)
     list(APPEND _cmd --remote-cache "${EGG_REMOTE_CACHE}")

@@ -107,7 +107,7 @@ struct CommonOptions {
   std::vector<std::string> options;
   std::vector<double> tolerance;
   double trace_timeout_s = 300;
-  bool no_cache = false, no_verify = false;
+  bool no_cache = false, no_verify = false, no_max_autotune = false;
 };
 
 void add_common(CLI::App* cmd, CommonOptions& c) {
@@ -134,6 +134,9 @@ void add_common(CLI::App* cmd, CommonOptions& c) {
   cmd->add_flag("--remote-cache-read-only", c.g.remote_read_only,
                 "read the shared cache, never upload (default: $EGG_REMOTE_CACHE_READ_ONLY=1)");
   cmd->add_flag("--no-verify", c.no_verify, "do not verify on a GPU even if one is present");
+  cmd->add_flag("--no-max-autotune", c.no_max_autotune,
+                "with a GPU: time torch.compile in its default mode only, not also "
+                "max-autotune-no-cudagraphs (whose autotuning takes minutes per GEMM or conv)");
   cmd->add_flag("--keep-work", c.g.keep_work,
                 "keep the work folder (spec, reference tensors, candidates)");
   cmd->add_option("--tolerance", c.tolerance,
@@ -163,6 +166,7 @@ void finish_common(CommonOptions& c) {
   c.g.cache_dir = c.cache_dir;
   c.g.cache_enabled = !c.no_cache && egg::cache::enabled_by_env();
   c.g.trace_timeout = std::chrono::milliseconds(static_cast<long long>(c.trace_timeout_s * 1000));
+  c.g.baseline_max_autotune = !c.no_max_autotune;
   if (c.g.remote_cache.empty())
     if (const char* url = std::getenv("EGG_REMOTE_CACHE"); url && *url) c.g.remote_cache = url;
   if (const char* ro = std::getenv("EGG_REMOTE_CACHE_READ_ONLY"); ro && std::string(ro) == "1")
@@ -345,6 +349,8 @@ int main(int argc, char** argv) {
   add_common(gen, gen_opts);
   gen->add_flag("--require-verified", gen_opts.g.require_verified,
                 "fail unless every arch is verified on a GPU");
+  gen->add_flag("--require-faster", gen_opts.g.require_faster,
+                "with a GPU: fail when the kernel is slower than eager PyTorch beyond 3 % noise");
   gen->add_flag("--strict", gen_opts.g.strict,
                 "with a GPU: compute-sanitizer memcheck on the winner");
   bool no_baseline = false;

@@ -13,6 +13,7 @@
 #include "emit/emit.h"
 #include "frontend/frontend.h"
 #include "pipeline/artifacts.h"
+#include "pipeline/eager_floor.h"
 #include "pipeline/evaluate.h"
 #include "pipeline/key.h"
 #include "pipeline/shared_cache.h"
@@ -406,8 +407,8 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
       if (o.baseline) {
         StepTimer bt("baseline");
         const auto baseline_started = std::chrono::steady_clock::now();
-        auto b =
-            verify::time_baseline(services.runner, o.python, o.data_dir, o.op_file, work.path());
+        auto b = verify::time_baseline(services.runner, o.python, o.data_dir, o.op_file,
+                                       work.path(), o.baseline_max_autotune);
         if (b.eager_ms)
           timing["eager_ms"] = *b.eager_ms, timing["speedup_vs_eager"] = *b.eager_ms / k;
         if (b.compile_ms)
@@ -422,6 +423,13 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
         if (b.compile_device_ms)
           timing["compile_device_ms"] = *b.compile_device_ms,
           timing["speedup_vs_compile_device"] = *b.compile_device_ms / k;
+        // torch.compile's mode="max-autotune-no-cudagraphs" beside its default mode.
+        if (b.compile_max_autotune_ms)
+          timing["compile_max_autotune_ms"] = *b.compile_max_autotune_ms,
+          timing["speedup_vs_compile_max_autotune"] = *b.compile_max_autotune_ms / k;
+        if (b.compile_max_autotune_device_ms)
+          timing["compile_max_autotune_device_ms"] = *b.compile_max_autotune_device_ms,
+          timing["speedup_vs_compile_max_autotune_device"] = *b.compile_max_autotune_device_ms / k;
         if (!b.error.empty()) {
           timing["baseline_error"] = b.error;
           log::warning(result.name + ": " + b.error);
@@ -479,6 +487,9 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
         "kernel is not verified (" + result.status_text + ") and verification is required",
         "build on a machine with a GPU, use a cache or vendored kernels that were verified, or set "
         "EGG_REQUIRE_VERIFIED=OFF");
+  // Never slower than eager, never silently (cache hits included: the times are the record's).
+  const EagerComparison vs_eager = compare_with_eager(record.value("timing", json::object()));
+  report_eager_floor(result.name, o.op_file.string(), vs_eager, o.require_faster);
   json manifest = {
       {"schema", kManifestSchema},
       {"name", result.name},
@@ -500,6 +511,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
       {"params", record.value("params", json::object())},
       {"status", status},
       {"timing", record.value("timing", json::object())},
+      {"vs_eager", vs_eager.to_json()},
       {"tokens", record.value("tokens", json::object())},
       {"stages", record.value("stages", json::array())},
       {"phases", record.value("phases", json::object())},

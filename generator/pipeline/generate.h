@@ -37,6 +37,8 @@ struct GenerateOptions {
   std::string remote_key;  // the team's key that signs shared entries ($EGG_REMOTE_CACHE_KEY)
   bool cache_enabled = true;
   bool require_verified = false;
+  bool require_faster =
+      false;  // fail when the kernel is slower than eager beyond noise (eager_floor.h)
   bool compile_check = true;  // nvcc-compile the winner before emitting
   bool keep_work = false;
   int seeds = 3;
@@ -51,6 +53,7 @@ struct GenerateOptions {
   std::string from_step = "spec";      // resume from this step; earlier artifacts from override_dir
   double atol = -1, rtol = -1;         // tolerance; negative: the dtype's default
   bool baseline = true;                // with a GPU: time PyTorch eager and torch.compile too
+  bool baseline_max_autotune = true;   // ... torch.compile's max-autotune-no-cudagraphs as well
   bool strict = false;                 // with a GPU: compute-sanitizer memcheck on the winner
   int budget = 8;                      // candidates evaluated per stage
   std::string no_gpu_reason = "no GPU";  // why Services::gpu is null, for the manifest

@@ -35,6 +35,12 @@ std::string first_lines(const std::string& text, int lines) {
   return pos == std::string::npos ? text : text.substr(0, pos);
 }
 
+// A library route (cuBLASLt, cuDNN: what PyTorch eager itself runs), by the libraries its
+// parameters link.
+bool library_route(const backend::Candidate& c) {
+  return c.params.is_object() && c.params.contains("link") && !c.params["link"].empty();
+}
+
 }  // namespace
 
 StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
@@ -114,11 +120,15 @@ StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
       if (!listed) failed.emplace_back(candidate.id, *ev.failure);
       continue;
     }
-    const bool better =
-        !best || (!took_new && !measure) ||
-        (ev.kernel_ms && best->evaluation.kernel_ms &&
-         *ev.kernel_ms < *best->evaluation.kernel_ms * (1.0 - budget.noise_margin)) ||
-        (ev.kernel_ms && !best->evaluation.kernel_ms);
+    // The library floor is preferred: it replaces a kernel of EGG's own when faster at all, while
+    // any other challenger must beat the incumbent beyond the timing noise.
+    const double margin = best && library_route(candidate) && !library_route(best->winner)
+                              ? 0.0
+                              : budget.noise_margin;
+    const bool better = !best || (!took_new && !measure) ||
+                        (ev.kernel_ms && best->evaluation.kernel_ms &&
+                         *ev.kernel_ms < *best->evaluation.kernel_ms * (1.0 - margin)) ||
+                        (ev.kernel_ms && !best->evaluation.kernel_ms);
     if (better) {
       best = StageOutcome{candidate, ev, json::object()};
       took_new = true;
@@ -159,7 +169,8 @@ StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
       {"params", best->winner.params},
       {"profile", best->evaluation.profile},
       {"decision", measure ? "fastest verified candidate, beating the incumbent by more than " +
-                                 std::to_string(static_cast<int>(budget.noise_margin * 100)) + "%"
+                                 std::to_string(static_cast<int>(budget.noise_margin * 100)) +
+                                 "% (a library route replaces an own kernel when faster at all)"
                            : "no GPU to measure on: first candidate in the expert prior's order "
                              "that passes the checks"}};
   return *best;

@@ -166,12 +166,13 @@ std::optional<fs::path> find_harness(const fs::path& egg_gen_exe) {
 }
 
 Baseline time_baseline(ProcessRunner& runner, const fs::path& python, const fs::path& data_dir,
-                       const fs::path& op_file, const fs::path& work) {
+                       const fs::path& op_file, const fs::path& work, bool max_autotune) {
   Baseline b;
   ProcessSpec p;
   p.exe = python;
   const fs::path out = work / "baseline.json";
   p.args = {"-m", "egg_bench", "baseline", "--op", op_file.string(), "--out", out.string()};
+  if (!max_autotune) p.args.push_back("--no-max-autotune");
   p.env_set["PYTHONPATH"] = (data_dir / "python").string();
   p.env_set["PYTHONDONTWRITEBYTECODE"] = "1";
   p.timeout = std::chrono::minutes(10);
@@ -188,16 +189,20 @@ Baseline time_baseline(ProcessRunner& runner, const fs::path& python, const fs::
     b.error = "baseline timing wrote malformed JSON";
     return b;
   }
-  if (j.contains("eager") && j["eager"].contains("median_ms"))
-    b.eager_ms = j["eager"]["median_ms"].get<double>();
-  if (j.contains("compile") && j["compile"].contains("median_ms"))
-    b.compile_ms = j["compile"]["median_ms"].get<double>();
+  auto median = [&](const char* key) -> std::optional<double> {
+    if (j.contains(key) && j[key].is_object() && j[key].contains("median_ms") &&
+        j[key]["median_ms"].is_number())
+      return j[key]["median_ms"].get<double>();
+    return std::nullopt;
+  };
+  b.eager_ms = median("eager");
+  b.compile_ms = median("compile");
+  b.compile_max_autotune_ms = median("compile_max_autotune");
+  b.compile_max_autotune_device_ms = median("compile_max_autotune_device");
   if (j.contains("eager_kernels") && j["eager_kernels"].value("gemm_library_ms", 0.0) > 0)
     b.library_gemm_ms = j["eager_kernels"]["gemm_library_ms"].get<double>();
-  if (j.contains("eager_device") && j["eager_device"].contains("median_ms"))
-    b.eager_device_ms = j["eager_device"]["median_ms"].get<double>();
-  if (j.contains("compile_device") && j["compile_device"].contains("median_ms"))
-    b.compile_device_ms = j["compile_device"]["median_ms"].get<double>();
+  b.eager_device_ms = median("eager_device");
+  b.compile_device_ms = median("compile_device");
   return b;
 }
 

@@ -57,11 +57,14 @@ class HarnessVerifier : public GpuVerifier {
 // absent.
 std::optional<std::filesystem::path> find_harness(const std::filesystem::path& egg_gen_exe);
 
-// PyTorch eager and torch.compile times of the op (python -m egg_bench baseline), or an error text.
+// PyTorch eager and torch.compile times of the op (python -m egg_bench baseline), or an error text;
+// torch.compile in its default mode and, unless `max_autotune` is false,
+// max-autotune-no-cudagraphs.
 struct Baseline {
-  std::optional<double> eager_ms, compile_ms;
+  // compile: torch.compile's default mode; compile_max_autotune: mode="max-autotune-no-cudagraphs".
+  std::optional<double> eager_ms, compile_ms, compile_max_autotune_ms;
   // The same with host overhead hidden behind a GPU sleep (device time; egg_bench/timing.py).
-  std::optional<double> eager_device_ms, compile_device_ms;
+  std::optional<double> eager_device_ms, compile_device_ms, compile_max_autotune_device_ms;
   // GPU time per eager call spent in the GEMM/conv library's kernels (cuBLAS, cuBLASLt, CUTLASS,
   // cuDNN), from a CUPTI profile of eager; absent when eager runs none.
   std::optional<double> library_gemm_ms;
@@ -69,6 +72,6 @@ struct Baseline {
 };
 Baseline time_baseline(ProcessRunner& runner, const std::filesystem::path& python,
                        const std::filesystem::path& data_dir, const std::filesystem::path& op_file,
-                       const std::filesystem::path& work);
+                       const std::filesystem::path& work, bool max_autotune = true);
 
 }  // namespace egg::verify

@@ -1,4 +1,5 @@
-"""python3 -m egg_bench baseline --op op.py --out times.json [--no-compile] [--min-trials N] [--min-time S]"""
+"""python3 -m egg_bench baseline --op op.py --out times.json [--no-compile] [--no-max-autotune]
+[--min-trials N] [--min-time S]"""
 import argparse
 import sys
 
@@ -6,10 +7,14 @@ import sys
 def main(argv=None):
     p = argparse.ArgumentParser(prog="egg_bench", description="Times PyTorch baselines of an op.py on the GPU.")
     sub = p.add_subparsers(dest="cmd", required=True)
-    b = sub.add_parser("baseline", help="time PyTorch eager and torch.compile (default mode)")
+    b = sub.add_parser("baseline", help="time PyTorch eager and torch.compile (default mode and "
+                                        "max-autotune-no-cudagraphs)")
     b.add_argument("--op", required=True, help="KernelBench-style op.py")
     b.add_argument("--out", required=True, help="times.json to write")
     b.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    b.add_argument("--no-max-autotune", action="store_true",
+                   help="skip torch.compile's max-autotune-no-cudagraphs mode (its autotuning takes "
+                        "minutes per GEMM or convolution)")
     b.add_argument("--min-trials", type=int, default=100)
     b.add_argument("--min-time", type=float, default=0.5, help="seconds")
     args = p.parse_args(argv)

@@ -1,5 +1,15 @@
-"""The GPU timing lock shared with egg-harness (harness/gpu_lock.h): flock(2) on one file per
-machine, held only while timing, so processes that run side by side never time at once.
+"""The machine-wide quiet lock shared with egg-gen and egg-harness (base/gpu_lock.h): a
+reader/writer lock of flock(2) on one file per machine, released by the kernel if a holder dies.
+
+- A timed span (egg-harness's trials, these baselines, ncu) holds it exclusively: no two timed
+  spans overlap on the GPU, and no EGG job's CPU-heavy work runs while one does.
+- CPU-heavy work (nvcc compiles, frontend tracing, torch.compile's compilation) holds it shared:
+  any number at once, never during a timed span.
+
+A timed span waits for the shared holders already running and blocks new ones while it waits
+(writer preference): both sides first take the gate file <lock>.gate exclusively, then the lock,
+then let the gate go; a timed span waiting for the lock keeps the gate, so new CPU work queues
+behind it.
 
 The file: $EGG_GPU_LOCK if set ("off" disables locking), else <tmp>/egg-gpu-<uid>.lock."""
 import contextlib
@@ -17,20 +27,34 @@ def lock_path():
     return v or os.path.join(tempfile.gettempdir(), "egg-gpu-%d.lock" % os.getuid())
 
 
+def gate_path(path):
+    return path + ".gate"
+
+
+def _open(path):
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as e:
+        print("egg: warning: cannot open the GPU lock %s: %s (set EGG_GPU_LOCK to a writable "
+              "file, or to off)" % (path, e), file=sys.stderr)
+        return None
+
+
 @contextlib.contextmanager
-def gpu_timing_lock(waited=None):
-    """Holds the lock for the with-block; `waited` (a dict) gets the seconds spent waiting."""
+def _quiet_lock(mode, waited):
     path = lock_path()
-    fd = None
-    if path:
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError as e:
-            print("egg: warning: cannot open the GPU lock %s: %s (set EGG_GPU_LOCK to a writable "
-                  "file, or to off)" % (path, e), file=sys.stderr)
+    fd = _open(path) if path else None
+    gate = _open(gate_path(path)) if fd is not None else None
     t0 = time.perf_counter()
     if fd is not None:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        if gate is not None:
+            fcntl.flock(gate, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fd, mode)
+        finally:
+            if gate is not None:
+                fcntl.flock(gate, fcntl.LOCK_UN)
+                os.close(gate)
     if waited is not None:
         waited["lock_wait_s"] = waited.get("lock_wait_s", 0.0) + time.perf_counter() - t0
     try:
@@ -39,3 +63,14 @@ def gpu_timing_lock(waited=None):
         if fd is not None:
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
+
+
+def gpu_timing_lock(waited=None):
+    """Holds the lock exclusively for the with-block (a timed span); `waited` (a dict) gets the
+    seconds spent waiting."""
+    return _quiet_lock(fcntl.LOCK_EX, waited)
+
+
+def cpu_work_lock(waited=None):
+    """Holds the lock shared for the with-block (CPU-heavy work, never during a timed span)."""
+    return _quiet_lock(fcntl.LOCK_SH, waited)

@@ -39,10 +39,6 @@ class DeviceTimeTest(unittest.TestCase):
         self.assertEqual(b.call_args.kwargs["lead_ms"], baseline.DEVICE_LEAD_MS)
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class BuildModelTest(unittest.TestCase):
     def test_the_model_keeps_the_mode_the_reference_traces(self):
         import tempfile
@@ -62,3 +58,64 @@ class BuildModelTest(unittest.TestCase):
         # Training mode, as the frontend's trace (batch statistics), not eval's running statistics.
         self.assertTrue(model.training)
         self.assertTrue(model.bn.training)
+
+
+class CompileModesTest(unittest.TestCase):
+    """Both torch.compile modes are timed, each compiled under the shared (CPU work) lock and
+    timed under the exclusive one."""
+
+    def test_each_mode_is_compiled_then_timed_and_recorded(self):
+        import contextlib
+        from unittest import mock
+
+        from egg_bench import baseline
+
+        events = []
+
+        def lock(name):
+            @contextlib.contextmanager
+            def held(waited=None):
+                events.append(name + " on")
+                yield
+                events.append(name + " off")
+            return held
+
+        calls = []
+
+        def fake_compile(model, **kw):
+            calls.append(kw.get("mode", "default"))
+            return lambda *a: events.append("call")
+
+        result = {}
+        with mock.patch.object(baseline.torch, "compile", side_effect=fake_compile), \
+                mock.patch.object(baseline.torch.cuda, "synchronize"), \
+                mock.patch.object(baseline.torch._dynamo, "reset"), \
+                mock.patch.object(baseline, "cpu_work_lock", lock("shared")), \
+                mock.patch.object(baseline, "gpu_timing_lock", lock("exclusive")), \
+                mock.patch.object(baseline, "bench", side_effect=lambda *a, **k: {"median_ms": 0.5}):
+            for key, mode in baseline.COMPILE_MODES:
+                baseline.time_compiled(None, [], mode, result, key, {}, 1, 0)
+        self.assertEqual(calls, ["default", "max-autotune-no-cudagraphs"])
+        self.assertEqual(result["compile"]["mode"], "default")
+        self.assertEqual(result["compile_max_autotune"]["mode"], "max-autotune-no-cudagraphs")
+        self.assertEqual(result["compile_max_autotune_device"], {"median_ms": 0.5})
+        # The first call (the compilation) runs under the shared lock, the trials under the
+        # exclusive one.
+        self.assertEqual(events[:5], ["shared on", "call", "shared off", "exclusive on", "exclusive off"])
+
+    def test_a_failing_mode_is_recorded_with_its_mode(self):
+        from unittest import mock
+
+        from egg_bench import baseline
+
+        result = {}
+        with mock.patch.object(baseline.torch, "compile", side_effect=RuntimeError("inductor")), \
+                mock.patch.object(baseline.torch._dynamo, "reset"):
+            baseline.time_compiled(None, [], "max-autotune-no-cudagraphs", result,
+                                   "compile_max_autotune", {}, 1, 0)
+        self.assertEqual(result["compile_max_autotune"]["error"], "RuntimeError: inductor")
+        self.assertEqual(result["compile_max_autotune"]["mode"], "max-autotune-no-cudagraphs")
+
+
+if __name__ == "__main__":
+    unittest.main()

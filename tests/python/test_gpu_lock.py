@@ -1,4 +1,5 @@
-"""egg_bench's GPU timing lock (the same file and flock(2) as harness/gpu_lock.h)."""
+"""egg_bench's quiet lock (the same files and flock(2) as base/gpu_lock.h): timed spans exclusive,
+CPU work shared, timed spans first."""
 import os
 import tempfile
 import threading
@@ -6,7 +7,7 @@ import time
 import unittest
 from unittest import mock
 
-from egg_bench.gpu_lock import gpu_timing_lock, lock_path
+from egg_bench.gpu_lock import cpu_work_lock, gpu_timing_lock, lock_path
 
 
 class GpuLockTest(unittest.TestCase):
@@ -37,11 +38,63 @@ class GpuLockTest(unittest.TestCase):
             self.assertEqual(order, ["first done", "second"])
             self.assertGreater(waited["lock_wait_s"], 0.1)
 
+    def test_cpu_work_shares_and_a_timed_span_waits_for_it_first(self):
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.dict(os.environ, {"EGG_GPU_LOCK": os.path.join(tmp, "gpu.lock")}):
+            order = []
+            lock = threading.Lock()
+
+            def log(what):
+                with lock:
+                    order.append(what)
+
+            def timed():
+                with gpu_timing_lock():
+                    log("timed")
+
+            def late_cpu_work():
+                with cpu_work_lock():
+                    log("late cpu work")
+
+            with cpu_work_lock():
+                with cpu_work_lock():  # shared: a second holder does not wait
+                    log("two cpu holders")
+                t = threading.Thread(target=timed)
+                t.start()
+                time.sleep(0.2)  # the timed span now waits, holding the gate
+                late = threading.Thread(target=late_cpu_work)
+                late.start()
+                time.sleep(0.2)
+                log("first cpu work done")
+            t.join()
+            late.join()
+            # The timed span ran after the running CPU work and before the one that came later.
+            self.assertEqual(order, ["two cpu holders", "first cpu work done", "timed", "late cpu work"])
+
+    def test_cpu_work_waits_for_a_timed_span(self):
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.dict(os.environ, {"EGG_GPU_LOCK": os.path.join(tmp, "gpu.lock")}):
+            order, waited = [], {}
+
+            def cpu():
+                with cpu_work_lock(waited):
+                    order.append("cpu")
+
+            with gpu_timing_lock():
+                t = threading.Thread(target=cpu)
+                t.start()
+                time.sleep(0.2)
+                order.append("timed done")
+            t.join()
+            self.assertEqual(order, ["timed done", "cpu"])
+            self.assertGreater(waited["lock_wait_s"], 0.1)
+
     def test_off_does_not_lock(self):
         with mock.patch.dict(os.environ, {"EGG_GPU_LOCK": "off"}):
             with gpu_timing_lock():
                 with gpu_timing_lock():  # would deadlock if it locked
-                    pass
+                    with cpu_work_lock():
+                        pass
 
 
 if __name__ == "__main__":

@@ -66,10 +66,36 @@ TEST(Bench, DeviceTimeSpeedupsCarriedAndAveragedWhenPresent) {
       std::string::npos)
       << text;
   const std::string md = bench_markdown(r);
-  EXPECT_NE(md.find("| a | yes | 1.0000 | 2.0000 | 4.0000 | 2.00x | 4.00x | 1.50x | 3.00x |"),
-            std::string::npos)
+  EXPECT_NE(
+      md.find("| a | yes | 1.0000 | 2.0000 | 4.0000 | - | 2.00x | 4.00x | -x | 1.50x | 3.00x |"),
+      std::string::npos)
       << md;
   EXPECT_NE(md.find("3.00x vs eager, 3.00x vs torch.compile"), std::string::npos) << md;
+}
+
+TEST(Bench, BothTorchCompileModesAndTheEagerVerdictAreReported) {
+  json m = manifest(true, 1.0, 2.0, 4.0);
+  m["timing"]["compile_max_autotune_ms"] = 3.0;
+  m["timing"]["speedup_vs_compile_max_autotune"] = 3.0;
+  m["vs_eager"] = {{"verdict", "faster"}};
+  json slow = manifest(true, 1.0, 0.5, 0.8);
+  slow["timing"]["compile_max_autotune_ms"] = 0.75;
+  slow["timing"]["speedup_vs_compile_max_autotune"] = 0.75;
+  slow["vs_eager"] = {{"verdict", "slower"}};
+  json rows = json::array({bench_row("a", m, 1.0), bench_row("b", slow, 1.0)});
+  EXPECT_EQ(rows[0]["compile_max_autotune_ms"], 3.0);
+  EXPECT_EQ(rows[1]["vs_eager"], "slower");
+  json r = bench_report(rows, "Fake", 0);
+  EXPECT_NEAR(r["summary"]["geomean_speedup_vs_compile_max_autotune"].get<double>(), 1.5, 1e-9);
+  EXPECT_NEAR(r["summary"]["fast_1_vs_compile_max_autotune"].get<double>(), 0.5, 1e-9);
+  EXPECT_EQ(r["summary"]["slower_than_eager"], 1);
+  const std::string text = bench_text(r);
+  EXPECT_NE(text.find("slower than eager beyond 3 % noise"), std::string::npos) << text;
+  EXPECT_NE(text.find("vs max-autotune-no-cudagraphs 1.50x; slower than eager 1"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(bench_markdown(r).find("| 3.0000 | 2.00x | 4.00x | 3.00x |"), std::string::npos)
+      << bench_markdown(r);
 }
 
 TEST(Bench, RowsCarryEachStagesSeconds) {

@@ -1,5 +1,6 @@
 // The whole pipeline on fakes: a scripted frontend, nvcc and nvidia-smi.
 #include "pipeline/artifacts.h"
+#include "pipeline/eager_floor.h"
 #include "pipeline/evaluate.h"
 #include "pipeline/generate.h"
 #include "verify/ncu.h"
@@ -33,10 +34,15 @@ class PipelineTest : public ::testing::Test {
   bool nvcc_fails = false;
   std::string gpu_codes;        // what `nvcc --list-gpu-code` prints (empty: nothing known)
   std::string frontend_stderr;  // what the frontend prints on success
+  json baseline = {{"eager", {{"median_ms", 1.0}}}};  // what `python -m egg_bench baseline` writes
   egg::testing::FakeProcessRunner runner{[this](const ProcessSpec& p) { return answer(p); }};
 
   ProcessResult answer(const ProcessSpec& p) {
     const std::string exe = p.exe.filename().string();
+    if (exe == "python3" && p.args.at(1) == "egg_bench") {
+      write_atomic(p.args.at(6), baseline.dump());
+      return exited(0);
+    }
     if (exe == "python3") {
       fs::path out = p.args.at(6);
       if (!frontend_error.is_null()) {
@@ -261,6 +267,65 @@ TEST_F(PipelineTest, AGenerationReportsItsProgressAndACacheHitSaysNothingOfIt) {
   EXPECT_NE(first.find("egg: gelu_bias: done in "), std::string::npos) << first;
   EXPECT_EQ(second.find("candidate"), std::string::npos) << second;
   EXPECT_EQ(second.find("done in"), std::string::npos) << second;
+}
+
+// Slower than eager beyond the noise: the log and the manifest say so; --require-faster stops.
+TEST_F(PipelineTest, AKernelSlowerThanEagerIsRecordedAndFailsWhenFasterIsRequired) {
+  FakeGpu gpu;  // candidates at about 0.45 ms
+  Services services{runner, &gpu};
+  auto o = options();
+  baseline = {{"eager", {{"median_ms", 0.30}}}, {"compile", {{"median_ms", 0.25}}}};
+  auto r = generate(o, services);
+  EXPECT_EQ(r.manifest["vs_eager"]["verdict"], "slower");
+  EXPECT_DOUBLE_EQ(r.manifest["vs_eager"]["eager_ms"].get<double>(), 0.30);
+  EXPECT_EQ(r.manifest["vs_eager"]["kernel_ms"], r.manifest["timing"]["kernel_ms"]);
+  EXPECT_DOUBLE_EQ(r.manifest["vs_eager"]["margin"].get<double>(), 0.03);
+
+  fs::remove_all(dir.path() / "out");
+  o.require_faster = true;  // a cache hit now: the recorded times decide
+  try {
+    generate(o, services);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("slower than eager PyTorch"), std::string::npos) << what;
+    EXPECT_NE(what.find("0.3 ms"), std::string::npos) << what;
+    EXPECT_NE(e.hint().find("EGG_REQUIRE_FASTER=OFF"), std::string::npos) << e.hint();
+  }
+  EXPECT_FALSE(fs::exists(dir.path() / "out" / "gelu_bias.cu"));
+
+  // 1 % slower than eager (a fresh GPU measures the same candidates the same): within the noise.
+  const double kernel_ms = r.manifest["timing"]["kernel_ms"].get<double>();
+  baseline = {{"eager", {{"median_ms", kernel_ms / 1.01}}}};
+  o.cache_enabled = false;
+  FakeGpu fresh;
+  Services again{runner, &fresh};
+  auto close = generate(o, again);
+  EXPECT_DOUBLE_EQ(close.manifest["timing"]["kernel_ms"].get<double>(), kernel_ms);
+  EXPECT_EQ(close.manifest["vs_eager"]["verdict"], "within_noise");
+}
+
+TEST_F(PipelineTest, WithoutAGpuTheEagerComparisonIsNotMeasured) {
+  auto o = options();
+  o.require_faster = true;  // nothing measured: nothing to fail on
+  auto r = run(o);
+  EXPECT_EQ(r.manifest["vs_eager"]["verdict"], "not_measured");
+  EXPECT_TRUE(r.manifest["vs_eager"]["eager_ms"].is_null());
+}
+
+TEST(EagerFloor, VerdictsAndText) {
+  EXPECT_EQ(compare_with_eager({{"kernel_ms", 1.0}, {"eager_ms", 2.0}}).verdict,
+            EagerVerdict::faster);
+  EXPECT_EQ(compare_with_eager({{"kernel_ms", 1.02}, {"eager_ms", 1.0}}).verdict,
+            EagerVerdict::within_noise);
+  const auto slow = compare_with_eager({{"kernel_ms", 1.3}, {"eager_ms", 1.0}});
+  EXPECT_EQ(slow.verdict, EagerVerdict::slower);
+  EXPECT_EQ(describe(slow), "kernel 1.3 ms against eager PyTorch's 1 ms (30 % slower)");
+  EXPECT_EQ(compare_with_eager({{"kernel_ms", 1.3}, {"eager_ms", nullptr}}).verdict,
+            EagerVerdict::not_measured);
+  EXPECT_EQ(compare_with_eager(json::object()).to_json()["verdict"], "not_measured");
+  EXPECT_NO_THROW(report_eager_floor("k", "/src/op.py", slow, false));  // a warning only
+  EXPECT_THROW(report_eager_floor("k", "/src/op.py", slow, true), UserError);
 }
 
 // A GPU whose prebuild takes a while and records how many ran at once and where.

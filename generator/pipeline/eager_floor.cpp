@@ -1,0 +1,83 @@
+#include "pipeline/eager_floor.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "util/log.h"
+
+namespace egg::pipeline {
+
+const char* verdict_name(EagerVerdict v) {
+  switch (v) {
+    case EagerVerdict::faster:
+      return "faster";
+    case EagerVerdict::within_noise:
+      return "within_noise";
+    case EagerVerdict::slower:
+      return "slower";
+    case EagerVerdict::not_measured:
+      return "not_measured";
+  }
+  return "not_measured";
+}
+
+std::optional<double> EagerComparison::excess() const {
+  if (!kernel_ms || !eager_ms) return std::nullopt;
+  return *kernel_ms / *eager_ms - 1.0;
+}
+
+nlohmann::json EagerComparison::to_json() const {
+  nlohmann::json j = {{"verdict", verdict_name(verdict)},
+                      {"kernel_ms", nullptr},
+                      {"eager_ms", nullptr},
+                      {"margin", margin}};
+  if (kernel_ms) j["kernel_ms"] = *kernel_ms;
+  if (eager_ms) j["eager_ms"] = *eager_ms;
+  return j;
+}
+
+EagerComparison compare_with_eager(const nlohmann::json& timing, double margin) {
+  EagerComparison c;
+  c.margin = margin;
+  auto positive = [&](const char* key) -> std::optional<double> {
+    if (!timing.is_object() || !timing.contains(key) || !timing[key].is_number())
+      return std::nullopt;
+    const double v = timing[key].get<double>();
+    return std::isfinite(v) && v > 0 ? std::optional<double>(v) : std::nullopt;
+  };
+  c.kernel_ms = positive("kernel_ms");
+  c.eager_ms = positive("eager_ms");
+  if (!c.kernel_ms || !c.eager_ms) return c;
+  const double over = *c.excess();
+  c.verdict = over > margin ? EagerVerdict::slower
+              : over > 0    ? EagerVerdict::within_noise
+                            : EagerVerdict::faster;
+  return c;
+}
+
+std::string describe(const EagerComparison& c) {
+  if (!c.kernel_ms || !c.eager_ms) return "kernel not timed against eager PyTorch";
+  char buf[160];
+  const double over = *c.excess();
+  std::snprintf(buf, sizeof(buf), "kernel %.4g ms against eager PyTorch's %.4g ms (%.0f %% %s)",
+                *c.kernel_ms, *c.eager_ms, std::abs(over) * 100, over > 0 ? "slower" : "faster");
+  return buf;
+}
+
+void report_eager_floor(const std::string& kernel, const std::string& op_file,
+                        const EagerComparison& c, bool require_faster) {
+  if (c.verdict != EagerVerdict::slower) return;
+  const std::string what = "the kernel is slower than eager PyTorch beyond the " +
+                           std::to_string(static_cast<int>(c.margin * 100 + 0.5)) +
+                           " % timing noise: " + describe(c);
+  if (!require_faster) {
+    log::warning(kernel + ": " + what + " (manifest: vs_eager)");
+    return;
+  }
+  throw UserError(SourceLocation{op_file, 0, kernel}, what + ", and EGG_REQUIRE_FASTER is on",
+                  "see which candidates were measured (the manifest's stages, tools/attempts.py); "
+                  "give the stages more candidates (--budget) or an LLM backend (BACKEND openai), "
+                  "keep PyTorch for this op, or set EGG_REQUIRE_FASTER=OFF to accept the kernel");
+}
+
+}  // namespace egg::pipeline
