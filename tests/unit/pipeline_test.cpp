@@ -305,6 +305,32 @@ TEST_F(PipelineTest, AKernelSlowerThanEagerIsRecordedAndFailsWhenFasterIsRequire
   EXPECT_EQ(close.manifest["vs_eager"]["verdict"], "within_noise");
 }
 
+// CPU-heavy children (the frontend, nvcc compiles) hold the quiet lock shared; children that time
+// (egg_bench, egg-harness) and nvcc --version do not.
+TEST_F(PipelineTest, CpuHeavyChildrenAreMarkedForTheQuietLock) {
+  FakeGpu gpu;
+  Services services{runner, &gpu};
+  generate(options(), services);
+  int compiles = 0, traces = 0, baselines = 0;
+  for (const auto& c : runner.calls) {
+    const bool bench = c.args.size() > 1 && c.args[1] == "egg_bench";
+    const bool version = !c.args.empty() && c.args[0] == "--version";
+    if (c.exe.filename() == "nvcc" && !version) {
+      ++compiles;
+      EXPECT_TRUE(c.cpu_work);
+    } else if (c.exe.filename() == "python3" && !bench) {
+      ++traces;
+      EXPECT_TRUE(c.cpu_work);
+    } else {
+      baselines += bench;
+      EXPECT_FALSE(c.cpu_work) << c.exe << " " << (c.args.empty() ? "" : c.args[0]);
+    }
+  }
+  EXPECT_GT(compiles, 0);
+  EXPECT_EQ(traces, 1);
+  EXPECT_EQ(baselines, 1);
+}
+
 TEST_F(PipelineTest, WithoutAGpuTheEagerComparisonIsNotMeasured) {
   auto o = options();
   o.require_faster = true;  // nothing measured: nothing to fail on
