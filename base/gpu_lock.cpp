@@ -23,8 +23,23 @@ std::optional<std::filesystem::path> gpu_lock_path() {
   return tmp / ("egg-gpu-" + std::to_string(getuid()) + ".lock");
 }
 
+std::filesystem::path gpu_lock_gate(const std::filesystem::path& lock) {
+  return std::filesystem::path(lock.string() + ".gate");
+}
+
+namespace {
+
+int flock_retrying(int fd, int op) {
+  int rc;
+  while ((rc = ::flock(fd, op)) != 0 && errno == EINTR) {
+  }
+  return rc;
+}
+
+}  // namespace
+
 GpuTimingLock::GpuTimingLock(const std::optional<std::filesystem::path>& path,
-                             const std::filesystem::path& waiting_marker) {
+                             const std::filesystem::path& waiting_marker, Mode mode) {
   if (!path) return;
   fd_ = ::open(path->c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd_ < 0) {
@@ -34,8 +49,15 @@ GpuTimingLock::GpuTimingLock(const std::optional<std::filesystem::path>& path,
   }
   const auto start = std::chrono::steady_clock::now();
   if (!waiting_marker.empty()) std::ofstream(waiting_marker) << getpid() << "\n";
-  int rc;
-  while ((rc = ::flock(fd_, LOCK_EX)) != 0 && errno == EINTR) {
+  // The gate first (a timed span waiting for the lock holds it, so new shared holders queue),
+  // then the lock; the gate goes as soon as the lock is held. Without a gate (it cannot be
+  // opened) the lock still works, without the precedence.
+  const int gate = ::open(gpu_lock_gate(*path).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (gate >= 0) flock_retrying(gate, LOCK_EX);
+  const int rc = flock_retrying(fd_, mode == Mode::exclusive ? LOCK_EX : LOCK_SH);
+  if (gate >= 0) {
+    ::flock(gate, LOCK_UN);
+    ::close(gate);
   }
   if (!waiting_marker.empty()) {
     std::error_code ec;

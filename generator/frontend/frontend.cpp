@@ -57,6 +57,7 @@ spec::Spec trace(ProcessRunner& runner, const FrontendConfig& config,
   p.env_set["PYTHONDONTWRITEBYTECODE"] = "1";
   p.timeout = config.timeout;
   p.activity = "tracing " + op_file.filename().string();
+  p.cpu_work = true;  // tracing is CPU-heavy: never during a timed span (base/gpu_lock.h)
 
   ProcessResult r = runner.run(p);
   if (r.status == ProcessStatus::failed_to_start)

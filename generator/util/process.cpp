@@ -1,6 +1,7 @@
 #include "util/process.h"
 
 #include "base/child_env.h"
+#include "base/gpu_lock.h"
 #include "base/quote.h"
 #include "util/files.h"
 #include "util/log.h"
@@ -16,6 +17,8 @@ std::string repro_line(const ProcessSpec& spec) {
 }
 
 ProcessResult SystemProcessRunner::run(const ProcessSpec& spec) {
+  std::optional<CpuWorkLock> quiet;
+  if (spec.cpu_work) quiet.emplace();
   ProcessResult result;
   TempDir io(std::filesystem::temp_directory_path(), "egg-proc");
   const auto out_path = io.path() / "out";

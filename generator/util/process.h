@@ -26,6 +26,10 @@ struct ProcessSpec {
   std::chrono::milliseconds progress_every{std::chrono::seconds(15)};
   // A TMPDIR of its own, removed with the run (nvcc leaves tmpxft_* files when it is killed).
   bool private_tmp = false;
+  // CPU-heavy work (nvcc, frontend tracing): the real runner holds the machine-wide quiet lock
+  // shared while the child runs, so it never runs during a timed span (base/gpu_lock.h). Never
+  // for a child that takes the lock itself (egg-harness, egg_bench).
+  bool cpu_work = false;
 };
 
 // How it ended.

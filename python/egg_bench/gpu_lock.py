@@ -1,4 +1,4 @@
-"""The machine-wide quiet lock shared with egg-gen and egg-harness (base/gpu_lock.h): a
+"""The machine-wide quiet lock shared with egg-gen and egg-harness (harness/gpu_lock.h): a
 reader/writer lock of flock(2) on one file per machine, released by the kernel if a holder dies.
 
 - A timed span (egg-harness's trials, these baselines, ncu) holds it exclusively: no two timed

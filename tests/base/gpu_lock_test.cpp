@@ -5,9 +5,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <unistd.h>
 
@@ -53,6 +55,45 @@ TEST(GpuLock, SecondHolderWaitsForTheFirst) {
   second.join();
   EXPECT_TRUE(second_holds);
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "wait.marker"));
+}
+
+// CPU work shares the lock; a timed span waits for the running CPU work and goes before CPU work
+// that comes while it waits; CPU work waits for a timed span.
+TEST(GpuLock, CpuWorkSharesAndTimedSpansGoFirst) {
+  testing::Scratch dir;
+  const auto path = dir.path() / "gpu.lock";
+  std::mutex m;
+  std::vector<std::string> order;
+  auto log = [&](const std::string& what) {
+    std::lock_guard<std::mutex> lock(m);
+    order.push_back(what);
+  };
+  std::thread timed, late;
+  {
+    CpuWorkLock first(path);
+    ASSERT_TRUE(first.held()) << first.error();
+    {
+      CpuWorkLock second(path);  // shared: no wait
+      EXPECT_TRUE(second.held());
+      log("two cpu holders");
+    }
+    timed = std::thread([&] {
+      GpuTimingLock lock(path);
+      log("timed");
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // it waits, holding the gate
+    late = std::thread([&] {
+      CpuWorkLock lock(path);
+      log("late cpu work");
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    log("first cpu work done");
+  }
+  timed.join();
+  late.join();
+  EXPECT_EQ(order, (std::vector<std::string>{"two cpu holders", "first cpu work done", "timed",
+                                             "late cpu work"}));
+  EXPECT_TRUE(std::filesystem::exists(gpu_lock_gate(path)));
 }
 
 TEST(GpuLock, DisabledOrUnopenableLockIsNotHeldAndSaysWhy) {

@@ -1,4 +1,4 @@
-"""egg_bench's quiet lock (the same files and flock(2) as base/gpu_lock.h): timed spans exclusive,
+"""egg_bench's quiet lock (the same files and flock(2) as harness/gpu_lock.h): timed spans exclusive,
 CPU work shared, timed spans first."""
 import os
 import tempfile

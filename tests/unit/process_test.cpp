@@ -1,11 +1,16 @@
-// The real process runner: exit codes, signals, time limits, environment scrubbing.
+// The real process runner: exit codes, signals, time limits, environment scrubbing, the quiet lock.
 #include "util/process.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <atomic>
 #include <filesystem>
+#include <thread>
+
+#include "base/gpu_lock.h"
+#include "util/files.h"
 
 namespace egg {
 namespace {
@@ -100,6 +105,34 @@ TEST(Process, ReproLineQuotes) {
   p.exe = "/usr/bin/nvcc";
   p.args = {"-c", "a b.cu", "it's"};
   EXPECT_EQ(repro_line(p), "/usr/bin/nvcc -c 'a b.cu' 'it'\\''s'");
+}
+
+// The real process runner holds the lock shared around a child marked cpu_work: such a child does
+// not start while a timed span runs.
+TEST(GpuLock, CpuWorkChildrenWaitForATimedSpan) {
+  TempDir dir(std::filesystem::temp_directory_path(), "egg-lock-test");
+  const auto path = dir.path() / "gpu.lock";
+  setenv("EGG_GPU_LOCK", path.c_str(), 1);
+  std::atomic<bool> done{false};
+  std::thread child;
+  {
+    GpuTimingLock timed(path);
+    ASSERT_TRUE(timed.held()) << timed.error();
+    child = std::thread([&] {
+      SystemProcessRunner runner;
+      ProcessSpec p;
+      p.exe = "/bin/sh";
+      p.args = {"-c", "true"};
+      p.cpu_work = true;
+      EXPECT_TRUE(runner.run(p).ok());
+      done = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_FALSE(done) << "a cpu_work child ran during a timed span";
+  }
+  child.join();
+  unsetenv("EGG_GPU_LOCK");
+  EXPECT_TRUE(done);
 }
 
 }  // namespace
