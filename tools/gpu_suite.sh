@@ -14,7 +14,10 @@
 # lists each candidate measured), peaks.json (peak disk, host and GPU memory per op,
 # tools/resource_monitor.py), ctest-gpu.log (with EGG_SUITE_CTEST=1: the harness's gpu tests first).
 # Environment: EGG_BENCH_JOBS (default: cores - 4, at least 1), EGG_BENCH_BUDGET (candidates per
-# stage, default 2), EGG_BENCH_FLAGS (extra bench flags, e.g. --no-strict), EGG_SUITE_DEADLINE
+# stage, default 2; 8 measures the library floors' top 8 cuBLASLt algos / cuDNN ranks between the
+# two stages), EGG_BENCH_FLAGS (extra bench flags, e.g. --no-strict, or --no-max-autotune to time
+# torch.compile's default mode only: max-autotune-no-cudagraphs autotunes for minutes per GEMM or
+# convolution), EGG_SUITE_DEADLINE
 # (seconds from the start after which the bench is stopped, default 570), EGG_NCU (default off:
 # no Nsight Compute counters for the winners), EGG_REF_DEVICE (where PyTorch computes the
 # references: cuda by default, cpu for accuracy audits, docs/gpu.md), EGG_CUDNN_ROOT (cuDNN's root; default: the CUDA toolkit's, else PyTorch's nvidia.cudnn; none: off).
@@ -69,9 +72,11 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 f = lambda v, s="%.4f": "-" if not isinstance(v, (int, float)) else s % v
 for r in sorted(rows, key=lambda r: r["op"]):
-    print("%-36s %-4s %9s %9s %9s %6s %6s %6s %5ss  %s" % (r["op"], "ok" if r["verified"] else "NO",
-          f(r["kernel_ms"]), f(r["eager_ms"]), f(r["compile_ms"]), f(r["speedup_vs_eager"], "%.2f"),
-          f(r["speedup_vs_compile"], "%.2f"), f(r.get("achieved_gbps"), "%.0f"), f(r["generate_s"], "%.0f"),
+    print("%-36s %-4s %9s %9s %9s %9s %6s %6s %6s %6s %5ss %s %s" % (r["op"], "ok" if r["verified"] else "NO",
+          f(r["kernel_ms"]), f(r["eager_ms"]), f(r["compile_ms"]), f(r.get("compile_max_autotune_ms")),
+          f(r["speedup_vs_eager"], "%.2f"), f(r["speedup_vs_compile"], "%.2f"),
+          f(r.get("speedup_vs_compile_max_autotune"), "%.2f"), f(r.get("achieved_gbps"), "%.0f"),
+          f(r["generate_s"], "%.0f"), "SLOWER-THAN-EAGER" if r.get("vs_eager") == "slower" else "",
           "" if r["verified"] else r["status"][:300]))
 print("rows %d, verified %d" % (len(rows), sum(r["verified"] for r in rows)))
 PYEOF
