@@ -39,7 +39,7 @@ class PipelineTest : public ::testing::Test {
 
   ProcessResult answer(const ProcessSpec& p) {
     const std::string exe = p.exe.filename().string();
-    if (exe == "python3" && p.args.at(1) == "egg_bench") {
+    if (exe == "python3" && p.args.size() > 1 && p.args[1] == "egg_bench") {
       write_atomic(p.args.at(6), baseline.dump());
       return exited(0);
     }
