@@ -7,8 +7,10 @@
 // (a baseline timed around a Python call absorbs every host delay). So:
 // - every timed span (egg-harness's trials and copy bandwidth, egg_bench's eager and torch.compile
 //   trials, ncu) holds the lock exclusively (GpuTimingLock);
-// - CPU-heavy work (nvcc compiles, frontend tracing, torch.compile's compilation) holds it shared
-//   (CpuWorkLock): any number at once, never during a timed span.
+// - other work that would disturb a timed span holds it shared: CPU-heavy work (nvcc compiles,
+//   frontend tracing, torch.compile's compilation: CpuWorkLock) and untimed GPU work (egg-harness's
+//   verification calls, the reference server's computing: Mode::shared). Any number at once,
+//   never during a timed span. A shared holder waits for nothing else while it holds the lock.
 // A timed span waits for the shared holders already running and blocks new ones meanwhile (writer
 // preference): both kinds first take <lock>.gate exclusively, then the lock, then let the gate go;
 // a timed span waiting for the lock keeps the gate, so new CPU work queues behind it. Locks are

@@ -152,6 +152,7 @@ class Verifier {
   std::uint32_t stream_id_ = 0;
   double kernels_per_call_ = 0;
   double refs_ms_ = 0;  // the server's compute time for the sets this run fetched
+  double verify_lock_wait_ms_ = 0;  // waiting for the quiet lock (shared) before each call
   std::vector<void*> allocations_;
   VerifyResult result_;
 };
@@ -318,6 +319,10 @@ CallSummary Verifier::call(Group& g, int k, const std::string& label) {
   }
   refs_ms_ += served->compute_ms;
   const ServedSet& set = *served;
+  // The candidate's runs and the comparisons are GPU work: never during another job's timed span
+  // (base/gpu_lock.h). Taken after the set is fetched, so nothing is awaited while it is held.
+  const GpuTimingLock quiet(gpu_lock_path(), opts_.work / kGpuLockWaitMarker, GpuTimingLock::Mode::shared);
+  verify_lock_wait_ms_ += quiet.waited_ms();
   upload(g, set);
   for (const auto& b : g.out) check(cudaMemset(b.ptr(), kPoisonByte, b.bytes), "poison outputs");
   check(cudaDeviceSynchronize(), "before launch");
@@ -481,7 +486,7 @@ void Verifier::time_candidate(Group& g) {
   } catch (const RefError& e) {
     throw Reject{VerifyStatus::harness_error, e.what()};
   }
-  // Other processes may verify on this GPU meanwhile; nobody else times on it while we do.
+  // Nobody else times, verifies or compiles while we time (base/gpu_lock.h).
   const GpuTimingLock lock(gpu_lock_path(), opts_.work / kGpuLockWaitMarker);
   result_.phases_ms["gpu_lock_wait"] = lock.waited_ms();
   if (!lock.error().empty()) std::fprintf(stderr, "egg-harness: warning: %s\n", lock.error().c_str());
@@ -667,6 +672,7 @@ VerifyResult Verifier::run() {
     result_.phases_ms["refs_compute"] = refs_ms_;
     result_.phases_ms["refs_wait"] = refs_->waited_ms();
   }
+  result_.phases_ms["verify_lock_wait"] = verify_lock_wait_ms_;
   result_.phases_ms["total"] = ms_since(t_total);
   return result_;
 }

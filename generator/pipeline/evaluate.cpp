@@ -156,13 +156,15 @@ backend::FailureClass failure_class(const verify::GpuOutcome& out) {
 
 void PhaseTimes::add_harness(const json& phases_ms) {
   auto ms = [&](const char* key) { return phases_ms.value(key, 0.0) / 1000.0; };
-  // verify and time net of the waits inside them: for GPU memory, for the timing lock and for the
-  // reference server (whose computing counts as references, the rest as waiting).
-  add("verify", ms("verify") - ms("gpu_memory_wait") - ms("refs_wait"));
+  // verify and time net of the waits inside them: for GPU memory, for the quiet lock (shared while
+  // verifying, exclusive while timing) and for the reference server (whose computing counts as
+  // references, the rest as waiting).
+  add("verify",
+      ms("verify") - ms("gpu_memory_wait") - ms("refs_wait") - ms("verify_lock_wait"));
   add("time", ms("time") - ms("gpu_lock_wait"));
   add("references", ms("refs_compute"));
-  add("wait_gpu",
-      ms("gpu_lock_wait") + ms("gpu_memory_wait") + ms("refs_wait") - ms("refs_compute"));
+  add("wait_gpu", ms("gpu_lock_wait") + ms("verify_lock_wait") + ms("gpu_memory_wait") +
+                      ms("refs_wait") - ms("refs_compute"));
 }
 
 json PhaseTimes::to_json() const {

@@ -2,7 +2,8 @@
 "max-autotune-no-cudagraphs") of an op.py's Model on its declared inputs (torch.manual_seed(0), as
 the frontend's set 0), timed in this process under torch.inference_mode() with bench(). Every timed
 span holds the quiet lock exclusively (gpu_lock.py: no other timed span and no EGG job's CPU work
-meanwhile); torch.compile's compilation holds it shared, as other CPU-heavy work does."""
+meanwhile); torch.compile's default-mode compilation holds it shared, as other CPU-heavy work does,
+and max-autotune's compilation, which times kernels on the GPU, exclusively."""
 import importlib.util
 import json
 import os
@@ -64,13 +65,15 @@ def build_model(mod):
 
 def time_compiled(model, inputs, mode, result, key, waited, min_trials, min_time_s):
     """result[key] (and key + "_device") = torch.compile(model, mode=mode) timed; its compilation
-    (the first call) is CPU work, outside the timed span. A failing torch.compile is a fact to
+    (the first call) is outside the timed span. A failing torch.compile is a fact to
     record, not a crash."""
     try:
         torch._dynamo.reset()  # each mode compiles afresh
         compiled = torch.compile(model) if mode == "default" else torch.compile(model, mode=mode)
         t0 = time.perf_counter()
-        with cpu_work_lock(waited):
+        # The default mode's compilation is CPU work; max-autotune's times candidate kernels on the
+        # GPU, so it is a timed span itself (other jobs' work would skew its choices).
+        with cpu_work_lock(waited) if mode == "default" else gpu_timing_lock(waited):
             compiled(*inputs)
             torch.cuda.synchronize()
         compile_s = time.perf_counter() - t0

@@ -1,10 +1,11 @@
-"""The machine-wide quiet lock shared with egg-gen and egg-harness (harness/gpu_lock.h): a
+"""The machine-wide quiet lock shared with egg-gen and egg-harness (base/gpu_lock.h): a
 reader/writer lock of flock(2) on one file per machine, released by the kernel if a holder dies.
 
 - A timed span (egg-harness's trials, these baselines, ncu) holds it exclusively: no two timed
   spans overlap on the GPU, and no EGG job's CPU-heavy work runs while one does.
-- CPU-heavy work (nvcc compiles, frontend tracing, torch.compile's compilation) holds it shared:
-  any number at once, never during a timed span.
+- Other work that would disturb one holds it shared: CPU-heavy work (nvcc compiles, frontend
+  tracing, torch.compile's default-mode compilation) and GPU work (egg-harness's verification runs,
+  the reference server's computing). Any number at once, never during a timed span.
 
 A timed span waits for the shared holders already running and blocks new ones while it waits
 (writer preference): both sides first take the gate file <lock>.gate exclusively, then the lock,
@@ -73,4 +74,10 @@ def gpu_timing_lock(waited=None):
 
 def cpu_work_lock(waited=None):
     """Holds the lock shared for the with-block (CPU-heavy work, never during a timed span)."""
+    return _quiet_lock(fcntl.LOCK_SH, waited)
+
+
+def gpu_work_lock(waited=None):
+    """Holds the lock shared for the with-block (GPU work that is not timed, such as computing
+    references: never during a timed span). Take it after anything else it could wait for."""
     return _quiet_lock(fcntl.LOCK_SH, waited)

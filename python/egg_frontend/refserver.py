@@ -167,6 +167,8 @@ class References:
     def compute(self, k):
         """Set k, computed (waiting for GPU memory when the GPU is full) or from the cache."""
         torch = self.torch
+        from egg_bench.gpu_lock import gpu_work_lock
+
         from . import gpu_memory
         if k in self.cache:
             return self.cache[k], 0.0, 0.0
@@ -176,7 +178,9 @@ class References:
         def attempt():
             if self.serve_device.type != "cuda":
                 return self._compute(k)
-            with gpu_memory.admission(torch, self.need_bytes, waited):
+            # Memory first, then the quiet lock shared (computing on the GPU is never done during
+            # another job's timed span; nothing is awaited while it is held).
+            with gpu_memory.admission(torch, self.need_bytes, waited), gpu_work_lock(waited):
                 return self._compute(k)
         s = _retry_oom(torch, attempt, waited)
         total_ms = (time.perf_counter() - t0) * 1e3

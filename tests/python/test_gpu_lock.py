@@ -1,5 +1,5 @@
-"""egg_bench's quiet lock (the same files and flock(2) as harness/gpu_lock.h): timed spans exclusive,
-CPU work shared, timed spans first."""
+"""egg_bench's quiet lock (the same files and flock(2) as base/gpu_lock.h): timed spans exclusive,
+CPU and untimed GPU work shared, timed spans first."""
 import os
 import tempfile
 import threading
@@ -7,7 +7,7 @@ import time
 import unittest
 from unittest import mock
 
-from egg_bench.gpu_lock import cpu_work_lock, gpu_timing_lock, lock_path
+from egg_bench.gpu_lock import cpu_work_lock, gpu_timing_lock, gpu_work_lock, lock_path
 
 
 class GpuLockTest(unittest.TestCase):
@@ -87,6 +87,27 @@ class GpuLockTest(unittest.TestCase):
                 order.append("timed done")
             t.join()
             self.assertEqual(order, ["timed done", "cpu"])
+            self.assertGreater(waited["lock_wait_s"], 0.1)
+
+    def test_gpu_work_shares_with_cpu_work_and_waits_for_a_timed_span(self):
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.dict(os.environ, {"EGG_GPU_LOCK": os.path.join(tmp, "gpu.lock")}):
+            order, waited = [], {}
+
+            def gpu():
+                with gpu_work_lock(waited):
+                    order.append("gpu work")
+
+            with cpu_work_lock():
+                with gpu_work_lock():  # shared with CPU work: no wait
+                    order.append("beside cpu work")
+            with gpu_timing_lock():
+                t = threading.Thread(target=gpu)
+                t.start()
+                time.sleep(0.2)
+                order.append("timed done")
+            t.join()
+            self.assertEqual(order, ["beside cpu work", "timed done", "gpu work"])
             self.assertGreater(waited["lock_wait_s"], 0.1)
 
     def test_off_does_not_lock(self):

@@ -306,7 +306,7 @@ TEST_F(PipelineTest, AKernelSlowerThanEagerIsRecordedAndFailsWhenFasterIsRequire
 }
 
 // CPU-heavy children (the frontend, nvcc compiles) hold the quiet lock shared; children that time
-// (egg_bench, egg-harness) and nvcc --version do not.
+// (egg_bench, egg-harness) and nvcc's queries (--version, --list-gpu-code) do not.
 TEST_F(PipelineTest, CpuHeavyChildrenAreMarkedForTheQuietLock) {
   FakeGpu gpu;
   Services services{runner, &gpu};
@@ -314,7 +314,8 @@ TEST_F(PipelineTest, CpuHeavyChildrenAreMarkedForTheQuietLock) {
   int compiles = 0, traces = 0, baselines = 0;
   for (const auto& c : runner.calls) {
     const bool bench = c.args.size() > 1 && c.args[1] == "egg_bench";
-    const bool version = !c.args.empty() && c.args[0] == "--version";
+    const bool version =
+        !c.args.empty() && (c.args[0] == "--version" || c.args[0] == "--list-gpu-code");
     if (c.exe.filename() == "nvcc" && !version) {
       ++compiles;
       EXPECT_TRUE(c.cpu_work);
