@@ -427,10 +427,14 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (app.got_subcommand("cache")) return run_cache(cache_action, cache_key, cache_root);
-    // What runs killed by SIGKILL (or a power cut) left behind.
-    if (int swept =
-            egg::sweep_stale_temp_dirs(fs::temp_directory_path(), {"egg-work-", "egg-proc-"}))
-      egg::log::debug("removed " + std::to_string(swept) + " temp folder(s) of killed runs");
+    // What runs killed by SIGKILL (or a power cut) left behind: work folders, process folders and
+    // reference-server sockets (in /tmp when the temp folder's path is too long for a socket).
+    std::vector<fs::path> temp_dirs = {fs::temp_directory_path()};
+    if (temp_dirs[0] != "/tmp") temp_dirs.emplace_back("/tmp");
+    int swept = 0;
+    for (const fs::path& dir : temp_dirs)
+      swept += egg::sweep_stale_temp_entries(dir, {"egg-work-", "egg-proc-", "egg-ref-"});
+    if (swept) egg::log::debug("removed " + std::to_string(swept) + " temp entries of killed runs");
     if (app.got_subcommand("report")) {
       report_req.python = find_python(report_python);
       report_req.data_dir = find_data_dir(report_data);

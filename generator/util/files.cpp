@@ -94,14 +94,14 @@ void TempDir::keep() {
   untrack_temp_dir(path_);
 }
 
-int sweep_stale_temp_dirs(const fs::path& parent, const std::vector<std::string>& prefixes) {
+int sweep_stale_temp_entries(const fs::path& parent, const std::vector<std::string>& prefixes) {
   int removed = 0;
   std::error_code ec;
   for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     bool ours = false;
     for (const auto& p : prefixes) ours = ours || name.rfind(p, 0) == 0;
-    // <prefix>-<pid>-<8 random characters>
+    // <prefix>-<pid>-<random characters>[.sock]
     const auto last = name.rfind('-');
     if (!ours || last == std::string::npos || last == 0) continue;
     const auto before = name.rfind('-', last - 1);
@@ -112,7 +112,8 @@ int sweep_stale_temp_dirs(const fs::path& parent, const std::vector<std::string>
       continue;
     const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
     struct stat st {};
-    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+    if (::lstat(it->path().c_str(), &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISSOCK(st.st_mode)) ||
+        st.st_uid != getuid())
       continue;
     if (pid == getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive (or not ours)
     std::error_code rm_ec;

@@ -26,7 +26,7 @@ void write_atomic(const fs::path& path, const std::string& content);
 
 // A fresh folder `parent/prefix-<pid>-XXXXXXXX`, removed on destruction unless kept, and on
 // SIGINT/SIGTERM/SIGHUP (base/termination.h). The pid lets a later run sweep the folders of a
-// process that was killed (sweep_stale_temp_dirs).
+// process that was killed (sweep_stale_temp_entries).
 class TempDir {
  public:
   TempDir(const fs::path& parent, const std::string& prefix);
@@ -43,8 +43,9 @@ class TempDir {
   bool keep_ = false;
 };
 
-// Removes the folders TempDir left in `parent` under one of `prefixes` (e.g. "egg-work-") whose
-// process is gone (killed before it could clean up), if this user owns them. Returns how many.
-int sweep_stale_temp_dirs(const fs::path& parent, const std::vector<std::string>& prefixes);
+// Removes the folders (TempDir's) and Unix sockets (the reference server's, egg-ref-<pid>-*.sock)
+// left in `parent` under one of `prefixes` (e.g. "egg-work-") whose process is gone (killed before
+// it could clean up), if this user owns them. Returns how many.
+int sweep_stale_temp_entries(const fs::path& parent, const std::vector<std::string>& prefixes);
 
 }  // namespace egg

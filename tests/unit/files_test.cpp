@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <thread>
 
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 namespace egg {
@@ -48,7 +51,7 @@ TEST(Files, TempDirIsRemovedUnlessKept) {
   fs::remove_all(kept);
 }
 
-TEST(Files, TempDirNamesCarryThePidAndOnlyDeadProcessesFoldersAreSwept) {
+TEST(Files, TempDirNamesCarryThePidAndOnlyDeadProcessesEntriesAreSwept) {
   TempDir parent(fs::temp_directory_path(), "egg-sweep-test");
   TempDir mine(parent.path(), "egg-work-relu");
   const std::string name = mine.path().filename().string();
@@ -62,9 +65,26 @@ TEST(Files, TempDirNamesCarryThePidAndOnlyDeadProcessesFoldersAreSwept) {
   fs::create_directories(dead_proc);
   fs::create_directories(other);
   write_atomic(parent.path() / "egg-work-x-999999999-file", "not a folder");
-  EXPECT_EQ(sweep_stale_temp_dirs(parent.path(), {"egg-work-", "egg-proc-"}), 2);
+  // A reference server's socket of a dead process, and one of this live process.
+  auto make_socket = [](const fs::path& path) {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+    const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    ::close(fd);
+    return bound;
+  };
+  const fs::path dead_socket = parent.path() / "egg-ref-999999997-0123456789abcdef.sock";
+  const fs::path live_socket =
+      parent.path() / ("egg-ref-" + std::to_string(getpid()) + "-0123456789abcdef.sock");
+  ASSERT_TRUE(make_socket(dead_socket)) << dead_socket;
+  ASSERT_TRUE(make_socket(live_socket)) << live_socket;
+  EXPECT_EQ(sweep_stale_temp_entries(parent.path(), {"egg-work-", "egg-proc-", "egg-ref-"}), 3);
   EXPECT_FALSE(fs::exists(dead));
   EXPECT_FALSE(fs::exists(dead_proc));
+  EXPECT_FALSE(fs::exists(dead_socket));
+  EXPECT_TRUE(fs::exists(live_socket));
   EXPECT_TRUE(fs::exists(mine.path()));
   EXPECT_TRUE(fs::exists(other));
   EXPECT_TRUE(fs::exists(parent.path() / "egg-work-x-999999999-file"));
