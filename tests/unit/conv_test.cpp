@@ -20,6 +20,7 @@
 namespace egg::backend::builtin {
 namespace {
 
+using egg::testing::as_list;
 using egg::testing::has;
 using egg::testing::node;
 using egg::testing::tensor;
@@ -39,9 +40,9 @@ json spec_of(json inputs, json params, json nodes, const std::string& out_node, 
       {"op_file", "/src/op.py"},
       {"model_class", "Model"},
       {"init_inputs", json::array()},
-      {"inputs", inputs},
-      {"params", params},
-      {"nodes", nodes},
+      {"inputs", as_list(inputs)},
+      {"params", as_list(params)},
+      {"nodes", as_list(nodes)},
       {"outputs", {{{"name", "out0"}, {"node", out_node}, {"shape", out_shape}, {"dtype", dtype}}}},
       {"deps", {"/src/op.py"}},
       {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};

@@ -8,9 +8,12 @@
 #include "backend/builtin/builtin_backend.h"
 #include "contract/contract.h"
 #include "nvcc_compile.h"
+#include "spec_fixtures.h"
 
 namespace egg::backend::builtin {
 namespace {
+
+using egg::testing::as_list;
 
 using nlohmann::json;
 
@@ -20,7 +23,7 @@ bool has(const std::string& text, const std::string& needle) { return text.find(
 
 json node(const std::string& name, const std::string& op, json args, json attrs, json shape, const std::string& dtype,
           int line = 9) {
-  return json{{"name", name},   {"op", op},       {"target", "torch." + op}, {"args", args},
+  return json{{"name", name},   {"op", op},       {"target", "torch." + op}, {"args", as_list(args)},
               {"attrs", attrs}, {"shape", shape}, {"dtype", dtype},          {"file", "/src/op.py"},
               {"line", line},   {"code", "return torch.relu(self.fc(x))"}};
 }
@@ -43,8 +46,8 @@ json linear_spec(const std::string& dtype = "float32", const std::string& act = 
               {"model_class", "Model"},
               {"init_inputs", json::array()},
               {"inputs", {{{"name", "x"}, {"shape", {m, k}}, {"dtype", dtype}}}},
-              {"params", params},
-              {"nodes", nodes},
+              {"params", as_list(params)},
+              {"nodes", as_list(nodes)},
               {"outputs", {{{"name", "out0"}, {"node", last}, {"shape", {m, n}}, {"dtype", dtype}}}},
               {"deps", {"/src/op.py"}},
               {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};

@@ -14,6 +14,7 @@
 namespace egg::backend::builtin {
 namespace {
 
+using egg::testing::as_list;
 using egg::testing::has;
 using egg::testing::node;
 using egg::testing::tensor;
@@ -28,9 +29,9 @@ json spec_of(json inputs, json nodes, const std::string& out_node, json out_shap
       {"op_file", "/src/op.py"},
       {"model_class", "Model"},
       {"init_inputs", json::array()},
-      {"inputs", inputs},
+      {"inputs", as_list(inputs)},
       {"params", json::array()},
-      {"nodes", nodes},
+      {"nodes", as_list(nodes)},
       {"outputs", {{{"name", "out0"}, {"node", out_node}, {"shape", out_shape}, {"dtype", dtype}}}},
       {"deps", {"/src/op.py"}},
       {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};

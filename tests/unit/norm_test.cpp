@@ -6,9 +6,12 @@
 #include "backend/builtin/builtin_backend.h"
 #include "contract/contract.h"
 #include "emit/emit.h"
+#include "spec_fixtures.h"
 
 namespace egg::backend::builtin {
 namespace {
+
+using egg::testing::as_list;
 
 using nlohmann::json;
 
@@ -18,7 +21,7 @@ bool has(const std::string& text, const std::string& needle) { return text.find(
 
 json node(const std::string& name, const std::string& op, json args, json attrs, json shape,
           const std::string& dtype = "float32", int line = 9) {
-  return json{{"name", name},   {"op", op},       {"target", "torch." + op}, {"args", args},
+  return json{{"name", name},   {"op", op},       {"target", "torch." + op}, {"args", as_list(args)},
               {"attrs", attrs}, {"shape", shape}, {"dtype", dtype},          {"file", "/src/op.py"},
               {"line", line},   {"code", op + "(...)"}};
 }
@@ -32,14 +35,15 @@ json none() { return json{{"none", true}}; }
 
 // A spec around the given nodes; the output is the last node.
 json make_spec(json inputs, json params, json nodes) {
+  nodes = as_list(nodes);
   const json& last = nodes.back();
   return json{{"schema", 1},
               {"op_file", "/src/op.py"},
               {"model_class", "Model"},
               {"init_inputs", json::array()},
-              {"inputs", inputs},
-              {"params", params},
-              {"nodes", nodes},
+              {"inputs", as_list(inputs)},
+              {"params", as_list(params)},
+              {"nodes", as_list(nodes)},
               {"outputs", {{{"name", "out0"}, {"node", last["name"]}, {"shape", last["shape"]}, {"dtype", last["dtype"]}}}},
               {"deps", {"/src/op.py"}},
               {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};

@@ -10,9 +10,12 @@
 #include "backend/builtin/builtin_backend.h"
 #include "backend/builtin/norm.h"
 #include "contract/contract.h"
+#include "spec_fixtures.h"
 
 namespace egg::backend::builtin {
 namespace {
+
+using egg::testing::as_list;
 
 using nlohmann::json;
 
@@ -22,7 +25,7 @@ bool has(const std::string& text, const std::string& needle) { return text.find(
 
 json node(const std::string& name, const std::string& op, json args, json attrs, json shape, int line,
           const std::string& dtype = "float32") {
-  return json{{"name", name},   {"op", op},       {"target", "torch." + op}, {"args", args},
+  return json{{"name", name},   {"op", op},       {"target", "torch." + op}, {"args", as_list(args)},
               {"attrs", attrs}, {"shape", shape}, {"dtype", dtype},          {"file", "/src/op.py"},
               {"line", line},   {"code", op + "(...)"}};
 }
@@ -35,10 +38,11 @@ json ref(const std::string& name) { return json{{"node", name}}; }
 
 // A spec around the given nodes; the output is the last node.
 spec::Spec make_spec(json inputs, json params, json nodes) {
+  nodes = as_list(nodes);
   const json& last = nodes.back();
   return spec::parse_spec(json{
       {"schema", 1}, {"op_file", "/src/op.py"}, {"model_class", "Model"}, {"init_inputs", json::array()},
-      {"inputs", inputs}, {"params", params}, {"nodes", nodes},
+      {"inputs", as_list(inputs)}, {"params", as_list(params)}, {"nodes", as_list(nodes)},
       {"outputs", {{{"name", "out0"}, {"node", last["name"]}, {"shape", last["shape"]}, {"dtype", last["dtype"]}}}},
       {"deps", {"/src/op.py"}}, {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}});
 }

@@ -15,6 +15,7 @@
 namespace egg::backend::builtin {
 namespace {
 
+using egg::testing::as_list;
 using egg::testing::has;
 using egg::testing::node;
 using nlohmann::json;
@@ -31,7 +32,7 @@ json spec_of(json in_shape, json nodes, const std::string& out_node, json out_sh
       {"init_inputs", json::array()},
       {"inputs", {{{"name", "x"}, {"shape", in_shape}, {"dtype", dtype}}}},
       {"params", json::array()},
-      {"nodes", nodes},
+      {"nodes", as_list(nodes)},
       {"outputs", {{{"name", "out0"}, {"node", out_node}, {"shape", out_shape}, {"dtype", dtype}}}},
       {"deps", {"/src/op.py"}},
       {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};

@@ -17,6 +17,7 @@
 namespace egg::backend::builtin {
 namespace {
 
+using egg::testing::as_list;
 using egg::testing::has;
 using egg::testing::node;
 using nlohmann::json;
@@ -29,9 +30,9 @@ json spec_of(json inputs, json params, json nodes, const std::string& out_node, 
           {"op_file", "/src/op.py"},
           {"model_class", "Model"},
           {"init_inputs", json::array()},
-          {"inputs", inputs},
-          {"params", params},
-          {"nodes", nodes},
+          {"inputs", as_list(inputs)},
+          {"params", as_list(params)},
+          {"nodes", as_list(nodes)},
           {"outputs",
            {{{"name", "out0"}, {"node", out_node}, {"shape", out_shape}, {"dtype", out_dtype}}}},
           {"deps", {"/src/op.py"}},

@@ -11,6 +11,14 @@ inline bool has(const std::string& text, const std::string& needle) {
   return text.find(needle) != std::string::npos;
 }
 
+// A list given to a fixture as a braced list: `f({tensor("x", ...)})`, a single json element, is
+// that element itself under clang (CWG 2137) and a one-element array under gcc. Both become the
+// array; `{}` (null) becomes the empty list.
+inline nlohmann::json as_list(nlohmann::json j) {
+  if (j.is_null()) return nlohmann::json::array();
+  return j.is_array() ? j : nlohmann::json::array({j});
+}
+
 // A spec node as the frontend writes it (docs/SPEC.md), at `line` of /src/op.py.
 inline nlohmann::json node(const std::string& name, const std::string& op, nlohmann::json args,
                            nlohmann::json attrs, nlohmann::json shape, int line,
@@ -18,7 +26,7 @@ inline nlohmann::json node(const std::string& name, const std::string& op, nlohm
   return {{"name", name},
           {"op", op},
           {"target", "torch." + op},
-          {"args", args},
+          {"args", as_list(args)},
           {"attrs", attrs},
           {"shape", shape},
           {"dtype", dtype},
