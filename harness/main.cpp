@@ -1,8 +1,9 @@
 // egg-harness: verifies and times one candidate kernel against the frontend's reference tensors.
 //
-//   egg-harness verify --lib cand.so --spec spec.json --refs <socket> --work <dir> --out result.json
+//   egg-harness verify --lib cand.so --spec spec.json --refs <socket> --work <dir> --out
+//   result.json
 //                      [--source cand.cu] [--atol A --rtol R] [--time] [--strict]
-//                      [--max-sets N] [--no-guard] [--no-cupti] [--timeout S]
+//                      [--max-sets N] [--no-guard] [--no-cupti] [--timeout S] [--wait-marker F]
 //
 // Exit status: 0 verified, 10 the candidate was rejected (result.json says why), 2 usage error,
 // 3 harness or spec error, 4 no GPU. result.json is written in every case but a usage error.
@@ -27,22 +28,30 @@ using namespace egg::harness;
 namespace {
 
 constexpr const char* kUsage =
-    "usage: egg-harness verify --lib <cand.so> --spec <spec.json> --refs <socket> --work <dir> --out <result.json>\n"
+    "usage: egg-harness verify --lib <cand.so> --spec <spec.json> --refs <socket> --work <dir> "
+    "--out <result.json>\n"
     "                          [--source <cand.cu>] [--atol A] [--rtol R] [--time] [--strict]\n"
     "                          [--max-sets N] [--no-guard] [--no-cupti] [--timeout SECONDS]\n"
+    "                          [--wait-marker <file>]\n"
     "\n"
     "  --lib      the candidate: a shared library exporting\n"
     "             extern \"C\" cudaError_t egg_candidate_launch(void* const* args, cudaStream_t)\n"
     "  --spec     spec.json from the frontend\n"
-    "  --refs     the reference server's socket (python3 -m egg_frontend serve; egg-gen starts it)\n"
+    "  --refs     the reference server's socket (python3 -m egg_frontend serve; egg-gen starts "
+    "it)\n"
     "  --work     folder for logs and mismatching tensors\n"
     "  --source   the candidate's .cu, scanned for torch/ATen/c10 use\n"
     "  --atol/--rtol  tolerance (default per dtype: fp32 1e-4/1e-4, fp16/bf16 1e-2/1e-2)\n"
     "  --time     time the candidate (CUDA events, L2 flushed, CUPTI kernel time)\n"
     "  --strict   first run compute-sanitizer memcheck on the candidate\n"
-    "  --timeout  exit with status 'timeout' after this many seconds (egg-gen's runner also kills)\n";
+    "  --timeout  exit with status 'timeout' after this many seconds (egg-gen's runner also "
+    "kills)\n"
+    "  --wait-marker  the file that exists while this run waits for the GPU lock, GPU memory or "
+    "the\n"
+    "             reference server, so the parent's time limit pauses (default <work>/gpu-lock.wait)\n";
 
-constexpr int kExitVerified = 0, kExitRejected = 10, kExitUsage = 2, kExitInternal = 3, kExitNoGpu = 4;
+constexpr int kExitVerified = 0, kExitRejected = 10, kExitUsage = 2, kExitInternal = 3,
+              kExitNoGpu = 4;
 constexpr int kSanitizerErrorExit = 86;
 
 int exit_code_for(VerifyStatus s) {
@@ -60,7 +69,8 @@ void write_result(const VerifyResult& r, const fs::path& out) {
   }
   std::error_code ec;
   fs::rename(tmp, out, ec);
-  if (ec) std::fprintf(stderr, "egg: error: cannot write %s: %s\n", out.c_str(), ec.message().c_str());
+  if (ec)
+    std::fprintf(stderr, "egg: error: cannot write %s: %s\n", out.c_str(), ec.message().c_str());
 }
 
 std::string find_sanitizer() {
@@ -79,7 +89,8 @@ std::string find_sanitizer() {
     }
   }
   for (const auto& d : dirs)
-    if (::access((d / "compute-sanitizer").c_str(), X_OK) == 0) return (d / "compute-sanitizer").string();
+    if (::access((d / "compute-sanitizer").c_str(), X_OK) == 0)
+      return (d / "compute-sanitizer").string();
   return {};
 }
 
@@ -91,7 +102,8 @@ std::string sanitizer_summary(const fs::path& log) {
   while (std::getline(in, line) && kept < 8) {
     if (line.find("=========") == std::string::npos) continue;
     if (line.find("Invalid") != std::string::npos || line.find("at ") != std::string::npos ||
-        line.find("Address") != std::string::npos || line.find("ERROR SUMMARY") != std::string::npos) {
+        line.find("Address") != std::string::npos ||
+        line.find("ERROR SUMMARY") != std::string::npos) {
       out += (out.empty() ? "" : "\n") + line;
       ++kept;
     }
@@ -105,25 +117,30 @@ std::string sanitizer_summary(const fs::path& log) {
 std::optional<VerifyResult> run_sanitizer(const HarnessOptions& o, VerifyResult& note) {
   const std::string sanitizer = find_sanitizer();
   if (sanitizer.empty()) {
-    note.sanitizer = "unavailable: compute-sanitizer not found (set EGG_COMPUTE_SANITIZER or CUDA_HOME)";
+    note.sanitizer =
+        "unavailable: compute-sanitizer not found (set EGG_COMPUTE_SANITIZER or CUDA_HOME)";
     return std::nullopt;
   }
   const fs::path dir = o.work / "sanitizer";
   fs::create_directories(dir);
   const fs::path log = dir / "memcheck.log";
-  std::vector<std::string> argv = {sanitizer, "--tool", "memcheck", "--error-exitcode",
-                                   std::to_string(kSanitizerErrorExit), "--print-limit", "20",
-                                   // A gap after every allocation: else a read just past one buffer
-                                   // lands in the next (cudaMalloc packs them) and looks valid.
-                                   "--padding", "4096",
-                                   "--log-file", log.string(), fs::read_symlink("/proc/self/exe").string(),
-                                   "verify", "--lib", fs::absolute(o.lib).string(), "--spec",
-                                   fs::absolute(o.spec).string(), "--refs", fs::absolute(o.refs).string(), "--work", dir.string(), "--out",
-                                   (dir / "result.json").string(), "--max-sets", "1", "--no-guard", "--no-cupti"};
+  std::vector<std::string> argv = {
+      sanitizer, "--tool", "memcheck", "--error-exitcode", std::to_string(kSanitizerErrorExit),
+      "--print-limit", "20",
+      // A gap after every allocation: else a read just past one buffer
+      // lands in the next (cudaMalloc packs them) and looks valid.
+      "--padding", "4096", "--log-file", log.string(), fs::read_symlink("/proc/self/exe").string(),
+      "verify", "--lib", fs::absolute(o.lib).string(), "--spec", fs::absolute(o.spec).string(),
+      "--refs", fs::absolute(o.refs).string(), "--work", dir.string(), "--out",
+      (dir / "result.json").string(), "--max-sets", "1", "--no-guard", "--no-cupti",
+      // Its waits (the verification calls take the GPU lock shared) pause this limit and egg-gen's.
+      "--wait-marker", o.marker().string()};
   if (o.atol) argv.insert(argv.end(), {"--atol", std::to_string(*o.atol)});
   if (o.rtol) argv.insert(argv.end(), {"--rtol", std::to_string(*o.rtol)});
-  const auto outcome = run_process(argv, child_environment(), dir / "stdout.log", dir / "stderr.log",
-                                   std::chrono::minutes(10));
+  RunOptions limits(std::chrono::minutes(10));
+  limits.pause_marker = o.marker();
+  const auto outcome =
+      run_process(argv, child_environment(), dir / "stdout.log", dir / "stderr.log", limits);
   note.files.push_back("sanitizer/memcheck.log");
   if (outcome.kind == ProcessOutcome::Kind::exited && outcome.exit_code == kSanitizerErrorExit) {
     VerifyResult r = note;
@@ -146,10 +163,11 @@ std::optional<VerifyResult> run_sanitizer(const HarnessOptions& o, VerifyResult&
     r.gpu = note.gpu;
     return r;
   }
-  note.sanitizer = "unavailable: compute-sanitizer exited (" +
-                   (outcome.kind == ProcessOutcome::Kind::exited ? "code " + std::to_string(outcome.exit_code)
-                                                                 : std::string("signal/timeout")) +
-                   "); see " + log.string();
+  note.sanitizer =
+      "unavailable: compute-sanitizer exited (" +
+      (outcome.kind == ProcessOutcome::Kind::exited ? "code " + std::to_string(outcome.exit_code)
+                                                    : std::string("signal/timeout")) +
+      "); see " + log.string();
   return std::nullopt;
 }
 
@@ -169,22 +187,41 @@ int main(int argc, char** argv) {
         if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
         return argv[++i];
       };
-      if (a == "--lib") o.lib = value();
-      else if (a == "--spec") o.spec = value();
-      else if (a == "--refs") o.refs = value();
-      else if (a == "--work") o.work = value();
-      else if (a == "--out") o.out = value();
-      else if (a == "--source") o.source = value();
-      else if (a == "--atol") o.atol = std::stod(value());
-      else if (a == "--rtol") o.rtol = std::stod(value());
-      else if (a == "--time") o.time = true;
-      else if (a == "--strict") o.strict = true;
-      else if (a == "--max-sets") o.max_sets = std::stoi(value());
-      else if (a == "--no-guard") o.guard = false;
-      else if (a == "--no-cupti") o.cupti = false;
-      else if (a == "--timeout") timeout_s = std::stod(value());
-      else if (a == "--help" || a == "-h") { std::cout << kUsage; return 0; }
-      else throw std::invalid_argument("unknown option " + a);
+      if (a == "--lib")
+        o.lib = value();
+      else if (a == "--spec")
+        o.spec = value();
+      else if (a == "--refs")
+        o.refs = value();
+      else if (a == "--work")
+        o.work = value();
+      else if (a == "--out")
+        o.out = value();
+      else if (a == "--source")
+        o.source = value();
+      else if (a == "--atol")
+        o.atol = std::stod(value());
+      else if (a == "--rtol")
+        o.rtol = std::stod(value());
+      else if (a == "--time")
+        o.time = true;
+      else if (a == "--strict")
+        o.strict = true;
+      else if (a == "--max-sets")
+        o.max_sets = std::stoi(value());
+      else if (a == "--no-guard")
+        o.guard = false;
+      else if (a == "--no-cupti")
+        o.cupti = false;
+      else if (a == "--timeout")
+        timeout_s = std::stod(value());
+      else if (a == "--wait-marker")
+        o.wait_marker = value();
+      else if (a == "--help" || a == "-h") {
+        std::cout << kUsage;
+        return 0;
+      } else
+        throw std::invalid_argument("unknown option " + a);
     }
     if (o.lib.empty() || o.spec.empty() || o.refs.empty() || o.work.empty() || o.out.empty())
       throw std::invalid_argument("--lib, --spec, --refs, --work and --out are required");
@@ -200,7 +237,8 @@ int main(int argc, char** argv) {
       std::this_thread::sleep_for(std::chrono::duration<double>(timeout_s));
       VerifyResult r;
       r.status = VerifyStatus::timeout;
-      r.message = "no result within " + std::to_string(timeout_s) + " s: the candidate hangs or is far too slow";
+      r.message = "no result within " + std::to_string(timeout_s) +
+                  " s: the candidate hangs or is far too slow";
       write_result(r, out);
       std::_Exit(kExitRejected);
     }).detach();

@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <memory>
 #include <iterator>
+#include <memory>
 #include <span>
 #include <sstream>
 #include <thread>
@@ -110,7 +110,8 @@ struct CallSummary {
   std::vector<Digest> references;  // the reference outputs of the same set
   std::vector<Comparison> comparisons;
   bool all_poison() const {
-    return std::all_of(outputs.begin(), outputs.end(), [](const Digest& d) { return d.all_poison; });
+    return std::all_of(outputs.begin(), outputs.end(),
+                       [](const Digest& d) { return d.all_poison; });
   }
 };
 
@@ -151,7 +152,7 @@ class Verifier {
   KernelTrace trace_;
   std::uint32_t stream_id_ = 0;
   double kernels_per_call_ = 0;
-  double refs_ms_ = 0;  // the server's compute time for the sets this run fetched
+  double refs_ms_ = 0;              // the server's compute time for the sets this run fetched
   double verify_lock_wait_ms_ = 0;  // waiting for the quiet lock (shared) before each call
   std::vector<void*> allocations_;
   VerifyResult result_;
@@ -168,8 +169,10 @@ Verifier::~Verifier() {
 void Verifier::check(cudaError_t e, const std::string& what) const {
   if (e == cudaSuccess) return;
   if (launched_)
-    throw Reject{VerifyStatus::launch_error, "CUDA error after running the candidate (" + what + "): " + cuda_text(e)};
-  throw Reject{VerifyStatus::harness_error, "CUDA error in the harness (" + what + "): " + cuda_text(e)};
+    throw Reject{VerifyStatus::launch_error,
+                 "CUDA error after running the candidate (" + what + "): " + cuda_text(e)};
+  throw Reject{VerifyStatus::harness_error,
+               "CUDA error in the harness (" + what + "): " + cuda_text(e)};
 }
 
 void Verifier::load_candidate() {
@@ -177,31 +180,39 @@ void Verifier::load_candidate() {
   if (!handle_) throw Reject{VerifyStatus::load_error, std::string("dlopen failed: ") + dlerror()};
   launch_ = reinterpret_cast<LaunchFn>(dlsym(handle_, "egg_candidate_launch"));
   if (!launch_)
-    throw Reject{VerifyStatus::load_error, opts_.lib.string() +
-                                               " does not export extern \"C\" egg_candidate_launch (compile with "
-                                               "-DEGG_CANDIDATE_ENTRY)"};
+    throw Reject{VerifyStatus::load_error,
+                 opts_.lib.string() +
+                     " does not export extern \"C\" egg_candidate_launch (compile with "
+                     "-DEGG_CANDIDATE_ENTRY)"};
 }
 
 void Verifier::init_gpu() {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0)
-    throw Reject{VerifyStatus::no_gpu, "no CUDA device: " + (e != cudaSuccess ? cuda_text(e) : "0 devices")};
+    throw Reject{VerifyStatus::no_gpu,
+                 "no CUDA device: " + (e != cudaSuccess ? cuda_text(e) : "0 devices")};
   check(cudaSetDevice(0), "cudaSetDevice");
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
   int drv = 0, rt = 0;
   cudaDriverGetVersion(&drv);
   cudaRuntimeGetVersion(&rt);
-  auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); };
-  result_.gpu = {prop.name, std::to_string(prop.major) + "." + std::to_string(prop.minor), version(drv), version(rt)};
+  auto version = [](int v) {
+    return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+  };
+  result_.gpu = {prop.name, std::to_string(prop.major) + "." + std::to_string(prop.minor),
+                 version(drv), version(rt)};
   // Non-blocking, so that work a candidate puts on the legacy default stream is not silently
   // ordered with ours: that is a side-stream launch for callers with their own streams.
   check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
   check(cudaEventCreate(&done_), "cudaEventCreate");
   if (opts_.cupti) {
-    if (trace_.start()) stream_id_ = trace_.stream_id(stream_);
-    else std::fprintf(stderr, "egg-harness: warning: %s; no kernel trace, no side-stream check\n", trace_.error().c_str());
+    if (trace_.start())
+      stream_id_ = trace_.stream_id(stream_);
+    else
+      std::fprintf(stderr, "egg-harness: warning: %s; no kernel trace, no side-stream check\n",
+                   trace_.error().c_str());
   }
 }
 
@@ -230,7 +241,8 @@ std::size_t free_gpu_memory() {
 std::size_t Verifier::memory_needed() const {
   std::size_t group = 0;
   for (const auto* v : {&spec_.inputs, &spec_.params, &spec_.outputs})
-    for (const auto& d : *v) group += static_cast<std::size_t>(d.bytes()) + (opts_.guard ? 2 * kGuardBytes : 0);
+    for (const auto& d : *v)
+      group += static_cast<std::size_t>(d.bytes()) + (opts_.guard ? 2 * kGuardBytes : 0);
   std::size_t timing = 0;
   if (opts_.time) {
     int l2 = 0;
@@ -238,9 +250,9 @@ std::size_t Verifier::memory_needed() const {
     timing = std::max<std::size_t>(2 * static_cast<std::size_t>(l2), 16u << 20) +
              2 * std::clamp<std::size_t>(group / 2, 256u << 20, 1u << 30);
   }
-  // The candidate's own workspace (cuBLAS, cuDNN, intermediates of a multi-kernel plan) comes on top,
-  // and room for the server to compute the sets it does not keep resident while this run holds its
-  // buffers (else two such runs could each hold what the other's server waits for).
+  // The candidate's own workspace (cuBLAS, cuDNN, intermediates of a multi-kernel plan) comes on
+  // top, and room for the server to compute the sets it does not keep resident while this run holds
+  // its buffers (else two such runs could each hold what the other's server waits for).
   return 2 * group + timing + (256u << 20) + refs_->need_bytes();
 }
 
@@ -257,13 +269,18 @@ Group Verifier::make_group() {
 void Verifier::upload(Group& g, const ServedSet& set) {
   auto copy = [&](const DeviceBuffer& dst, const ServedTensor& src) {
     if (src.bytes != dst.bytes)
-      throw Reject{VerifyStatus::spec_error, "reference tensor '" + src.name + "' has " + std::to_string(src.bytes) +
-                                                 " bytes, the spec says " + std::to_string(dst.bytes)};
-    if (dst.bytes) check(cudaMemcpy(dst.ptr(), src.ptr, dst.bytes, cudaMemcpyDeviceToDevice), "upload " + src.name);
+      throw Reject{VerifyStatus::spec_error,
+                   "reference tensor '" + src.name + "' has " + std::to_string(src.bytes) +
+                       " bytes, the spec says " + std::to_string(dst.bytes)};
+    if (dst.bytes)
+      check(cudaMemcpy(dst.ptr(), src.ptr, dst.bytes, cudaMemcpyDeviceToDevice),
+            "upload " + src.name);
   };
-  if (set.inputs.size() != g.in.size() || set.params.size() != g.par.size() || set.outputs.size() != g.out.size())
-    throw Reject{VerifyStatus::spec_error, "the reference server's set " + std::to_string(set.index) +
-                                               " does not have the spec's inputs, params and outputs"};
+  if (set.inputs.size() != g.in.size() || set.params.size() != g.par.size() ||
+      set.outputs.size() != g.out.size())
+    throw Reject{VerifyStatus::spec_error,
+                 "the reference server's set " + std::to_string(set.index) +
+                     " does not have the spec's inputs, params and outputs"};
   for (std::size_t i = 0; i < g.in.size(); ++i) copy(g.in[i], set.inputs[i]);
   for (std::size_t i = 0; i < g.par.size(); ++i) copy(g.par[i], set.params[i]);
 }
@@ -274,22 +291,29 @@ void Verifier::check_guards(const DeviceBuffer& b, const std::string& label) con
   for (int side = 0; side < 2; ++side) {
     const std::byte* src = side == 0 ? b.base : b.base + b.guard + b.bytes;
     check(cudaMemcpy(host.data(), src, b.guard, cudaMemcpyDeviceToHost), "guard check");
-    const auto n = std::count_if(host.begin(), host.end(), [](unsigned char c) { return c != kGuardByte; });
+    const auto n =
+        std::count_if(host.begin(), host.end(), [](unsigned char c) { return c != kGuardByte; });
     if (n == 0) continue;
     std::size_t at = 0;
     if (side == 0) {  // the write nearest to the buffer
       for (std::size_t i = host.size(); i-- > 0;)
-        if (host[i] != kGuardByte) { at = host.size() - i; break; }
+        if (host[i] != kGuardByte) {
+          at = host.size() - i;
+          break;
+        }
     } else {
       for (std::size_t i = 0; i < host.size(); ++i)
-        if (host[i] != kGuardByte) { at = i; break; }
+        if (host[i] != kGuardByte) {
+          at = i;
+          break;
+        }
     }
     throw Reject{VerifyStatus::out_of_bounds,
                  label + ": the candidate wrote " + std::to_string(n) + " byte(s) " +
                      (side == 0 ? "before the start" : "after the end") + " of '" + b.name + "' (" +
                      std::to_string(b.bytes) + " bytes; nearest at " + (side == 0 ? "-" : "+") +
-                     std::to_string(at + (side == 0 ? 0 : 0)) + " bytes " + (side == 0 ? "before it" : "past its end") +
-                     "): an out-of-bounds write"};
+                     std::to_string(at + (side == 0 ? 0 : 0)) + " bytes " +
+                     (side == 0 ? "before it" : "past its end") + "): an out-of-bounds write"};
   }
 }
 
@@ -321,7 +345,8 @@ CallSummary Verifier::call(Group& g, int k, const std::string& label) {
   const ServedSet& set = *served;
   // The candidate's runs and the comparisons are GPU work: never during another job's timed span
   // (base/gpu_lock.h). Taken after the set is fetched, so nothing is awaited while it is held.
-  const GpuTimingLock quiet(gpu_lock_path(), opts_.work / kGpuLockWaitMarker, GpuTimingLock::Mode::shared);
+  const GpuTimingLock quiet(gpu_lock_path(), opts_.marker(),
+                            GpuTimingLock::Mode::shared);
   verify_lock_wait_ms_ += quiet.waited_ms();
   upload(g, set);
   for (const auto& b : g.out) check(cudaMemset(b.ptr(), kPoisonByte, b.bytes), "poison outputs");
@@ -332,9 +357,11 @@ CallSummary Verifier::call(Group& g, int k, const std::string& label) {
   const cudaError_t launch_error = launch_(g.args.data(), stream_);
   if (launch_error == cudaErrorMemoryAllocation)
     throw Reject{VerifyStatus::gpu_busy, label + ": egg_candidate_launch ran out of GPU memory (" +
-                                             cuda_text(launch_error) + "), which other jobs may hold"};
+                                             cuda_text(launch_error) +
+                                             "), which other jobs may hold"};
   if (launch_error != cudaSuccess)
-    throw Reject{VerifyStatus::launch_error, label + ": egg_candidate_launch returned " + cuda_text(launch_error)};
+    throw Reject{VerifyStatus::launch_error,
+                 label + ": egg_candidate_launch returned " + cuda_text(launch_error)};
   check(cudaEventRecord(done_, stream_), label + ": the candidate's work on the given stream");
   check(cudaEventSynchronize(done_), label + ": the candidate's work on the given stream");
   const std::uint64_t t_done = trace_.active() ? trace_.now() : 0;
@@ -348,9 +375,11 @@ CallSummary Verifier::call(Group& g, int k, const std::string& label) {
       if (kt.stream_id != stream_id_ && kt.end > t_done)
         throw Reject{VerifyStatus::side_stream,
                      label + ": kernel '" + kt.name + "' ran on another stream (CUPTI stream " +
-                         std::to_string(kt.stream_id) + ", the given stream is " + std::to_string(stream_id_) +
-                         ") and was still running " + fmt((kt.end - t_done) / 1000.0) +
-                         " us after the given stream was done; launch(args, stream) must put all its work on "
+                         std::to_string(kt.stream_id) + ", the given stream is " +
+                         std::to_string(stream_id_) + ") and was still running " +
+                         fmt((kt.end - t_done) / 1000.0) +
+                         " us after the given stream was done; launch(args, stream) must put all "
+                         "its work on "
                          "`stream` or join its side streams to it before returning"};
     }
     kernels_per_call_ = kernels;
@@ -362,8 +391,9 @@ CallSummary Verifier::call(Group& g, int k, const std::string& label) {
     std::int64_t at = -1;
     check(first_difference_on_device(b.ptr(), orig.ptr, b.bytes, stream_, at), "input check");
     if (at < 0) return;
-    throw Reject{VerifyStatus::input_modified, label + ": the candidate modified " + kind + " '" + b.name +
-                                                   "' (first changed byte at offset " + std::to_string(at) +
+    throw Reject{VerifyStatus::input_modified, label + ": the candidate modified " + kind + " '" +
+                                                   b.name + "' (first changed byte at offset " +
+                                                   std::to_string(at) +
                                                    "); inputs and parameters are read-only"};
   };
   for (std::size_t i = 0; i < g.in.size(); ++i) unchanged(g.in[i], set.inputs[i], "input");
@@ -376,10 +406,15 @@ CallSummary Verifier::call(Group& g, int k, const std::string& label) {
     if (opts_.atol) tol.atol = *opts_.atol;
     if (opts_.rtol) tol.rtol = *opts_.rtol;
     Digest out_digest, ref_digest;
-    check(digest_on_device(g.out[i].ptr(), g.out[i].bytes, kPoisonByte, stream_, out_digest), "digest");
-    check(digest_on_device(set.outputs[i].ptr, set.outputs[i].bytes, kPoisonByte, stream_, ref_digest), "digest");
+    check(digest_on_device(g.out[i].ptr(), g.out[i].bytes, kPoisonByte, stream_, out_digest),
+          "digest");
+    check(digest_on_device(set.outputs[i].ptr, set.outputs[i].bytes, kPoisonByte, stream_,
+                           ref_digest),
+          "digest");
     Comparison c;
-    check(compare_on_device(g.out[i].ptr(), set.outputs[i].ptr, d.dtype, d.numel(), tol, stream_, c), "compare");
+    check(
+        compare_on_device(g.out[i].ptr(), set.outputs[i].ptr, d.dtype, d.numel(), tol, stream_, c),
+        "compare");
     if (!c.ok()) save_mismatch(g.out[i], set.outputs[i], k);
     summary.outputs.push_back(out_digest);
     summary.references.push_back(ref_digest);
@@ -406,16 +441,20 @@ std::string index_text(std::int64_t flat, const std::vector<std::int64_t>& shape
 
 void Verifier::classify(const std::vector<CallSummary>& calls, const CallSummary& repeat) {
   auto set_label = [&](std::size_t k) {
-    return "set " + std::to_string(k) + " (seed " + std::to_string(k) + (k == 0 ? ", declared inputs)" : ")");
+    return "set " + std::to_string(k) + " (seed " + std::to_string(k) +
+           (k == 0 ? ", declared inputs)" : ")");
   };
   if (calls[0].all_poison())
-    throw Reject{VerifyStatus::nan_output, set_label(0) + ": the candidate wrote nothing to its outputs "
-                                                          "(they are NaN-poisoned before each launch)"};
+    throw Reject{VerifyStatus::nan_output, set_label(0) +
+                                               ": the candidate wrote nothing to its outputs "
+                                               "(they are NaN-poisoned before each launch)"};
   for (std::size_t k = 1; k < calls.size(); ++k)
     if (calls[k].all_poison())
-      throw Reject{VerifyStatus::cached_result,
-                   set_label(k) + ": the candidate wrote nothing to its outputs although an earlier call did: it "
-                                  "skips work it believes it has done (a result cached across calls)"};
+      throw Reject{
+          VerifyStatus::cached_result,
+          set_label(k) +
+              ": the candidate wrote nothing to its outputs although an earlier call did: it "
+              "skips work it believes it has done (a result cached across calls)"};
   // Varied inputs must vary the output.
   auto refs_differ = [&](std::size_t a, std::size_t b) {
     return !same_digests(calls[a].references, calls[b].references);
@@ -427,15 +466,17 @@ void Verifier::classify(const std::vector<CallSummary>& calls, const CallSummary
       refs_vary = refs_vary || refs_differ(k, 0);
     }
     if (all_same && refs_vary)
-      throw Reject{VerifyStatus::constant_output,
-                   "the output is bit-for-bit the same for all " + std::to_string(calls.size()) +
-                       " input sets although the references differ: the candidate ignores its inputs"};
+      throw Reject{
+          VerifyStatus::constant_output,
+          "the output is bit-for-bit the same for all " + std::to_string(calls.size()) +
+              " input sets although the references differ: the candidate ignores its inputs"};
     for (std::size_t k = 1; k < calls.size(); ++k)
       for (std::size_t j = 0; j < k; ++j)
         if (same_digests(calls[k].outputs, calls[j].outputs) && refs_differ(k, j))
-          throw Reject{VerifyStatus::cached_result,
-                       set_label(k) + " returned bit-for-bit what " + set_label(j) +
-                           " returned although inputs and reference differ: a result cached across calls"};
+          throw Reject{
+              VerifyStatus::cached_result,
+              set_label(k) + " returned bit-for-bit what " + set_label(j) +
+                  " returned although inputs and reference differ: a result cached across calls"};
   }
   auto judge = [&](const CallSummary& call, const std::string& label, VerifyStatus on_fail) {
     for (std::size_t i = 0; i < call.comparisons.size(); ++i) {
@@ -457,23 +498,26 @@ void Verifier::classify(const std::vector<CallSummary>& calls, const CallSummary
       result_.bad_value = c.bad_value;
       result_.ref_value = c.ref_value;
       result_.bad_count = c.bad_count;
-      std::string msg = label + ", output '" + d.name + "': " + std::to_string(c.bad_count) + " of " +
-                        std::to_string(c.count) + " elements outside |out-ref| <= " + fmt(tol.atol) + " + " +
-                        fmt(tol.rtol) + "*|ref|; max abs error " + fmt(c.max_abs_error) + ", max rel error " +
-                        fmt(c.max_rel_error) + "; first at index " + std::to_string(c.first_bad_index) + " " +
-                        index_text(c.first_bad_index, d.shape) + ": got " + fmt(c.bad_value) + ", expected " +
-                        fmt(c.ref_value);
+      std::string msg =
+          label + ", output '" + d.name + "': " + std::to_string(c.bad_count) + " of " +
+          std::to_string(c.count) + " elements outside |out-ref| <= " + fmt(tol.atol) + " + " +
+          fmt(tol.rtol) + "*|ref|; max abs error " + fmt(c.max_abs_error) + ", max rel error " +
+          fmt(c.max_rel_error) + "; first at index " + std::to_string(c.first_bad_index) + " " +
+          index_text(c.first_bad_index, d.shape) + ": got " + fmt(c.bad_value) + ", expected " +
+          fmt(c.ref_value);
       VerifyStatus status = on_fail;
       if (c.nan_count > 0 && on_fail == VerifyStatus::mismatch) {
         status = VerifyStatus::nan_output;
         msg += "; " + std::to_string(c.nan_count) +
-               " elements are NaN where the reference is a number: outputs are NaN-poisoned before each launch, "
+               " elements are NaN where the reference is a number: outputs are NaN-poisoned before "
+               "each launch, "
                "so these were never written (skipped work) or computed as NaN";
       }
       throw Reject{status, msg};
     }
   };
-  for (std::size_t k = 0; k < calls.size(); ++k) judge(calls[k], set_label(k), VerifyStatus::mismatch);
+  for (std::size_t k = 0; k < calls.size(); ++k)
+    judge(calls[k], set_label(k), VerifyStatus::mismatch);
   result_.deterministic_bitwise = same_digests(repeat.outputs, calls[0].outputs);
   judge(repeat, set_label(0) + " run again", VerifyStatus::nondeterministic);
 }
@@ -487,9 +531,10 @@ void Verifier::time_candidate(Group& g) {
     throw Reject{VerifyStatus::harness_error, e.what()};
   }
   // Nobody else times, verifies or compiles while we time (base/gpu_lock.h).
-  const GpuTimingLock lock(gpu_lock_path(), opts_.work / kGpuLockWaitMarker);
+  const GpuTimingLock lock(gpu_lock_path(), opts_.marker());
   result_.phases_ms["gpu_lock_wait"] = lock.waited_ms();
-  if (!lock.error().empty()) std::fprintf(stderr, "egg-harness: warning: %s\n", lock.error().c_str());
+  if (!lock.error().empty())
+    std::fprintf(stderr, "egg-harness: warning: %s\n", lock.error().c_str());
   int l2 = 0;
   check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "L2 size");
   t.l2_flush_bytes = std::max<std::int64_t>(2 * std::int64_t{l2}, 16 << 20);
@@ -499,7 +544,10 @@ void Verifier::time_candidate(Group& g) {
   cudaEvent_t start = nullptr, stop = nullptr;
   check(cudaEventCreate(&start), "event");
   check(cudaEventCreate(&stop), "event");
-  auto flush_l2 = [&] { check(cudaMemsetAsync(flush, 0, static_cast<std::size_t>(t.l2_flush_bytes), stream_), "L2 flush"); };
+  auto flush_l2 = [&] {
+    check(cudaMemsetAsync(flush, 0, static_cast<std::size_t>(t.l2_flush_bytes), stream_),
+          "L2 flush");
+  };
   t.warmups = 3;
   for (int i = 0; i < t.warmups; ++i) {
     flush_l2();
@@ -540,7 +588,8 @@ void Verifier::time_candidate(Group& g) {
     check(cudaEventElapsedTime(&ms, start, stop), "event time");
     event_ms.push_back(ms);
     const double wall_s = ms_since(t_begin) / 1000.0;
-    const bool enough = static_cast<int>(event_ms.size()) >= opts_.min_trials && wall_s >= opts_.min_time_s;
+    const bool enough =
+        static_cast<int>(event_ms.size()) >= opts_.min_trials && wall_s >= opts_.min_time_s;
     if (enough || event_ms.size() >= 100000 || (wall_s >= 30.0 && event_ms.size() >= 3)) break;
   }
   t.trials = static_cast<int>(event_ms.size());
@@ -561,9 +610,11 @@ void Verifier::time_candidate(Group& g) {
   }
   for (const auto* v : {&spec_.inputs, &spec_.params, &spec_.outputs})
     for (const auto& d : *v) t.bytes_moved += d.bytes();
-  if (t.event_ms.median > 0) t.achieved_gbps = static_cast<double>(t.bytes_moved) / t.event_ms.median / 1e6;
+  if (t.event_ms.median > 0)
+    t.achieved_gbps = static_cast<double>(t.bytes_moved) / t.event_ms.median / 1e6;
   // The ceiling to compare with: a device-to-device copy moving as many bytes (read + write).
-  // Copy bandwidth is flat beyond a few hundred MB: at most 1 GiB, so large ops need no more memory.
+  // Copy bandwidth is flat beyond a few hundred MB: at most 1 GiB, so large ops need no more
+  // memory.
   const std::size_t copy_bytes =
       std::clamp<std::size_t>(static_cast<std::size_t>(t.bytes_moved / 2), 256u << 20, 1u << 30);
   void *a = nullptr, *b = nullptr;
@@ -595,19 +646,24 @@ VerifyResult Verifier::run() {
     // 1. Static checks: no PyTorch inside the candidate.
     if (!opts_.source.empty()) {
       std::ifstream in(opts_.source);
-      if (!in) throw Reject{VerifyStatus::spec_error, "cannot read the candidate source " + opts_.source.string()};
-      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (!in)
+        throw Reject{VerifyStatus::spec_error,
+                     "cannot read the candidate source " + opts_.source.string()};
+      const std::string text((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
       const auto findings = scan_source_text(text);
       if (!findings.empty())
-        throw Reject{VerifyStatus::forbidden_source,
-                     opts_.source.string() + " uses PyTorch (" + describe(findings) +
-                         "); kernels must be plain CUDA: no torch/ATen/c10 in device code or in launch"};
+        throw Reject{
+            VerifyStatus::forbidden_source,
+            opts_.source.string() + " uses PyTorch (" + describe(findings) +
+                "); kernels must be plain CUDA: no torch/ATen/c10 in device code or in launch"};
     }
     try {
       const auto findings = scan_library(opts_.lib);
       if (!findings.empty())
-        throw Reject{VerifyStatus::forbidden_source,
-                     opts_.lib.string() + " links PyTorch (" + describe(findings) + "); kernels must be plain CUDA"};
+        throw Reject{VerifyStatus::forbidden_source, opts_.lib.string() + " links PyTorch (" +
+                                                         describe(findings) +
+                                                         "); kernels must be plain CUDA"};
     } catch (const std::runtime_error& e) {
       throw Reject{VerifyStatus::load_error, e.what()};
     }
@@ -619,12 +675,13 @@ VerifyResult Verifier::run() {
       throw Reject{VerifyStatus::spec_error, e.what()};
     }
     try {
-      refs_ = std::make_unique<RefClient>(opts_.refs, opts_.work / kGpuLockWaitMarker);
+      refs_ = std::make_unique<RefClient>(opts_.refs, opts_.marker());
     } catch (const RefError& e) {
       throw Reject{VerifyStatus::harness_error, e.what()};
     }
     const int n_sets = opts_.max_sets > 0 ? std::min(opts_.max_sets, refs_->sets()) : refs_->sets();
-    if (n_sets < 1) throw Reject{VerifyStatus::spec_error, "the reference server has no input sets"};
+    if (n_sets < 1)
+      throw Reject{VerifyStatus::spec_error, "the reference server has no input sets"};
     result_.phases_ms["connect_refs"] = ms_since(t);
     // 3. The GPU, its memory, and the candidate.
     t = Clock::now();
@@ -636,7 +693,8 @@ VerifyResult Verifier::run() {
     t = Clock::now();
     Group a, b;
     {
-      const GpuMemoryAdmission admission(memory_needed(), free_gpu_memory, opts_.work / kGpuLockWaitMarker);
+      const GpuMemoryAdmission admission(memory_needed(), free_gpu_memory,
+                                         opts_.marker());
       if (!admission.admitted()) throw Reject{VerifyStatus::gpu_busy, admission.error()};
       result_.phases_ms["gpu_memory_wait"] = admission.waited_ms();
       a = make_group();
@@ -668,7 +726,8 @@ VerifyResult Verifier::run() {
     result_.status = VerifyStatus::harness_error;
     result_.message = std::string("internal error in egg-harness (please report it): ") + e.what();
   }
-  if (refs_) {  // the server's share: computing sets, and all the time spent waiting for its replies
+  if (refs_) {  // the server's share: computing sets, and all the time spent waiting for its
+                // replies
     result_.phases_ms["refs_compute"] = refs_ms_;
     result_.phases_ms["refs_wait"] = refs_->waited_ms();
   }
@@ -678,6 +737,10 @@ VerifyResult Verifier::run() {
 }
 
 }  // namespace
+
+std::filesystem::path HarnessOptions::marker() const {
+  return wait_marker.empty() ? work / kGpuLockWaitMarker : wait_marker;
+}
 
 VerifyResult verify_candidate(const HarnessOptions& opts) {
   Verifier v(opts);

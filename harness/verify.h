@@ -19,6 +19,11 @@ struct HarnessOptions {
   int max_sets = 0;                  // 0: every set the reference server has
   double min_time_s = 0.5;           // timing: at least this long ...
   int min_trials = 100;              // ... and at least this many trials
+  // The file that exists while this run waits (GPU lock, GPU memory, the reference server), so the
+  // parent's time limit pauses; empty: <work>/gpu-lock.wait. The sanitizer's run of the harness
+  // is given its parent's, so egg-gen's limit pauses for it too.
+  std::filesystem::path wait_marker;
+  std::filesystem::path marker() const;
 };
 
 // Checks the source and library, reads the spec, asks the reference server for each set, runs every
