@@ -32,20 +32,23 @@ def gate_path(path):
     return path + ".gate"
 
 
-def _open(path):
+def open_lock_file(path, what="the GPU lock", variable="EGG_GPU_LOCK"):
+    """A descriptor of the lock file `path` for flock(2), or None (with a warning that names the
+    variable to set) when it cannot be opened: the work then proceeds unlocked. Also used for
+    the GPU memory lock (egg_frontend/gpu_memory.py)."""
     try:
         return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as e:
-        print("egg: warning: cannot open the GPU lock %s: %s (set EGG_GPU_LOCK to a writable "
-              "file, or to off)" % (path, e), file=sys.stderr)
+        print("egg: warning: cannot open %s %s: %s (set %s to a writable file, or to off)"
+              % (what, path, e, variable), file=sys.stderr)
         return None
 
 
 @contextlib.contextmanager
 def _quiet_lock(mode, waited):
     path = lock_path()
-    fd = _open(path) if path else None
-    gate = _open(gate_path(path)) if fd is not None else None
+    fd = open_lock_file(path) if path else None
+    gate = open_lock_file(gate_path(path)) if fd is not None else None
     t0 = time.perf_counter()
     if fd is not None:
         if gate is not None:

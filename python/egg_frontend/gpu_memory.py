@@ -9,9 +9,10 @@ The file: $EGG_GPU_MEM_LOCK if set ("off" disables it), else <tmp>/egg-gpu-mem-<
 import contextlib
 import fcntl
 import os
-import sys
 import tempfile
 import time
+
+from egg_bench.gpu_lock import open_lock_file
 
 MARGIN_BYTES = 512 << 20  # left free for contexts, cuBLAS/cuDNN workspaces and fragmentation
 POLL_S = 0.25
@@ -35,13 +36,7 @@ def admission(torch, need_bytes, waited, max_wait_s=3600.0):
         raise RuntimeError("the op needs %.1f GB of GPU memory for one reference set, more than "
                            "the GPU's %.1f GB" % (need_bytes / 1e9, total / 1e9))
     path = lock_path()
-    fd = None
-    if path:
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError as e:
-            print("egg: warning: cannot open the GPU memory lock %s: %s (set EGG_GPU_MEM_LOCK "
-                  "to a writable file, or to off)" % (path, e), file=sys.stderr)
+    fd = open_lock_file(path, "the GPU memory lock", "EGG_GPU_MEM_LOCK") if path else None
     t0 = time.perf_counter()
     try:
         while True:
