@@ -34,15 +34,19 @@ HarnessSpec load_harness_spec(const std::filesystem::path& spec_json) {
   }
   HarnessSpec spec;
   spec.spec_dir = std::filesystem::absolute(spec_json).parent_path();
-  auto where = [&](const std::string& field) { return spec_json.string() + ": field '" + field + "'"; };
+  auto where = [&](const std::string& field) {
+    return spec_json.string() + ": field '" + field + "'";
+  };
   try {
     if (j.value("schema", 0) != 1) throw std::runtime_error(where("schema") + " must be 1");
     auto decls = [&](const char* key, std::vector<TensorDecl>& into) {
       for (const auto& t : j.value(key, nlohmann::json::array())) {
-        TensorDecl d{t.at("name").get<std::string>(), t.at("shape").get<std::vector<std::int64_t>>(),
+        TensorDecl d{t.at("name").get<std::string>(),
+                     t.at("shape").get<std::vector<std::int64_t>>(),
                      t.at("dtype").get<std::string>()};
         if (dtype_size(d.dtype) == 0)
-          throw std::runtime_error(where(std::string(key) + "." + d.name) + ": unknown dtype " + d.dtype);
+          throw std::runtime_error(where(std::string(key) + "." + d.name) + ": unknown dtype " +
+                                   d.dtype);
         into.push_back(std::move(d));
       }
     };

@@ -71,12 +71,15 @@ std::uint32_t KernelTrace::stream_id(cudaStream_t stream) const {
   using GetCtx = CUresult (*)(CUcontext*);
   void* fn = nullptr;
   cudaDriverEntryPointQueryResult found{};
-  if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 2000, cudaEnableDefault, &found) != cudaSuccess || !fn)
+  if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 2000, cudaEnableDefault, &found) !=
+          cudaSuccess ||
+      !fn)
     return 0;
   CUcontext ctx = nullptr;
   if (reinterpret_cast<GetCtx>(fn)(&ctx) != CUDA_SUCCESS) return 0;
   std::uint32_t id = 0;
-  if (cuptiGetStreamIdEx(ctx, reinterpret_cast<CUstream>(stream), 0, &id) != CUPTI_SUCCESS) return 0;
+  if (cuptiGetStreamIdEx(ctx, reinterpret_cast<CUstream>(stream), 0, &id) != CUPTI_SUCCESS)
+    return 0;
   return id;
 }
 

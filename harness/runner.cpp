@@ -37,13 +37,19 @@ std::string signal_text(int sig) {
 
 std::vector<std::string> harness_argv(const CandidateRun& run, const fs::path& result_json,
                                       const fs::path& kept_source) {
-  std::vector<std::string> argv = {fs::absolute(run.harness).string(), "verify",
-                                   "--lib", fs::absolute(run.library).string(),
-                                   "--spec", fs::absolute(run.spec).string(),
-                                   "--work", fs::absolute(run.work_dir).string(),
-                                   "--out", fs::absolute(result_json).string()};
+  std::vector<std::string> argv = {fs::absolute(run.harness).string(),
+                                   "verify",
+                                   "--lib",
+                                   fs::absolute(run.library).string(),
+                                   "--spec",
+                                   fs::absolute(run.spec).string(),
+                                   "--work",
+                                   fs::absolute(run.work_dir).string(),
+                                   "--out",
+                                   fs::absolute(result_json).string()};
   if (!run.refs.empty()) argv.insert(argv.end(), {"--refs", fs::absolute(run.refs).string()});
-  if (!kept_source.empty()) argv.insert(argv.end(), {"--source", fs::absolute(kept_source).string()});
+  if (!kept_source.empty())
+    argv.insert(argv.end(), {"--source", fs::absolute(kept_source).string()});
   if (run.tolerance) {
     std::ostringstream a, r;
     a.precision(17);
@@ -76,7 +82,8 @@ VerifyResult run_candidate(const CandidateRun& run) {
       fs::copy_file(run.source, kept_source, fs::copy_options::overwrite_existing, ec);
     if (ec) {
       result.status = VerifyStatus::harness_error;
-      result.message = "cannot copy " + run.source.string() + " into " + run.work_dir.string() + ": " + ec.message();
+      result.message = "cannot copy " + run.source.string() + " into " + run.work_dir.string() +
+                       ": " + ec.message();
       return result;
     }
   }
@@ -142,8 +149,9 @@ VerifyResult run_candidate(const CandidateRun& run) {
     }
   }
   result.status = VerifyStatus::crash;
-  result.message = with_log("egg-harness exited with code " + std::to_string(outcome.exit_code) +
-                            " without writing " + result_json.string() + " (the candidate called exit?)");
+  result.message =
+      with_log("egg-harness exited with code " + std::to_string(outcome.exit_code) +
+               " without writing " + result_json.string() + " (the candidate called exit?)");
   result.exit_code = outcome.exit_code;
   return finish(result);
 }

@@ -1,6 +1,7 @@
 // Runs one candidate through egg-harness in a child process (base/process.h: argv only, a time
 // limit, the allowlisted environment of base/child_env.h, its own process group), captured output,
-// and every way the child can end mapped to a typed VerifyResult. This is the API the generator calls; it needs no LibTorch and no GPU.
+// and every way the child can end mapped to a typed VerifyResult. This is the API the generator
+// calls; it needs no LibTorch and no GPU.
 //
 //   egg::harness::CandidateRun run;
 //   run.harness = "/path/to/egg-harness";
@@ -31,10 +32,10 @@ struct CandidateRun {
   std::filesystem::path spec;      // spec.json
   std::filesystem::path refs;      // the reference server's socket (verify/references.h)
   std::filesystem::path work_dir;  // created; holds the source copy, logs, result.json, mismatches
-  std::filesystem::path source;    // the candidate's .cu (copied into work_dir and scanned); optional
+  std::filesystem::path source;  // the candidate's .cu (copied into work_dir and scanned); optional
   std::optional<Tolerance> tolerance;  // default: per output dtype (tolerance.h)
-  bool time = false;    // also time the candidate (events + CUPTI)
-  bool strict = false;  // also run compute-sanitizer memcheck
+  bool time = false;                   // also time the candidate (events + CUPTI)
+  bool strict = false;                 // also run compute-sanitizer memcheck
   std::chrono::milliseconds time_limit{60'000};
   std::vector<std::string> extra_args;  // appended to the harness's argv (tests, debugging)
 };
@@ -45,7 +46,8 @@ struct CandidateRun {
 VerifyResult run_candidate(const CandidateRun& run);
 
 // The harness's argv for a run (without the executable's environment).
-std::vector<std::string> harness_argv(const CandidateRun& run, const std::filesystem::path& result_json,
+std::vector<std::string> harness_argv(const CandidateRun& run,
+                                      const std::filesystem::path& result_json,
                                       const std::filesystem::path& kept_source);
 
 }  // namespace egg::harness

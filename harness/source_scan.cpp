@@ -19,24 +19,36 @@ std::string strip_comments_and_strings(std::string_view s) {
     const char c = s[i], next = i + 1 < s.size() ? s[i + 1] : '\0';
     switch (state) {
       case code:
-        if (c == '/' && next == '/') state = line_comment, out[i] = ' ';
-        else if (c == '/' && next == '*') state = block_comment, out[i] = ' ', out[++i] = ' ';
-        else if (c == '"') state = str;
-        else if (c == '\'') state = chr;
+        if (c == '/' && next == '/')
+          state = line_comment, out[i] = ' ';
+        else if (c == '/' && next == '*')
+          state = block_comment, out[i] = ' ', out[++i] = ' ';
+        else if (c == '"')
+          state = str;
+        else if (c == '\'')
+          state = chr;
         break;
       case line_comment:
-        if (c == '\n') state = code;
-        else out[i] = ' ';
+        if (c == '\n')
+          state = code;
+        else
+          out[i] = ' ';
         break;
       case block_comment:
-        if (c == '*' && next == '/') state = code, out[i] = ' ', out[++i] = ' ';
-        else if (c != '\n') out[i] = ' ';
+        if (c == '*' && next == '/')
+          state = code, out[i] = ' ', out[++i] = ' ';
+        else if (c != '\n')
+          out[i] = ' ';
         break;
       case str:
       case chr:
-        if (c == '\\' && i + 1 < s.size()) { out[i] = ' '; if (s[i + 1] != '\n') out[++i] = ' '; }
-        else if ((state == str && c == '"') || (state == chr && c == '\'')) state = code;
-        else if (c != '\n') out[i] = ' ';
+        if (c == '\\' && i + 1 < s.size()) {
+          out[i] = ' ';
+          if (s[i + 1] != '\n') out[++i] = ' ';
+        } else if ((state == str && c == '"') || (state == chr && c == '\''))
+          state = code;
+        else if (c != '\n')
+          out[i] = ' ';
         break;
     }
   }
@@ -48,9 +60,10 @@ std::string strip_comments_and_strings(std::string_view s) {
 std::vector<Finding> scan_source_text(std::string_view source) {
   // Includes are matched on the original text (the path is a string-like token), everything else
   // on the text without comments and literals.
-  static const std::regex include_re(R"(^\s*#\s*include\s*[<"]\s*(torch|ATen|c10|caffe2|pybind11)/)",
-                                     std::regex::ECMAScript);
-  static const std::regex python_re(R"(^\s*#\s*include\s*[<"]\s*Python\.h)", std::regex::ECMAScript);
+  static const std::regex include_re(
+      R"(^\s*#\s*include\s*[<"]\s*(torch|ATen|c10|caffe2|pybind11)/)", std::regex::ECMAScript);
+  static const std::regex python_re(R"(^\s*#\s*include\s*[<"]\s*Python\.h)",
+                                    std::regex::ECMAScript);
   static const std::regex ns_re(R"((^|[^A-Za-z0-9_:])(torch|at|c10|caffe2|pybind11)\s*::)",
                                 std::regex::ECMAScript);
   const std::string code = strip_comments_and_strings(source);
@@ -65,8 +78,8 @@ std::vector<Finding> scan_source_text(std::string_view source) {
     std::smatch m;
     // An include is only real if the '#' survived stripping (not inside a comment).
     const bool directive = stripped.find('#') != std::string::npos;
-    if (directive && (std::regex_search(original, m, include_re) ||
-                      std::regex_search(original, m, python_re))) {
+    if (directive &&
+        (std::regex_search(original, m, include_re) || std::regex_search(original, m, python_re))) {
       findings.push_back({line, original});
     } else if (std::regex_search(stripped, m, ns_re)) {
       findings.push_back({line, original});
@@ -102,8 +115,9 @@ std::vector<Finding> scan_library(const std::filesystem::path& so) {
     return std::string(strtab.substr(off, strtab.find('\0', off) - off));
   };
   static const std::regex bad_lib(R"(^lib(torch|c10|caffe2|python)[^/]*\.so)");
-  static const char* const kBadPrefixes[] = {"_ZN2at", "_ZNK2at", "_ZN3c10", "_ZNK3c10", "_ZN5torch",
-                                             "_ZNK5torch", "_ZN6caffe2", "_ZNK6caffe2", "THP", "Py"};
+  static const char* const kBadPrefixes[] = {"_ZN2at",    "_ZNK2at",    "_ZN3c10",    "_ZNK3c10",
+                                             "_ZN5torch", "_ZNK5torch", "_ZN6caffe2", "_ZNK6caffe2",
+                                             "THP",       "Py"};
   std::vector<Finding> findings;
   for (const auto& sh : sections) {
     if (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_DYNAMIC) continue;

@@ -88,8 +88,11 @@ nlohmann::json to_json(const VerifyResult& r) {
       {"deterministic_bitwise", r.deterministic_bitwise},
       {"sanitizer", r.sanitizer},
       {"phases_ms", r.phases_ms},
-      {"gpu", {{"name", r.gpu.name}, {"cc", r.gpu.cc}, {"driver", r.gpu.driver},
-               {"runtime", r.gpu.runtime}}},
+      {"gpu",
+       {{"name", r.gpu.name},
+        {"cc", r.gpu.cc},
+        {"driver", r.gpu.driver},
+        {"runtime", r.gpu.runtime}}},
       {"files", r.files},
   };
   if (r.timing) {
@@ -116,7 +119,8 @@ VerifyResult result_from_json(const nlohmann::json& j) {
   VerifyResult r;
   const std::string status = j.at("status").get<std::string>();
   const auto parsed = status_from_name(status);
-  if (!parsed) throw nlohmann::json::other_error::create(501, "unknown status '" + status + "'", &j);
+  if (!parsed)
+    throw nlohmann::json::other_error::create(501, "unknown status '" + status + "'", &j);
   r.status = *parsed;
   r.message = j.value("message", "");
   r.output = j.value("output", "");

@@ -1,5 +1,6 @@
 // The outcome of verifying (and optionally timing) one candidate kernel: what egg-harness writes
-// to result.json and what run_candidate() returns to the generator. Plain C++; no LibTorch, no CUDA.
+// to result.json and what run_candidate() returns to the generator. Plain C++; no LibTorch, no
+// CUDA.
 //
 // result.json (schema 1):
 //   {"schema": 1, "status": "verified", "message": "...", "output": "out0",
@@ -28,25 +29,25 @@ namespace egg::harness {
 // Why a candidate passed or failed. Doubles as a statistic, so names are stable (they are the
 // strings in result.json).
 enum class VerifyStatus {
-  verified,           // every set within tolerance and every cheat check passed
-  mismatch,           // an output differs from the reference beyond atol + rtol*|ref|
-  nan_output,         // NaN/unwritten elements (outputs are NaN-poisoned before each launch)
-  constant_output,    // the output did not change although inputs (and references) did
-  cached_result,      // a later call returned an earlier call's result
-  input_modified,     // an input or parameter buffer changed during the call
-  out_of_bounds,      // the guard bytes around a buffer were overwritten
-  nondeterministic,   // the declared set run again disagrees with the reference
-  side_stream,        // kernels still ran after the given stream was done (unjoined work)
-  launch_error,       // egg_candidate_launch returned an error or a CUDA error followed it
-  sanitizer,          // compute-sanitizer memcheck reported errors (--strict)
-  forbidden_source,   // the source or library uses torch/ATen/c10
-  load_error,         // dlopen/dlsym of the candidate failed
-  crash,              // the harness process died from a signal or an unexpected exit
-  timeout,            // the time limit ran out (hang)
-  spec_error,         // spec.json or the reference tensors are missing or malformed
-  no_gpu,             // no CUDA device: nothing could be verified
-  harness_error,      // a bug or environment problem in the harness itself
-  gpu_busy,           // the GPU's memory stayed taken by other jobs (not the candidate's fault: retry)
+  verified,          // every set within tolerance and every cheat check passed
+  mismatch,          // an output differs from the reference beyond atol + rtol*|ref|
+  nan_output,        // NaN/unwritten elements (outputs are NaN-poisoned before each launch)
+  constant_output,   // the output did not change although inputs (and references) did
+  cached_result,     // a later call returned an earlier call's result
+  input_modified,    // an input or parameter buffer changed during the call
+  out_of_bounds,     // the guard bytes around a buffer were overwritten
+  nondeterministic,  // the declared set run again disagrees with the reference
+  side_stream,       // kernels still ran after the given stream was done (unjoined work)
+  launch_error,      // egg_candidate_launch returned an error or a CUDA error followed it
+  sanitizer,         // compute-sanitizer memcheck reported errors (--strict)
+  forbidden_source,  // the source or library uses torch/ATen/c10
+  load_error,        // dlopen/dlsym of the candidate failed
+  crash,             // the harness process died from a signal or an unexpected exit
+  timeout,           // the time limit ran out (hang)
+  spec_error,        // spec.json or the reference tensors are missing or malformed
+  no_gpu,            // no CUDA device: nothing could be verified
+  harness_error,     // a bug or environment problem in the harness itself
+  gpu_busy,  // the GPU's memory stayed taken by other jobs (not the candidate's fault: retry)
 };
 
 // Stable name of a status ("verified", "mismatch", ...).
@@ -62,8 +63,8 @@ struct Percentiles {
 };
 
 struct Timing {
-  Percentiles event_ms;          // CUDA events around the launch on the given stream
-  Percentiles cupti_kernel_ms;   // per-trial sum of the GPU time of every kernel (all streams)
+  Percentiles event_ms;         // CUDA events around the launch on the given stream
+  Percentiles cupti_kernel_ms;  // per-trial sum of the GPU time of every kernel (all streams)
   double kernels_per_launch = 0;
   int trials = 0;
   int warmups = 0;
@@ -98,8 +99,8 @@ struct VerifyResult {
   GpuInfo gpu;
   std::vector<std::string> files;  // files written into the work folder (mismatch tensors, logs)
   // Filled by run_candidate (not by egg-harness):
-  int exit_code = 0;         // the child's exit code, or 128+signal
-  std::string repro;         // a copy-pasteable command line that reproduces the run
+  int exit_code = 0;  // the child's exit code, or 128+signal
+  std::string repro;  // a copy-pasteable command line that reproduces the run
   std::string work_dir;
 };
 

@@ -15,11 +15,11 @@
 namespace {
 
 // The constants of the ops (get_init_inputs() and the shapes in the op files).
-constexpr int kRows = 4096, kCols = 4096;           // gelu_bias: x [4096, 4096], bias [4096]
+constexpr int kRows = 4096, kCols = 4096;  // gelu_bias: x [4096, 4096], bias [4096]
 constexpr float kScale = 0.5f;
-constexpr int kBatch = 2048, kDim = 1024;           // swish_clamp: x [2048, 1024]
+constexpr int kBatch = 2048, kDim = 1024;  // swish_clamp: x [2048, 1024]
 constexpr float kLo = -0.25f, kHi = 2.0f;
-constexpr double kAtol = 1e-4, kRtol = 1e-4;        // KernelBench's fp32 tolerance
+constexpr double kAtol = 1e-4, kRtol = 1e-4;  // KernelBench's fp32 tolerance
 
 // Deterministic inputs in [-3, 3) from a 64-bit LCG.
 void fill(std::vector<float>& v, std::uint64_t seed) {
@@ -35,7 +35,9 @@ double gelu_tanh(double v) {
   return 0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v)));
 }
 
-double swish_clamp(double v) { return std::clamp(v / (1.0 + std::exp(-v)), double(kLo), double(kHi)); }
+double swish_clamp(double v) {
+  return std::clamp(v / (1.0 + std::exp(-v)), double(kLo), double(kHi));
+}
 
 // Max abs error; counts elements outside atol + rtol * |ref|.
 double compare(const std::vector<float>& out, const std::vector<double>& ref, std::size_t* bad) {
@@ -49,13 +51,13 @@ double compare(const std::vector<float>& out, const std::vector<double>& ref, st
   return max_err;
 }
 
-#define CHECK(call)                                                                          \
-  do {                                                                                       \
-    cudaError_t err_ = (call);                                                               \
-    if (err_ != cudaSuccess) {                                                               \
+#define CHECK(call)                                                                         \
+  do {                                                                                      \
+    cudaError_t err_ = (call);                                                              \
+    if (err_ != cudaSuccess) {                                                              \
       std::fprintf(stderr, "quickstart: %s failed: %s\n", #call, cudaGetErrorString(err_)); \
-      return 1;                                                                              \
-    }                                                                                        \
+      return 1;                                                                             \
+    }                                                                                       \
   } while (0)
 
 }  // namespace

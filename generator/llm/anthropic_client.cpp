@@ -14,7 +14,8 @@ AnthropicClient::AnthropicClient(LlmConfig config, HttpTransport& transport)
 
 HttpRequest AnthropicClient::build_request(const ChatRequest& request) const {
   json messages = json::array();
-  for (const auto& m : request.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
+  for (const auto& m : request.messages)
+    messages.push_back({{"role", m.role}, {"content", m.content}});
   json body = {{"model", wire::pick_model(request, config_)},
                {"max_tokens", request.max_tokens},
                {"messages", messages}};
@@ -67,7 +68,8 @@ ChatReply AnthropicClient::parse_reply(const HttpResponse& response) {
     reply.tokens_in = wire::int_field(body["usage"], "input_tokens");
     reply.tokens_out = wire::int_field(body["usage"], "output_tokens");
   }
-  if (body.contains("model") && body["model"].is_string()) reply.model = body["model"].get<std::string>();
+  if (body.contains("model") && body["model"].is_string())
+    reply.model = body["model"].get<std::string>();
   return reply;
 }
 

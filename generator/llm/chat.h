@@ -35,14 +35,14 @@ struct ChatRequest {
 
 // What came back.
 struct ChatReply {
-  std::string text;                           // the answer text (all text parts joined)
-  std::int64_t tokens_in = 0;                 // prompt tokens as billed by the server
-  std::int64_t tokens_out = 0;                // completion tokens as billed by the server
-  std::int64_t latency_ms = 0;                // wall time of the exchange, retries included
-  std::string finish_reason;                  // the server's raw value ("stop", "end_turn", ...)
-  FinishReason finish = FinishReason::stop;   // normalized finish_reason
-  int attempts = 1;                           // HTTP tries it took
-  std::string model;                          // the model that answered, as the server says
+  std::string text;                          // the answer text (all text parts joined)
+  std::int64_t tokens_in = 0;                // prompt tokens as billed by the server
+  std::int64_t tokens_out = 0;               // completion tokens as billed by the server
+  std::int64_t latency_ms = 0;               // wall time of the exchange, retries included
+  std::string finish_reason;                 // the server's raw value ("stop", "end_turn", ...)
+  FinishReason finish = FinishReason::stop;  // normalized finish_reason
+  int attempts = 1;                          // HTTP tries it took
+  std::string model;                         // the model that answered, as the server says
 };
 
 // A backend that answers chat requests; throws LlmError on failure, never crashes the caller.
@@ -56,10 +56,14 @@ class ChatClient {
 // The stable name of `reason` ("stop", "length", "refusal", "other").
 inline const char* finish_name(FinishReason reason) {
   switch (reason) {
-    case FinishReason::stop: return "stop";
-    case FinishReason::length: return "length";
-    case FinishReason::refusal: return "refusal";
-    case FinishReason::other: break;
+    case FinishReason::stop:
+      return "stop";
+    case FinishReason::length:
+      return "length";
+    case FinishReason::refusal:
+      return "refusal";
+    case FinishReason::other:
+      break;
   }
   return "other";
 }

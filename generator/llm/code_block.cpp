@@ -17,7 +17,8 @@ std::string lower(std::string_view s) {
 }
 
 bool is_code_tag(const std::string& tag) {
-  static constexpr std::array<std::string_view, 6> kTags = {"cuda", "cu", "cuh", "cpp", "c++", "cxx"};
+  static constexpr std::array<std::string_view, 6> kTags = {"cuda", "cu",  "cuh",
+                                                            "cpp",  "c++", "cxx"};
   return std::find(kTags.begin(), kTags.end(), tag) != kTags.end();
 }
 
@@ -31,8 +32,10 @@ bool parse_fence(std::string_view line, size_t& ticks, std::string_view& info) {
   if (j - i < 3) return false;
   ticks = j - i;
   info = line.substr(j);
-  while (!info.empty() && std::isspace(static_cast<unsigned char>(info.front()))) info.remove_prefix(1);
-  while (!info.empty() && std::isspace(static_cast<unsigned char>(info.back()))) info.remove_suffix(1);
+  while (!info.empty() && std::isspace(static_cast<unsigned char>(info.front())))
+    info.remove_prefix(1);
+  while (!info.empty() && std::isspace(static_cast<unsigned char>(info.back())))
+    info.remove_suffix(1);
   return true;
 }
 
@@ -101,9 +104,9 @@ CodeBlock find_code_block(std::string_view text) {
 bool looks_like_refusal(std::string_view text) {
   const std::string start = lower(text.substr(0, 400));
   static constexpr std::array<std::string_view, 12> kPhrases = {
-      "i can't help",   "i cannot help",   "i can't assist", "i cannot assist",
-      "i won't",        "i will not",      "i'm sorry, but", "i am sorry, but",
-      "i'm unable to",  "i am unable to",  "i can't provide", "i cannot provide"};
+      "i can't help",  "i cannot help",  "i can't assist",  "i cannot assist",
+      "i won't",       "i will not",     "i'm sorry, but",  "i am sorry, but",
+      "i'm unable to", "i am unable to", "i can't provide", "i cannot provide"};
   for (const auto phrase : kPhrases) {
     if (start.find(phrase) != std::string::npos) return true;
   }
@@ -114,8 +117,8 @@ std::string extract_code(const ChatReply& reply) {
   CodeBlock block = find_code_block(reply.text);
   // A refusal stop can cut the answer anywhere; even a closed block is not trusted then.
   if (reply.finish == FinishReason::refusal) {
-    throw LlmError(LlmErrorKind::refusal, "the model declined to answer: '" +
-                                              reply.text.substr(0, 200) + "'");
+    throw LlmError(LlmErrorKind::refusal,
+                   "the model declined to answer: '" + reply.text.substr(0, 200) + "'");
   }
   if (block.scan == CodeScan::found && !block.code.empty()) return std::move(block.code);
   if (block.scan == CodeScan::unterminated) {
@@ -124,8 +127,8 @@ std::string extract_code(const ChatReply& reply) {
                        "'); the code is incomplete; raise max_tokens or ask for a shorter kernel");
   }
   if (looks_like_refusal(reply.text)) {
-    throw LlmError(LlmErrorKind::refusal, "the model declined to answer: '" +
-                                              reply.text.substr(0, 200) + "'");
+    throw LlmError(LlmErrorKind::refusal,
+                   "the model declined to answer: '" + reply.text.substr(0, 200) + "'");
   }
   if (reply.finish == FinishReason::length) {
     throw LlmError(LlmErrorKind::truncated,

@@ -21,9 +21,9 @@ namespace egg::llm {
 
 // The outcome of a scan for code.
 enum class CodeScan {
-  found,        // a usable block was found
-  unterminated, // a fence was left open at the end
-  none,         // no usable block
+  found,         // a usable block was found
+  unterminated,  // a fence was left open at the end
+  none,          // no usable block
 };
 
 // What find_code_block saw.

@@ -44,7 +44,9 @@ std::string redact_secret(std::string text, const std::string& secret) {
   return text;
 }
 
-std::string LlmConfig::redact(std::string text) const { return redact_secret(std::move(text), api_key); }
+std::string LlmConfig::redact(std::string text) const {
+  return redact_secret(std::move(text), api_key);
+}
 
 WireFormat parse_wire_format(const std::string& name) {
   if (name == "openai") return WireFormat::openai;
@@ -53,7 +55,9 @@ WireFormat parse_wire_format(const std::string& name) {
                  "unknown LLM backend '" + name + "'; use openai or anthropic");
 }
 
-const char* wire_name(WireFormat wire) { return wire == WireFormat::openai ? "openai" : "anthropic"; }
+const char* wire_name(WireFormat wire) {
+  return wire == WireFormat::openai ? "openai" : "anthropic";
+}
 
 bool is_loopback_url(const std::string& url) {
   const auto scheme_end = url.find("://");
@@ -76,8 +80,9 @@ LlmConfig load_config(WireFormat wire, const std::string& model, const EnvLookup
   config.wire = wire;
   config.model = model;
   const bool openai = wire == WireFormat::openai;
-  config.base_url = nonempty(env, "EGG_LLM_BASE_URL")
-                        .value_or(openai ? "https://api.openai.com/v1" : "https://api.anthropic.com");
+  config.base_url =
+      nonempty(env, "EGG_LLM_BASE_URL")
+          .value_or(openai ? "https://api.openai.com/v1" : "https://api.anthropic.com");
   while (!config.base_url.empty() && config.base_url.back() == '/') config.base_url.pop_back();
   if (config.base_url.rfind("http://", 0) != 0 && config.base_url.rfind("https://", 0) != 0) {
     throw LlmError(LlmErrorKind::config, "EGG_LLM_BASE_URL='" + config.base_url +
@@ -92,10 +97,9 @@ LlmConfig load_config(WireFormat wire, const std::string& model, const EnvLookup
     config.api_key = *vendor;
     config.key_source = vendor_var;
   } else if (!is_loopback_url(config.base_url)) {
-    throw LlmError(LlmErrorKind::auth,
-                   std::string("no API key for the ") + wire_name(wire) +
-                       " backend; set EGG_LLM_API_KEY (or " + vendor_var +
-                       "), or use BACKEND builtin, which needs no key");
+    throw LlmError(LlmErrorKind::auth, std::string("no API key for the ") + wire_name(wire) +
+                                           " backend; set EGG_LLM_API_KEY (or " + vendor_var +
+                                           "), or use BACKEND builtin, which needs no key");
   }
 
   config.proxy = nonempty(env, "EGG_LLM_PROXY");

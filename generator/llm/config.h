@@ -29,16 +29,16 @@ EnvLookup process_env();
 
 // Everything a network client needs.
 struct LlmConfig {
-  WireFormat wire = WireFormat::openai;                          // which API
-  std::string model;                                             // default model for requests
-  std::string base_url;                                          // without a trailing slash
-  std::string api_key;                                           // empty only for loopback hosts
-  std::string key_source;                                        // the variable the key came from
-  std::optional<std::string> proxy;                              // EGG_LLM_PROXY
-  std::chrono::milliseconds connect_timeout{std::chrono::seconds(10)};   // TCP+TLS setup
-  std::chrono::milliseconds total_timeout{std::chrono::seconds(300)};    // per HTTP try
-  std::size_t max_response_bytes = 8u << 20;                     // response size cap
-  RetryPolicy retry;                                             // HTTP retry rules
+  WireFormat wire = WireFormat::openai;  // which API
+  std::string model;                     // default model for requests
+  std::string base_url;                  // without a trailing slash
+  std::string api_key;                   // empty only for loopback hosts
+  std::string key_source;                // the variable the key came from
+  std::optional<std::string> proxy;      // EGG_LLM_PROXY
+  std::chrono::milliseconds connect_timeout{std::chrono::seconds(10)};  // TCP+TLS setup
+  std::chrono::milliseconds total_timeout{std::chrono::seconds(300)};   // per HTTP try
+  std::size_t max_response_bytes = 8u << 20;                            // response size cap
+  RetryPolicy retry;                                                    // HTTP retry rules
 
   // Returns `text` with every occurrence of the key replaced by "[redacted]".
   std::string redact(std::string text) const;
@@ -52,7 +52,8 @@ const char* wire_name(WireFormat wire);
 
 // Builds the config for `wire` and `model` from `env`; throws LlmError(auth) when no key is set
 // (naming the variables to set) and LlmError(config) for a bad base URL or number.
-LlmConfig load_config(WireFormat wire, const std::string& model, const EnvLookup& env = process_env());
+LlmConfig load_config(WireFormat wire, const std::string& model,
+                      const EnvLookup& env = process_env());
 
 // True when `url`'s host is 127.0.0.0/8, ::1 or localhost.
 bool is_loopback_url(const std::string& url);

@@ -1,4 +1,5 @@
-// Typed failures of the LLM client layer. The category doubles as a statistic (one counter per kind).
+// Typed failures of the LLM client layer. The category doubles as a statistic (one counter per
+// kind).
 #pragma once
 
 #include <stdexcept>

@@ -40,10 +40,13 @@ OpenAiClient::OpenAiClient(LlmConfig config, HttpTransport& transport)
 HttpRequest OpenAiClient::build_request(const ChatRequest& request) const {
   const std::string model = wire::pick_model(request, config_);
   json messages = json::array();
-  if (!request.system.empty()) messages.push_back({{"role", "system"}, {"content", request.system}});
-  for (const auto& m : request.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
+  if (!request.system.empty())
+    messages.push_back({{"role", "system"}, {"content", request.system}});
+  for (const auto& m : request.messages)
+    messages.push_back({{"role", m.role}, {"content", m.content}});
   json body = {{"model", model}, {"messages", messages}};
-  // api.openai.com replaced max_tokens by max_completion_tokens; compatible servers know the old name.
+  // api.openai.com replaced max_tokens by max_completion_tokens; compatible servers know the old
+  // name.
   const bool official = official_openai(config_.base_url);
   body[official ? "max_completion_tokens" : "max_tokens"] = request.max_tokens;
   if (request.temperature >= 0 && !(official && fixed_temperature_model(model))) {
@@ -54,7 +57,8 @@ HttpRequest OpenAiClient::build_request(const ChatRequest& request) const {
   http.url = config_.base_url + "/chat/completions";
   http.headers.emplace_back("Content-Type", "application/json");
   http.headers.emplace_back("Accept", "application/json");
-  if (!config_.api_key.empty()) http.headers.emplace_back("Authorization", "Bearer " + config_.api_key);
+  if (!config_.api_key.empty())
+    http.headers.emplace_back("Authorization", "Bearer " + config_.api_key);
   http.body = body.dump();
   http.connect_timeout = config_.connect_timeout;
   http.total_timeout = config_.total_timeout;
@@ -66,8 +70,7 @@ ChatReply OpenAiClient::parse_reply(const HttpResponse& response) {
   const auto choices = body.find("choices");
   if (choices == body.end() || !choices->is_array() || choices->empty() ||
       !(*choices)[0].is_object() || !(*choices)[0].contains("message")) {
-    throw LlmError(LlmErrorKind::malformed_response,
-                   "the OpenAI answer has no choices[0].message");
+    throw LlmError(LlmErrorKind::malformed_response, "the OpenAI answer has no choices[0].message");
   }
   const json& choice = (*choices)[0];
   const json& message = choice["message"];
@@ -94,7 +97,8 @@ ChatReply OpenAiClient::parse_reply(const HttpResponse& response) {
     reply.tokens_in = wire::int_field(body["usage"], "prompt_tokens");
     reply.tokens_out = wire::int_field(body["usage"], "completion_tokens");
   }
-  if (body.contains("model") && body["model"].is_string()) reply.model = body["model"].get<std::string>();
+  if (body.contains("model") && body["model"].is_string())
+    reply.model = body["model"].get<std::string>();
   return reply;
 }
 

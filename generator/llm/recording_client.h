@@ -12,7 +12,8 @@ namespace egg::llm {
 class RecordingClient : public ChatClient {
  public:
   // Wraps `inner` (not owned), writing to `writer` (not owned) as `backend` with default `model`.
-  RecordingClient(ChatClient& inner, TranscriptWriter& writer, std::string backend, std::string model);
+  RecordingClient(ChatClient& inner, TranscriptWriter& writer, std::string backend,
+                  std::string model);
   // Forwards `request`, records the outcome, and returns the reply.
   ChatReply complete(const ChatRequest& request) override;
 

@@ -21,7 +21,8 @@ std::string excerpt(const std::string& text, size_t at) {
 }
 
 // Where `now` first differs from `then`, in words.
-std::string first_difference(const std::string& what, const std::string& then, const std::string& now) {
+std::string first_difference(const std::string& what, const std::string& then,
+                             const std::string& now) {
   const auto mismatch = std::mismatch(then.begin(), then.end(), now.begin(), now.end());
   const size_t at = static_cast<size_t>(mismatch.first - then.begin());
   return what + " differs at character " + std::to_string(at) + ": recorded " + excerpt(then, at) +

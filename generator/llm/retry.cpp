@@ -77,14 +77,17 @@ milliseconds backoff_delay(const RetryPolicy& policy, int attempt, std::mt19937_
   const double base = static_cast<double>(policy.initial_backoff.count()) *
                       std::pow(policy.multiplier, std::max(0, attempt - 1));
   const double cap = static_cast<double>(policy.max_backoff.count());
-  const double jittered = std::min(base, cap) * (1.0 - policy.jitter + 2.0 * policy.jitter * unit(rng));
+  const double jittered =
+      std::min(base, cap) * (1.0 - policy.jitter + 2.0 * policy.jitter * unit(rng));
   return milliseconds(static_cast<long long>(std::clamp(jittered, 0.0, cap)));
 }
 
 std::optional<milliseconds> parse_retry_after(std::string_view value,
                                               std::chrono::system_clock::time_point now) {
-  while (!value.empty() && std::isspace(static_cast<unsigned char>(value.front()))) value.remove_prefix(1);
-  while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) value.remove_suffix(1);
+  while (!value.empty() && std::isspace(static_cast<unsigned char>(value.front())))
+    value.remove_prefix(1);
+  while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back())))
+    value.remove_suffix(1);
   if (value.empty()) return std::nullopt;
   if (std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     if (value.size() > 9) return std::nullopt;  // absurd; avoids overflow
@@ -122,8 +125,10 @@ LlmError http_status_error(const HttpRequest& request, const HttpResponse& respo
   switch (response.status) {
     case 401:
       return LlmError(LlmErrorKind::auth,
-                      code + at + ": the API key was rejected; check EGG_LLM_API_KEY (or "
-                                  "OPENAI_API_KEY / ANTHROPIC_API_KEY for the backend)" + says);
+                      code + at +
+                          ": the API key was rejected; check EGG_LLM_API_KEY (or "
+                          "OPENAI_API_KEY / ANTHROPIC_API_KEY for the backend)" +
+                          says);
     case 403:
       return LlmError(LlmErrorKind::auth, code + at +
                                               ": access denied; check that the key in "
@@ -137,8 +142,10 @@ LlmError http_status_error(const HttpRequest& request, const HttpResponse& respo
                       code + at + ": request too large; shorten the prompt context" + says);
     case 429:
       return LlmError(LlmErrorKind::rate_limited,
-                      code + at + ": rate limited; check the account's quota, or lower "
-                                  "parallel generations" + says);
+                      code + at +
+                          ": rate limited; check the account's quota, or lower "
+                          "parallel generations" +
+                          says);
     default:
       break;
   }
@@ -150,8 +157,10 @@ LlmError http_status_error(const HttpRequest& request, const HttpResponse& respo
                     code + at + ": server error; the service may be down, try later" + says);
   }
   return LlmError(LlmErrorKind::bad_request,
-                  code + at + ": request rejected; check the model name, MODEL options "
-                              "(max_tokens, temperature) and EGG_LLM_BASE_URL" + says);
+                  code + at +
+                      ": request rejected; check the model name, MODEL options "
+                      "(max_tokens, temperature) and EGG_LLM_BASE_URL" +
+                      says);
 }
 
 RetryingTransport::RetryingTransport(HttpTransport& inner, RetryPolicy policy, Sleeper& sleeper,
@@ -172,8 +181,8 @@ int RetryingTransport::last_attempts() const { return t_last_attempts; }
 HttpResponse RetryingTransport::send(const HttpRequest& request) {
   const int max_attempts = std::max(1, policy_.max_attempts);
   const auto gave_up = [](const LlmError& error, int attempts) {
-    return LlmError(error.kind(), error.message() + " (gave up after " + std::to_string(attempts) +
-                                      " attempts)");
+    return LlmError(error.kind(),
+                    error.message() + " (gave up after " + std::to_string(attempts) + " attempts)");
   };
   for (int attempt = 1;; ++attempt) {
     t_last_attempts = attempt;
@@ -181,8 +190,8 @@ HttpResponse RetryingTransport::send(const HttpRequest& request) {
     try {
       response = inner_.send(request);
     } catch (const LlmError& error) {
-      const bool transient = error.kind() == LlmErrorKind::timeout ||
-                             error.kind() == LlmErrorKind::connection;
+      const bool transient =
+          error.kind() == LlmErrorKind::timeout || error.kind() == LlmErrorKind::connection;
       if (!transient) throw;
       if (attempt >= max_attempts) throw gave_up(error, attempt);
       sleeper_.sleep_for(next_backoff(attempt));

@@ -42,13 +42,14 @@ Sleeper& system_sleeper();
 
 // How often and how long to retry.
 struct RetryPolicy {
-  int max_attempts = 5;                                        // total tries, >= 1
-  std::chrono::milliseconds initial_backoff{1000};             // wait before the 2nd try
-  double multiplier = 2.0;                                     // growth per try
-  std::chrono::milliseconds max_backoff{std::chrono::seconds(60)};       // cap of computed waits
-  double jitter = 0.25;                                        // wait *= uniform[1-j, 1+j]
-  std::chrono::milliseconds max_retry_after{std::chrono::seconds(300)};  // a longer Retry-After is final
-  std::uint64_t seed = 0x4567u;                                // jitter RNG seed (reproducible)
+  int max_attempts = 5;                                             // total tries, >= 1
+  std::chrono::milliseconds initial_backoff{1000};                  // wait before the 2nd try
+  double multiplier = 2.0;                                          // growth per try
+  std::chrono::milliseconds max_backoff{std::chrono::seconds(60)};  // cap of computed waits
+  double jitter = 0.25;                                             // wait *= uniform[1-j, 1+j]
+  std::chrono::milliseconds max_retry_after{
+      std::chrono::seconds(300)};  // a longer Retry-After is final
+  std::uint64_t seed = 0x4567u;    // jitter RNG seed (reproducible)
 };
 
 // The backoff before try `attempt + 1` (attempt >= 1), jittered with `rng`, capped.

@@ -117,7 +117,8 @@ Exchange exchange_from_json(const json& line) {
   const json& request = need(line, "request");
   e.system = need(request, "system").get<std::string>();
   for (const auto& m : need(request, "messages")) {
-    e.messages.push_back({need(m, "role").get<std::string>(), need(m, "content").get<std::string>()});
+    e.messages.push_back(
+        {need(m, "role").get<std::string>(), need(m, "content").get<std::string>()});
   }
   e.max_tokens = request.value("max_tokens", 0);
   e.temperature = request.value("temperature", 0.0);
@@ -146,12 +147,14 @@ TranscriptWriter::TranscriptWriter(const std::string& path, bool append,
     : path_(path),
       out_(path, append ? std::ios::app | std::ios::binary : std::ios::trunc | std::ios::binary),
       redact_(std::move(redact)) {
-  if (!out_) throw LlmError(LlmErrorKind::config, "cannot open transcript " + path_ + " for writing");
+  if (!out_)
+    throw LlmError(LlmErrorKind::config, "cannot open transcript " + path_ + " for writing");
 }
 
 void TranscriptWriter::write(const Exchange& exchange) {
   // Invalid UTF-8 from a server is replaced rather than failing the whole generation.
-  std::string line = exchange_to_json(exchange).dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string line =
+      exchange_to_json(exchange).dump(-1, ' ', false, json::error_handler_t::replace);
   if (redact_) line = redact_(std::move(line));
   out_ << line << '\n';
   out_.flush();
@@ -168,11 +171,11 @@ std::vector<Exchange> read_transcript(const std::string& path) {
     try {
       exchanges.push_back(exchange_from_json(json::parse(text)));
     } catch (const json::exception& error) {
-      throw LlmError(LlmErrorKind::config,
-                     path + ":" + std::to_string(number) + ": bad transcript line: " + error.what());
+      throw LlmError(LlmErrorKind::config, path + ":" + std::to_string(number) +
+                                               ": bad transcript line: " + error.what());
     } catch (const LlmError& error) {
-      throw LlmError(LlmErrorKind::config,
-                     path + ":" + std::to_string(number) + ": bad transcript line: " + error.message());
+      throw LlmError(LlmErrorKind::config, path + ":" + std::to_string(number) +
+                                               ": bad transcript line: " + error.message());
     }
   }
   return exchanges;

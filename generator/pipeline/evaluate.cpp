@@ -159,8 +159,7 @@ void PhaseTimes::add_harness(const json& phases_ms) {
   // verify and time net of the waits inside them: for GPU memory, for the quiet lock (shared while
   // verifying, exclusive while timing) and for the reference server (whose computing counts as
   // references, the rest as waiting).
-  add("verify",
-      ms("verify") - ms("gpu_memory_wait") - ms("refs_wait") - ms("verify_lock_wait"));
+  add("verify", ms("verify") - ms("gpu_memory_wait") - ms("refs_wait") - ms("verify_lock_wait"));
   add("time", ms("time") - ms("gpu_lock_wait"));
   add("references", ms("refs_compute"));
   add("wait_gpu", ms("gpu_lock_wait") + ms("verify_lock_wait") + ms("gpu_memory_wait") +

@@ -76,7 +76,7 @@ CompileResult Nvcc::compile_object(const std::filesystem::path& cu,
   p.timeout = std::chrono::minutes(5);
   p.activity = "compiling " + cu.filename().string() + " with nvcc";
   p.private_tmp = true;  // nvcc's tmpxft_* files go with the run, even when it is killed
-  p.cpu_work = true;  // never during a timed span (base/gpu_lock.h)
+  p.cpu_work = true;     // never during a timed span (base/gpu_lock.h)
   ProcessResult r = runner_.run(p);
   CompileResult c;
   c.ok = r.ok();

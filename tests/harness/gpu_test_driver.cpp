@@ -42,13 +42,16 @@ std::string file_text(const fs::path& p) {
 
 // Runs a helper command; on failure prints its log and returns false.
 bool run_step(const std::string& what, const std::vector<std::string>& argv, const fs::path& dir,
-              std::chrono::seconds limit, std::map<std::string, std::string> env = child_environment()) {
-  const auto out = run_process(argv, env, dir / (what + ".stdout.log"), dir / (what + ".stderr.log"), limit);
+              std::chrono::seconds limit,
+              std::map<std::string, std::string> env = child_environment()) {
+  const auto out =
+      run_process(argv, env, dir / (what + ".stdout.log"), dir / (what + ".stderr.log"), limit);
   if (out.kind == ProcessOutcome::Kind::exited && out.exit_code == 0) return true;
   std::cerr << "FAILED: " << what << ": " << quote_command(argv) << "\n"
             << (out.kind == ProcessOutcome::Kind::timed_out ? "timed out\n" : out.error + "\n")
             << "exit " << out.exit_code << " signal " << out.signal << "\n"
-            << file_text(dir / (what + ".stdout.log")) << file_text(dir / (what + ".stderr.log")) << "\n";
+            << file_text(dir / (what + ".stdout.log")) << file_text(dir / (what + ".stderr.log"))
+            << "\n";
   return false;
 }
 
@@ -56,8 +59,8 @@ bool run_step(const std::string& what, const std::vector<std::string>& argv, con
 std::uintmax_t disk_bytes(const fs::path& dir) {
   std::uintmax_t n = 0;
   std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec))
+  for (auto it = fs::recursive_directory_iterator(dir, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
     if (it->is_regular_file(ec)) n += it->file_size(ec);
   return n;
 }
@@ -65,8 +68,8 @@ std::uintmax_t disk_bytes(const fs::path& dir) {
 // The reference server of one case, ended with its process group at exit.
 class RefServer {
  public:
-  RefServer(const std::string& python, const std::string& pythonpath, const fs::path& op, const fs::path& spec,
-            const fs::path& dir)
+  RefServer(const std::string& python, const std::string& pythonpath, const fs::path& op,
+            const fs::path& spec, const fs::path& dir)
       : socket_(dir / "refs.sock"), ready_(dir / "ready.json") {
     boost::process::environment env;
     for (const auto& [k, v] : child_environment()) env[k] = v;
@@ -74,10 +77,13 @@ class RefServer {
     env["PYTHONUNBUFFERED"] = "1";
     child_ = boost::process::child(
         boost::process::exe = python,
-        boost::process::args = {"-m", "egg_frontend", "serve", "--op", op.string(), "--spec", spec.string(),
-                                "--socket", socket_.string(), "--ready", ready_.string()},
-        boost::process::std_in < stdin_,
-        (boost::process::std_out & boost::process::std_err) > (dir / "server.log").string(), env, group_);
+        boost::process::args = {"-m", "egg_frontend", "serve", "--op", op.string(), "--spec",
+                                spec.string(), "--socket", socket_.string(), "--ready",
+                                ready_.string()},
+        boost::process::std_in<stdin_, (boost::process::std_out & boost::process::std_err)>(
+            dir / "server.log")
+            .string(),
+        env, group_);
   }
   ~RefServer() {
     stdin_.close();
@@ -102,7 +108,8 @@ class RefServer {
       if (!child_.running(ec)) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    std::cerr << "FAILED: the reference server did not start:\n" << file_text(ready_.parent_path() / "server.log");
+    std::cerr << "FAILED: the reference server did not start:\n"
+              << file_text(ready_.parent_path() / "server.log");
     return {};
   }
 
@@ -120,13 +127,16 @@ int main(int argc, char** argv) {
   std::set<std::string> flags;
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
-    if (k == "--time" || k == "--strict" || k == "--baseline") flags.insert(k);
-    else if (i + 1 < argc) a.emplace(k, argv[++i]);
+    if (k == "--time" || k == "--strict" || k == "--baseline")
+      flags.insert(k);
+    else if (i + 1 < argc)
+      a.emplace(k, argv[++i]);
   }
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0) {
-    std::cout << "SKIP: no CUDA device (" << (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices")
+    std::cout << "SKIP: no CUDA device ("
+              << (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices")
               << "); the gpu tests run on a GPU machine: bash tools/gpu_check.sh (docs/gpu.md)\n";
     return kSkip;
   }
@@ -142,13 +152,15 @@ int main(int argc, char** argv) {
     auto env = child_environment();
     env["PYTHONPATH"] = a["--pythonpath"];
     env["PYTHONUNBUFFERED"] = "1";
-    if (!run_step("baseline", {a["--python"], "-m", "egg_bench", "baseline", "--op", a["--op"], "--out",
-                               (dir / "times.json").string()},
+    if (!run_step("baseline",
+                  {a["--python"], "-m", "egg_bench", "baseline", "--op", a["--op"], "--out",
+                   (dir / "times.json").string()},
                   dir, std::chrono::seconds(540), env))
       return 1;
     const auto j = nlohmann::json::parse(file_text(dir / "times.json"));
     std::cout << j.dump(2) << "\n";
-    const bool ok = j.at("eager").at("median_ms").get<double>() > 0 && j.at("compile").contains("median_ms");
+    const bool ok =
+        j.at("eager").at("median_ms").get<double>() > 0 && j.at("compile").contains("median_ms");
     std::cout << (ok ? "PASS" : "FAIL") << ": baseline times\n";
     return ok ? 0 : 1;
   }
@@ -159,7 +171,8 @@ int main(int argc, char** argv) {
   const fs::path spec_dir = work / (label + "-spec");
   fs::remove_all(spec_dir);
   fs::create_directories(spec_dir);
-  if (!run_step("make_spec", {a["--python"], a["--make-spec"], "--op", a["--op"], "--out", spec_dir.string()},
+  if (!run_step("make_spec",
+                {a["--python"], a["--make-spec"], "--op", a["--op"], "--out", spec_dir.string()},
                 spec_dir, std::chrono::seconds(300)))
     return 1;
   const fs::path planted = a["--planted"];
@@ -168,10 +181,11 @@ int main(int argc, char** argv) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   const fs::path so = dir / "cand.so";
-  if (!run_step("nvcc", {a["--nvcc"], "-shared", "-Xcompiler", "-fPIC", "-DEGG_CANDIDATE_ENTRY", "-O3",
-                         "-arch=" + arch, "-DEGG_ROWS=" + (a.count("--rows") ? a["--rows"] : "1024"),
-                         "-DEGG_COLS=" + (a.count("--cols") ? a["--cols"] : "4096"), (planted / (base + ".cu")).string(),
-                         "-o", so.string()},
+  if (!run_step("nvcc",
+                {a["--nvcc"], "-shared", "-Xcompiler", "-fPIC", "-DEGG_CANDIDATE_ENTRY", "-O3",
+                 "-arch=" + arch, "-DEGG_ROWS=" + (a.count("--rows") ? a["--rows"] : "1024"),
+                 "-DEGG_COLS=" + (a.count("--cols") ? a["--cols"] : "4096"),
+                 (planted / (base + ".cu")).string(), "-o", so.string()},
                 dir, std::chrono::seconds(300)))
     return 1;
 
@@ -193,7 +207,8 @@ int main(int argc, char** argv) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::string got(status_name(r.status));
   std::cout << "case:     " << name << "\nexpected: " << a["--expect"] << "\ngot:      " << got
-            << "\nmessage:  " << r.message << "\nwall:     " << wall << " s\nrepro:    " << r.repro << "\n";
+            << "\nmessage:  " << r.message << "\nwall:     " << wall << " s\nrepro:    " << r.repro
+            << "\n";
   std::cout << to_json(r).dump(2) << "\n";
   bool ok = got == a["--expect"];
   // What the run left on disk (the harness's work folder, the server's log), and the harness's
@@ -201,8 +216,8 @@ int main(int argc, char** argv) {
   rusage usage{};
   getrusage(RUSAGE_CHILDREN, &usage);
   const double disk_mb = static_cast<double>(disk_bytes(dir)) / (1 << 20);
-  std::cout << "disk:     " << disk_mb << " MiB in " << dir << "\nhost:     " << usage.ru_maxrss / 1024.0
-            << " MiB peak resident (largest child)\n";
+  std::cout << "disk:     " << disk_mb << " MiB in " << dir
+            << "\nhost:     " << usage.ru_maxrss / 1024.0 << " MiB peak resident (largest child)\n";
   if (a.count("--max-disk-mb") && disk_mb > std::stod(a["--max-disk-mb"])) {
     std::cout << "disk use over the limit of " << a["--max-disk-mb"] << " MiB\n";
     ok = false;

@@ -32,7 +32,8 @@ TEST(HarnessSpec, ReadsArgumentsInAbiOrder) {
 }
 
 TEST(HarnessSpec, ErrorsNameTheFileAndField) {
-  const auto p = write_spec(R"({"schema": 1, "inputs": [{"name": "x", "shape": [2], "dtype": "complex64"}],
+  const auto p =
+      write_spec(R"({"schema": 1, "inputs": [{"name": "x", "shape": [2], "dtype": "complex64"}],
     "outputs": [{"name": "o", "shape": [2], "dtype": "float32"}], "reference": {"seeds": 1}})");
   try {
     load_harness_spec(p);

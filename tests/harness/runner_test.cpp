@@ -57,15 +57,17 @@ TEST_F(Runner, OptionsBecomeArgv) {
   const VerifyResult r = run_candidate(run);
   EXPECT_EQ(r.status, VerifyStatus::mismatch);
   EXPECT_EQ(r.exit_code, 10);
-  for (const char* s : {"--time", "--strict", "--atol 0.5", "--rtol 0.25", "--source", "candidate.cu", "--spec"})
+  for (const char* s :
+       {"--time", "--strict", "--atol 0.5", "--rtol 0.25", "--source", "candidate.cu", "--spec"})
     EXPECT_NE(r.message.find(s), std::string::npos) << s << " not in " << r.message;
 }
 
 // The harness (and the candidate it loads) sees the allowlist of base/child_env.h: the settings it
 // reads pass, nothing else does.
 TEST_F(Runner, EnvironmentIsAllowlisted) {
-  for (const char* name : {"OPENAI_API_KEY", "EGG_LLM_ENDPOINT", "MY_TOKEN", "DATABASE_URL", "DB_PASSWORD",
-                           "github_token", "ANTHROPIC_BASE_URL", "EGG_HARNESS_TEST_OTHER", "EGG_PASSED_ON"})
+  for (const char* name :
+       {"OPENAI_API_KEY", "EGG_LLM_ENDPOINT", "MY_TOKEN", "DATABASE_URL", "DB_PASSWORD",
+        "github_token", "ANTHROPIC_BASE_URL", "EGG_HARNESS_TEST_OTHER", "EGG_PASSED_ON"})
     ::setenv(name, "x", 1);
   ::setenv("EGG_GPU_LOCK", "/tmp/egg-runner-test.lock", 1);
   ::setenv("EGG_HARNESS_HOLD", "off", 1);
@@ -73,14 +75,19 @@ TEST_F(Runner, EnvironmentIsAllowlisted) {
   ::setenv("EGG_PASS_ENV", "EGG_PASSED_ON", 1);
   const VerifyResult r = run_candidate(run_with("env.sh"));
   const std::string names = " " + r.message + " ";
-  for (const char* name : {"OPENAI_API_KEY", "EGG_LLM_ENDPOINT", "MY_TOKEN", "DATABASE_URL", "DB_PASSWORD",
-                           "github_token", "ANTHROPIC_BASE_URL", "EGG_HARNESS_TEST_OTHER"})
-    EXPECT_EQ(names.find(std::string(" ") + name + " "), std::string::npos) << name << " leaked: " << r.message;
-  for (const char* name : {"PATH", "EGG_GPU_LOCK", "EGG_HARNESS_HOLD", "CUDA_VISIBLE_DEVICES", "EGG_PASSED_ON"})
-    EXPECT_NE(names.find(std::string(" ") + name + " "), std::string::npos) << name << " missing: " << r.message;
-  for (const char* name : {"OPENAI_API_KEY", "EGG_LLM_ENDPOINT", "MY_TOKEN", "DATABASE_URL", "DB_PASSWORD",
-                           "github_token", "ANTHROPIC_BASE_URL", "EGG_HARNESS_TEST_OTHER", "EGG_PASSED_ON",
-                           "EGG_GPU_LOCK", "EGG_HARNESS_HOLD", "CUDA_VISIBLE_DEVICES", "EGG_PASS_ENV"})
+  for (const char* name :
+       {"OPENAI_API_KEY", "EGG_LLM_ENDPOINT", "MY_TOKEN", "DATABASE_URL", "DB_PASSWORD",
+        "github_token", "ANTHROPIC_BASE_URL", "EGG_HARNESS_TEST_OTHER"})
+    EXPECT_EQ(names.find(std::string(" ") + name + " "), std::string::npos)
+        << name << " leaked: " << r.message;
+  for (const char* name :
+       {"PATH", "EGG_GPU_LOCK", "EGG_HARNESS_HOLD", "CUDA_VISIBLE_DEVICES", "EGG_PASSED_ON"})
+    EXPECT_NE(names.find(std::string(" ") + name + " "), std::string::npos)
+        << name << " missing: " << r.message;
+  for (const char* name :
+       {"OPENAI_API_KEY", "EGG_LLM_ENDPOINT", "MY_TOKEN", "DATABASE_URL", "DB_PASSWORD",
+        "github_token", "ANTHROPIC_BASE_URL", "EGG_HARNESS_TEST_OTHER", "EGG_PASSED_ON",
+        "EGG_GPU_LOCK", "EGG_HARNESS_HOLD", "CUDA_VISIBLE_DEVICES", "EGG_PASS_ENV"})
     ::unsetenv(name);
 }
 
@@ -96,7 +103,8 @@ TEST_F(Runner, HangIsATimeoutAndTheWholeGroupIsKilled) {
   pid_t pid = 0;
   ASSERT_TRUE(pid_file >> pid);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  // Killed and reaped by its parent's death (re-parented to init): signal 0 must fail, or it is a zombie.
+  // Killed and reaped by its parent's death (re-parented to init): signal 0 must fail, or it is a
+  // zombie.
   const bool alive = ::kill(pid, 0) == 0;
   if (alive) {
     std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
@@ -136,7 +144,7 @@ TEST_F(Runner, MalformedResultIsAHarnessError) {
 
 TEST_F(Runner, MissingHarnessIsAHarnessError) {
   const VerifyResult r = run_candidate(run_with("does-not-exist.sh"));
-  EXPECT_TRUE(r.status == VerifyStatus::harness_error || r.status == VerifyStatus::crash) << r.message;
+  EXPECT_TRUE(r.status == VerifyStatus::harness_error || r.status == VerifyStatus::crash)
+      << r.message;
   EXPECT_FALSE(is_candidate_failure(r.status) && r.status != VerifyStatus::crash);
 }
-

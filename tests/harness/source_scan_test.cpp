@@ -25,13 +25,14 @@ cute::at::thing;
 }
 
 TEST(SourceScan, TorchIncludesAndNamespacesAreFound) {
-  const char* src = "#include <ATen/ATen.h>\n"
-                    "#include \"torch/extension.h\"\n"
-                    "# include <c10/util/Half.h>\n"
-                    "void f() { auto t = at::relu(x); }\n"
-                    "void g() { torch :: empty({1}); }\n"
-                    "#include <Python.h>\n"
-                    "// #include <torch/torch.h> is fine in a comment\n";
+  const char* src =
+      "#include <ATen/ATen.h>\n"
+      "#include \"torch/extension.h\"\n"
+      "# include <c10/util/Half.h>\n"
+      "void f() { auto t = at::relu(x); }\n"
+      "void g() { torch :: empty({1}); }\n"
+      "#include <Python.h>\n"
+      "// #include <torch/torch.h> is fine in a comment\n";
   const auto f = scan_source_text(src);
   ASSERT_EQ(f.size(), 6u) << describe(f);
   EXPECT_EQ(f[0].line, 1);
@@ -49,9 +50,10 @@ class LibraryScan : public ::testing::Test {
   fs::path build(const std::string& name, const std::string& code) {
     const fs::path src = dir / (name + ".cpp"), so = dir / ("lib" + name + ".so");
     std::ofstream(src) << code;
-    const auto out = run_process({EGG_HARNESS_CXX, "-shared", "-fPIC", src.string(), "-o", so.string()},
-                                 {{"PATH", std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin"}},
-                                 dir / "out.log", dir / "err.log", std::chrono::seconds(60));
+    const auto out =
+        run_process({EGG_HARNESS_CXX, "-shared", "-fPIC", src.string(), "-o", so.string()},
+                    {{"PATH", std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin"}},
+                    dir / "out.log", dir / "err.log", std::chrono::seconds(60));
     EXPECT_EQ(out.kind, ProcessOutcome::Kind::exited);
     EXPECT_EQ(out.exit_code, 0);
     return so;
@@ -59,7 +61,8 @@ class LibraryScan : public ::testing::Test {
 };
 
 TEST_F(LibraryScan, PlainLibraryPasses) {
-  const auto so = build("plain", "extern \"C\" int egg_candidate_launch(void* const*, void*) { return 0; }\n");
+  const auto so =
+      build("plain", "extern \"C\" int egg_candidate_launch(void* const*, void*) { return 0; }\n");
   EXPECT_TRUE(scan_library(so).empty()) << describe(scan_library(so));
 }
 
@@ -67,7 +70,8 @@ TEST_F(LibraryScan, UndefinedAtenSymbolIsFound) {
   // Compiled without LibTorch: at::relu stays undefined and would bind to the harness's copy.
   const auto so = build("cheat",
                         "namespace at { void relu_(void*); }\n"
-                        "extern \"C\" int egg_candidate_launch(void* const* a, void*) { at::relu_(a[0]); return 0; }\n");
+                        "extern \"C\" int egg_candidate_launch(void* const* a, void*) { "
+                        "at::relu_(a[0]); return 0; }\n");
   const auto f = scan_library(so);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_NE(f[0].text.find("_ZN2at5relu_"), std::string::npos);

@@ -27,7 +27,9 @@ LlmErrorKind kind_of(const ChatReply& r) {
 
 TEST(CodeBlock, TakesTheLastTaggedBlock) {
   const auto text =
-      "First try:\n```cuda\nold();\n```\nBetter:\n```python\nprint(1)\n```\n```cuda\nnew_kernel();\n```\nDone.";
+      "First "
+      "try:\n```cuda\nold();\n```\nBetter:\n```python\nprint(1)\n```\n```cuda\nnew_kernel();\n```"
+      "\nDone.";
   EXPECT_EQ(extract_code(reply(text)), "new_kernel();\n");
 }
 
@@ -58,7 +60,8 @@ TEST(CodeBlock, HandlesCrlfAndIndentedFences) {
 
 TEST(CodeBlock, UnterminatedFenceIsTruncated) {
   EXPECT_EQ(find_code_block("```cuda\n__global__ void k() {\n").scan, CodeScan::unterminated);
-  EXPECT_EQ(kind_of(reply("```cuda\nok();\n```\nRevised:\n```cuda\n__global__ void k(", FinishReason::length)),
+  EXPECT_EQ(kind_of(reply("```cuda\nok();\n```\nRevised:\n```cuda\n__global__ void k(",
+                          FinishReason::length)),
             LlmErrorKind::truncated);
 }
 
@@ -68,19 +71,23 @@ TEST(CodeBlock, LengthStopWithoutCodeIsTruncated) {
 }
 
 TEST(CodeBlock, LengthStopAfterAClosedBlockKeepsTheCode) {
-  EXPECT_EQ(extract_code(reply("```cuda\nk();\n```\nThis kernel uses", FinishReason::length)), "k();\n");
+  EXPECT_EQ(extract_code(reply("```cuda\nk();\n```\nThis kernel uses", FinishReason::length)),
+            "k();\n");
 }
 
 TEST(CodeBlock, NoCodeAndRefusal) {
   EXPECT_EQ(kind_of(reply("The kernel should use shared memory.")), LlmErrorKind::no_code);
-  EXPECT_EQ(kind_of(reply("I'm sorry, but I can't help with that request.")), LlmErrorKind::refusal);
+  EXPECT_EQ(kind_of(reply("I'm sorry, but I can't help with that request.")),
+            LlmErrorKind::refusal);
   EXPECT_EQ(kind_of(reply("")), LlmErrorKind::no_code);
   ChatReply r = reply("```cuda\nk();\n```");
   r.finish = FinishReason::refusal;
   EXPECT_EQ(kind_of(r), LlmErrorKind::refusal);
 }
 
-TEST(CodeBlock, EmptyBlockIsNoCode) { EXPECT_EQ(kind_of(reply("```cuda\n```")), LlmErrorKind::no_code); }
+TEST(CodeBlock, EmptyBlockIsNoCode) {
+  EXPECT_EQ(kind_of(reply("```cuda\n```")), LlmErrorKind::no_code);
+}
 
 }  // namespace
 }  // namespace egg::llm

@@ -23,13 +23,15 @@ TEST(Config, VendorDefaultsAndKeyPrecedence) {
   EXPECT_EQ(o.api_key, "sk-o");
   EXPECT_EQ(o.key_source, "OPENAI_API_KEY");
   const auto a = load_config(WireFormat::anthropic, "claude",
-                             env({{"ANTHROPIC_API_KEY", "sk-a"}, {"EGG_LLM_API_KEY", "sk-egg"},
+                             env({{"ANTHROPIC_API_KEY", "sk-a"},
+                                  {"EGG_LLM_API_KEY", "sk-egg"},
                                   {"EGG_LLM_BASE_URL", "https://proxy.example/anthropic/"}}));
   EXPECT_EQ(a.base_url, "https://proxy.example/anthropic");
   EXPECT_EQ(a.api_key, "sk-egg");
   EXPECT_EQ(a.key_source, "EGG_LLM_API_KEY");
   // The other vendor's variable is not used.
-  EXPECT_THROW(load_config(WireFormat::anthropic, "c", env({{"OPENAI_API_KEY", "sk-o"}})), LlmError);
+  EXPECT_THROW(load_config(WireFormat::anthropic, "c", env({{"OPENAI_API_KEY", "sk-o"}})),
+               LlmError);
 }
 
 TEST(Config, MissingKeyNamesTheVariables) {
@@ -54,7 +56,8 @@ TEST(Config, LoopbackServersNeedNoKey) {
 }
 
 TEST(Config, RejectsBadValues) {
-  EXPECT_THROW(load_config(WireFormat::openai, "m", env({{"EGG_LLM_BASE_URL", "api.openai.com"}})), LlmError);
+  EXPECT_THROW(load_config(WireFormat::openai, "m", env({{"EGG_LLM_BASE_URL", "api.openai.com"}})),
+               LlmError);
   EXPECT_THROW(load_config(WireFormat::openai, "m",
                            env({{"EGG_LLM_API_KEY", "k"}, {"EGG_LLM_TIMEOUT", "ten"}})),
                LlmError);

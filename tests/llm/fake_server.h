@@ -11,7 +11,8 @@ namespace egg::llm::testing {
 // A running fake LLM server scripted by a scenario ({"responses": [...]}, see the .py file).
 class FakeLlmServer {
  public:
-  // Writes the scenario {"responses": responses} to a temp dir and starts the server; throws std::runtime_error on failure.
+  // Writes the scenario {"responses": responses} to a temp dir and starts the server; throws
+  // std::runtime_error on failure.
   explicit FakeLlmServer(const std::vector<nlohmann::json>& responses);
   // Stops the server and removes the temp dir.
   ~FakeLlmServer();

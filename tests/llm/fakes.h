@@ -26,7 +26,8 @@ class FakeClock : public Clock {
  public:
   // Returns `time`.
   std::chrono::system_clock::time_point now() override { return time; }
-  std::chrono::system_clock::time_point time{std::chrono::seconds(1445412480)};  // 2015-10-21 07:28:00 UTC
+  std::chrono::system_clock::time_point time{
+      std::chrono::seconds(1445412480)};  // 2015-10-21 07:28:00 UTC
 };
 
 // Answers requests from a script of responses or transport errors, recording the requests.
@@ -42,8 +43,8 @@ class ScriptedTransport : public HttpTransport {
     if (auto* error = std::get_if<LlmError>(&step)) throw *error;
     return std::get<HttpResponse>(step);
   }
-  std::deque<Step> steps;              // what to answer, in order
-  std::vector<HttpRequest> requests;   // what was sent
+  std::deque<Step> steps;             // what to answer, in order
+  std::vector<HttpRequest> requests;  // what was sent
 };
 
 // A response with `status`, `body` and optional headers (names lower-cased).

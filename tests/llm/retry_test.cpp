@@ -94,7 +94,8 @@ TEST_F(RetryFixture, RetriesServerErrorsAndTransportFailuresWithBackoff) {
 }
 
 TEST_F(RetryFixture, GivesUpAfterMaxAttempts) {
-  for (int i = 0; i < 5; ++i) inner.steps.push_back(response(502, R"({"error":{"message":"bad gateway"}})"));
+  for (int i = 0; i < 5; ++i)
+    inner.steps.push_back(response(502, R"({"error":{"message":"bad gateway"}})"));
   try {
     retrying.send(request());
     FAIL();
@@ -147,7 +148,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(FinalCase{400, LlmErrorKind::bad_request, "check the model name"},
                       FinalCase{401, LlmErrorKind::auth, "check EGG_LLM_API_KEY"},
                       FinalCase{403, LlmErrorKind::auth, "EGG_LLM_API_KEY may use this model"},
-                      FinalCase{404, LlmErrorKind::not_found, "check EGG_LLM_BASE_URL and the model name"},
+                      FinalCase{404, LlmErrorKind::not_found,
+                                "check EGG_LLM_BASE_URL and the model name"},
                       FinalCase{422, LlmErrorKind::bad_request, "check the model name"}));
 
 TEST_F(RetryFixture, TooLargeIsNotRetried) {

@@ -42,7 +42,8 @@ ChatRequest ask(const std::string& what, int attempt = 1) {
 
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() /
-          (name + "-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + ".jsonl"))
+          (name + "-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+           ".jsonl"))
       .string();
 }
 
@@ -107,14 +108,16 @@ TEST(Transcript, RecordsAndReplaysInOrderIncludingErrors) {
 TEST(Transcript, ReplayDivergenceSaysWhereAndHow) {
   ChatReply r;
   r.text = "ok";
-  ReplayClient replay({make_exchange(ask("make a softmax kernel"), "openai", "m", &r, nullptr)}, "t.jsonl");
+  ReplayClient replay({make_exchange(ask("make a softmax kernel"), "openai", "m", &r, nullptr)},
+                      "t.jsonl");
   try {
     replay.complete(ask("make a layernorm kernel"));
     FAIL();
   } catch (const LlmError& e) {
     EXPECT_EQ(e.kind(), LlmErrorKind::replay_diverged);
     EXPECT_NE(e.message().find("t.jsonl exchange 1"), std::string::npos) << e.what();
-    EXPECT_NE(e.message().find("message 0 (user) differs at character 7"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("message 0 (user) differs at character 7"), std::string::npos)
+        << e.what();
     EXPECT_NE(e.message().find("stage1/code"), std::string::npos) << e.what();
   }
   EXPECT_EQ(replay.complete(ask("make a softmax kernel")).text, "ok");

@@ -29,7 +29,8 @@ using testing::FakeLlmServer;
 using testing::FakeSleeper;
 
 constexpr const char* kKey = "sk-test-DO-NOT-LEAK-1234567890";
-constexpr const char* kKernel = "```cuda\n__global__ void k(float* y) { y[threadIdx.x] = 1.f; }\n```";
+constexpr const char* kKernel =
+    "```cuda\n__global__ void k(float* y) { y[threadIdx.x] = 1.f; }\n```";
 
 // A client stack (curl + retries + wire format) pointed at a fake server.
 struct Stack {
@@ -41,7 +42,8 @@ struct Stack {
     config.api_key = kKey;
     config.retry.jitter = 0;
     config.retry.initial_backoff = milliseconds(1);
-    curl = std::make_unique<CurlTransport>(CurlOptions{config.max_response_bytes, std::nullopt, {}});
+    curl =
+        std::make_unique<CurlTransport>(CurlOptions{config.max_response_bytes, std::nullopt, {}});
     retrying = std::make_unique<RetryingTransport>(*curl, config.retry, sleeper, clock);
     if (wire == WireFormat::openai) {
       client = std::make_unique<OpenAiClient>(config, *retrying);
@@ -135,7 +137,7 @@ TEST_P(Wire, SuccessParsesTextAndTokens) {
 TEST_P(Wire, RateLimitWithRetryAfterThenSuccess) {
   FakeLlmServer server(Script{R"({"status": 429, "headers": {"Retry-After": "2"},
                              "json": {"error": {"message": "rate limit"}}})"_json,
-                        reply(kKernel)});
+                              reply(kKernel)});
   Stack stack(GetParam(), server.base_url());
   const ChatReply r = stack.client->complete(ask());
   EXPECT_EQ(r.attempts, 2);
@@ -158,7 +160,7 @@ TEST_P(Wire, ClosedConnectionIsRetried) {
 
 TEST_P(Wire, StalledConnectionTimesOut) {
   FakeLlmServer server(Script{R"({"action": "stall", "seconds": 5})"_json,
-                        R"({"action": "stall", "seconds": 5})"_json});
+                              R"({"action": "stall", "seconds": 5})"_json});
   LlmConfig tweak;
   tweak.total_timeout = milliseconds(400);
   tweak.retry.max_attempts = 2;
@@ -180,7 +182,8 @@ TEST_P(Wire, MalformedJsonIsReportedNotRetried) {
 TEST_P(Wire, WrongShapeIsMalformed) {
   FakeLlmServer server(Script{R"({"json": {"choices": 3, "content": "x"}})"_json});
   Stack stack(GetParam(), server.base_url());
-  EXPECT_EQ(error_of([&] { stack.client->complete(ask()); }).kind(), LlmErrorKind::malformed_response);
+  EXPECT_EQ(error_of([&] { stack.client->complete(ask()); }).kind(),
+            LlmErrorKind::malformed_response);
 }
 
 TEST_P(Wire, TruncatedAnswer) {
@@ -194,7 +197,7 @@ TEST_P(Wire, TruncatedAnswer) {
 
 TEST_P(Wire, Refusal) {
   FakeLlmServer server(Script{reply("I can't help with that.", "refusal"),
-                        reply("I'm sorry, but I can't assist with this.")});
+                              reply("I'm sorry, but I can't assist with this.")});
   Stack stack(GetParam(), server.base_url());
   const ChatReply flagged = stack.client->complete(ask());
   EXPECT_EQ(flagged.finish, FinishReason::refusal);
@@ -230,7 +233,8 @@ TEST_P(Wire, NotFoundSaysToCheckBaseUrlAndModel) {
   Stack stack(GetParam(), server.base_url());
   const LlmError e = error_of([&] { stack.client->complete(ask()); });
   EXPECT_EQ(e.kind(), LlmErrorKind::not_found);
-  EXPECT_NE(e.message().find("check EGG_LLM_BASE_URL and the model name"), std::string::npos) << e.what();
+  EXPECT_NE(e.message().find("check EGG_LLM_BASE_URL and the model name"), std::string::npos)
+      << e.what();
   EXPECT_NE(e.message().find(server.base_url()), std::string::npos) << e.what();
   EXPECT_EQ(std::string(e.what()).find(kKey), std::string::npos);
 }
@@ -256,12 +260,14 @@ TEST_P(Wire, OversizeResponseWithoutLengthIsTooLarge) {
 }
 
 TEST_P(Wire, TranscriptHoldsNoKeyAndReplaysWithoutNetwork) {
-  FakeLlmServer server(Script{reply(kKernel, "stop", 5, 6), R"({"status": 401, "body": "bad key"})"_json});
+  FakeLlmServer server(
+      Script{reply(kKernel, "stop", 5, 6), R"({"status": 401, "body": "bad key"})"_json});
   Stack stack(GetParam(), server.base_url());
   const std::string path = server.dir() + "/transcript.jsonl";
   ChatReply live;
   {
-    TranscriptWriter writer(path, false, [&](std::string s) { return stack.config.redact(std::move(s)); });
+    TranscriptWriter writer(path, false,
+                            [&](std::string s) { return stack.config.redact(std::move(s)); });
     RecordingClient recording(*stack.client, writer, wire_name(GetParam()), stack.config.model);
     live = recording.complete(ask());
     EXPECT_THROW(recording.complete(ask()), LlmError);
@@ -280,7 +286,8 @@ TEST_P(Wire, TranscriptHoldsNoKeyAndReplaysWithoutNetwork) {
   EXPECT_EQ(server.requests().size(), 2u);  // replay sent nothing
 }
 
-INSTANTIATE_TEST_SUITE_P(Formats, Wire, ::testing::Values(WireFormat::openai, WireFormat::anthropic),
+INSTANTIATE_TEST_SUITE_P(Formats, Wire,
+                         ::testing::Values(WireFormat::openai, WireFormat::anthropic),
                          [](const auto& info) { return std::string(wire_name(info.param)); });
 
 TEST(WireConnection, RefusedConnectionIsRetriedThenReported) {
@@ -295,7 +302,8 @@ TEST(WireConnection, RefusedConnectionIsRetriedThenReported) {
   close(fd);
   LlmConfig tweak;
   tweak.retry.max_attempts = 3;
-  Stack stack(WireFormat::openai, "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)), tweak);
+  Stack stack(WireFormat::openai, "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)),
+              tweak);
   const LlmError e = error_of([&] { stack.client->complete(ask()); });
   EXPECT_EQ(e.kind(), LlmErrorKind::connection);
   EXPECT_EQ(stack.sleeper.waits.size(), 2u);
@@ -322,9 +330,11 @@ TEST(WireRequest, AnthropicBaseUrlWithOrWithoutV1) {
   config.model = "claude";
   testing::ScriptedTransport unused;
   config.base_url = "https://api.anthropic.com";
-  EXPECT_EQ(AnthropicClient(config, unused).build_request(ask()).url, "https://api.anthropic.com/v1/messages");
+  EXPECT_EQ(AnthropicClient(config, unused).build_request(ask()).url,
+            "https://api.anthropic.com/v1/messages");
   config.base_url = "https://gw.example/anthropic/v1";
-  EXPECT_EQ(AnthropicClient(config, unused).build_request(ask()).url, "https://gw.example/anthropic/v1/messages");
+  EXPECT_EQ(AnthropicClient(config, unused).build_request(ask()).url,
+            "https://gw.example/anthropic/v1/messages");
 }
 
 }  // namespace

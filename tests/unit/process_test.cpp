@@ -3,9 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <atomic>
 #include <filesystem>
 #include <thread>
 
