@@ -50,7 +50,8 @@ constexpr const char* kUsage =
     "kills)\n"
     "  --wait-marker  the file that exists while this run waits for the GPU lock, GPU memory or "
     "the\n"
-    "             reference server, so the parent's time limit pauses (default <work>/gpu-lock.wait)\n";
+    "             reference server, so the parent's time limit pauses (default "
+    "<work>/gpu-lock.wait)\n";
 
 constexpr int kExitVerified = 0, kExitRejected = 10, kExitUsage = 2, kExitInternal = 3,
               kExitNoGpu = 4;
