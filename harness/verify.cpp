@@ -345,8 +345,7 @@ CallSummary Verifier::call(Group& g, int k, const std::string& label) {
   const ServedSet& set = *served;
   // The candidate's runs and the comparisons are GPU work: never during another job's timed span
   // (base/gpu_lock.h). Taken after the set is fetched, so nothing is awaited while it is held.
-  const GpuTimingLock quiet(gpu_lock_path(), opts_.marker(),
-                            GpuTimingLock::Mode::shared);
+  const GpuTimingLock quiet(gpu_lock_path(), opts_.marker(), GpuTimingLock::Mode::shared);
   verify_lock_wait_ms_ += quiet.waited_ms();
   upload(g, set);
   for (const auto& b : g.out) check(cudaMemset(b.ptr(), kPoisonByte, b.bytes), "poison outputs");
@@ -693,8 +692,7 @@ VerifyResult Verifier::run() {
     t = Clock::now();
     Group a, b;
     {
-      const GpuMemoryAdmission admission(memory_needed(), free_gpu_memory,
-                                         opts_.marker());
+      const GpuMemoryAdmission admission(memory_needed(), free_gpu_memory, opts_.marker());
       if (!admission.admitted()) throw Reject{VerifyStatus::gpu_busy, admission.error()};
       result_.phases_ms["gpu_memory_wait"] = admission.waited_ms();
       a = make_group();
