@@ -247,6 +247,78 @@ TEST(Planner, AttentionFreesEachBufferAfterItsLastReader) {
   EXPECT_LT(s2, free_softmax);
 }
 
+// A view that keeps the elements' order (unsqueeze, squeeze, reshape, flatten) between kernels is
+// no kernel: its readers get its source's pointer under the view's shape.
+spec::Spec linear_pool_sum() {
+  return make_spec({tensor("x", {64, 256})},
+                   {tensor("fc.weight", {512, 256}, "parameter"), tensor("fc.bias", {512}, "parameter")},
+                   {node("fc", "linear", {ref("x"), ref("fc.weight"), ref("fc.bias")}, json::object(), {64, 512}, 10),
+                    node("up", "unsqueeze", {ref("fc")}, {{"dim", 1}}, {64, 1, 512}, 11),
+                    node("pool", "max_pool1d", {ref("up")},
+                         {{"kernel_size", 2}, {"stride", nullptr}, {"padding", 0}, {"dilation", 1},
+                          {"ceil_mode", false}, {"return_indices", false}},
+                         {64, 1, 256}, 11),
+                    node("down", "squeeze", {ref("pool")}, {{"dim", 1}}, {64, 256}, 11),
+                    node("s", "sum", {ref("down")}, {{"dim", 1}, {"keepdim", false}}, {64}, 12),
+                    node("scaled", "mul", {ref("s"), json{{"scalar", 0.5}}}, json::object(), {64}, 13)});
+}
+
+TEST(Planner, OrderKeepingViewsBetweenKernelsAliasTheirSource) {
+  BuiltinBackend backend(kData);
+  const auto s = linear_pool_sum();
+  const Plan plan = backend.plan(s);
+  EXPECT_EQ(layout(plan), "gemm[fc] pool[pool] reduction[s,scaled]");
+  ASSERT_EQ(plan.aliases.size(), 2u);
+  EXPECT_EQ(plan.aliases[0].value, "up");
+  EXPECT_EQ(plan.aliases[0].source, "fc");
+  EXPECT_EQ(plan.aliases[1].value, "down");
+  EXPECT_EQ(plan.aliases[1].source, "pool");
+  // The pool reads the view under its own shape; the GEMM writes its source for it.
+  const spec::Spec& pool = plan.segments[1].spec;
+  ASSERT_EQ(pool.inputs.size(), 1u);
+  EXPECT_EQ(pool.inputs[0].name, "up");
+  EXPECT_EQ(pool.inputs[0].shape, (spec::Shape{64, 1, 512}));
+  EXPECT_EQ(plan.segments[0].spec.outputs.at(0).name, "fc");
+
+  const auto c = contract::derive(s, "k");
+  const Candidate first = backend.propose(request(s, c, "stage1")).front();
+  const std::string& body = first.code.launch_body;
+  const size_t s0 = body.find("k_s0_launch(x, fc_weight, fc_bias, egg_tmp_fc, stream)");
+  const size_t s1 = body.find("k_s1_launch(egg_tmp_fc, egg_tmp_pool, stream)");
+  const size_t free_fc = body.find("cudaFreeAsync(egg_tmp_fc, stream)");
+  const size_t s2 = body.find("k_s2_launch(egg_tmp_pool, out0, stream)");
+  for (size_t at : {s0, s1, free_fc, s2}) ASSERT_NE(at, std::string::npos) << body;
+  EXPECT_LT(s0, s1);
+  EXPECT_LT(s1, free_fc);  // the GEMM's buffer lives until the view's reader ran
+  EXPECT_LT(free_fc, s2);
+  EXPECT_FALSE(has(body, "egg_tmp_up"));  // no buffer, no copy for the views
+  EXPECT_FALSE(has(body, "egg_tmp_down"));
+  EXPECT_EQ(first.params["views"], json::array({{{"value", "up"}, {"source", "fc"}},
+                                                {{"value", "down"}, {"source", "pool"}}}));
+}
+
+TEST(Planner, ViewsThatCannotAliasStayNamedInTheError) {
+  BuiltinBackend backend(kData);
+  // A view that is the graph's output would need a copy: the error still names it and its line.
+  auto s = make_spec({tensor("x", {64, 256})}, {tensor("fc.weight", {512, 256}, "parameter")},
+                     {node("fc", "linear", {ref("x"), ref("fc.weight"), json{{"none", true}}}, json::object(), {64, 512}, 5),
+                      node("up", "unsqueeze", {ref("fc")}, {{"dim", 0}}, {1, 64, 512}, 9)});
+  const auto roles = node_roles(s, OpTable(kData));
+  EXPECT_EQ(roles[1], NodeRole::anchor);
+  try {
+    backend.check_supported(s);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.where().line, 9) << e.describe();
+    EXPECT_TRUE(has(e.describe(), "unsqueeze")) << e.describe();
+  }
+  // A view that changes the element count is no alias either.
+  auto grown = make_spec({tensor("x", {64, 256})}, json::array(),
+                         {node("r", "reshape", {ref("x")}, {{"shape", {64, 512}}}, {64, 512}, 5),
+                          node("e", "exp", {ref("r")}, json::object(), {64, 512}, 6)});
+  EXPECT_EQ(node_roles(grown, OpTable(kData))[0], NodeRole::anchor);
+}
+
 TEST(Planner, StageTwoTunesEverySegmentAndRepairFallsBack) {
   BuiltinBackend backend(kData);
   const auto s = linear_layer_norm_gelu();

@@ -77,6 +77,17 @@ Candidate PlanCode::combine(const spec::Spec& s, const contract::Contract& c, co
   };
   const std::string err = local("egg_err");
 
+  // A view read in place of its source (the same bytes): the source is what a segment reads.
+  std::map<std::string, std::string> source_of;
+  for (const auto& a : plan.aliases) source_of[a.value] = a.source;
+  auto reads_value = [&](const PlanSegment& seg, const std::string& value) {
+    for (const auto& r : seg.reads) {
+      const auto alias = source_of.find(r);
+      if (r == value || (alias != source_of.end() && alias->second == value)) return true;
+    }
+    return false;
+  };
+
   // Intermediates: a buffer for every value a segment writes that is not a graph output.
   std::vector<Buffer> buffers;
   json buffer_ctx = json::array();
@@ -84,10 +95,8 @@ Candidate PlanCode::combine(const spec::Spec& s, const contract::Contract& c, co
     for (const auto& o : plan.segments[k].spec.outputs) {
       if (is_graph_output(s, o) || pointer_of.count(o.node)) continue;
       Buffer b{o.node, local("egg_tmp_" + contract::c_identifier(o.node)), k, k};
-      for (size_t j = k + 1; j < plan.segments.size(); ++j) {
-        const auto& r = plan.segments[j].reads;
-        if (std::find(r.begin(), r.end(), o.node) != r.end()) b.last_use = j;
-      }
+      for (size_t j = k + 1; j < plan.segments.size(); ++j)
+        if (reads_value(plan.segments[j], o.node)) b.last_use = j;
       if (b.last_use == k) throw InternalError("plan: segment " + std::to_string(k) + " writes `" + o.node + "` that no one reads");
       pointer_of[o.node] = b.var;
       buffer_ctx.push_back({{"ctype", contract::c_type(o.dtype)}, {"var", b.var}, {"value", o.node},
@@ -96,6 +105,14 @@ Candidate PlanCode::combine(const spec::Spec& s, const contract::Contract& c, co
                             {"bytes", spec::numel(o.shape) * spec::dtype_size(o.dtype)}});
       buffers.push_back(b);
     }
+
+  json aliases = json::array();
+  for (const auto& a : plan.aliases) {
+    const auto src = pointer_of.find(a.source);
+    if (src == pointer_of.end()) throw InternalError("plan: view `" + a.value + "` of `" + a.source + "`, which no one writes");
+    pointer_of[a.value] = src->second;
+    aliases.push_back({{"value", a.value}, {"source", a.source}});
+  }
 
   json segments = json::array(), steps = json::array(), record = json::array(), links = json::array();
   std::vector<std::string> includes;
@@ -137,6 +154,7 @@ Candidate PlanCode::combine(const spec::Spec& s, const contract::Contract& c, co
     summary += " [" + std::to_string(k) + "] " + seg.family->name() + " (" + nodes_text + "): " + part.summary + ";";
   }
   summary.pop_back();
+  for (const auto& a : plan.aliases) summary += "; `" + a.value + "` is `" + a.source + "` reshaped (no copy)";
 
   const json ctx = {{"kernel", c.name}, {"num_segments", plan.segments.size()}, {"includes", includes},
                     {"segments", segments}, {"buffers", buffer_ctx}, {"steps", steps}, {"err", err}};
@@ -144,6 +162,7 @@ Candidate PlanCode::combine(const spec::Spec& s, const contract::Contract& c, co
   cand.id = id;
   cand.summary = summary;
   cand.params = {{"plan", record}};
+  if (!aliases.empty()) cand.params["views"] = aliases;
   if (!links.empty()) cand.params["link"] = links;
   cand.code.device_code = render::render(device_.text, ctx, device_.name);
   cand.code.launch_body = render::render(launch_.text, ctx, launch_.name);

@@ -30,15 +30,15 @@ struct Group {
 };
 
 // Assigns every node to a group: a group per anchor, followers to the anchor before them (or the
-// first group), operand views of leaves to the group of their first reader.
-std::vector<Group> group_nodes(const spec::Spec& s, const OpTable& ops) {
+// first group), operand views of leaves to the group of their first reader; aliases to none.
+std::vector<Group> group_nodes(const spec::Spec& s, const std::vector<NodeRole>& roles) {
   const size_t n = s.nodes.size();
   std::vector<int> group(n, -1);
-  std::vector<NodeRole> role(n);
+  std::vector<NodeRole> role = roles;
   std::vector<bool> deferred(n, false);
   int current = -1, count = 0;
   for (size_t i = 0; i < n; ++i) {
-    role[i] = node_role(s.nodes[i], ops);
+    if (role[i] == NodeRole::alias) continue;
     if (role[i] == NodeRole::operand_view) {
       bool leaves = true;
       for (const auto& v : reads_of(s.nodes[i])) leaves = leaves && s.find_tensor(v) != nullptr;
@@ -56,7 +56,7 @@ std::vector<Group> group_nodes(const spec::Spec& s, const OpTable& ops) {
     if (!deferred[i]) continue;
     for (size_t j = i + 1; j < n; ++j) {
       const auto r = reads_of(s.nodes[j]);
-      if (std::find(r.begin(), r.end(), s.nodes[i].name) != r.end()) {
+      if (role[j] != NodeRole::alias && std::find(r.begin(), r.end(), s.nodes[i].name) != r.end()) {
         group[i] = group[j];
         break;
       }
@@ -64,6 +64,7 @@ std::vector<Group> group_nodes(const spec::Spec& s, const OpTable& ops) {
   }
   std::vector<Group> groups(std::max(count, 1));
   for (size_t i = 0; i < n; ++i) {
+    if (group[i] < 0) continue;  // an alias: no kernel
     Group& g = groups[group[i]];
     if (deferred[i]) g.views.push_back(i);
     else if (role[i] == NodeRole::anchor) g.anchor = i;
@@ -109,9 +110,44 @@ std::vector<std::vector<std::vector<size_t>>> group_options(const Group& g) {
 
 NodeRole node_role(const spec::Node& node, const OpTable& ops) {
   static const std::set<std::string> views = {"transpose", "permute", "torch.Tensor.t", "torch.t", "torch.Tensor.T"};
+  // Views that keep the elements' order (docs/SPEC.md's canonical names): on a contiguous value
+  // they are the same bytes.
+  static const std::set<std::string> order_keeping = {"reshape", "flatten", "unsqueeze", "squeeze"};
   if (ops.knows(node.op) || node.op == "operator.getitem" || node.op == "getitem") return NodeRole::follower;
   if (views.count(node.op)) return NodeRole::operand_view;
+  if (order_keeping.count(node.op)) return NodeRole::alias;
   return NodeRole::anchor;
+}
+
+std::vector<NodeRole> node_roles(const spec::Spec& s, const OpTable& ops) {
+  std::vector<NodeRole> roles;
+  for (size_t i = 0; i < s.nodes.size(); ++i) {
+    const spec::Node& n = s.nodes[i];
+    NodeRole role = node_role(n, ops);
+    if (role == NodeRole::alias) {
+      // Every value a plan passes between kernels, and every graph input and param, is contiguous;
+      // the view must read exactly one of them and leave its dtype and element count alone.
+      const auto reads = reads_of(n);
+      bool holds = reads.size() == 1;
+      for (const auto& o : s.outputs) holds = holds && o.node != n.name;
+      if (holds) {
+        const spec::Tensor* t = s.find_tensor(reads[0]);
+        const spec::Node* src = s.find_node(reads[0]);
+        if (t) {
+          holds = t->dtype == n.dtype && spec::numel(t->shape) == spec::numel(n.shape);
+        } else if (src) {
+          const size_t j = static_cast<size_t>(src - s.nodes.data());
+          holds = j < i && roles[j] != NodeRole::operand_view && src->dtype == n.dtype &&
+                  spec::numel(src->shape) == spec::numel(n.shape);
+        } else {
+          holds = false;
+        }
+      }
+      if (!holds) role = NodeRole::anchor;
+    }
+    roles.push_back(role);
+  }
+  return roles;
 }
 
 spec::Spec sub_spec(const spec::Spec& s, const std::vector<size_t>& indices) {
@@ -187,7 +223,15 @@ Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>&
                       "does not copy",
                       "return computed values only (e.g. drop the unchanged input from the outputs)");
   Plan plan;
-  for (const Group& g : group_nodes(s, ops)) {
+  const std::vector<NodeRole> roles = node_roles(s, ops);
+  for (size_t i = 0; i < s.nodes.size(); ++i) {
+    if (roles[i] != NodeRole::alias) continue;
+    std::string source = reads_of(s.nodes[i]).front();
+    for (const auto& a : plan.aliases)
+      if (a.value == source) source = a.source;
+    plan.aliases.push_back(PlanAlias{s.nodes[i].name, source});
+  }
+  for (const Group& g : group_nodes(s, roles)) {
     const auto options = group_options(g);
     bool placed = false;
     for (const auto& pieces : options) {

@@ -19,6 +19,8 @@ enum class NodeRole {
   anchor,        // starts a segment (GEMM, norm, reduction, ... or an op no family knows)
   follower,      // element-wise (or getitem): fused into the segment of the anchor before it
   operand_view,  // transpose/permute of a leaf: goes with the segment that reads it (a GEMM operand)
+  alias,         // reshape/view/flatten/(un)squeeze/contiguous of a contiguous value: no kernel, the
+                 // same bytes under a new shape (see Plan::aliases)
 };
 
 // One kernel of a plan.
@@ -30,13 +32,27 @@ struct PlanSegment {
   spec::Spec spec;                  // the sub-spec: graph inputs, params and intermediates it reads; its outputs
 };
 
+// A value that is another value's bytes under a new shape (a reshape of a contiguous tensor):
+// segments read it through the pointer of `source` (a graph input, param or a segment's value).
+struct PlanAlias {
+  std::string value;   // the view node
+  std::string source;  // the value it aliases (never itself an alias)
+};
+
 // Segments in execution order (every value is produced before a later segment reads it).
 struct Plan {
   std::vector<PlanSegment> segments;
+  std::vector<PlanAlias> aliases;  // in graph order
 };
 
-// The role of `node` (element-wise ops are those of the op table).
+// The role of `node` on its own (element-wise ops are those of the op table); a view that keeps the
+// order of the elements is `alias`.
 NodeRole node_role(const spec::Node& node, const OpTable& ops);
+
+// The role of every node of `s`: node_role, except that a view stays an anchor (a kernel of its
+// own, or the error naming it) where aliasing does not hold: it is a graph output, changes the
+// dtype or the element count, or reads an operand view.
+std::vector<NodeRole> node_roles(const spec::Spec& s, const OpTable& ops);
 
 // The sub-spec computing the nodes at `indices` (ascending) of `s`: it reads graph inputs and params
 // as they are and values of other nodes as inputs named after them; it writes the values that other
