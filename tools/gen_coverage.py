@@ -38,6 +38,7 @@ CLASSES = [
     ("no_candidate", r"source_check|forbidden", "no candidate passed: source check"),
     ("no_candidate", r"the backend proposed none", "no candidate passed: none proposed"),
     ("no_candidate", r"", "no candidate passed: other"),
+    (None, r"forward input \d+ is \w+, not a tensor", "frontend: non-tensor forward input"),
     (None, r"cannot be traced|torch\.export|tracing|trace", "tracing error"),
     (None, r"timed out|time limit", "time limit inside egg-gen"),
     (None, r"float64|int64|dtype|bool tensor", "unsupported dtype"),
@@ -101,8 +102,14 @@ def run_one(egg_gen, op, work, timeout, extra):
     cmd = [egg_gen, "generate", os.path.abspath(op), "--arch", "sm_90", "--out", out,
            "--no-verify", "--no-cache"] + extra
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+    except OSError as e:  # e.g. egg-gen being relinked: this op's row says so, the run goes on
+        return {"op": os.path.relpath(op),
+                "level": os.path.basename(os.path.dirname(os.path.abspath(op))),
+                "outcome": "internal_error", "class": "cannot run egg-gen", "exit_code": None,
+                "message": f"cannot run {egg_gen}: {e}", "seconds": 0.0}
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
         rc = proc.returncode

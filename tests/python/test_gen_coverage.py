@@ -36,6 +36,10 @@ _FAKE = textwrap.dedent("""\
     if stem.endswith("internal"):
         sys.stderr.write("egg: error: internal: vector::at (please report this as a bug in EGG)\\n")
         sys.exit(2)
+    if stem.endswith("scalar"):
+        sys.stderr.write("egg: error: " + args[1] + ":27: get_inputs: forward input 1 is float, "
+                         "not a tensor\\n")
+        sys.exit(1)
     if stem.endswith("slow"):
         time.sleep(60)
     sys.exit(3)
@@ -74,6 +78,17 @@ class GenCoverageTest(unittest.TestCase):
         self.assertEqual(rows["4_internal.py"]["exit_code"], 2)
         self.assertIn("| level9 | 5 | 1 | 2 | 1 | 1 | 0 | 20 % |", md)
         self.assertIn("| unsupported op aten.triu | 2 | 2_unsupported, 10_unsupported |", md)
+
+    def test_frontend_class_and_a_missing_egg_gen(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rows, _ = self.run_tool(tmp, ["1_scalar"])
+            self.assertEqual(rows["1_scalar.py"]["class"], "frontend: non-tensor forward input")
+            # An egg-gen that cannot start is that op's internal error; the run goes on.
+            out = subprocess.run([sys.executable, _TOOL, os.path.join(tmp, "level9"), "--egg-gen",
+                                  os.path.join(tmp, "missing")], capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        row = json.loads(out.stdout.splitlines()[0])
+        self.assertEqual((row["outcome"], row["class"]), ("internal_error", "cannot run egg-gen"))
 
     def test_sample_every_nth_by_number(self):
         with tempfile.TemporaryDirectory() as tmp:
