@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "dump_candidates.h"
+#include "nvcc_compile.h"
 #include "spec_fixtures.h"
 
 #include <cstdlib>
@@ -125,14 +126,16 @@ TEST(Pool, RejectsIndicesAdaptiveAndSecondPoolWithLines) {
   EXPECT_EQ(why->where().line, 7);
   EXPECT_TRUE(has(why->describe(), "return_indices=True")) << why->describe();
 
+  // Adaptive pooling whose output sizes do not divide the input (windows of unequal size).
   auto ad = spec_of(
-      {8, 16, 32, 32},
-      {node("p", "adaptive_avg_pool2d", {ref("x")}, {{"output_size", 1}}, {8, 16, 1, 1}, 9)}, "p",
-      {8, 16, 1, 1});
+      {8, 16, 32, 30},
+      {node("p", "adaptive_avg_pool2d", {ref("x")}, {{"output_size", {4, 7}}}, {8, 16, 4, 7}, 9)},
+      "p", {8, 16, 4, 7});
   auto why2 = family.cannot_implement(spec::parse_spec(ad));
   ASSERT_TRUE(why2.has_value());
   EXPECT_EQ(why2->where().line, 9);
-  EXPECT_TRUE(has(why2->describe(), "adaptive")) << why2->describe();
+  EXPECT_TRUE(has(why2->describe(), "adaptive_avg_pool2d")) << why2->describe();
+  EXPECT_TRUE(has(why2->describe(), "divides")) << why2->describe();
 
   auto two =
       spec_of({8, 16, 32, 32},
@@ -149,6 +152,52 @@ TEST(Pool, RejectsIndicesAdaptiveAndSecondPoolWithLines) {
   auto why4 = family.cannot_implement(spec::parse_spec(none));
   ASSERT_TRUE(why4.has_value());
   EXPECT_EQ(why4->where().line, 0);
+}
+
+// Adaptive pooling with output sizes that divide the input is a fixed pool with kernel = stride =
+// in/out (ATen's windows are then equal): global average pooling, a 2x max pool, 1d and 3d.
+TEST(Pool, AdaptivePoolsWithDividingOutputsAreFixedWindows) {
+  PoolFamily family(kData);
+  auto global = spec::parse_spec(
+      spec_of({8, 16, 32, 24},
+              {node("p", "adaptive_avg_pool2d", {ref("x")}, {{"output_size", 1}}, {8, 16, 1, 1}, 9),
+               node("r", "relu", {ref("p")}, json::object(), {8, 16, 1, 1}, 10)},
+              "r", {8, 16, 1, 1}));
+  auto plan = std::get<PoolPlan>(plan_pool(global, OpTable(kData)));
+  EXPECT_FALSE(plan.max);
+  EXPECT_EQ(plan.kernel, (std::array<std::int64_t, 3>{1, 32, 24}));
+  EXPECT_EQ(plan.stride, plan.kernel);
+  EXPECT_EQ(plan.pad, (std::array<std::int64_t, 3>{0, 0, 0}));
+  EXPECT_EQ(plan.out, (std::array<std::int64_t, 3>{1, 1, 1}));
+  EXPECT_EQ(plan.epilogue.size(), 1u);
+
+  auto half = spec::parse_spec(
+      spec_of({4, 8, 64},
+              {node("p", "adaptive_max_pool1d", {ref("x")},
+                    {{"output_size", 32}, {"return_indices", false}}, {4, 8, 32}, 5)},
+              "p", {4, 8, 32}));
+  plan = std::get<PoolPlan>(plan_pool(half, OpTable(kData)));
+  EXPECT_TRUE(plan.max);
+  EXPECT_EQ(plan.kernel[2], 2);
+  EXPECT_EQ(plan.stride[2], 2);
+
+  auto cube =
+      spec::parse_spec(spec_of({2, 4, 8, 6, 4},
+                               {node("p", "adaptive_avg_pool3d", {ref("x")},
+                                     {{"output_size", {2, nullptr, 1}}}, {2, 4, 2, 6, 1}, 5)},
+                               "p", {2, 4, 2, 6, 1}));
+  plan = std::get<PoolPlan>(plan_pool(cube, OpTable(kData)));
+  EXPECT_EQ(plan.kernel, (std::array<std::int64_t, 3>{4, 1, 4}));
+
+  // Every candidate renders and compiles (the window loop for a window over 64 elements).
+  const auto c = contract::derive(global, "k");
+  const auto cands = family.structures(global, c);
+  ASSERT_FALSE(cands.empty());
+  for (const auto& cand : cands) EXPECT_TRUE(has(cand.summary, "window loop")) << cand.summary;
+  if (const auto nvcc = egg::testing::real_nvcc()) {
+    for (const auto& cand : cands)
+      EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cand), "");
+  }
 }
 
 TEST(Pool, RejectsAShapeThatDisagreesWithTheFormula) {

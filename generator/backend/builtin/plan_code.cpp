@@ -78,8 +78,13 @@ Candidate PlanCode::combine(const spec::Spec& s, const contract::Contract& c, co
   const std::string err = local("egg_err");
 
   // A view read in place of its source (the same bytes): the source is what a segment reads.
+  // A view that is a graph output: its source is written straight into the output.
   std::map<std::string, std::string> source_of;
-  for (const auto& a : plan.aliases) source_of[a.value] = a.source;
+  for (const auto& a : plan.aliases) {
+    source_of[a.value] = a.source;
+    const auto out = pointer_of.find(a.value);
+    if (out != pointer_of.end()) pointer_of[a.source] = out->second;
+  }
   auto reads_value = [&](const PlanSegment& seg, const std::string& value) {
     for (const auto& r : seg.reads) {
       const auto alias = source_of.find(r);

@@ -1,6 +1,7 @@
 #include "backend/builtin/planner.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -121,6 +122,13 @@ NodeRole node_role(const spec::Node& node, const OpTable& ops) {
 
 std::vector<NodeRole> node_roles(const spec::Spec& s, const OpTable& ops) {
   std::vector<NodeRole> roles;
+  std::map<std::string, std::string> root;  // alias → the value it aliases (never an alias)
+  std::set<std::string> output_roots;       // values a graph output's view is the bytes of
+  auto outputs_of = [&](const std::string& v) {
+    int k = 0;
+    for (const auto& o : s.outputs) k += o.node == v ? 1 : 0;
+    return k;
+  };
   for (size_t i = 0; i < s.nodes.size(); ++i) {
     const spec::Node& n = s.nodes[i];
     NodeRole role = node_role(n, ops);
@@ -129,7 +137,6 @@ std::vector<NodeRole> node_roles(const spec::Spec& s, const OpTable& ops) {
       // the view must read exactly one of them and leave its dtype and element count alone.
       const auto reads = reads_of(n);
       bool holds = reads.size() == 1;
-      for (const auto& o : s.outputs) holds = holds && o.node != n.name;
       if (holds) {
         const spec::Tensor* t = s.find_tensor(reads[0]);
         const spec::Node* src = s.find_node(reads[0]);
@@ -143,7 +150,16 @@ std::vector<NodeRole> node_roles(const spec::Spec& s, const OpTable& ops) {
           holds = false;
         }
       }
-      if (!holds) role = NodeRole::anchor;
+      const std::string r = !holds ? "" : root.count(reads[0]) ? root.at(reads[0]) : reads[0];
+      if (holds && outputs_of(n.name) > 0) {
+        // A view returned by the graph: the kernel computing its source writes the output's bytes
+        // (the source is computed here, returned by nothing else and no other output's view).
+        holds = outputs_of(n.name) == 1 && s.find_node(r) != nullptr && outputs_of(r) == 0 &&
+                !output_roots.count(r);
+        if (holds) output_roots.insert(r);
+      }
+      if (holds) root[n.name] = r;
+      else role = NodeRole::anchor;
     }
     roles.push_back(role);
   }

@@ -50,8 +50,10 @@ struct Plan {
 NodeRole node_role(const spec::Node& node, const OpTable& ops);
 
 // The role of every node of `s`: node_role, except that a view stays an anchor (a kernel of its
-// own, or the error naming it) where aliasing does not hold: it is a graph output, changes the
-// dtype or the element count, or reads an operand view.
+// own, or the error naming it) where aliasing does not hold: it changes the dtype or the element
+// count, reads an operand view, or is a graph output whose source is not a node of its own (a
+// graph input, another output, another output view's source). A graph output's view has the
+// kernel of its source write the output's bytes.
 std::vector<NodeRole> node_roles(const spec::Spec& s, const OpTable& ops);
 
 // The sub-spec computing the nodes at `indices` (ascending) of `s`: it reads graph inputs and params

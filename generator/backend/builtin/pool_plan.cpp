@@ -19,8 +19,13 @@ bool is_pool(const std::string& op) {
     if (op == p) return true;
   return false;
 }
-bool is_other_pool(const std::string& op) {
-  return op.rfind("adaptive_", 0) == 0 && op.find("_pool") != std::string::npos;
+// Adaptive pools: implemented where every output size divides its input size (then ATen's
+// windows [floor(i*in/out), ceil((i+1)*in/out)) are a fixed pool with kernel = stride = in/out).
+bool is_adaptive_pool(const std::string& op) {
+  for (const char* p : {"adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+                        "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d"})
+    if (op == p) return true;
+  return false;
 }
 
 }  // namespace
@@ -42,11 +47,7 @@ std::variant<PoolPlan, UserError> plan_pool(const spec::Spec& s, const OpTable& 
   const SourceLocation file_only{s.op_file, 0, "output"};
   PoolPlan plan;
   for (const auto& n : s.nodes) {
-    if (is_other_pool(n.op))
-      return UserError(
-          n.where, quote(n) + " (adaptive pooling) is not implemented by the builtin pool family",
-          "use max_pool/avg_pool with an explicit kernel_size and stride");
-    if (!is_pool(n.op)) continue;
+    if (!is_pool(n.op) && !is_adaptive_pool(n.op)) continue;
     if (plan.anchor)
       return UserError(n.where,
                        quote(n) + " is a second pool after `" + plan.anchor->target + "`" +
@@ -58,7 +59,8 @@ std::variant<PoolPlan, UserError> plan_pool(const spec::Spec& s, const OpTable& 
     return UserError(file_only,
                      "the graph has no max_pool or avg_pool op (the pool family's anchor)");
   const spec::Node& an = *plan.anchor;
-  plan.max = an.op.rfind("max_pool", 0) == 0;
+  const bool adaptive = is_adaptive_pool(an.op);
+  plan.max = an.op.find("max_pool") != std::string::npos;
   plan.dims = an.op[an.op.size() - 2] - '0';
   if (an.args.empty() || an.args[0].kind != spec::Arg::Kind::node)
     return UserError(an.where, quote(an) + " does not read a tensor");
@@ -90,22 +92,42 @@ std::variant<PoolPlan, UserError> plan_pool(const spec::Spec& s, const OpTable& 
                                    "; expected " + std::to_string(d + 1) + " or " +
                                    std::to_string(d + 2));
   const json none;
-  if (!spread(at.contains("kernel_size") ? at["kernel_size"] : none, d, plan.kernel))
+  if (adaptive) {
+    // The output sizes are the node's (output_size may hold None: that dim's input size).
+    if (static_cast<int>(plan.out_shape.size()) != rank)
+      return UserError(an.where, quote(an) + " produces " + spec::shape_string(plan.out_shape) +
+                                     " from an input of rank " + std::to_string(rank));
+    for (int k = 0; k < d; ++k) {
+      const std::int64_t in = plan.in_shape[rank - d + k], out = plan.out_shape[rank - d + k];
+      if (out < 1 || in % out != 0)
+        return UserError(an.where,
+                         quote(an) + " pools " + spec::shape_string(plan.in_shape) + " to " +
+                             spec::shape_string(plan.out_shape) +
+                             "; the builtin pool family implements adaptive pooling only where "
+                             "each output size divides its input size (windows of equal size)",
+                         "choose an output_size that divides the input, or use max_pool/avg_pool "
+                         "with an explicit kernel_size and stride");
+      plan.kernel[3 - d + k] = plan.stride[3 - d + k] = in / out;
+    }
+  } else if (!spread(at.contains("kernel_size") ? at["kernel_size"] : none, d, plan.kernel))
     return UserError(an.where,
                      quote(an) + " has a kernel_size the builtin pool family cannot read");
-  const json stride = at.contains("stride") ? at["stride"] : none;
-  if (stride.is_null() || (stride.is_array() && stride.empty()))
-    plan.stride = plan.kernel;
-  else if (!spread(stride, d, plan.stride))
-    return UserError(an.where, quote(an) + " has a stride the builtin pool family cannot read");
-  if (!spread(at.value("padding", json(0)), d, plan.pad))
-    return UserError(an.where, quote(an) + " has a padding the builtin pool family cannot read",
-                     "use integer padding (no 'same'/'valid' strings)");
-  if (plan.max && !spread(at.value("dilation", json(1)), d, plan.dilation))
-    return UserError(an.where, quote(an) + " has a dilation the builtin pool family cannot read");
-  plan.ceil_mode = at.value("ceil_mode", false);
-  plan.count_include_pad = at.value("count_include_pad", true);
-  if (!plan.max && at.contains("divisor_override") && !at["divisor_override"].is_null()) {
+  if (!adaptive) {
+    const json stride = at.contains("stride") ? at["stride"] : none;
+    if (stride.is_null() || (stride.is_array() && stride.empty()))
+      plan.stride = plan.kernel;
+    else if (!spread(stride, d, plan.stride))
+      return UserError(an.where, quote(an) + " has a stride the builtin pool family cannot read");
+    if (!spread(at.value("padding", json(0)), d, plan.pad))
+      return UserError(an.where, quote(an) + " has a padding the builtin pool family cannot read",
+                       "use integer padding (no 'same'/'valid' strings)");
+    if (plan.max && !spread(at.value("dilation", json(1)), d, plan.dilation))
+      return UserError(an.where, quote(an) + " has a dilation the builtin pool family cannot read");
+    plan.ceil_mode = at.value("ceil_mode", false);
+    plan.count_include_pad = at.value("count_include_pad", true);
+  }
+  if (!adaptive && !plan.max && at.contains("divisor_override") &&
+      !at["divisor_override"].is_null()) {
     if (!at["divisor_override"].is_number_integer() ||
         at["divisor_override"].get<std::int64_t>() == 0)
       return UserError(an.where, quote(an) + " has divisor_override " +
