@@ -38,7 +38,7 @@ HarnessSpec load_harness_spec(const std::filesystem::path& spec_json) {
     return spec_json.string() + ": field '" + field + "'";
   };
   try {
-    if (j.value("schema", 0) != 1) throw std::runtime_error(where("schema") + " must be 1");
+    if (j.value("schema", 0) != 2) throw std::runtime_error(where("schema") + " must be 2");
     auto decls = [&](const char* key, std::vector<TensorDecl>& into) {
       for (const auto& t : j.value(key, nlohmann::json::array())) {
         TensorDecl d{t.at("name").get<std::string>(),

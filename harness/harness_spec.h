@@ -1,4 +1,4 @@
-// The part of spec.json (docs/SPEC.md, schema 1) that the harness needs: the candidate's arguments
+// The part of spec.json (docs/SPEC.md, schema 2) that the harness needs: the candidate's arguments
 // in ABI order (inputs, params, outputs); the reference sets come from the reference server
 // (ref_client.h). Plain C++.
 #pragma once

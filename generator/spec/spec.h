@@ -86,7 +86,7 @@ struct Spec {
 };
 
 // The schema version this generator reads.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 // Parses spec JSON; a malformed spec is an InternalError (the frontend wrote it).
 Spec parse_spec(const nlohmann::json& j);

@@ -4,7 +4,7 @@ Run as ``python3 -m egg_frontend trace --op <abs op.py> --out <dir> [--seeds N]`
 docs/SPEC.md is the contract.  Importing this package does not import torch.
 """
 
-SCHEMA = 1
+SCHEMA = 2
 
 
 def main(argv=None):

@@ -58,11 +58,11 @@ def _write_json(path, obj, written):
 
 
 def trace(op_path, out_dir, seeds):
-    """Do the work of ``trace``: spec.json, shapes propagated without data where possible.
+    """Do the work of ``trace``: spec.json, captured with torch.export without data where possible.
 
-    The declared inputs are made on the meta device and the graph runs on fake tensors (no
-    memory, no arithmetic, whatever the op's size); an op that cannot (a data-dependent op, a
-    get_inputs() that needs real data) is traced again with real CPU tensors."""
+    The declared inputs are made on the meta device and the model is exported on fake tensors
+    of their shapes (no memory, no arithmetic, whatever the op's size); a get_inputs() that
+    cannot run on the meta device (it needs real data) is called again on the CPU."""
     with warnings.catch_warnings():  # torch warns when numpy is absent; irrelevant here
         warnings.filterwarnings("ignore", message=".*Failed to initialize NumPy.*")
         try:
@@ -84,24 +84,17 @@ def trace(op_path, out_dir, seeds):
         try:
             loader.build_model(op)
             user_files = [op.path] + op.local_files()
-            gm = tracer.trace(op, user_files)
-            inputs0 = None
             try:
                 inputs0 = loader.get_inputs(op, 0, "meta")
-                _check_arity(op, gm, inputs0)
-                loader.reset_state(op)
-                tracer.propagate_fake(gm, inputs0)
-            except Exception:  # noqa: B902 - not traceable without data: trace with real tensors
-                # (a user error, too, is found again there, with its real message)
+            except Exception:  # noqa: B902 - needs real data (its own error is found again)
                 inputs0 = loader.get_inputs(op, 0)
-                _check_arity(op, gm, inputs0)
-                loader.reset_state(op)
-                try:
-                    tracer.propagate(gm, inputs0)
-                except tracer.NodeFailure as f:
-                    raise _node_error(op, gm, f, user_files)
-            params = spec.collect_params(op.model, gm)
-            doc = spec.build(op, gm, inputs0, params, user_files)
+            tracer.check_arity(op, inputs0)
+            loader.reset_state(op)
+            ep = tracer.capture(op, inputs0, user_files)
+            loader.reset_state(op)
+            tracer.warn_mutations(ep, op, user_files)
+            params = spec.collect_params(op.model, spec.constant_names(ep, op, user_files))
+            doc = spec.build(op, ep, inputs0, params, user_files)
             doc["deps"] = deps.deps_list(op.path, op.local_files())
             doc["reference"] = {"seeds": seeds}
             _write_json(os.path.join(out_dir, "spec.json"), doc, written)
@@ -110,31 +103,6 @@ def trace(op_path, out_dir, seeds):
     except BaseException:
         _remove(written)
         raise
-
-
-def _check_arity(op, gm, inputs):
-    ph = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    required = [n for n in ph if not n.args]
-    if len(inputs) > len(ph) or len(inputs) < len(required):
-        raise UserError(op.path, op.def_line("get_inputs"), "get_inputs",
-                        "get_inputs() returns %d tensors but forward takes %d inputs (%s)"
-                        % (len(inputs), len(ph), ", ".join(str(n.target) for n in ph)),
-                        "return exactly one tensor per forward argument, in order")
-
-
-def _node_error(op, gm, failure, user_files):
-    from . import canonical, errors, tracer
-    node = failure.node
-    modules = dict(gm.named_modules())
-    module = modules.get(node.target) if node.op == "call_module" else None
-    try:
-        name = canonical.canonicalize(node, module, node.target if module else "").op
-    except Exception:
-        name = str(node.target)
-    file, line, _ = tracer.location(node, user_files)
-    return UserError(file or op.path, line, name,
-                     "forward failed on the declared inputs: %s" % errors.describe(failure.exc),
-                     "check the shapes and dtypes get_inputs() gives this op")
 
 
 def main(argv=None):

@@ -1,16 +1,17 @@
-"""Assemble spec.json (schema 1, docs/SPEC.md) from a traced, shape-propagated graph.
+"""Assemble spec.json (schema 2, docs/SPEC.md) from a captured, normalized ExportedProgram.
 
-Arguments become ``{"node"|"scalar"|"bool"|"none"|"list"|...}`` objects; attrs stay
-plain JSON values.  In-place ops (``x.relu_()``, ``inplace=True``) are functionalized:
-later uses of the mutated value refer to the in-place node.
+Arguments become ``{"node"|"scalar"|"bool"|"none"|"list"|...}`` objects; attrs stay plain JSON
+values.  Placeholders of parameters, buffers and constants are referred to by their dotted
+names (``norm.weight``); ops that only alias or assert disappear (their users read their input);
+0-d constants (``scalar_tensor``) become scalar operands; nodes no user output reads (the
+running-stat updates of a batch norm in training mode) are left out.
 """
 
 import math
+import operator
 import sys
 
 import torch
-from torch.fx.node import Node
-from torch.fx.passes.shape_prop import TensorMetadata
 
 from . import SCHEMA, canonical, tracer
 from .errors import UserError
@@ -31,17 +32,14 @@ def _finite(x):
 
 
 class _Encoder:
-    """Encodes fx arguments, resolving in-place aliases and constant placeholders."""
+    """Encodes fx arguments, resolving placeholders, aliases and inlined constants."""
 
     def __init__(self):
-        self.ref = {}     # fx node name -> encoded argument
-        self.consts = {}  # fx node name -> Python constant (forward defaults)
+        self.ref = {}  # fx node name -> encoded argument
 
     def arg(self, v):
-        if isinstance(v, Node):
+        if isinstance(v, torch.fx.Node):
             return self.ref.get(v.name, {"node": v.name})
-        if isinstance(v, canonical.ParamRef):
-            return {"node": v.name}
         if isinstance(v, bool):
             return {"bool": v}
         if isinstance(v, (int, float)):
@@ -54,18 +52,12 @@ class _Encoder:
             return {"string": v}
         if isinstance(v, torch.dtype):
             return {"dtype": dtype_name(v)}
-        if isinstance(v, slice):
-            return {"slice": [self.arg(v.start), self.arg(v.stop), self.arg(v.step)]}
-        if v is Ellipsis:
-            return {"ellipsis": True}
         if isinstance(v, dict):
             return {"dict": {str(k): self.arg(x) for k, x in v.items()}}
         return {"string": str(v)}
 
     def attr(self, v):
-        if isinstance(v, Node) and v.name in self.consts:
-            return self.attr(self.consts[v.name])
-        if isinstance(v, (Node, canonical.ParamRef)):
+        if isinstance(v, torch.fx.Node):
             return self.arg(v)
         if isinstance(v, (bool, int, str)) or v is None:
             return v
@@ -81,40 +73,24 @@ class _Encoder:
 
 
 DTYPES = ("float32", "float16", "bfloat16", "float64", "int64", "int32", "int8", "uint8", "bool")
-_SCALAR_DTYPE = {bool: "bool", int: "int64", float: "float64"}
 
 
-def _shape_dtype(node):
-    meta = node.meta.get("tensor_meta")
-    if isinstance(meta, TensorMetadata):
-        return list(meta.shape), dtype_name(meta.dtype)
-    return None, None
+def _meta(val):
+    return {"shape": list(val.shape), "dtype": dtype_name(val.dtype)}
 
 
-def _result(node):
+def _result(val):
     """How a node's value is described: (result kind, shape, dtype, extra fields).
 
-    Every node gets a shape (list of ints) and a dtype from DTYPES so the generator can
-    read it; ``result`` says what the value really is: ``tensor``, ``tuple`` (several
-    values, e.g. ``torch.max(x, dim)``: shape and dtype of the first tensor, all of them
-    in ``tuple``), ``scalar`` (a Python number: shape [], ``value``), ``size`` (a
-    ``torch.Size``: shape [rank], ``value``) or ``other``.
-    """
-    shape, dtype = _shape_dtype(node)
-    if shape is not None:
-        return "tensor", shape, dtype, {}
-    meta = node.meta.get("tensor_meta")
-    if isinstance(meta, (tuple, list)):
-        elems = [{"shape": list(m.shape), "dtype": dtype_name(m.dtype)}
-                 if isinstance(m, TensorMetadata) else None for m in meta]
+    Every node gets a shape (list of ints) and a dtype from DTYPES so the generator can read
+    it; ``result`` says what the value really is: ``tensor`` or ``tuple`` (several values, e.g.
+    ``torch.max(x, dim)``: shape and dtype of the first tensor, all of them in ``tuple``)."""
+    if isinstance(val, torch.Tensor):
+        return "tensor", list(val.shape), dtype_name(val.dtype), {}
+    if isinstance(val, (tuple, list)):
+        elems = [_meta(v) if isinstance(v, torch.Tensor) else None for v in val]
         first = next((e for e in elems if e), {"shape": [], "dtype": "float32"})
         return "tuple", first["shape"], first["dtype"], {"tuple": elems}
-    if "egg_value" in node.meta:
-        value = node.meta["egg_value"]
-        if isinstance(value, list):
-            return "size", [len(value)], "int64", {"value": value}
-        if type(value) in _SCALAR_DTYPE:
-            return "scalar", [], _SCALAR_DTYPE[type(value)], {"value": _finite(value)}
     return "other", [], "float32", {}
 
 
@@ -124,8 +100,16 @@ def _check_dtype(dtype, file, line, op, what):
             what, dtype), "use one of: " + " ".join(DTYPES))
 
 
-def collect_params(model, gm):
-    """[(name, tensor, kind)] for parameters, buffers and tensor constants of the graph."""
+def _lookup(model, dotted):
+    obj = model
+    for part in dotted.split("."):
+        obj = getattr(obj, part, None)
+    return obj if isinstance(obj, torch.Tensor) else None
+
+
+def collect_params(model, names=()):
+    """[(name, tensor, kind)]: the model's parameters and buffers, then the tensor attributes
+    named in ``names`` that are neither (constants the forward reads, kept as buffers)."""
     out, seen = [], set()
     for name, p in model.named_parameters():
         out.append((name, p, "parameter"))
@@ -134,60 +118,125 @@ def collect_params(model, gm):
         if name not in seen:
             out.append((name, b, "buffer"))
             seen.add(name)
-    for node in gm.graph.nodes:
-        if node.op == "get_attr" and node.target not in seen:
-            obj = gm
-            for part in node.target.split("."):
-                obj = getattr(obj, part, None)
-            if isinstance(obj, torch.Tensor):
-                out.append((node.target, obj, "buffer"))
-                seen.add(node.target)
+    for name in names:
+        t = _lookup(model, name)
+        if name not in seen and t is not None:
+            out.append((name, t, "buffer"))
+            seen.add(name)
     return out
 
 
-def build(op, gm, inputs, params, user_files):
+def constant_names(ep, op, user_files):
+    """Dotted names of the tensor constants the exported forward reads; a constant that is no
+    attribute of the model (``torch.tensor([...])`` written in forward) is a UserError."""
+    from torch.export.graph_signature import InputKind
+    names = []
+    for spec in ep.graph_signature.input_specs:
+        if spec.kind != InputKind.CONSTANT_TENSOR:
+            continue
+        if _lookup(op.model, spec.target) is None:
+            users = [n for n in ep.graph.nodes if n.name == spec.arg.name]
+            user = next(iter(users[0].users), None) if users else None
+            file, line, code = tracer.location(user, user_files) if user else ("", 0, "")
+            raise UserError(file or op.path, line, "constant",
+                            "forward creates a tensor constant%s; EGG keeps constants as "
+                            "parameters or buffers of the model" % (
+                                " (`%s`)" % code if code else ""),
+                            "create it once in __init__ with self.register_buffer(name, "
+                            "tensor) and read self.<name> in forward")
+        names.append(spec.target)
+    return names
+
+
+def _live(ep, user_outputs):
+    """Names of the nodes the user outputs depend on."""
+    nodes = {n.name: n for n in ep.graph.nodes}
+    live, todo = set(), [nodes[a.name] for a in user_outputs if a.name in nodes]
+    while todo:
+        n = todo.pop()
+        if n.name in live:
+            continue
+        live.add(n.name)
+        todo.extend(n.all_input_nodes)
+    return live
+
+
+def _module_path(node):
+    stack = node.meta.get("nn_module_stack") or {}
+    if not stack:
+        return ""
+    path = list(stack.values())[-1][0]
+    return path if isinstance(path, str) else ""
+
+
+def _collapses(node, live):
+    """True when only element 0 of a tuple-valued node is read."""
+    for user in node.users:
+        if user.name not in live:
+            continue
+        if user.target is not operator.getitem or user.args[1] != 0:
+            return False
+    return True
+
+
+def build(op, ep, inputs, params, user_files):
     """The spec dict minus ``deps`` and ``reference``; raises UserError for bad outputs."""
+    from torch.export.graph_signature import InputKind, OutputKind
+    sig = ep.graph_signature
+    outs = [o for o in sig.output_specs if o.kind == OutputKind.USER_OUTPUT]
+    user_args = [o.arg for o in outs if hasattr(o.arg, "name") and o.arg.name]
+    live = _live(ep, user_args)
     enc = _Encoder()
-    modules = dict(gm.named_modules())
-    spec_inputs, nodes, outputs = [], [], []
+    spec_inputs, nodes = [], []
     n_in = 0
-    for node in gm.graph.nodes:
-        if node.op == "placeholder":
-            name = str(node.target).lstrip("*")
-            if n_in < len(inputs):
-                t = inputs[n_in]
-                _check_dtype(dtype_name(t.dtype), op.path, op.def_line("get_inputs"),
-                             "get_inputs", "forward input %d (%s)" % (n_in, name))
-                spec_inputs.append({"name": name, "shape": list(t.shape),
-                                    "dtype": dtype_name(t.dtype)})
-                enc.ref[node.name] = {"node": name}
-            else:  # a forward parameter left at its default: a constant
-                enc.consts[node.name] = node.args[0] if node.args else None
-                enc.ref[node.name] = enc.arg(enc.consts[node.name])
+    for s in sig.input_specs:
+        if s.kind == InputKind.USER_INPUT:
+            t = inputs[n_in]
+            name = s.arg.name
+            _check_dtype(dtype_name(t.dtype), op.path, op.def_line("get_inputs"),
+                         "get_inputs", "forward input %d (%s)" % (n_in, name))
+            spec_inputs.append({"name": name, "shape": list(t.shape),
+                                "dtype": dtype_name(t.dtype)})
+            enc.ref[s.arg.name] = {"node": name}
             n_in += 1
-        elif node.op == "get_attr":
-            enc.ref[node.name] = {"node": node.target}
-        elif node.op in ("call_function", "call_method", "call_module"):
-            module = modules.get(node.target) if node.op == "call_module" else None
-            canon = canonical.canonicalize(node, module, node.target if module else "")
-            file, line, code = tracer.location(node, user_files)
-            kind, shape, dtype, extra = _result(node)
-            _check_dtype(dtype, file or op.path, line, canon.op, "the result of " + canon.op)
-            entry = {"name": node.name, "op": canon.op,
-                     "target": canonical.qualified_target(node, module),
-                     "args": [enc.arg(a) for a in canon.args],
-                     "attrs": {k: enc.attr(v) for k, v in canon.attrs.items()},
-                     "shape": shape, "dtype": dtype, "result": kind}
-            entry.update(extra)
-            if module is not None:
-                entry["module"] = node.target
-            entry.update({"file": file or op.path, "line": line, "code": code})
-            nodes.append(entry)
-            if canon.inplace and node.args and isinstance(node.args[0], Node):
-                enc.ref[node.args[0].name] = {"node": node.name}
-            enc.ref.setdefault(node.name, {"node": node.name})
-        elif node.op == "output":
-            outputs = _outputs(op, node, enc)
+        elif s.target is not None:
+            enc.ref[s.arg.name] = {"node": s.target}
+    collapsed = set()
+    for node in ep.graph.nodes:
+        if node.op != "call_function" or node.name not in live:
+            continue
+        file, line, code = tracer.location(node, user_files)
+        if canonical.is_transparent(node.target):
+            enc.ref[node.name] = enc.arg(node.args[0])
+            continue
+        if node.target is operator.getitem and node.args[0].name in collapsed:
+            enc.ref[node.name] = enc.arg(node.args[0])
+            continue
+        canon = canonical.canonicalize(node.target, node.args, node.kwargs)
+        val = node.meta.get("val")
+        if canon.op == "full" and canon.attrs.get("size") == [] and \
+                not any(node.name == a.name for a in user_args):
+            enc.ref[node.name] = enc.arg(canon.attrs.get("fill_value"))  # a 0-d constant
+            continue
+        if canon.first and _collapses(node, live):
+            collapsed.add(node.name)
+            val = val[0]
+        elif canon.first and "return_indices" in canon.attrs:
+            canon.attrs["return_indices"] = True
+        op_name = "getitem" if node.target is operator.getitem else canon.op
+        kind, shape, dtype, extra = _result(val)
+        _check_dtype(dtype, file or op.path, line, op_name, "the result of " + op_name)
+        entry = {"name": node.name, "op": op_name,
+                 "target": canonical.qualified_target(node.target),
+                 "args": [enc.arg(a) for a in canon.args],
+                 "attrs": {k: enc.attr(v) for k, v in canon.attrs.items()},
+                 "shape": shape, "dtype": dtype, "result": kind}
+        entry.update(extra)
+        module = _module_path(node)
+        if module:
+            entry["module"] = module
+        entry.update({"file": file or op.path, "line": line, "code": code})
+        nodes.append(entry)
     for name, t, _ in params:
         _check_dtype(dtype_name(t.dtype), op.path, op.def_line("Model"), "Model",
                      "parameter/buffer %s" % name)
@@ -200,32 +249,30 @@ def build(op, gm, inputs, params, user_files):
         "params": [{"name": n, "shape": list(t.shape), "dtype": dtype_name(t.dtype), "kind": k}
                    for n, t, k in params],
         "nodes": nodes,
-        "outputs": outputs,
+        "outputs": _outputs(op, ep, outs, enc),
     }
 
 
-def _outputs(op, node, enc):
-    value = node.args[0]
-    items = list(value) if isinstance(value, (tuple, list)) else [value]
+def _outputs(op, ep, outs, enc):
     line = op.forward_return_line()
-    if not items:
-        raise UserError(op.path, line, "output", "forward returns an empty %s"
-                        % type(value).__name__, "return a tensor or a tuple of tensors")
+    if not outs:
+        raise UserError(op.path, line, "output", "forward returns no tensor",
+                        "return a tensor or a tuple of tensors")
+    vals = {n.name: n.meta.get("val") for n in ep.graph.nodes}
     outputs = []
-    for i, item in enumerate(items):
-        what = "forward's output" if len(items) == 1 and not isinstance(value, (tuple, list)) \
-            else "forward's output %d" % i
-        if not isinstance(item, Node):
+    for i, out in enumerate(outs):
+        what = "forward's output" if len(outs) == 1 else "forward's output %d" % i
+        name = getattr(out.arg, "name", "")
+        val = vals.get(name) if name else None
+        if not isinstance(val, torch.Tensor):
+            value = getattr(out.arg, "value", val)
             raise UserError(op.path, line, "output", "%s is %s, not a tensor"
-                            % (what, type(item).__name__ if item is not None else "None"),
+                            % (what, type(value).__name__ if value is not None else "None"),
                             "return a tensor (or a tuple/list of tensors) from forward")
-        shape, dtype = _shape_dtype(item)
-        if shape is None:
-            kind = item.meta.get("type")
-            raise UserError(op.path, line, "output", "%s is %s, not a tensor" % (
-                what, kind.__name__ if isinstance(kind, type) else "not a tensor"),
-                "return a tensor (or a tuple/list of tensors) from forward")
-        ref = enc.arg(item)
-        outputs.append({"name": "out%d" % i, "node": ref["node"], "shape": shape,
-                        "dtype": dtype})
+        ref = enc.arg(next(n for n in ep.graph.nodes if n.name == name))
+        if "node" not in ref:
+            raise UserError(op.path, line, "output", "%s is a constant, not a computed tensor"
+                            % what, "return a tensor computed from the inputs")
+        outputs.append({"name": "out%d" % i, "node": ref["node"], "shape": list(val.shape),
+                        "dtype": dtype_name(val.dtype)})
     return outputs

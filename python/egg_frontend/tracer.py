@@ -1,21 +1,23 @@
-"""Trace ``Model.forward`` with torch.fx and propagate shapes with the declared inputs.
+"""Capture ``Model.forward`` with torch.export at the declared shapes and normalize it.
 
-Modules that canonical.py knows (nn.ReLU, nn.Linear, ...) stay leaves so they can
-be turned into their functional form; everything else is traced through.  Each
-node keeps the user's file and line (``record_stack_traces``).
+``capture`` exports the model non-strictly (the forward runs as Python on fake tensors made
+from the declared inputs: no memory, no arithmetic, whatever the op's size) and runs torch's
+decompositions without the ops EGG keeps (``canonical.decompositions()``), which also
+functionalizes in-place ops.  Each node keeps the user's file and line (``stack_trace``).
+A capture that fails is a UserError naming the user's file, line and op; a forward that draws
+random numbers is refused, one that changes its input in place is warned about.
 """
 
-import operator
+import contextlib
+import inspect
+import io
+import logging
 import os
 import re
 import sys
-import traceback
+import warnings
 
 import torch
-import torch.fx as fx
-from torch.fx.node import map_aggregate
-from torch.fx.passes.shape_prop import ShapeProp, _extract_tensor_metadata
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import canonical
 from .errors import UserError, describe, one_line, user_frame
@@ -23,201 +25,166 @@ from .errors import UserError, describe, one_line, user_frame
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in [^\n]*\n([^\n]*)')
 
 
-class EggTracer(fx.Tracer):
-    """fx tracer keeping stack traces; canonicalizable modules are leaves."""
+@contextlib.contextmanager
+def _quiet():
+    """torch.export logs failed meta kernels and guards at ERROR/WARNING, prints the partial graph
+    of a failed export on stderr and warns about its own deprecations; the frontend reports a
+    failure itself, once."""
+    logging.disable(logging.CRITICAL)
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+            warnings.simplefilter("ignore", FutureWarning)
+            yield
+    finally:
+        logging.disable(logging.NOTSET)
 
-    def __init__(self):
-        super().__init__()
-        self.record_stack_traces = True
 
-    def is_leaf_module(self, m, module_qualified_name):
-        if canonical.module_builder(m) is not None:
-            return True
-        return super().is_leaf_module(m, module_qualified_name)
+@contextlib.contextmanager
+def _full_stacks():
+    """Node stack traces from the first ``forward`` frame on: torch.export keeps only the
+    ``forward`` frames by default, which loses the line in a helper function forward calls
+    (``_filter_traceback_frames`` is fx's hook for this filtering)."""
+    base = torch.fx.proxy.TracerBase
+    saved = base._filter_traceback_frames
+
+    def from_forward(self, summary):
+        only = self._record_forward_stack_traces_only
+        self._record_forward_stack_traces_only = False
+        try:
+            return saved(self, summary)
+        finally:
+            self._record_forward_stack_traces_only = only
+
+    base._filter_traceback_frames = from_forward
+    try:
+        yield
+    finally:
+        base._filter_traceback_frames = saved
 
 
-class RandomOpGuard(TorchDispatchMode):
+def _fake(inputs):
+    """Fake CPU tensors of the inputs' shapes, strides and dtypes (meta or real inputs)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        return tuple(torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype,
+                                         device="cpu") for t in inputs)
+
+
+def capture(op, inputs, user_files):
+    """The normalized ExportedProgram of ``op.model`` at the shapes of ``inputs``; random ops
+    are refused as exported (``dropout``, ``bernoulli``), before decompositions rename them."""
+    try:
+        with _quiet(), _full_stacks():
+            torch.manual_seed(0)
+            ep = torch.export.export(op.model, _fake(inputs), strict=False)
+    except Exception as e:  # noqa: B902 - every capture failure is the op's, named by its line
+        raise _capture_error(op, e, user_files) from None
+    refuse_random(ep, op, user_files)
+    try:
+        with _quiet():
+            return ep.run_decompositions(canonical.decompositions())
+    except Exception as e:  # noqa: B902
+        raise _capture_error(op, e, user_files) from None
+
+
+def _failing_op(exc):
+    """The innermost ATen op being run when ``exc`` was raised (a meta kernel's check), or None."""
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        func = tb.tb_frame.f_locals.get("func")
+        if isinstance(func, torch._ops.OpOverload):
+            found = func
+        tb = tb.tb_next
+    return found
+
+
+def _data_dependent(exc):
+    from torch._subclasses.fake_tensor import (DataDependentOutputException,
+                                               DynamicOutputShapeException)
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+    return isinstance(exc, (GuardOnDataDependentSymNode, DataDependentOutputException,
+                            DynamicOutputShapeException)) or "data-dependent" in str(exc)
+
+
+def _capture_error(op, exc, user_files):
+    file, line = user_frame(exc, user_files)
+    file, line = file or op.path, line or op.def_line("Model")
+    if _data_dependent(exc):
+        return UserError(file, line, "forward",
+                         "data-dependent control flow: forward branches or loops on a tensor's "
+                         "value, which tracing cannot follow (%s)" % describe(exc),
+                         "compute both branches and select with torch.where, or decide from "
+                         "constants fixed in __init__ / shapes")
+    import torch._dynamo.exc as dynamo_exc
+    if isinstance(exc, (dynamo_exc.Unsupported, dynamo_exc.UserError)):
+        return UserError(file, line, "forward", "forward cannot be traced: %s" % describe(exc),
+                         "forward must be a tensor program torch.export can capture "
+                         "(torch.export non-strict mode)")
+    failing = _failing_op(exc)
+    return UserError(file, line, canonical.canonical_name(failing) if failing else "forward",
+                     "forward failed on the declared inputs: %s" % describe(exc),
+                     "check the shapes and dtypes get_inputs() gives this op")
+
+
+def check_arity(op, inputs):
+    """UserError unless ``inputs`` fit the parameters of ``Model.forward``."""
+    params = list(inspect.signature(op.model.forward).parameters.values())
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [p for p in positional if p.default is p.empty]
+    varargs = any(p.kind == p.VAR_POSITIONAL for p in params)
+    if (len(inputs) > len(positional) and not varargs) or len(inputs) < len(required):
+        raise UserError(op.path, op.def_line("get_inputs"), "get_inputs",
+                        "get_inputs() returns %d tensors but forward takes %d inputs (%s)"
+                        % (len(inputs), len(positional), ", ".join(p.name for p in positional)),
+                        "return exactly one tensor per forward argument, in order")
+
+
+def refuse_random(ep, op, user_files):
     """Refuses ATen ops that draw random numbers (PyTorch tags them ``nondeterministic_seeded``:
     torch.rand*, randn*, randint*, randperm, bernoulli, dropout in training mode, normal_, ...).
 
     A random forward has no single reference output, and a draw made while tracing would be
-    frozen into the kernel as a constant.  ``where()`` gives the (file, line) to blame."""
-
-    def __init__(self, op_path, where):
-        super().__init__()
-        self.op_path = op_path
-        self.where = where
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if torch.Tag.nondeterministic_seeded in getattr(func, "tags", ()):
-            name = getattr(getattr(func, "overloadpacket", func), "__name__", str(func))
-            file, line = self.where()
-            dropout = name in ("bernoulli", "bernoulli_", "native_dropout", "dropout")
-            raise UserError(
-                file or self.op_path, line, name,
-                "forward draws random numbers (%s): its output differs on every call, so there "
-                "is no reference to verify a kernel against" % name,
-                "dropout is random in training mode: remove it, use p=0, or call self.eval() in "
-                "__init__" if dropout else
-                "create random tensors in get_inputs() (or as parameters in __init__) and pass "
-                "them to forward")
-        return func(*args, **(kwargs or {}))
+    frozen into the kernel as a constant."""
+    for node in ep.graph.nodes:
+        if node.op != "call_function" or \
+                not canonical.draws_random(node.target, node.args, node.kwargs):
+            continue
+        name = node.target._schema.name.split("::")[-1]
+        file, line, _ = location(node, user_files)
+        dropout = name in ("bernoulli", "bernoulli_", "native_dropout", "dropout")
+        raise UserError(
+            file or op.path, line, name,
+            "forward draws random numbers (%s): its output differs on every call, so there "
+            "is no reference to verify a kernel against" % name,
+            "dropout is random in training mode: remove it, use p=0, or call self.eval() in "
+            "__init__" if dropout else
+            "create random tensors in get_inputs() (or as parameters in __init__) and pass "
+            "them to forward")
 
 
-def _stack_location(user_files):
-    """(file, line) of the innermost frame of the running stack in a user file."""
-    files = {os.path.realpath(f) for f in user_files}
-    found = (None, 0)
-    for frame in traceback.extract_stack():
-        if os.path.realpath(frame.filename) in files:
-            found = (os.path.realpath(frame.filename), frame.lineno)
-    return found
-
-
-def trace(op, user_files):
-    """GraphModule of ``op.model``; UserError (op ``forward``) when it cannot be traced."""
-    tracer = EggTracer()
-    try:
-        with RandomOpGuard(op.path, lambda: _stack_location(user_files)):
-            graph = tracer.trace(op.model)
-    except UserError:
-        raise
-    except Exception as e:
-        file, line = user_frame(e, user_files)
-        text = str(e)
-        if "control flow" in text or "iterat" in text or "bool" in text.lower() and \
-                "Proxy" in text:
-            message = ("data-dependent control flow: forward branches or loops on a tensor's "
-                       "value, which tracing cannot follow (%s)" % describe(e))
-            hint = ("compute both branches and select with torch.where, or decide from "
-                    "constants fixed in __init__ / shapes")
-        else:
-            message = "forward cannot be traced: %s" % describe(e)
-            hint = "forward must be a traceable tensor program (see torch.fx limitations)"
-        raise UserError(file or op.path, line or op.def_line("Model"), "forward", message, hint)
-    gm = fx.GraphModule(tracer.root, graph, "Model")
-    gm.meta["egg_op_path"] = op.path
-    gm.meta["egg_user_files"] = list(user_files)
-    return gm
-
-
-class NodeFailure(Exception):
-    """A node raised while propagating shapes."""
-
-    def __init__(self, node, exc):
-        super().__init__(str(exc))
-        self.node = node
-        self.exc = exc
-
-
-class EggShapeProp(ShapeProp):
-    """ShapeProp that records every node's value kind and reports the failing node."""
-
-    def run_node(self, n):
-        self.current = n
-        try:
-            result = fx.Interpreter.run_node(self, n)
-        except UserError:
-            raise
-        except Exception as e:
-            raise NodeFailure(n, e) from e
-        found = [False]
-
-        def extract(obj):
-            if isinstance(obj, torch.Tensor):
-                found[0] = True
-                return _extract_tensor_metadata(obj)
-            return obj
-
-        meta = map_aggregate(result, extract)
-        if found[0]:
-            n.meta["tensor_meta"] = meta
-        n.meta["type"] = type(result)
-        if isinstance(result, (bool, int, float)) or result is None:
-            n.meta["egg_value"] = result
-        elif isinstance(result, torch.Size):
-            n.meta["egg_value"] = list(result)
-        return result
-
-
-def propagate(gm, inputs):
-    """Run the graph on ``inputs`` (no grad, seed 0) recording shapes; raises NodeFailure, or a
-    UserError for a random op.  A forward that changes an input in place is warned about."""
-    torch.manual_seed(0)
-    with torch.no_grad():
-        return _checked_run(gm, inputs)
-
-
-def propagate_fake(gm, inputs):
-    """``propagate`` on fake tensors made from ``inputs`` (meta or real): shapes and dtypes
-    without memory or arithmetic. Raises whatever an op without a fake implementation raises."""
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    mode = FakeTensorMode(allow_non_fake_inputs=True)
-    with mode:
-        fake = [torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype,
-                                    device="cpu") for t in inputs]
-        torch.manual_seed(0)
-        with torch.no_grad():
-            return _checked_run(gm, fake)
-
-
-def _checked_run(gm, inputs):
-    """EggShapeProp over ``inputs`` under the random-op guard; warns about inputs written in place
-    (an in-place node on the input, or its version counter moved)."""
-    user_files = gm.meta.get("egg_user_files", [])
-    op_path = gm.meta.get("egg_op_path", "")
-    versions = [t._version for t in inputs]
-    prop = EggShapeProp(gm)
-    prop.current = None
-
-    def where():
-        if prop.current is None:
-            return (None, 0)
-        file, line, _ = location(prop.current, user_files)
-        return (file, line)
-
-    with RandomOpGuard(op_path, where):
-        result = prop.propagate(*inputs)
-    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    for i, (before, t) in enumerate(zip(versions, inputs)):
-        written = i < len(placeholders) and any(
-            _in_place(user) and user.args and user.args[0] is placeholders[i]
-            for user in placeholders[i].users)
-        if written or t._version != before:
-            _warn_mutation(gm, i, op_path, user_files)
-    return result
-
-
-def _in_place(node):
-    """True for a node that writes into its first argument (x.add_(1), x[i] = v, x += 1)."""
-    if node.op == "call_function" and node.target in (operator.setitem, operator.iadd,
-                                                      operator.isub, operator.imul,
-                                                      operator.itruediv):
-        return True
-    name = node.target if node.op == "call_method" else getattr(node.target, "__name__", "")
-    return isinstance(name, str) and name.endswith("_") and not name.startswith("_")
-
-
-def _warn_mutation(gm, index, op_path, user_files):
-    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    arg = placeholders[index] if index < len(placeholders) else None
-    file, line, what = op_path, 0, "an in-place operation"
-    for node in gm.graph.nodes:
-        if arg is not None and node.args and node.args[0] is arg and _in_place(node):
-            f, line, code = location(node, user_files)
-            file, what = f or op_path, code or str(node.target)
-            break
-    name = arg.target if arg is not None else "#%d" % index
-    sys.stderr.write("egg: warning: %s:%d: forward: forward changes its input %s in place (%s); "
-                     "the generated kernel leaves its inputs unchanged, so code that relies on "
-                     "the change differs from it\n" % (file, line, name, one_line(what)))
-    sys.stderr.write("egg: hint: compute a new tensor instead (x = x + 1, not x += 1 or "
-                     "x.add_(1))\n")
+def warn_mutations(ep, op, user_files):
+    """A warning per forward input that forward changes in place (export records the new value
+    as a ``USER_INPUT_MUTATION`` output)."""
+    from torch.export.graph_signature import OutputKind
+    nodes = {n.name: n for n in ep.graph.nodes}
+    for out in ep.graph_signature.output_specs:
+        if out.kind != OutputKind.USER_INPUT_MUTATION:
+            continue
+        node = nodes.get(getattr(out.arg, "name", ""))
+        file, line, code = location(node, user_files) if node is not None else ("", 0, "")
+        sys.stderr.write("egg: warning: %s:%d: forward: forward changes its input %s in place "
+                         "(%s); the generated kernel leaves its inputs unchanged, so code that "
+                         "relies on the change differs from it\n"
+                         % (file or op.path, line, out.target,
+                            one_line(code or "an in-place operation")))
+        sys.stderr.write("egg: hint: compute a new tensor instead (x = x + 1, not x += 1 or "
+                         "x.add_(1))\n")
 
 
 def location(node, user_files):
     """(file, line, code) of a node: innermost stack frame in a user file, else the last one."""
-    text = node.stack_trace or ""
+    text = node.meta.get("stack_trace") or ""
     frames = _FRAME.findall(text)
     if not frames:
         return ("", 0, "")
@@ -230,3 +197,4 @@ def location(node, user_files):
         fn, line, code = frames[-1]
         chosen = (fn, int(line), code.strip())
     return chosen
+

@@ -18,7 +18,7 @@ fs::path write_spec(const std::string& text) {
 }  // namespace
 
 TEST(HarnessSpec, ReadsArgumentsInAbiOrder) {
-  const auto p = write_spec(R"({"schema": 1,
+  const auto p = write_spec(R"({"schema": 2,
     "inputs": [{"name": "x", "shape": [2, 3], "dtype": "float32"}],
     "params": [{"name": "w", "shape": [3], "dtype": "float16", "kind": "parameter"}],
     "outputs": [{"name": "out0", "shape": [2, 3], "dtype": "bfloat16"}],
@@ -33,7 +33,7 @@ TEST(HarnessSpec, ReadsArgumentsInAbiOrder) {
 
 TEST(HarnessSpec, ErrorsNameTheFileAndField) {
   const auto p =
-      write_spec(R"({"schema": 1, "inputs": [{"name": "x", "shape": [2], "dtype": "complex64"}],
+      write_spec(R"({"schema": 2, "inputs": [{"name": "x", "shape": [2], "dtype": "complex64"}],
     "outputs": [{"name": "o", "shape": [2], "dtype": "float32"}], "reference": {"seeds": 1}})");
   try {
     load_harness_spec(p);
@@ -43,5 +43,5 @@ TEST(HarnessSpec, ErrorsNameTheFileAndField) {
     EXPECT_NE(std::string(e.what()).find("complex64"), std::string::npos) << e.what();
   }
   EXPECT_THROW(load_harness_spec(write_spec("{not json")), std::runtime_error);
-  EXPECT_THROW(load_harness_spec(write_spec(R"({"schema": 2})")), std::runtime_error);
+  EXPECT_THROW(load_harness_spec(write_spec(R"({"schema": 3})")), std::runtime_error);
 }

@@ -46,7 +46,7 @@ def main():
         out = model.to("meta")(*inputs0)
     outputs0 = [o.contiguous() for o in (out if isinstance(out, (list, tuple)) else [out])]
     doc = {
-        "schema": 1, "op_file": os.path.abspath(a.op), "model_class": "Model",
+        "schema": 2, "op_file": os.path.abspath(a.op), "model_class": "Model",
         "init_inputs": list(mod.get_init_inputs()),
         "inputs": [decl(n, t) for n, t in zip(names, inputs0)],
         "params": [dict(decl(n, t), kind="parameter" if n in dict(model.named_parameters()) else "buffer")

@@ -116,7 +116,7 @@ def validate(spec):
             for x in a["list"]:
                 arg(x, known)
 
-    assert spec["schema"] == 1
+    assert spec["schema"] == 2
     assert os.path.isabs(spec["op_file"])
     for t in spec["inputs"]:
         tensor(t)

@@ -28,13 +28,13 @@ class SpecShape(TempOps, unittest.TestCase):
         """, seeds=3)
         self.assertEqual(r.rc, 0, r.stderr)
         s = r.spec
-        self.assertEqual(s["schema"], 1)
+        self.assertEqual(s["schema"], 2)
         self.assertEqual(s["op_file"], r.op_path)
         self.assertEqual(s["model_class"], "Model")
         self.assertEqual(s["init_inputs"], [])
         self.assertEqual(s["inputs"], [{"name": "x", "shape": [4, 8], "dtype": "float32"}])
         self.assertEqual(s["params"], [])
-        self.assertEqual(s["nodes"][0]["target"], "torch.relu")
+        self.assertEqual(s["nodes"][0]["target"], "aten.relu.default")
         self.assertEqual(s["nodes"][0]["code"], "return torch.relu(x)")
         self.assertEqual(s["nodes"][0]["line"], 6)
         self.assertEqual(s["outputs"], [{"name": "out0", "node": "relu", "shape": [4, 8],
@@ -264,13 +264,30 @@ class ForwardSignatures(TempOps, unittest.TestCase):
         self.assertEqual(sm["attrs"]["dim"], 1)
         self.assertEqual(mul["args"], [{"node": "softmax"}, {"scalar": 0.5}])
 
-    def test_loop_over_tensor_is_control_flow(self):
+    def test_loop_over_rows_is_unrolled(self):
+        # the rows of a tensor are known at the declared shapes: torch.export unrolls the loop
         r = self.trace("""
         class Model(nn.Module):
             def forward(self, x):
                 acc = 0
                 for row in x:
                     acc = acc + row
+                return acc
+        def get_inputs():
+            return [torch.randn(2, 3)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        ops = [n["op"] for n in r.spec["nodes"]]  # unbind, decomposed into view ops
+        self.assertEqual((sorted(set(ops)), ops.count("add")), (["add", "slice", "squeeze"], 2))
+        self.assertEqual(r.spec["nodes"][1]["attrs"], {"dim": 0, "start": 1, "end": 2, "step": 1})
+
+    def test_loop_on_tensor_value_is_control_flow(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, x):
+                acc = x
+                while acc.max() > 0:
+                    acc = acc - 1
                 return acc
         def get_inputs():
             return [torch.randn(2, 3)]

@@ -36,7 +36,7 @@ json param(const std::string& name, json shape, const std::string& dtype = "floa
 json spec_of(json inputs, json params, json nodes, const std::string& out_node, json out_shape,
              const std::string& dtype = "float32") {
   return {
-      {"schema", 1},
+      {"schema", 2},
       {"op_file", "/src/op.py"},
       {"model_class", "Model"},
       {"init_inputs", json::array()},

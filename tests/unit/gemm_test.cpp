@@ -236,13 +236,13 @@ TEST(Gemm, BmmIsStridedBatched) {
 }
 
 TEST(Gemm, TransposedSecondOperandIsReadTransposed) {
-  // x[64,128] @ w.t() with w [256,128] (the frontend leaves .t() as `torch.Tensor.t`), then bmm with
+  // x[64,128] @ w.t() with w [256,128] (the frontend writes .t() as transpose(0, 1)), then bmm with
   // k.transpose(1, 2).
   auto j = matmul_spec("float32", 0, 64, 128, 256);
   j["inputs"][1]["shape"] = {256, 128};
-  j["nodes"].insert(j["nodes"].begin(), node("t", "torch.Tensor.t", {{{"node", "b"}}}, json::object(), {128, 256},
-                                             "float32", 7));
-  j["nodes"][0]["target"] = "torch.Tensor.t";
+  j["nodes"].insert(j["nodes"].begin(), node("t", "transpose", {{{"node", "b"}}}, {{"dim0", 0}, {"dim1", 1}},
+                                             {128, 256}, "float32", 7));
+  j["nodes"][0]["target"] = "aten.t.default";
   j["nodes"][1]["args"][1]["node"] = "t";
   GemmFamily family(kData);
   auto s = spec::parse_spec(j);

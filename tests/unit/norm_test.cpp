@@ -37,7 +37,7 @@ json none() { return json{{"none", true}}; }
 json make_spec(json inputs, json params, json nodes) {
   nodes = as_list(nodes);
   const json& last = nodes.back();
-  return json{{"schema", 1},
+  return json{{"schema", 2},
               {"op_file", "/src/op.py"},
               {"model_class", "Model"},
               {"init_inputs", json::array()},

@@ -41,7 +41,7 @@ spec::Spec make_spec(json inputs, json params, json nodes) {
   nodes = as_list(nodes);
   const json& last = nodes.back();
   return spec::parse_spec(json{
-      {"schema", 1}, {"op_file", "/src/op.py"}, {"model_class", "Model"}, {"init_inputs", json::array()},
+      {"schema", 2}, {"op_file", "/src/op.py"}, {"model_class", "Model"}, {"init_inputs", json::array()},
       {"inputs", as_list(inputs)}, {"params", as_list(params)}, {"nodes", as_list(nodes)},
       {"outputs", {{{"name", "out0"}, {"node", last["name"]}, {"shape", last["shape"]}, {"dtype", last["dtype"]}}}},
       {"deps", {"/src/op.py"}}, {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}});

@@ -27,7 +27,7 @@ const std::filesystem::path kData = EGG_TEST_DATA_DIR;
 json spec_of(json in_shape, json nodes, const std::string& out_node, json out_shape,
              const std::string& dtype = "float32") {
   return {
-      {"schema", 1},
+      {"schema", 2},
       {"op_file", "/src/op.py"},
       {"model_class", "Model"},
       {"init_inputs", json::array()},

@@ -26,7 +26,7 @@ const std::filesystem::path kData = EGG_TEST_DATA_DIR;
 
 json spec_of(json inputs, json params, json nodes, const std::string& out_node, json out_shape,
              const std::string& out_dtype = "float32") {
-  return {{"schema", 1},
+  return {{"schema", 2},
           {"op_file", "/src/op.py"},
           {"model_class", "Model"},
           {"init_inputs", json::array()},
@@ -133,12 +133,11 @@ TEST(Reduction, RejectsNonAdjacentDimsAndNoAnchor) {
 
 TEST(Reduction, RejectsComputeOnIndicesAndPerElementReadsAfterReduce) {
   ReductionFamily family(kData);
-  auto j =
-      spec_of(x_of({64, 128}), json::array(),
-              {node("m", "max", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {64}, 5),
-               node("i", "operator.getitem", {ref("m"), num(1)}, json::object(), {64}, 5, "int64"),
-               node("f", "mul", {ref("i"), num(2.0)}, json::object(), {64}, 6)},
-              "f", {64});
+  auto j = spec_of(x_of({64, 128}), json::array(),
+                   {node("m", "max", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {64}, 5),
+                    node("i", "getitem", {ref("m"), num(1)}, json::object(), {64}, 5, "int64"),
+                    node("f", "mul", {ref("i"), num(2.0)}, json::object(), {64}, 6)},
+                   "f", {64});
   auto why = family.cannot_implement(spec::parse_spec(j));
   ASSERT_TRUE(why.has_value());
   EXPECT_EQ(why->where().line, 6);
@@ -401,7 +400,7 @@ TEST(Reduction, NormalizeDividesByTheClampedNorm) {
 TEST(Reduction, MaxValuesThroughGetitem) {
   auto j = spec_of(x_of({4096, 8192}), json::array(),
                    {node("m", "max", {ref("x")}, {{"dim", -1}, {"keepdim", false}}, {4096}, 5),
-                    node("v", "operator.getitem", {ref("m"), num(0)}, json::object(), {4096}, 5),
+                    node("v", "getitem", {ref("m"), num(0)}, json::object(), {4096}, 5),
                     node("t", "tanh", {ref("v")}, json::object(), {4096}, 5)},
                    "t", {4096});
   auto r = render_first(j);

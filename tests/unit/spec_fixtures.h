@@ -57,7 +57,7 @@ inline nlohmann::json gelu_bias_spec(int line = 7) {
                 {"code", "return gelu(x * 0.5 + self.bias)"}};
   };
   return json{
-      {"schema", 1},
+      {"schema", 2},
       {"op_file", "/src/op.py"},
       {"model_class", "Model"},
       {"init_inputs", {1024}},

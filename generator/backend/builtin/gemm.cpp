@@ -144,7 +144,6 @@ GemmProblem GemmFamily::analyze(const spec::Spec& s) const {
     bool last_two = false;
     if (src && src->shape.size() >= 2) {
       const auto rank = static_cast<std::int64_t>(src->shape.size());
-      if ((n.op == "torch.Tensor.t" || n.op == "torch.t") && rank == 2) last_two = true;
       if (n.op == "transpose" && n.attrs.contains("dim0") && n.attrs.contains("dim1") &&
           n.attrs["dim0"].is_number_integer() && n.attrs["dim1"].is_number_integer()) {
         std::int64_t d0 = n.attrs["dim0"].get<std::int64_t>(), d1 = n.attrs["dim1"].get<std::int64_t>();
@@ -164,8 +163,7 @@ GemmProblem GemmFamily::analyze(const spec::Spec& s) const {
   }
   if (first_other < at) {
     const auto& n = s.nodes[first_other];
-    const bool layout = n.op == "transpose" || n.op == "permute" || n.op == "torch.Tensor.t" || n.op == "torch.t" ||
-                        n.op == "torch.Tensor.T" || n.op == "reshape" || n.op == "flatten";
+    const bool layout = n.op == "transpose" || n.op == "permute" || n.op == "reshape" || n.op == "flatten";
     throw UserError(n.where,
                     "`" + n.target + "` before " + what + " is not supported by the builtin GEMM family" +
                         (layout ? ": operands must be contiguous inputs or parameters as stored (no transposed or "

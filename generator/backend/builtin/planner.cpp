@@ -110,11 +110,11 @@ std::vector<std::vector<std::vector<size_t>>> group_options(const Group& g) {
 }  // namespace
 
 NodeRole node_role(const spec::Node& node, const OpTable& ops) {
-  static const std::set<std::string> views = {"transpose", "permute", "torch.Tensor.t", "torch.t", "torch.Tensor.T"};
+  static const std::set<std::string> views = {"transpose", "permute"};
   // Views that keep the elements' order (docs/SPEC.md's canonical names): on a contiguous value
   // they are the same bytes.
   static const std::set<std::string> order_keeping = {"reshape", "flatten", "unsqueeze", "squeeze"};
-  if (ops.knows(node.op) || node.op == "operator.getitem" || node.op == "getitem") return NodeRole::follower;
+  if (ops.knows(node.op) || node.op == "getitem") return NodeRole::follower;
   if (views.count(node.op)) return NodeRole::operand_view;
   if (order_keeping.count(node.op)) return NodeRole::alias;
   return NodeRole::anchor;

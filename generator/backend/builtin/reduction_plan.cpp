@@ -351,7 +351,7 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
   std::set<std::string> index_values(plan.index_values.begin(), plan.index_values.end());
   for (const auto& n : s.nodes) {
     if (&n == &an || pro.count(n.name)) continue;
-    if (n.op == "operator.getitem" || n.op == "getitem") {
+    if (n.op == "getitem") {
       const bool on_anchor =
           !n.args.empty() && n.args[0].kind == spec::Arg::Kind::node && n.args[0].node == an.name;
       if (!on_anchor || !with_indices || n.args.size() < 2 ||

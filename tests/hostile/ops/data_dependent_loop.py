@@ -4,8 +4,8 @@ import torch
 import torch.nn as nn
 class Model(nn.Module):
     def forward(self, x):
-        for row in x:  # <- here
-            x = x + row
+        while x.max() > 0:  # <- here
+            x = x - 1
         return x
 
 
