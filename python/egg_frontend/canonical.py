@@ -10,7 +10,10 @@ ops this table knows (pointwise, reduction, view ops) where it can be, and what 
 module knows nothing of files or JSON; it only classifies ATen calls.
 """
 
+import contextlib
+
 import torch
+import torch.nn.functional as F
 
 # ATen ``reduction`` enum of the losses -> the PyTorch spelling the spec uses.
 _REDUCTION = {0: "none", 1: "mean", 2: "sum"}
@@ -220,6 +223,8 @@ RULES.update({
                                     "dtype": "dtype"}),
     "aten::scalar_tensor": Rule("full", (), {"fill_value": "s", "dtype": "dtype"},
                                 {"size": []}),
+    # Python-level functions kept whole (PYTHON_OPS, below)
+    "egg::normalize": Rule("normalize", ("input",), {"p": "p", "dim": "dim", "eps": "eps"}),
 })
 for _d in (1, 2, 3):
     RULES["aten::conv%dd" % _d] = Rule("conv%dd" % _d, ("input", "weight", "bias"), {
@@ -244,6 +249,43 @@ for _d in (1, 2, 3):
     RULES["aten::adaptive_max_pool%dd" % _d] = Rule(
         "adaptive_max_pool%dd" % _d, attrs={"output_size": "output_size"},
         fixed={"return_indices": False}, first=True)
+
+
+
+def _define_normalize():
+    @torch.library.custom_op("egg::normalize", mutates_args=())
+    def normalize(input: torch.Tensor, p: float, dim: int, eps: float) -> torch.Tensor:
+        return _ORIGINAL["normalize"](input, p, dim, eps)
+
+    @normalize.register_fake
+    def _(input, p, dim, eps):
+        return torch.empty_like(input)
+
+    def call(input, p=2.0, dim=1, eps=1e-12, out=None):
+        if out is not None or not isinstance(p, (int, float)) or not isinstance(dim, int):
+            return _ORIGINAL["normalize"](input, p, dim, eps, out)
+        return torch.ops.egg.normalize(input, float(p), dim, float(eps))
+    return call
+
+
+# Functions of torch.nn.functional that are Python, not an ATen op, yet EGG has a template for:
+# while a model is captured, F.<name> calls the egg::<name> custom op (whose eager body is the
+# original function), so the graph holds one node instead of its pieces.
+_ORIGINAL = {"normalize": F.normalize}
+PYTHON_OPS = {"normalize": _define_normalize()}
+
+
+@contextlib.contextmanager
+def python_ops():
+    """F.<name> of PYTHON_OPS calls its egg:: op for the duration."""
+    for name, call in PYTHON_OPS.items():
+        setattr(F, name, call)
+    try:
+        yield
+    finally:
+        for name, original in _ORIGINAL.items():
+            setattr(F, name, original)
+
 
 # Ops PyTorch tags nondeterministic_seeded that draw nothing when one of their arguments has a
 # given value: {ATen op: [(schema argument, value that draws nothing), ...]}.

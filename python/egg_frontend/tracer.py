@@ -74,7 +74,7 @@ def capture(op, inputs, user_files):
     """The normalized ExportedProgram of ``op.model`` at the shapes of ``inputs``; random ops
     are refused as exported (``dropout``, ``bernoulli``), before decompositions rename them."""
     try:
-        with _quiet(), _full_stacks():
+        with _quiet(), _full_stacks(), canonical.python_ops():
             torch.manual_seed(0)
             ep = torch.export.export(op.model, _fake(inputs), strict=False)
     except Exception as e:  # noqa: B902 - every capture failure is the op's, named by its line
