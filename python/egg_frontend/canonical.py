@@ -20,7 +20,7 @@ _REDUCTION = {0: "none", 1: "mean", 2: "sum"}
 
 
 class Lit:
-    """A literal operand that the ATen call does not spell (``reciprocal(x)`` is ``div(1.0, x)``)."""
+    """A literal operand the ATen call does not spell (``reciprocal(x)`` is ``div(1.0, x)``)."""
 
     __slots__ = ("value",)
 

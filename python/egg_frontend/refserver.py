@@ -99,7 +99,10 @@ class References:
         self.op = loader.load(op_path)
         loader.build_model(self.op)
         self.user_files = [self.op.path] + self.op.local_files()
-        params = spec.collect_params(self.op.model, [p["name"] for p in spec_doc.get("params", [])])
+        # the spec's params by name (the model's parameters and buffers, then the tensor
+        # attributes the traced forward read): no second capture
+        params = spec.collect_params(self.op.model,
+                                     [p["name"] for p in spec_doc.get("params", [])])
         self._check_decls("parameter", spec_doc.get("params", []),
                           [(n, t) for n, t, _ in params])
         self.serve_device = torch.device(serve_device)
