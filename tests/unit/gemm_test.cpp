@@ -41,7 +41,7 @@ json linear_spec(const std::string& dtype = "float32", const std::string& act = 
     nodes.push_back(node(act, act, {{{"node", "fc"}}}, act_attrs, {m, n}, dtype));
     last = act;
   }
-  return json{{"schema", 1},
+  return json{{"schema", 2},
               {"op_file", "/src/op.py"},
               {"model_class", "Model"},
               {"init_inputs", json::array()},
@@ -56,7 +56,7 @@ json linear_spec(const std::string& dtype = "float32", const std::string& act = 
 // a[B,M,K] @ b[B,K,N] (bmm) or a[M,K] @ b[K,N] (batch 0).
 json matmul_spec(const std::string& dtype, std::int64_t batch, std::int64_t m, std::int64_t k, std::int64_t n) {
   auto shp = [&](std::int64_t r, std::int64_t c) { return batch ? json{batch, r, c} : json{r, c}; };
-  return json{{"schema", 1},
+  return json{{"schema", 2},
               {"op_file", "/src/op.py"},
               {"model_class", "Model"},
               {"init_inputs", json::array()},
