@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Frontend capture coverage: run only the frontend's trace over every op.py of some folders.
 
-    tools/trace_coverage.py [--python-dir <dir with egg_frontend>] [-j N] [--json rows.json]
-                            [--markdown table.md] <folder>...
+    tools/trace_coverage.py [--python-dir <dir with egg_frontend>] [-j N] [--in-process]
+                            [--json rows.json] [--markdown table.md] <folder>...
 
 Each ``*.py`` of each folder is traced on the CPU (``python3 -m egg_frontend trace --op <file>
 --out <tmp>``, with PYTHONPATH=<python-dir>) and classified: ``traced`` (exit 0, spec.json),
 ``user error: <class>`` (exit 1; the class is the message with names, numbers and quoted text
 taken out) or ``internal error`` / ``timeout``. Prints a table per folder; ``--json`` writes one
-row per file, ``--markdown`` the table of docs/PERFORMANCE.md.
+row per file, ``--markdown`` the table of docs/PERFORMANCE.md. ``--in-process`` runs the same
+command line (``egg_frontend.__main__.main``) inside this process, one op after the other: the
+same outcomes without a torch import per op (no time limit, and an op that exits the process
+ends the run).
 """
 
 import argparse
@@ -67,6 +70,28 @@ def trace_one(path, python_dir, timeout, python):
             "line": (error or {}).get("line", 0), "message": (error or {}).get("message", "")}
 
 
+def trace_in_process(path, python_dir):
+    """``trace_one`` through ``egg_frontend.__main__.main`` in this process."""
+    import contextlib
+    import io
+    if python_dir not in sys.path:
+        sys.path.insert(0, python_dir)
+    from egg_frontend.__main__ import main as frontend
+    with tempfile.TemporaryDirectory(prefix="egg-cov-") as out:
+        with contextlib.redirect_stderr(io.StringIO()):
+            code = frontend(["trace", "--op", path, "--out", out])
+        error = None
+        try:
+            with open(os.path.join(out, "error.json"), encoding="utf-8") as f:
+                error = json.load(f)
+        except (OSError, ValueError):
+            pass
+    outcome, klass = classify(code, error)
+    return {"file": path, "folder": os.path.basename(os.path.dirname(path)), "outcome": outcome,
+            "class": klass, "op": (error or {}).get("op", ""),
+            "line": (error or {}).get("line", 0), "message": (error or {}).get("message", "")}
+
+
 def summarize(rows):
     """{folder: Counter of 'traced' / 'user error: <class>' / ...}."""
     table = collections.OrderedDict()
@@ -96,6 +121,8 @@ def main(argv=None):
     p.add_argument("--python", default=sys.executable)
     p.add_argument("-j", type=int, default=1)
     p.add_argument("--timeout", type=float, default=300)
+    p.add_argument("--in-process", action="store_true",
+                   help="trace in this process, one op after the other (no torch import per op)")
     p.add_argument("--json")
     p.add_argument("--markdown")
     args = p.parse_args(argv)
@@ -104,9 +131,12 @@ def main(argv=None):
         files += sorted(os.path.join(os.path.abspath(folder), f) for f in os.listdir(folder)
                         if f.endswith(".py"))
     python_dir = os.path.abspath(args.python_dir)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(args.j, 1)) as pool:
-        rows = list(pool.map(lambda f: trace_one(f, python_dir, args.timeout, args.python),
-                             files))
+    if args.in_process:
+        rows = [trace_in_process(f, python_dir) for f in files]
+    else:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(args.j, 1)) as pool:
+            rows = list(pool.map(lambda f: trace_one(f, python_dir, args.timeout, args.python),
+                                 files))
     table = summarize(rows)
     text = markdown(table)
     sys.stdout.write(text)

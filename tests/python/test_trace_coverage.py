@@ -75,6 +75,14 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(text, out.getvalue())
         self.assertIn("| level9 | 2 | 1 (50 %) | user error: forward draws random numbers: 1 |",
                       text)
+        # in this process: the same outcomes
+        inproc = os.path.join(self.tmp, "inproc.json")
+        with redirect_stdout(io.StringIO()):
+            coverage.main(["--python-dir", os.path.join(ROOT, "python"), "--in-process",
+                           "--json", inproc, folder])
+        with open(inproc, encoding="utf-8") as f:
+            self.assertEqual({os.path.basename(r["file"]): (r["outcome"], r["class"])
+                              for r in json.load(f)}, got)
 
 
 if __name__ == "__main__":
