@@ -37,7 +37,7 @@ def run(harness, tmp, under_sanitizer):
     server.settimeout(60)
     spec = os.path.join(tmp, "spec.json")
     with open(spec, "w") as f:
-        json.dump({"schema": 1, "inputs": [{"name": "x", "shape": [4], "dtype": "float32"}],
+        json.dump({"schema": 2, "inputs": [{"name": "x", "shape": [4], "dtype": "float32"}],
                    "params": [], "outputs": [{"name": "out0", "shape": [4], "dtype": "float32"}]},
                   f)
     env = dict(os.environ)
