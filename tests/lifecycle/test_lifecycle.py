@@ -5,6 +5,7 @@ Arguments come from the environment (tests/lifecycle/CMakeLists.txt): EGG_GEN, E
 EGG_TEST_PYTHON, EGG_TEST_NVCC (empty when there is no nvcc).
 """
 import os
+import re
 import signal
 import subprocess
 import tempfile
@@ -79,9 +80,12 @@ class Lifecycle(unittest.TestCase):
         return argv + list(extra)
 
     def leftovers(self):
-        """EGG's temp folders and nvcc's files in TMPDIR (torch keeps caches there too)."""
+        """EGG's temp folders and nvcc's files in TMPDIR (torch keeps caches there too). The quiet
+        lock's files (egg-gpu-<uid>.lock and its .gate, base/gpu_lock.h) are machine-wide state
+        that stays by design, not leftovers of a run."""
         return sorted(p.name for p in self.tmpdir.iterdir()
-                      if p.name.startswith(("egg-", "tmpxft")))
+                      if p.name.startswith(("egg-", "tmpxft"))
+                      and not re.fullmatch(r"egg-gpu-\d+\.lock(\.gate)?", p.name))
 
     def wait_for_frontend(self, proc):
         pid_file = self.dir / "frontend.pid"
