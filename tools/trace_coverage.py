@@ -47,6 +47,20 @@ def classify(returncode, error):
     return "internal error", (error or {}).get("message", "exit %d" % returncode)[:120]
 
 
+def row(path, code, out):
+    """The result row of one trace: its exit code (None: timed out) and the error.json in `out`."""
+    error = None
+    try:
+        with open(os.path.join(out, "error.json"), encoding="utf-8") as f:
+            error = json.load(f)
+    except (OSError, ValueError):
+        pass
+    outcome, klass = classify(code, error)
+    return {"file": path, "folder": os.path.basename(os.path.dirname(path)), "outcome": outcome,
+            "class": klass, "op": (error or {}).get("op", ""),
+            "line": (error or {}).get("line", 0), "message": (error or {}).get("message", "")}
+
+
 def trace_one(path, python_dir, timeout, python):
     """One row: {file, folder, outcome, class, op, line, message}."""
     with tempfile.TemporaryDirectory(prefix="egg-cov-") as out:
@@ -58,16 +72,7 @@ def trace_one(path, python_dir, timeout, python):
             code = proc.returncode
         except subprocess.TimeoutExpired:
             code = None
-        error = None
-        try:
-            with open(os.path.join(out, "error.json"), encoding="utf-8") as f:
-                error = json.load(f)
-        except (OSError, ValueError):
-            pass
-    outcome, klass = classify(code, error)
-    return {"file": path, "folder": os.path.basename(os.path.dirname(path)), "outcome": outcome,
-            "class": klass, "op": (error or {}).get("op", ""),
-            "line": (error or {}).get("line", 0), "message": (error or {}).get("message", "")}
+        return row(path, code, out)
 
 
 def trace_in_process(path, python_dir):
@@ -80,16 +85,7 @@ def trace_in_process(path, python_dir):
     with tempfile.TemporaryDirectory(prefix="egg-cov-") as out:
         with contextlib.redirect_stderr(io.StringIO()):
             code = frontend(["trace", "--op", path, "--out", out])
-        error = None
-        try:
-            with open(os.path.join(out, "error.json"), encoding="utf-8") as f:
-                error = json.load(f)
-        except (OSError, ValueError):
-            pass
-    outcome, klass = classify(code, error)
-    return {"file": path, "folder": os.path.basename(os.path.dirname(path)), "outcome": outcome,
-            "class": klass, "op": (error or {}).get("op", ""),
-            "line": (error or {}).get("line", 0), "message": (error or {}).get("message", "")}
+        return row(path, code, out)
 
 
 def summarize(rows):
