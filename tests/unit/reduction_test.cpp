@@ -404,8 +404,19 @@ TEST(Reduction, MaxValuesThroughGetitem) {
                     node("t", "tanh", {ref("v")}, json::object(), {4096}, 5)},
                    "t", {4096});
   auto r = render_first(j);
-  EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedArgMax;"));
+  // Nobody reads the indices: the value reducer, no index compared or carried per element.
+  EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedMax;")) << r.device;
   EXPECT_TRUE(has(r.device, "const float e0 = tanhf(egg_r);")) << r.device;
+}
+
+TEST(Reduction, MinIndicesThroughGetitemKeepTheArgReducer) {
+  auto j = spec_of(x_of({4096, 8192}), json::array(),
+                   {node("m", "min", {ref("x")}, {{"dim", -1}, {"keepdim", false}}, {4096}, 5),
+                    node("i", "getitem", {ref("m"), num(1)}, json::object(), {4096}, 5, "int64")},
+                   "i", {4096}, "int64");
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedArgMin;")) << r.device;
+  EXPECT_TRUE(has(r.device, "static_cast<std::int64_t>(egg_st.i)")) << r.device;
 }
 
 TEST(Reduction, RowScanCarriesAcrossChunks) {

@@ -418,6 +418,10 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
     }
     plan.epilogue.push_back(&n);
   }
+  // max/min with a dim whose indices nobody reads: the values alone, with the value reducer (the
+  // same values, NaN included, without an index compared and carried per element).
+  if (with_indices && plan.index_values.empty())
+    plan.reducer = op == "max" ? "EggRedMax" : "EggRedMin";
   if (plan.mode == ReductionPlan::Mode::scan) {
     std::optional<int> fo;
     for (const auto& o : s.outputs) {
