@@ -448,13 +448,20 @@ TEST(Conv, CudnnIsOfferedSecondWhenAvailable) {
   const auto& d = cands[1].code.device_code;
   EXPECT_TRUE(has(d, "#include <cudnn.h>"));
   EXPECT_TRUE(
-      has(d, "const int x_dims[] = { 32, 64, 56, 56 }, x_strides[] = { 200704, 3136, 56, 1 };"))
+      has(d, "const std::int64_t x_dims[] = { 32, 64, 56, 56 }, x_strides[] = { 200704, 3136, 56, 1 };"))
       << d;
-  EXPECT_TRUE(has(d, "const int w_dims[] = { 64, 64, 3, 3 };"));
-  EXPECT_TRUE(has(d, "const int pad[] = { 1, 1 }, stride[] = { 1, 1 }, dilation[] = { 1, 1 };"));
-  EXPECT_TRUE(has(d, "cudnnSetConvolutionMathType(s.conv, CUDNN_DEFAULT_MATH)"));  // TF32 allowed
-  EXPECT_TRUE(has(d, "cudnnGetConvolutionForwardAlgorithm_v7("));
-  EXPECT_TRUE(has(d, "a.x, s.w, a.conv_weight, s.conv,")) << d;
+  EXPECT_TRUE(has(d, "w_dims[] = { 64, 64, 3, 3 }, w_strides[] = { 576, 9, 3, 1 };")) << d;
+  EXPECT_TRUE(has(d, "pad[] = { 1, 1 }, stride[] = { 1, 1 }, dilation[] = { 1, 1 };"));
+  // The graph API: a forward-convolution operation, engines ranked by heuristic modes A, B and
+  // the fallback list, nondeterministic and input-down-converting engines left out.
+  EXPECT_TRUE(has(d, "CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR"));
+  EXPECT_TRUE(
+      has(d, "{CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_B, CUDNN_HEUR_MODE_FALLBACK}"));
+  EXPECT_TRUE(has(d, "notes[k] == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC"));
+  EXPECT_FALSE(has(d, "_v7("));
+  // The pointers cuDNN sees decide the alignment it is told (a plan per alignment class).
+  EXPECT_TRUE(has(d, "egg_k_align_class(a.x, a.conv_weight, a.out0)")) << d;
+  EXPECT_TRUE(has(d, "cudnnBackendExecute(s.handle, s.plan, pack)"));
   // Bias and ReLU run in place over the result cuDNN wrote into the output.
   EXPECT_TRUE(has(d, "egg_k_epilogue(a, egg_to_float(a.out0[o]), o, co);"));
   EXPECT_TRUE(has(cands[1].code.launch_body, "return egg_k_dnn_run(egg_a, stream);"));
@@ -472,13 +479,14 @@ TEST(Conv, CudnnChannelsLastIsOfferedThirdWithTheLayoutChangeInTheCall) {
   const auto& d = cands[2].code.device_code;
   // x [32, 64, 56, 56] stored N, H, W, C; the filter in NHWC too.
   EXPECT_TRUE(
-      has(d, "const int x_dims[] = { 32, 64, 56, 56 }, x_strides[] = { 200704, 1, 3584, 64 };"))
+      has(d, "const std::int64_t x_dims[] = { 32, 64, 56, 56 }, x_strides[] = { 200704, 1, 3584, 64 };"))
       << d;
-  EXPECT_TRUE(has(d, "CUDNN_TENSOR_NHWC"));
+  EXPECT_TRUE(has(d, "w_strides[] = { 576, 1, 192, 64 }"));  // the filter channels-last too
   EXPECT_TRUE(has(d, "egg_k_swap(xt, a.x, 32, 64, 3136, stream)")) << d;
   EXPECT_TRUE(has(d, "egg_k_swap(wt, a.conv_weight, 64, 64, 9, stream)")) << d;
   EXPECT_TRUE(has(d, "egg_k_swap(a.out0, yt, 32, 3136, 64, stream)")) << d;
-  EXPECT_TRUE(has(d, "s.x, xt, s.w, wt, s.conv,")) << d;
+  EXPECT_TRUE(has(d, "static_cast<const void*>(xt)")) << d;
+  EXPECT_TRUE(has(d, "const int align_class = 0;"));  // the layout buffers are 256-byte aligned
   EXPECT_TRUE(has(cands[2].summary, "channels-last")) << cands[2].summary;
   // Stage 2 keeps the layout and measures the ranks.
   ConvFamily family(kData, true);
@@ -502,7 +510,7 @@ TEST(Conv, CudnnRanksAreStageTwosTuningSpace) {
     EXPECT_EQ(tunings[i].params["algo"], static_cast<int>(i + 1));
     EXPECT_TRUE(
         has(tunings[i].code.device_code, "if (rank++ != " + std::to_string(i + 1) + ") continue;"));
-    EXPECT_TRUE(has(tunings[i].summary, "algorithm #" + std::to_string(i + 1)));
+    EXPECT_TRUE(has(tunings[i].summary, "engine configuration #" + std::to_string(i + 1)));
   }
   // A rank the heuristic does not reach fails at run time; the incumbent stands (no repair).
   EXPECT_FALSE(family.fallback(s, c, tunings[3]).has_value());
@@ -532,25 +540,23 @@ TEST(Conv, CudnnCandidatesCompileWithNvcc) {
   EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, family.structures(s, c)[1]), "");
 }
 
-TEST(Conv, CudnnTransposedRunsBackwardDataAndFp16UsesTensorOps) {
+TEST(Conv, CudnnTransposedRunsBackwardDataAndFp16AccumulatesInFloat) {
   auto cands = cudnn_structures_of(grouped_transpose());
   ASSERT_GE(cands.size(), 2u);
   EXPECT_EQ(cands[1].id, "conv.cudnn.bwd_data:a0");
   const auto& d = cands[1].code.device_code;
-  EXPECT_TRUE(
-      has(d, "cudnnConvolutionBackwardData(s.handle, &one, s.w, a.t_weight, s.x, a.x, s.conv,"))
+  EXPECT_TRUE(has(d, "CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR"));
+  // dy is the op's input, dx its output; groups follow from the channels ([C_in, C_out/groups,
+  // k, k] as PyTorch's weight).
+  EXPECT_TRUE(has(d, "CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x"))
       << d;
-  EXPECT_TRUE(
-      has(d, "const int w_dims[] = { 16, 4, 3, 3 };"));  // [C_in, C_out/groups, k, k] as PyTorch's
-  EXPECT_TRUE(has(d, "cudnnSetConvolutionGroupCount(s.conv, 2)"));
+  EXPECT_TRUE(has(d, "w_dims[] = { 16, 4, 3, 3 }"));
   EXPECT_FALSE(has(d, "_dnn_epilogue<<<"))
       << d;  // no bias, no epilogue: cuDNN's result is the output
 
   auto half = cudnn_structures_of(resnet("float16"));
   ASSERT_GE(half.size(), 2u);
-  EXPECT_TRUE(
-      has(half[1].code.device_code, "cudnnSetConvolutionMathType(s.conv, CUDNN_TENSOR_OP_MATH)"));
-  EXPECT_TRUE(has(half[1].code.device_code, "CUDNN_DATA_HALF"));
+  EXPECT_TRUE(has(half[1].code.device_code, "data_type = CUDNN_DATA_HALF, compute_type = CUDNN_DATA_FLOAT"));
 }
 
 TEST(Conv, CudnnIsNotOfferedForAsymmetricPadding) {

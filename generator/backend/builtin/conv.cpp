@@ -104,14 +104,13 @@ void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract&
   const std::int64_t total = spec::numel(p.out_shape);
   ctx.update(
       {{"cudnn_transposed", p.transposed},
-       {"cudnn_call", p.transposed ? "cudnnConvolutionBackwardData" : "cudnnConvolutionForward"},
+       {"cudnn_op", p.transposed ? "a backward-data convolution" : "a forward convolution"},
        {"cudnn_dims", nb},
        {"cudnn_type", p.dtype == spec::DType::float16    ? "CUDNN_DATA_HALF"
                       : p.dtype == spec::DType::bfloat16 ? "CUDNN_DATA_BFLOAT16"
                                                          : "CUDNN_DATA_FLOAT"},
-       // PyTorch's choice: tensor ops for fp16/bf16; for fp32 the default math, which lets
-       // cuDNN use TF32 (torch.backends.cudnn.allow_tf32 is on by default).
-       {"cudnn_math_type", fp32(p) ? "CUDNN_DEFAULT_MATH" : "CUDNN_TENSOR_OP_MATH"},
+       // PyTorch's defaults: tensor-core engines for fp16/bf16, and for fp32 too (TF32:
+       // torch.backends.cudnn.allow_tf32 is on by default); float accumulation.
        {"cudnn_math",
         fp32(p) ? "fp32 data, TF32 tensor cores allowed" : "tensor cores, fp32 accumulation"},
        {"x_role", p.transposed ? "x is dy" : "x"},
@@ -121,7 +120,6 @@ void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract&
        {"cudnn_out_dims", int_list(out)},
        {"cudnn_out_strides", int_list(nhwc ? channels_last_strides(out) : packed_strides(out))},
        {"cudnn_layout", nhwc ? "channels-last N(D)HWC" : "packed NC(D)HW"},
-       {"cudnn_filter_format", nhwc ? "CUDNN_TENSOR_NHWC" : "CUDNN_TENSOR_NCHW"},
        {"nhwc", nhwc},
        {"dnn_x", nhwc ? "xt" : "a." + ctx.value("x_var", std::string())},
        {"dnn_w", nhwc ? "wt" : "a." + ctx.value("w_var", std::string())},
@@ -137,6 +135,7 @@ void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract&
        {"nhwc_y_swap", std::to_string(out[0]) + ", " + std::to_string(tail_product(out, 2)) + ", " +
                            std::to_string(out[1])},
        {"cudnn_w_dims", int_list(w)},
+       {"cudnn_w_strides", int_list(nhwc ? channels_last_strides(w) : packed_strides(w))},
        {"cudnn_pad", int_list(pad)},
        {"cudnn_stride", int_list(stride)},
        {"cudnn_dilation", int_list(dil)},
@@ -198,7 +197,8 @@ ConvParams ConvParams::from_json(const json& j) {
 
 std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const ConvParams& q) {
   if (q.structure == "cudnn") {
-    // cuDNN's legacy convolution API pads both sides alike and takes int dims.
+    // The cuDNN structure pads both sides alike (one padding per dim) and keeps every tensor
+    // below 2^31 elements (cuDNN's engines index with int).
     for (int d = 0; d < 3; ++d) {
       const std::int64_t lo = p.transposed ? p.out[d] : p.in[d],
                          hi = p.transposed ? p.in[d] : p.out[d];
@@ -383,7 +383,8 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
         ", " +
         (is_fp32 ? "fp32 with TF32 allowed (PyTorch's default for convolutions)"
                  : spec::dtype_name(plan.dtype) + " with fp32 accumulation") +
-        ", the heuristic's algorithm #" + std::to_string(q.algo) + " (deterministic first)" +
+        ", engine configuration #" + std::to_string(q.algo) +
+        " of cuDNN's heuristics (modes A, B, fallback; deterministic engines only)" +
         (q.nhwc ? ", channels-last (input, weight and result transposed in the call)" : "") +
         (pass ? ", then an in-place element-wise pass for bias and epilogue" : "");
     id = std::string("conv.cudnn.") + (plan.transposed ? "bwd_data" : "fwd") +

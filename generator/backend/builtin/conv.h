@@ -10,8 +10,9 @@
 //   along
 //              W (depthwise and small channel counts)
 //   transpose  conv_transpose as a direct gather kernel (exact fp32 accumulation)
-//   cudnn      cuDNN's convolution (forward, or backward-data for conv_transpose; its heuristic's
-//              algorithm, TF32 allowed for fp32 as under PyTorch's defaults) into the output, then
+//   cudnn      cuDNN's convolution through its graph API (forward, or backward-data for
+//              conv_transpose; an engine configuration its heuristics rank, TF32 allowed for fp32
+//              as under PyTorch's defaults) into the output, then
 //              one in-place element-wise pass for bias and epilogue; symmetric padding only
 // Bias and the epilogue run on the fp32 accumulator before the one rounding to the output dtype.
 #pragma once
