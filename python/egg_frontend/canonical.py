@@ -291,7 +291,12 @@ def python_ops():
 # given value: {ATen op: [(schema argument, value that draws nothing), ...]}.
 SEEDED_UNLESS = {"aten::scaled_dot_product_attention": [("dropout_p", 0.0)],
                  "aten::dropout": [("train", False), ("p", 0.0)],
-                 "aten::native_dropout": [("train", False), ("p", 0.0)]}
+                 "aten::native_dropout": [("train", False), ("p", 0.0)],
+                 # Recurrent layers draw only for dropout between layers.
+                 "aten::lstm": [("train", False), ("dropout", 0.0)],
+                 "aten::gru": [("train", False), ("dropout", 0.0)],
+                 "aten::rnn_tanh": [("train", False), ("dropout", 0.0)],
+                 "aten::rnn_relu": [("train", False), ("dropout", 0.0)]}
 
 # Ops that only assert or alias: their users read their input directly.
 TRANSPARENT = frozenset({"aten::alias", "aten::detach", "aten::lift_fresh",
@@ -384,11 +389,19 @@ def canonicalize(target, args, kwargs):
     return Canon(rule.op, operands, attrs, first=rule.first)
 
 
+# Ops kept whole although no rule names them: torch's table would unroll every time step of a
+# recurrent layer into tens of thousands of nodes (level-3 GRUs take minutes to decompose). Kept
+# as one node, the backend names the op it has no kernel for.
+KEEP_WHOLE = frozenset({"aten::lstm", "aten::gru", "aten::rnn_tanh", "aten::rnn_relu"})
+
+
 def decompositions():
-    """torch's default decomposition table without the ops RULES keeps as single nodes."""
+    """torch's default decomposition table without the ops RULES keeps as single nodes (and
+    KEEP_WHOLE)."""
     from torch.export import default_decompositions
     table = default_decompositions()
     for op in list(table.keys()):
-        if isinstance(op, torch._ops.OpOverload) and rule_for(op) is not None:
+        if isinstance(op, torch._ops.OpOverload) and (
+                rule_for(op) is not None or _qualified(op)[0] in KEEP_WHOLE):
             table.pop(op)
     return table

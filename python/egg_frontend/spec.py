@@ -3,7 +3,8 @@
 Arguments become ``{"node"|"scalar"|"bool"|"none"|"list"|...}`` objects; attrs stay plain JSON
 values.  Placeholders of parameters, buffers and constants are referred to by their dotted
 names (``norm.weight``); ops that only alias or assert disappear (their users read their input);
-0-d constants (``scalar_tensor``) become scalar operands; nodes no user output reads (the
+0-d constants (``scalar_tensor``, and ``torch.tensor(0.5)`` written in forward) become scalar
+operands; nodes no user output reads (the
 running-stat updates of a batch norm in training mode) are left out.
 """
 
@@ -126,13 +127,28 @@ def collect_params(model, names=()):
     return out
 
 
+def inline_constant(ep, op, spec):
+    """The Python number a 0-d tensor constant that forward creates (``torch.tensor(0.5)``, no
+    attribute of the model) stands for, or None: such a constant becomes a scalar operand."""
+    from torch.export.graph_signature import InputKind
+    if spec.kind != InputKind.CONSTANT_TENSOR or _lookup(op.model, spec.target) is not None:
+        return None
+    value = ep.constants.get(spec.target)
+    if not isinstance(value, torch.Tensor) or value.dim() != 0 or value.device.type == "meta":
+        return None
+    if value.dtype.is_complex:
+        return None
+    return value.item()
+
+
 def constant_names(ep, op, user_files):
     """Dotted names of the tensor constants the exported forward reads; a constant that is no
-    attribute of the model (``torch.tensor([...])`` written in forward) is a UserError."""
+    attribute of the model (``torch.tensor([...])`` written in forward) is a UserError, unless it
+    is 0-d (inline_constant: a scalar operand)."""
     from torch.export.graph_signature import InputKind
     names = []
     for spec in ep.graph_signature.input_specs:
-        if spec.kind != InputKind.CONSTANT_TENSOR:
+        if spec.kind != InputKind.CONSTANT_TENSOR or inline_constant(ep, op, spec) is not None:
             continue
         if _lookup(op.model, spec.target) is None:
             users = [n for n in ep.graph.nodes if n.name == spec.arg.name]
@@ -199,6 +215,8 @@ def build(op, ep, inputs, params, user_files):
                                 "dtype": dtype_name(t.dtype)})
             enc.ref[s.arg.name] = {"node": name}
             n_in += 1
+        elif inline_constant(ep, op, s) is not None:
+            enc.ref[s.arg.name] = enc.arg(inline_constant(ep, op, s))
         elif s.target is not None:
             enc.ref[s.arg.name] = {"node": s.target}
     collapsed = set()
@@ -217,6 +235,10 @@ def build(op, ep, inputs, params, user_files):
         if canon.op == "full" and canon.attrs.get("size") == [] and \
                 not any(node.name == a.name for a in user_args):
             enc.ref[node.name] = enc.arg(canon.attrs.get("fill_value"))  # a 0-d constant
+            continue
+        if canon.op == "clone" and node.args and "scalar" in enc.arg(node.args[0]) and \
+                not any(node.name == a.name for a in user_args):
+            enc.ref[node.name] = enc.arg(node.args[0])  # export's copy of an inlined constant
             continue
         if canon.first and _collapses(node, live):
             collapsed.add(node.name)

@@ -161,6 +161,48 @@ class GlueOps(TempOps, unittest.TestCase):
         self.assertEqual((r.error["op"], r.error["line"]), ("constant", 6))
         self.assertIn("register_buffer", r.error["hint"])
 
+    def test_zero_dim_tensor_constant_made_in_forward_is_a_scalar(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, x):
+                return torch.min(x, torch.tensor(0.5, device=x.device)) * 2.0
+        def get_inputs():
+            return [torch.randn(4, 2)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        self.assertEqual([(n["op"], n["args"][1]) for n in r.spec["nodes"]],
+                         [("minimum", {"scalar": 0.5}), ("mul", {"scalar": 2.0})])
+        self.assertEqual(r.spec["params"], [])
+
+    def test_recurrent_layer_without_dropout_is_one_node(self):
+        # Training mode, dropout 0: nothing random. Kept whole rather than unrolled per time step.
+        r = self.trace("""
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.gru = nn.GRU(8, 16, num_layers=2, batch_first=True)
+            def forward(self, x):
+                return self.gru(x)[0]
+        def get_inputs():
+            return [torch.randn(4, 64, 8)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        ops = [n["op"] for n in r.spec["nodes"]]  # the zero h0 (full), the layer, its output
+        self.assertEqual(ops.count("aten.gru.input"), 1)
+        self.assertLessEqual(len(ops), 3, ops)
+        r = self.trace("""
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.gru = nn.GRU(8, 16, num_layers=2, dropout=0.5)
+            def forward(self, x):
+                return self.gru(x)[0]
+        def get_inputs():
+            return [torch.randn(64, 4, 8)]
+        """)
+        self.assertEqual(r.rc, 1)
+        self.assertIn("random", r.error["message"])
+
     def test_plain_tensor_attribute_is_a_buffer(self):
         r = self.forward("return x * self.w", init="self.w = torch.ones(8)")
         self.assertIn({"name": "w", "shape": [8], "dtype": "float32", "kind": "buffer"},
