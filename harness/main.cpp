@@ -4,6 +4,7 @@
 //   result.json
 //                      [--source cand.cu] [--atol A --rtol R] [--time] [--strict]
 //                      [--max-sets N] [--no-guard] [--no-cupti] [--timeout S] [--wait-marker F]
+//                      [--cutoff-ms MS]
 //
 // Exit status: 0 verified, 10 the candidate was rejected (result.json says why), 2 usage error,
 // 3 harness or spec error, 4 no GPU. result.json is written in every case but a usage error.
@@ -34,7 +35,7 @@ constexpr const char* kUsage =
     "--out <result.json>\n"
     "                          [--source <cand.cu>] [--atol A] [--rtol R] [--time] [--strict]\n"
     "                          [--max-sets N] [--no-guard] [--no-cupti] [--timeout SECONDS]\n"
-    "                          [--wait-marker <file>]\n"
+    "                          [--wait-marker <file>] [--cutoff-ms MS]\n"
     "\n"
     "  --lib      the candidate: a shared library exporting\n"
     "             extern \"C\" cudaError_t egg_candidate_launch(void* const* args, cudaStream_t)\n"
@@ -48,6 +49,9 @@ constexpr const char* kUsage =
     "  --strict   first run compute-sanitizer memcheck on the candidate\n"
     "  --timeout  exit with status 'timeout' after this many seconds (egg-gen's runner also "
     "kills)\n"
+    "  --cutoff-ms  with --time: stop timing after 3 trials if even the fastest took longer "
+    "(a\n"
+    "             candidate that cannot beat the best so far); the result says cut_short\n"
     "  --wait-marker  the file that exists while this run waits for the GPU lock, GPU memory or "
     "the\n"
     "             reference server, so the parent's time limit pauses (default "
@@ -225,6 +229,8 @@ int main(int argc, char** argv) {
         o.cupti = false;
       else if (a == "--timeout")
         timeout_s = std::stod(value());
+      else if (a == "--cutoff-ms")
+        o.time_cutoff_ms = std::stod(value());
       else if (a == "--wait-marker")
         o.wait_marker = value();
       else if (a == "--help" || a == "-h") {

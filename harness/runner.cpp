@@ -59,6 +59,12 @@ std::vector<std::string> harness_argv(const CandidateRun& run, const fs::path& r
     argv.insert(argv.end(), {"--atol", a.str(), "--rtol", r.str()});
   }
   if (run.time) argv.push_back("--time");
+  if (run.time && run.time_cutoff_ms) {
+    std::ostringstream c;
+    c.precision(17);
+    c << *run.time_cutoff_ms;
+    argv.insert(argv.end(), {"--cutoff-ms", c.str()});
+  }
   if (run.strict) argv.push_back("--strict");
   argv.insert(argv.end(), run.extra_args.begin(), run.extra_args.end());
   return argv;

@@ -33,9 +33,10 @@ struct CandidateRun {
   std::filesystem::path refs;      // the reference server's socket (verify/references.h)
   std::filesystem::path work_dir;  // created; holds the source copy, logs, result.json, mismatches
   std::filesystem::path source;  // the candidate's .cu (copied into work_dir and scanned); optional
-  std::optional<Tolerance> tolerance;  // default: per output dtype (tolerance.h)
-  bool time = false;                   // also time the candidate (events + CUPTI)
-  bool strict = false;                 // also run compute-sanitizer memcheck
+  std::optional<Tolerance> tolerance;    // default: per output dtype (tolerance.h)
+  bool time = false;                     // also time the candidate (events + CUPTI)
+  std::optional<double> time_cutoff_ms;  // timing stops early above this (--cutoff-ms)
+  bool strict = false;                   // also run compute-sanitizer memcheck
   std::chrono::milliseconds time_limit{60'000};
   std::vector<std::string> extra_args;  // appended to the harness's argv (tests, debugging)
 };

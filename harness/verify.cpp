@@ -73,6 +73,8 @@ struct Reject {
 constexpr unsigned char kGuardByte = 0xA5;
 constexpr unsigned char kPoisonByte = 0xFF;  // all-ones is NaN in fp16/bf16/fp32/fp64, -1 in ints
 constexpr std::size_t kGuardBytes = 64 << 10;
+// Trials before a --cutoff-ms verdict: a first trial can be slow once (clocks, TLB), three cannot.
+constexpr std::size_t kCutoffTrials = 3;
 
 double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
@@ -589,7 +591,13 @@ void Verifier::time_candidate(Group& g) {
     const double wall_s = ms_since(t_begin) / 1000.0;
     const bool enough =
         static_cast<int>(event_ms.size()) >= opts_.min_trials && wall_s >= opts_.min_time_s;
-    if (enough || event_ms.size() >= 100000 || (wall_s >= 30.0 && event_ms.size() >= 3)) break;
+    const bool cannot_win =
+        opts_.time_cutoff_ms && event_ms.size() >= kCutoffTrials &&
+        *std::min_element(event_ms.begin(), event_ms.end()) > *opts_.time_cutoff_ms;
+    if (cannot_win) t.cut_short = true;
+    if (enough || cannot_win || event_ms.size() >= 100000 ||
+        (wall_s >= 30.0 && event_ms.size() >= 3))
+      break;
   }
   t.trials = static_cast<int>(event_ms.size());
   const Summary es = summarize(event_ms);

@@ -19,6 +19,10 @@ struct HarnessOptions {
   int max_sets = 0;                  // 0: every set the reference server has
   double min_time_s = 0.5;           // timing: at least this long ...
   int min_trials = 100;              // ... and at least this many trials
+  // Stop timing after 3 trials (verify.cpp's kCutoffTrials) when even the fastest took longer than
+  // this (the caller's best so far, with room: a candidate that cannot win holds the GPU lock no
+  // longer).
+  std::optional<double> time_cutoff_ms;
   // The file that exists while this run waits (GPU lock, GPU memory, the reference server), so the
   // parent's time limit pauses; empty: <work>/gpu-lock.wait. The sanitizer's run of the harness
   // is given its parent's, so egg-gen's limit pauses for it too.

@@ -107,7 +107,8 @@ nlohmann::json to_json(const VerifyResult& r) {
                    {"achieved_gbps", t.achieved_gbps},
                    {"copy_gbps", t.copy_gbps},
                    {"method", t.method},
-                   {"hold_timeouts", t.hold_timeouts}};
+                   {"hold_timeouts", t.hold_timeouts},
+                   {"cut_short", t.cut_short}};
   }
   if (!r.repro.empty()) j["repro"] = r.repro;
   if (!r.work_dir.empty()) j["work_dir"] = r.work_dir;
@@ -157,6 +158,7 @@ VerifyResult result_from_json(const nlohmann::json& j) {
     timing.copy_gbps = num(t, "copy_gbps");
     timing.method = t.value("method", std::string("events"));
     timing.hold_timeouts = t.value("hold_timeouts", 0);
+    timing.cut_short = t.value("cut_short", false);
     r.timing = timing;
   }
   r.repro = j.value("repro", "");

@@ -76,6 +76,9 @@ struct Timing {
   // events time the GPU's work alone; "events": plain events (EGG_HARNESS_HOLD=off).
   std::string method = "events";
   int hold_timeouts = 0;  // trials whose hold was released by its 50 ms limit (the launch waited)
+  // Timing stopped after a few trials: even the fastest was slower than the cutoff asked for (a
+  // candidate that cannot win), so the figures come from those trials alone.
+  bool cut_short = false;
 };
 
 struct GpuInfo {

@@ -227,8 +227,9 @@ void Evaluator::account(std::chrono::steady_clock::time_point started,
 }
 
 Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time, bool strict,
-                               bool all_arches) {
+                               bool all_arches, std::optional<double> time_cutoff_ms) {
   Evaluation ev;
+  const verify::RunOptions run_options{time, strict, config_.atol, config_.rtol, time_cutoff_ms};
   // A prepared candidate keeps its folder (where its library was prebuilt); others get a new one.
   fs::path dir;
   if (auto it = prepared_.find(prepared_key(candidate)); it != prepared_.end() && !all_arches) {
@@ -252,7 +253,7 @@ Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time, b
   if (gpu_ && !all_arches) {
     const auto started = std::chrono::steady_clock::now();
     auto out = gpu_->run(cu, dir / "include", config_.spec_json, *config_.refs, dir / "verify",
-                         time, strict, config_.atol, config_.rtol);
+                         run_options);
     account(started, out);
     if (!out.ok()) {
       ev.failure =
@@ -278,7 +279,7 @@ Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time, b
   if (gpu_) {  // the final winner: every arch compiled above; verified again, and profiled
     const auto started = std::chrono::steady_clock::now();
     auto out = gpu_->run(cu, dir / "include", config_.spec_json, *config_.refs, dir / "verify",
-                         time, strict, config_.atol, config_.rtol);
+                         run_options);
     account(started, out);
     if (!out.ok()) {
       ev.failure = backend::Failure{failure_class(out), out.report};

@@ -75,8 +75,9 @@ class Evaluator {
 
   // Evaluates one candidate (its files land in work/<n>-candidate/). With a GPU the GPU build is
   // the compile check and the other arches are compiled only when `all_arches` (the final winner).
+  // `time_cutoff_ms`: timing stops early when the candidate is slower than that (RunOptions).
   Evaluation evaluate(const backend::Candidate& candidate, bool time, bool strict = false,
-                      bool all_arches = false);
+                      bool all_arches = false, std::optional<double> time_cutoff_ms = std::nullopt);
   // With a GPU: renders `candidates` and builds them side by side (one nvcc per core), so the
   // evaluate() calls that follow only verify and time. Without a GPU it does nothing (a stage
   // then stops at the first candidate that compiles, so building the others would be waste).

@@ -88,7 +88,11 @@ StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
     if (over_budget()) break;
     ++evaluated;
     report();
-    Evaluation ev = evaluator.evaluate(candidate, measure);
+    auto cutoff = [&]() -> std::optional<double> {
+      if (!best || !best->evaluation.kernel_ms) return std::nullopt;
+      return *best->evaluation.kernel_ms * budget.time_cutoff_factor;
+    };
+    Evaluation ev = evaluator.evaluate(candidate, measure, false, false, cutoff());
     std::map<backend::FailureClass, int> failures;
     bool listed = false;
     for (int repair = 0; !ev.ok() && repair < budget.max_repairs; ++repair) {
@@ -108,7 +112,7 @@ StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
                 ")");
       candidate = *fixed;
       report();
-      ev = evaluator.evaluate(candidate, measure);
+      ev = evaluator.evaluate(candidate, measure, false, false, cutoff());
     }
     json a = attempt_record(candidate.id, ev);
     a["profile"] = ev.profile;

@@ -18,7 +18,10 @@ struct StageBudget {
   int max_candidates = 8;    // candidates evaluated
   int max_repairs = 3;       // debug-agent attempts per candidate
   int max_same_failure = 2;  // a failure class the debug agent failed to fix this often is given up
-  double noise_margin = 0.03;        // a challenger must be this much faster than the incumbent
+  double noise_margin = 0.03;  // a challenger must be this much faster than the incumbent
+  // A challenger whose fastest trials take this many times the best's time cannot win: its
+  // timing stops after a few trials (RunOptions::time_cutoff_ms).
+  double time_cutoff_factor = 1.5;
   int recent_window = 6;             // attempts summarized for the agents
   std::int64_t max_tokens = 400000;  // tokens sent and received by the stage's agents
   double max_seconds = 900;          // wall time of the stage

@@ -23,6 +23,16 @@ struct GpuOutcome {
   bool ok() const { return !compile_error && status == harness::VerifyStatus::verified; }
 };
 
+// How one candidate is run.
+struct RunOptions {
+  bool time = false;    // also time it (after it verifies)
+  bool strict = false;  // compute-sanitizer memcheck first
+  double atol = 1e-4, rtol = 1e-4;
+  // With time: timing stops after a few trials whose fastest is slower than this (the best so
+  // far, with room), so a candidate that cannot win holds the GPU lock only that long.
+  std::optional<double> time_cutoff_ms;
+};
+
 // Verifies (and times) a candidate on the local GPU.
 class GpuVerifier {
  public:
@@ -31,8 +41,7 @@ class GpuVerifier {
   // `refs` the op's references (references()).
   virtual GpuOutcome run(const std::filesystem::path& cu, const std::filesystem::path& include_dir,
                          const std::filesystem::path& spec_json, References& refs,
-                         const std::filesystem::path& work, bool time, bool strict, double atol,
-                         double rtol) = 0;
+                         const std::filesystem::path& work, const RunOptions& options) = 0;
   // Starts computing an op's reference outputs on this GPU (they stay there while its candidates
   // are verified); returns at once.
   virtual std::unique_ptr<References> references(const ReferenceRequest& request) = 0;

@@ -51,7 +51,7 @@ void HarnessVerifier::prebuild(const fs::path& cu, const fs::path& include_dir,
 
 GpuOutcome HarnessVerifier::run(const fs::path& cu, const fs::path& include_dir,
                                 const fs::path& spec_json, References& refs, const fs::path& work,
-                                bool time, bool strict, double atol, double rtol) {
+                                const RunOptions& options) {
   GpuOutcome out;
   const fs::path so = work / "candidate.so";
   fs::create_directories(work);
@@ -81,9 +81,10 @@ GpuOutcome HarnessVerifier::run(const fs::path& cu, const fs::path& include_dir,
           .count();
   run.work_dir = work;
   run.source = cu;
-  run.tolerance = Tolerance{atol, rtol};
-  run.time = time;
-  run.strict = strict;
+  run.tolerance = Tolerance{options.atol, options.rtol};
+  run.time = options.time;
+  run.time_cutoff_ms = options.time_cutoff_ms;
+  run.strict = options.strict;
   run.time_limit = time_limit_;
   // The GPU's memory taken by other jobs is nobody's fault here: wait and run again.
   harness::VerifyResult r = harness::run_candidate(run);

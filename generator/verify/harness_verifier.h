@@ -26,8 +26,7 @@ class HarnessVerifier : public GpuVerifier {
 
   GpuOutcome run(const std::filesystem::path& cu, const std::filesystem::path& include_dir,
                  const std::filesystem::path& spec_json, References& refs,
-                 const std::filesystem::path& work, bool time, bool strict, double atol,
-                 double rtol) override;
+                 const std::filesystem::path& work, const RunOptions& options) override;
   std::unique_ptr<References> references(const ReferenceRequest& request) override {
     return start_reference_server(request);
   }

@@ -54,11 +54,12 @@ TEST_F(Runner, OptionsBecomeArgv) {
   run.time = true;
   run.strict = true;
   run.tolerance = Tolerance{0.5, 0.25};
+  run.time_cutoff_ms = 1.5;
   const VerifyResult r = run_candidate(run);
   EXPECT_EQ(r.status, VerifyStatus::mismatch);
   EXPECT_EQ(r.exit_code, 10);
-  for (const char* s :
-       {"--time", "--strict", "--atol 0.5", "--rtol 0.25", "--source", "candidate.cu", "--spec"})
+  for (const char* s : {"--time", "--cutoff-ms 1.5", "--strict", "--atol 0.5", "--rtol 0.25",
+                        "--source", "candidate.cu", "--spec"})
     EXPECT_NE(r.message.find(s), std::string::npos) << s << " not in " << r.message;
 }
 

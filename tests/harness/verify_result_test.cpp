@@ -27,6 +27,7 @@ TEST(VerifyResult, JsonRoundTrip) {
   t.trials = 100;
   t.method = "held stream";
   t.hold_timeouts = 2;
+  t.cut_short = true;
   r.timing = t;
   const VerifyResult back = result_from_json(to_json(r));
   EXPECT_EQ(back.status, VerifyStatus::mismatch);
@@ -38,5 +39,6 @@ TEST(VerifyResult, JsonRoundTrip) {
   EXPECT_EQ(back.timing->trials, 100);
   EXPECT_EQ(back.timing->method, "held stream");
   EXPECT_EQ(back.timing->hold_timeouts, 2);
+  EXPECT_TRUE(back.timing->cut_short);
   EXPECT_THROW(result_from_json(nlohmann::json{{"status", "bogus"}}), nlohmann::json::exception);
 }

@@ -95,7 +95,7 @@ TEST_F(ChildEnvironments, TheCandidatesNvccAndEggHarness) {
   refs.dir_ = dir.path();
   const verify::GpuOutcome out =
       verifier.run(dir.path() / "k.cu", dir.path(), dir.path() / "spec.json", refs,
-                   dir.path() / "work", false, false, 1e-4, 1e-4);
+                   dir.path() / "work", verify::RunOptions{});
   EXPECT_FALSE(out.ok());
   expect_allowlisted("nvcc");
   expect_allowlisted("egg-harness");

@@ -447,16 +447,16 @@ TEST(Conv, CudnnIsOfferedSecondWhenAvailable) {
   EXPECT_EQ(cands[1].id, "conv.cudnn.fwd:a0");
   const auto& d = cands[1].code.device_code;
   EXPECT_TRUE(has(d, "#include <cudnn.h>"));
-  EXPECT_TRUE(
-      has(d, "const std::int64_t x_dims[] = { 32, 64, 56, 56 }, x_strides[] = { 200704, 3136, 56, 1 };"))
+  EXPECT_TRUE(has(
+      d,
+      "const std::int64_t x_dims[] = { 32, 64, 56, 56 }, x_strides[] = { 200704, 3136, 56, 1 };"))
       << d;
   EXPECT_TRUE(has(d, "w_dims[] = { 64, 64, 3, 3 }, w_strides[] = { 576, 9, 3, 1 };")) << d;
   EXPECT_TRUE(has(d, "pad[] = { 1, 1 }, stride[] = { 1, 1 }, dilation[] = { 1, 1 };"));
   // The graph API: a forward-convolution operation, engines ranked by heuristic modes A, B and
   // the fallback list, nondeterministic and input-down-converting engines left out.
   EXPECT_TRUE(has(d, "CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR"));
-  EXPECT_TRUE(
-      has(d, "{CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_B, CUDNN_HEUR_MODE_FALLBACK}"));
+  EXPECT_TRUE(has(d, "{CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_B, CUDNN_HEUR_MODE_FALLBACK}"));
   EXPECT_TRUE(has(d, "notes[k] == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC"));
   EXPECT_FALSE(has(d, "_v7("));
   // The pointers cuDNN sees decide the alignment it is told (a plan per alignment class).
@@ -478,8 +478,9 @@ TEST(Conv, CudnnChannelsLastIsOfferedThirdWithTheLayoutChangeInTheCall) {
   EXPECT_EQ(cands[2].params["layout"], "nhwc");
   const auto& d = cands[2].code.device_code;
   // x [32, 64, 56, 56] stored N, H, W, C; the filter in NHWC too.
-  EXPECT_TRUE(
-      has(d, "const std::int64_t x_dims[] = { 32, 64, 56, 56 }, x_strides[] = { 200704, 1, 3584, 64 };"))
+  EXPECT_TRUE(has(
+      d,
+      "const std::int64_t x_dims[] = { 32, 64, 56, 56 }, x_strides[] = { 200704, 1, 3584, 64 };"))
       << d;
   EXPECT_TRUE(has(d, "w_strides[] = { 576, 1, 192, 64 }"));  // the filter channels-last too
   EXPECT_TRUE(has(d, "egg_k_swap(xt, a.x, 32, 64, 3136, stream)")) << d;
@@ -548,7 +549,8 @@ TEST(Conv, CudnnTransposedRunsBackwardDataAndFp16AccumulatesInFloat) {
   EXPECT_TRUE(has(d, "CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR"));
   // dy is the op's input, dx its output; groups follow from the channels ([C_in, C_out/groups,
   // k, k] as PyTorch's weight).
-  EXPECT_TRUE(has(d, "CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x"))
+  EXPECT_TRUE(
+      has(d, "CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x"))
       << d;
   EXPECT_TRUE(has(d, "w_dims[] = { 16, 4, 3, 3 }"));
   EXPECT_FALSE(has(d, "_dnn_epilogue<<<"))
@@ -556,7 +558,8 @@ TEST(Conv, CudnnTransposedRunsBackwardDataAndFp16AccumulatesInFloat) {
 
   auto half = cudnn_structures_of(resnet("float16"));
   ASSERT_GE(half.size(), 2u);
-  EXPECT_TRUE(has(half[1].code.device_code, "data_type = CUDNN_DATA_HALF, compute_type = CUDNN_DATA_FLOAT"));
+  EXPECT_TRUE(has(half[1].code.device_code,
+                  "data_type = CUDNN_DATA_HALF, compute_type = CUDNN_DATA_FLOAT"));
 }
 
 TEST(Conv, CudnnIsNotOfferedForAsymmetricPadding) {

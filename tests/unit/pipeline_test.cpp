@@ -203,16 +203,18 @@ class FakeGpu : public verify::GpuVerifier {
  public:
   std::string fail;
   int runs = 0;
+  std::vector<std::optional<double>> cutoffs;  // each run's time_cutoff_ms
   std::atomic<int> reference_servers{0}, endpoint_calls{0};
   std::unique_ptr<verify::References> references(const verify::ReferenceRequest&) override {
     ++reference_servers;
     return std::make_unique<FakeReferences>(&endpoint_calls);
   }
   verify::GpuOutcome run(const fs::path&, const fs::path&, const fs::path&,
-                         verify::References& refs, const fs::path&, bool, bool, double,
-                         double) override {
+                         verify::References& refs, const fs::path&,
+                         const verify::RunOptions& options) override {
     refs.endpoint();
     ++runs;
+    cutoffs.push_back(options.time_cutoff_ms);
     verify::GpuOutcome o;
     if (!fail.empty()) o.status = harness::status_from_name(fail).value();
     o.report = fail.empty() ? "" : "max abs error 3.0";
@@ -241,6 +243,20 @@ TEST_F(PipelineTest, WithAGpuTheFastestVerifiedCandidateWinsAndTheStatusSaysVeri
   EXPECT_EQ(gpu.endpoint_calls.load(), gpu.runs);
   for (const char* phase : {"trace", "compile", "references_startup"})
     EXPECT_TRUE(m["phases"].contains(phase)) << phase << " in " << m["phases"].dump();
+  // Once a candidate is measured, the others' timing may stop at 1.5x the best so far (a
+  // challenger that slow cannot win); before that there is nothing to cut at.
+  ASSERT_FALSE(gpu.cutoffs.empty());
+  EXPECT_FALSE(gpu.cutoffs.front().has_value());
+  int cut = 0;
+  for (size_t i = 0; i < gpu.cutoffs.size(); ++i) {
+    if (!gpu.cutoffs[i]) continue;
+    ++cut;
+    bool earlier = false;  // the fake's run k took 0.5 - 0.01 k ms
+    for (size_t k = 1; k <= i; ++k)
+      earlier = earlier || std::abs(*gpu.cutoffs[i] - 1.5 * (0.5 - 0.01 * double(k))) < 1e-9;
+    EXPECT_TRUE(earlier) << "cutoff " << *gpu.cutoffs[i] << " of run " << i + 1;
+  }
+  EXPECT_GT(cut, 0);
 }
 
 TEST_F(PipelineTest, AGenerationReportsItsProgressAndACacheHitSaysNothingOfIt) {
@@ -372,10 +388,10 @@ class PrebuildingGpu : public FakeGpu {
     --active;
   }
   verify::GpuOutcome run(const fs::path& cu, const fs::path& inc, const fs::path& spec,
-                         verify::References& refs, const fs::path& work, bool time, bool strict,
-                         double atol, double rtol) override {
+                         verify::References& refs, const fs::path& work,
+                         const verify::RunOptions& options) override {
     run_in.insert(work);
-    return FakeGpu::run(cu, inc, spec, refs, work, time, strict, atol, rtol);
+    return FakeGpu::run(cu, inc, spec, refs, work, options);
   }
 };
 
@@ -437,8 +453,8 @@ class ContendedGpu : public FakeGpu {
   std::mutex turn;
   std::atomic<int> in_flight{0}, most_in_flight{0};
   verify::GpuOutcome run(const fs::path& cu, const fs::path&, const fs::path&,
-                         verify::References& refs, const fs::path&, bool, bool, double,
-                         double) override {
+                         verify::References& refs, const fs::path&,
+                         const verify::RunOptions&) override {
     refs.endpoint();
     const int now = ++in_flight;
     most_in_flight = std::max(most_in_flight.load(), now);
