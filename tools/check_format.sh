@@ -8,8 +8,6 @@
 #
 # templates/ is left out: its CUDA headers are pasted into generated kernels, whose bytes are
 # compared with vendored copies and feed the cache key, so they change only on purpose.
-# While tools/format_files.txt exists (the tree is not formatted yet), only the files it lists are
-# in scope; deleting it puts every tracked file in scope.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,7 +18,7 @@ files=()
 for arg in "$@"; do
   case "$arg" in
     --fix) fix=1 ;;
-    -h | --help) sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) files+=("$arg") ;;
   esac
 done
@@ -42,11 +40,7 @@ if [ "$version" != 14 ]; then
 fi
 
 if [ "${#files[@]}" -eq 0 ]; then
-  if [ -f tools/format_files.txt ]; then
-    mapfile -t files < <(grep -v -e '^#' -e '^$' tools/format_files.txt)
-  else
-    mapfile -t files < <(git ls-files -- '*.cpp' '*.h' '*.cu' '*.cuh' | grep -v '^templates/')
-  fi
+  mapfile -t files < <(git ls-files -- '*.cpp' '*.h' '*.cu' '*.cuh' | grep -v '^templates/')
 fi
 
 bad=()
@@ -55,8 +49,8 @@ for f in "${files[@]}"; do
   if [ -f "$f" ]; then
     present+=("$f")
   else
-    # A file removed since it was listed: nothing to check.
-    echo "check_format: note: $f is listed but no longer exists (tools/format_files.txt)" >&2
+    # Tracked but deleted in the working tree: nothing to check.
+    echo "check_format: note: $f does not exist" >&2
   fi
 done
 if [ "${#present[@]}" -gt 0 ]; then

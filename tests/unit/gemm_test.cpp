@@ -19,55 +19,75 @@ using nlohmann::json;
 
 const std::filesystem::path kData = EGG_TEST_DATA_DIR;
 
-bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+bool has(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
+}
 
-json node(const std::string& name, const std::string& op, json args, json attrs, json shape, const std::string& dtype,
-          int line = 9) {
-  return json{{"name", name},   {"op", op},       {"target", "torch." + op}, {"args", as_list(args)},
-              {"attrs", attrs}, {"shape", shape}, {"dtype", dtype},          {"file", "/src/op.py"},
-              {"line", line},   {"code", "return torch.relu(self.fc(x))"}};
+json node(const std::string& name, const std::string& op, json args, json attrs, json shape,
+          const std::string& dtype, int line = 9) {
+  return json{{"name", name},
+              {"op", op},
+              {"target", "torch." + op},
+              {"args", as_list(args)},
+              {"attrs", attrs},
+              {"shape", shape},
+              {"dtype", dtype},
+              {"file", "/src/op.py"},
+              {"line", line},
+              {"code", "return torch.relu(self.fc(x))"}};
 }
 
 // x[M,K] → nn.Linear(K, N) (weight [N,K], bias [N]) → `act` (relu, gelu, ...; empty: none).
-json linear_spec(const std::string& dtype = "float32", const std::string& act = "relu", json act_attrs = json::object(),
-                 std::int64_t m = 256, std::int64_t k = 512, std::int64_t n = 1024, bool bias = true) {
-  json params = json::array({{{"name", "fc.weight"}, {"shape", {n, k}}, {"dtype", dtype}, {"kind", "parameter"}}});
-  if (bias) params.push_back({{"name", "fc.bias"}, {"shape", {n}}, {"dtype", dtype}, {"kind", "parameter"}});
-  json nodes = json::array(
-      {node("fc", "linear", {{{"node", "x"}}, {{"node", "fc.weight"}}, bias ? json{{"node", "fc.bias"}} : json{{"none", true}}},
-            json::object(), {m, n}, dtype)});
+json linear_spec(const std::string& dtype = "float32", const std::string& act = "relu",
+                 json act_attrs = json::object(), std::int64_t m = 256, std::int64_t k = 512,
+                 std::int64_t n = 1024, bool bias = true) {
+  json params = json::array(
+      {{{"name", "fc.weight"}, {"shape", {n, k}}, {"dtype", dtype}, {"kind", "parameter"}}});
+  if (bias)
+    params.push_back(
+        {{"name", "fc.bias"}, {"shape", {n}}, {"dtype", dtype}, {"kind", "parameter"}});
+  json nodes = json::array({node("fc", "linear",
+                                 {{{"node", "x"}},
+                                  {{"node", "fc.weight"}},
+                                  bias ? json{{"node", "fc.bias"}} : json{{"none", true}}},
+                                 json::object(), {m, n}, dtype)});
   std::string last = "fc";
   if (!act.empty()) {
     nodes.push_back(node(act, act, {{{"node", "fc"}}}, act_attrs, {m, n}, dtype));
     last = act;
   }
-  return json{{"schema", 2},
-              {"op_file", "/src/op.py"},
-              {"model_class", "Model"},
-              {"init_inputs", json::array()},
-              {"inputs", {{{"name", "x"}, {"shape", {m, k}}, {"dtype", dtype}}}},
-              {"params", as_list(params)},
-              {"nodes", as_list(nodes)},
-              {"outputs", {{{"name", "out0"}, {"node", last}, {"shape", {m, n}}, {"dtype", dtype}}}},
-              {"deps", {"/src/op.py"}},
-              {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};
+  return json{
+      {"schema", 2},
+      {"op_file", "/src/op.py"},
+      {"model_class", "Model"},
+      {"init_inputs", json::array()},
+      {"inputs", {{{"name", "x"}, {"shape", {m, k}}, {"dtype", dtype}}}},
+      {"params", as_list(params)},
+      {"nodes", as_list(nodes)},
+      {"outputs", {{{"name", "out0"}, {"node", last}, {"shape", {m, n}}, {"dtype", dtype}}}},
+      {"deps", {"/src/op.py"}},
+      {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};
 }
 
 // a[B,M,K] @ b[B,K,N] (bmm) or a[M,K] @ b[K,N] (batch 0).
-json matmul_spec(const std::string& dtype, std::int64_t batch, std::int64_t m, std::int64_t k, std::int64_t n) {
+json matmul_spec(const std::string& dtype, std::int64_t batch, std::int64_t m, std::int64_t k,
+                 std::int64_t n) {
   auto shp = [&](std::int64_t r, std::int64_t c) { return batch ? json{batch, r, c} : json{r, c}; };
-  return json{{"schema", 2},
-              {"op_file", "/src/op.py"},
-              {"model_class", "Model"},
-              {"init_inputs", json::array()},
-              {"inputs", {{{"name", "a"}, {"shape", shp(m, k)}, {"dtype", dtype}},
-                          {{"name", "b"}, {"shape", shp(k, n)}, {"dtype", dtype}}}},
-              {"params", json::array()},
-              {"nodes", {node("mm", batch ? "bmm" : "matmul", {{{"node", "a"}}, {{"node", "b"}}}, json::object(),
-                              shp(m, n), dtype)}},
-              {"outputs", {{{"name", "out0"}, {"node", "mm"}, {"shape", shp(m, n)}, {"dtype", dtype}}}},
-              {"deps", {"/src/op.py"}},
-              {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};
+  return json{
+      {"schema", 2},
+      {"op_file", "/src/op.py"},
+      {"model_class", "Model"},
+      {"init_inputs", json::array()},
+      {"inputs",
+       {{{"name", "a"}, {"shape", shp(m, k)}, {"dtype", dtype}},
+        {{"name", "b"}, {"shape", shp(k, n)}, {"dtype", dtype}}}},
+      {"params", json::array()},
+      {"nodes",
+       {node("mm", batch ? "bmm" : "matmul", {{{"node", "a"}}, {{"node", "b"}}}, json::object(),
+             shp(m, n), dtype)}},
+      {"outputs", {{{"name", "out0"}, {"node", "mm"}, {"shape", shp(m, n)}, {"dtype", dtype}}}},
+      {"deps", {"/src/op.py"}},
+      {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};
 }
 
 std::vector<Candidate> structures_of(const json& j, const std::string& name = "k") {
@@ -86,12 +106,14 @@ const Candidate* find(const std::vector<Candidate>& cands, const std::string& st
 TEST(Gemm, CanImplementLinearMatmulBmmAddmm) {
   GemmFamily family(kData);
   EXPECT_FALSE(family.cannot_implement(spec::parse_spec(linear_spec())).has_value());
-  EXPECT_FALSE(family.cannot_implement(spec::parse_spec(matmul_spec("float16", 0, 128, 256, 64))).has_value());
-  EXPECT_FALSE(family.cannot_implement(spec::parse_spec(matmul_spec("bfloat16", 4, 128, 256, 64))).has_value());
+  EXPECT_FALSE(family.cannot_implement(spec::parse_spec(matmul_spec("float16", 0, 128, 256, 64)))
+                   .has_value());
+  EXPECT_FALSE(family.cannot_implement(spec::parse_spec(matmul_spec("bfloat16", 4, 128, 256, 64)))
+                   .has_value());
   auto j = matmul_spec("float32", 0, 64, 32, 16);
   j["inputs"].push_back({{"name", "c"}, {"shape", {16}}, {"dtype", "float32"}});
-  j["nodes"][0] = node("mm", "addmm", {{{"node", "c"}}, {{"node", "a"}}, {{"node", "b"}}}, {{"beta", 1}, {"alpha", 2}},
-                       {64, 16}, "float32");
+  j["nodes"][0] = node("mm", "addmm", {{{"node", "c"}}, {{"node", "a"}}, {{"node", "b"}}},
+                       {{"beta", 1}, {"alpha", 2}}, {64, 16}, "float32");
   auto s = spec::parse_spec(j);
   ASSERT_FALSE(family.cannot_implement(s).has_value()) << family.cannot_implement(s)->describe();
   auto p = family.analyze(s);
@@ -121,8 +143,8 @@ TEST(Gemm, RejectsWithOpAndLine) {
   EXPECT_TRUE(has(why->describe(), "int32")) << why->describe();
   // A transposed first operand before the GEMM.
   auto t = matmul_spec("float32", 0, 64, 64, 64);
-  t["nodes"].insert(t["nodes"].begin(), node("tr", "transpose", {{{"node", "a"}}}, {{"dim0", 0}, {"dim1", 1}},
-                                             {64, 64}, "float32", 8));
+  t["nodes"].insert(t["nodes"].begin(), node("tr", "transpose", {{{"node", "a"}}},
+                                             {{"dim0", 0}, {"dim1", 1}}, {64, 64}, "float32", 8));
   t["nodes"][1]["args"][0]["node"] = "tr";
   why = family.cannot_implement(spec::parse_spec(t));
   ASSERT_TRUE(why.has_value());
@@ -154,13 +176,14 @@ TEST(Gemm, LinearReluUsesNativeEpilogueFirst) {
   EXPECT_FALSE(has(code, "TF32"));
   EXPECT_TRUE(has(code, "const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_RELU_BIAS;"));
   EXPECT_TRUE(has(code, "CUBLASLT_MATMUL_DESC_BIAS_POINTER"));
-  EXPECT_TRUE(has(code, "const cublasOperation_t trans_a = CUBLAS_OP_T"));            // weight [N,K] transposed
+  EXPECT_TRUE(
+      has(code, "const cublasOperation_t trans_a = CUBLAS_OP_T"));  // weight [N,K] transposed
   EXPECT_TRUE(has(code, "cublasLtMatrixLayoutCreate(&s.la, CUDA_R_32F, 512, 1024, 512)"));
   EXPECT_TRUE(has(code, "cublasLtMatrixLayoutCreate(&s.lb, CUDA_R_32F, 512, 256, 512)"));
   EXPECT_TRUE(has(code, "cublasLtMatrixLayoutCreate(&s.ld, CUDA_R_32F, 1024, 256, 1024)"));
-  EXPECT_TRUE(has(code, "std::lock_guard<std::mutex>"));                                // made once, thread-safe
+  EXPECT_TRUE(has(code, "std::lock_guard<std::mutex>"));  // made once, thread-safe
   EXPECT_TRUE(has(code, "cublasLtMatmulAlgoGetHeuristic"));
-  EXPECT_FALSE(has(code, "epilogue_kernel"));                                           // nothing left to fuse
+  EXPECT_FALSE(has(code, "epilogue_kernel"));  // nothing left to fuse
   EXPECT_FALSE(has(code, "exit(") || has(code, "abort("));
   EXPECT_TRUE(has(cands[0].code.launch_body, "egg_lr_gemm(x, fc_weight, fc_bias, out0, stream)"))
       << cands[0].code.launch_body;
@@ -180,7 +203,8 @@ TEST(Gemm, PlainGemmPlusFusedEpilogueKernel) {
   EXPECT_TRUE(has(code, "const float t1 = egg_relu(g);"));
   EXPECT_TRUE(has(code, "egg_lr_epilogue_kernel<4>"));
   EXPECT_TRUE(has(code, "using IndexT = int;"));  // 256x1024 elements: 32-bit indexing
-  EXPECT_TRUE(has(b->code.launch_body, "egg_lr_gemm(x, fc_weight, out0, stream)")) << b->code.launch_body;
+  EXPECT_TRUE(has(b->code.launch_body, "egg_lr_gemm(x, fc_weight, out0, stream)"))
+      << b->code.launch_body;
   EXPECT_TRUE(has(b->code.launch_body, "return egg_lr_epilogue_run(out0, fc_bias, stream);"));
 }
 
@@ -209,7 +233,8 @@ TEST(Gemm, HalfGetsOwnTensorCoreKernelWithFusedEpilogue) {
   EXPECT_TRUE(has(code, "wmma::mma_sync"));
   EXPECT_TRUE(has(code, "const float t1 = egg_silu(g);")) << code;
   EXPECT_TRUE(has(code, "egg_k_epilogue<long long>(Cs["));
-  EXPECT_TRUE(has(tc->code.launch_body, "egg_k_tc::run(x, fc_weight, out0, fc_bias, stream)")) << tc->code.launch_body;
+  EXPECT_TRUE(has(tc->code.launch_body, "egg_k_tc::run(x, fc_weight, out0, fc_bias, stream)"))
+      << tc->code.launch_body;
   EXPECT_FALSE(tc->params.contains("link"));
   EXPECT_TRUE(has(code, "__launch_bounds__(THREADS, 1)"));
   GemmFamily family(kData);
@@ -217,7 +242,8 @@ TEST(Gemm, HalfGetsOwnTensorCoreKernelWithFusedEpilogue) {
   auto tunings = family.tunings(s, contract::derive(s, "k"), *tc, "compute");
   ASSERT_GE(tunings.size(), 3u);
   for (const auto& t : tunings) EXPECT_EQ(t.params["structure"], "tc");
-  EXPECT_TRUE(std::any_of(tunings.begin(), tunings.end(), [](const Candidate& t) { return t.params["min_blocks"] == 2; }));
+  EXPECT_TRUE(std::any_of(tunings.begin(), tunings.end(),
+                          [](const Candidate& t) { return t.params["min_blocks"] == 2; }));
 }
 
 TEST(Gemm, BmmIsStridedBatched) {
@@ -240,8 +266,8 @@ TEST(Gemm, TransposedSecondOperandIsReadTransposed) {
   // k.transpose(1, 2).
   auto j = matmul_spec("float32", 0, 64, 128, 256);
   j["inputs"][1]["shape"] = {256, 128};
-  j["nodes"].insert(j["nodes"].begin(), node("t", "transpose", {{{"node", "b"}}}, {{"dim0", 0}, {"dim1", 1}},
-                                             {128, 256}, "float32", 7));
+  j["nodes"].insert(j["nodes"].begin(), node("t", "transpose", {{{"node", "b"}}},
+                                             {{"dim0", 0}, {"dim1", 1}}, {128, 256}, "float32", 7));
   j["nodes"][0]["target"] = "aten.t.default";
   j["nodes"][1]["args"][1]["node"] = "t";
   GemmFamily family(kData);
@@ -253,12 +279,14 @@ TEST(Gemm, TransposedSecondOperandIsReadTransposed) {
   EXPECT_EQ(p.k, 128);
   auto cands = family.structures(s, contract::derive(s, "k"));
   EXPECT_TRUE(has(cands[0].code.device_code, "const cublasOperation_t trans_a = CUBLAS_OP_T"));
-  EXPECT_TRUE(has(cands[0].code.device_code, "cublasLtMatrixLayoutCreate(&s.la, CUDA_R_32F, 128, 256, 128)"));
+  EXPECT_TRUE(has(cands[0].code.device_code,
+                  "cublasLtMatrixLayoutCreate(&s.la, CUDA_R_32F, 128, 256, 128)"));
 
   auto b = matmul_spec("float16", 8, 128, 64, 128);
   b["inputs"][1]["shape"] = {8, 128, 64};
-  b["nodes"].insert(b["nodes"].begin(), node("kt", "transpose", {{{"node", "b"}}}, {{"dim0", 1}, {"dim1", 2}},
-                                             {8, 64, 128}, "float16", 7));
+  b["nodes"].insert(b["nodes"].begin(),
+                    node("kt", "transpose", {{{"node", "b"}}}, {{"dim0", 1}, {"dim1", 2}},
+                         {8, 64, 128}, "float16", 7));
   b["nodes"][1]["args"][1]["node"] = "kt";
   auto sb = spec::parse_spec(b);
   ASSERT_FALSE(family.cannot_implement(sb).has_value()) << family.cannot_implement(sb)->describe();
@@ -272,9 +300,12 @@ TEST(Gemm, TransposedSecondOperandIsReadTransposed) {
 TEST(Gemm, ResidualAddAndScaleFuse) {
   auto j = linear_spec("float32", "");
   j["inputs"].push_back({{"name", "res"}, {"shape", {256, 1024}}, {"dtype", "float32"}});
-  j["nodes"].push_back(node("mul", "mul", {{{"node", "fc"}}, {{"scalar", 0.5}}}, json::object(), {256, 1024}, "float32"));
-  j["nodes"].push_back(node("add", "add", {{{"node", "mul"}}, {{"node", "res"}}}, {{"alpha", 1}}, {256, 1024}, "float32"));
-  j["nodes"].push_back(node("sigmoid", "sigmoid", {{{"node", "add"}}}, json::object(), {256, 1024}, "float32"));
+  j["nodes"].push_back(node("mul", "mul", {{{"node", "fc"}}, {{"scalar", 0.5}}}, json::object(),
+                            {256, 1024}, "float32"));
+  j["nodes"].push_back(node("add", "add", {{{"node", "mul"}}, {{"node", "res"}}}, {{"alpha", 1}},
+                            {256, 1024}, "float32"));
+  j["nodes"].push_back(
+      node("sigmoid", "sigmoid", {{{"node", "add"}}}, json::object(), {256, 1024}, "float32"));
   j["outputs"][0]["node"] = "sigmoid";
   auto cands = structures_of(j);
   EXPECT_EQ(find(cands, "lt_native"), nullptr);
@@ -295,13 +326,17 @@ TEST(Gemm, ResidualAddAndScaleFuse) {
 TEST(Gemm, ScaleThenBiasIsNativeAlpha) {
   auto j = matmul_spec("float16", 0, 128, 64, 256);
   j["inputs"].push_back({{"name", "bias"}, {"shape", {256}}, {"dtype", "float16"}});
-  j["nodes"].push_back(node("mul", "mul", {{{"node", "mm"}}, {{"scalar", 0.25}}}, json::object(), {128, 256}, "float16"));
-  j["nodes"].push_back(node("add", "add", {{{"node", "mul"}}, {{"node", "bias"}}}, {{"alpha", 1}}, {128, 256}, "float16"));
-  j["nodes"].push_back(node("relu", "relu", {{{"node", "add"}}}, json::object(), {128, 256}, "float16"));
+  j["nodes"].push_back(node("mul", "mul", {{{"node", "mm"}}, {{"scalar", 0.25}}}, json::object(),
+                            {128, 256}, "float16"));
+  j["nodes"].push_back(node("add", "add", {{{"node", "mul"}}, {{"node", "bias"}}}, {{"alpha", 1}},
+                            {128, 256}, "float16"));
+  j["nodes"].push_back(
+      node("relu", "relu", {{{"node", "add"}}}, json::object(), {128, 256}, "float16"));
   j["outputs"][0]["node"] = "relu";
   auto cands = structures_of(j);
   ASSERT_EQ(cands[0].params["structure"], "lt_native");
-  EXPECT_TRUE(has(cands[0].code.device_code, "const float alpha = 0.25f, beta = 0.0f;")) << cands[0].code.device_code;
+  EXPECT_TRUE(has(cands[0].code.device_code, "const float alpha = 0.25f, beta = 0.0f;"))
+      << cands[0].code.device_code;
   EXPECT_TRUE(has(cands[0].code.device_code, "CUBLASLT_EPILOGUE_RELU_BIAS"));
 }
 
@@ -422,7 +457,8 @@ TEST(Gemm, PrecisionOptInSelectsTheComputeTypeForFp32Only) {
   EXPECT_TRUE(has(code_with("bf16"), "CUBLAS_COMPUTE_32F_FAST_16BF"));
   auto h = spec::parse_spec(matmul_spec("float16", 0, 64, 128, 256));
   GemmFamily fast(kData, "tf32");
-  EXPECT_FALSE(has(fast.structures(h, contract::derive(h, "k")).front().code.device_code, "FAST_TF32"));
+  EXPECT_FALSE(
+      has(fast.structures(h, contract::derive(h, "k")).front().code.device_code, "FAST_TF32"));
 }
 
 }  // namespace

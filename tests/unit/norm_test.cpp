@@ -1,4 +1,5 @@
-// The norm family: can_implement, the rendered key lines of each norm and structure (FileCheck-style).
+// The norm family: can_implement, the rendered key lines of each norm and structure
+// (FileCheck-style).
 #include "backend/builtin/norm.h"
 
 #include <gtest/gtest.h>
@@ -17,15 +18,25 @@ using nlohmann::json;
 
 const std::filesystem::path kData = EGG_TEST_DATA_DIR;
 
-bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+bool has(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
+}
 
 json node(const std::string& name, const std::string& op, json args, json attrs, json shape,
           const std::string& dtype = "float32", int line = 9) {
-  return json{{"name", name},   {"op", op},       {"target", "torch." + op}, {"args", as_list(args)},
-              {"attrs", attrs}, {"shape", shape}, {"dtype", dtype},          {"file", "/src/op.py"},
-              {"line", line},   {"code", op + "(...)"}};
+  return json{{"name", name},
+              {"op", op},
+              {"target", "torch." + op},
+              {"args", as_list(args)},
+              {"attrs", attrs},
+              {"shape", shape},
+              {"dtype", dtype},
+              {"file", "/src/op.py"},
+              {"line", line},
+              {"code", op + "(...)"}};
 }
-json tensor(const std::string& name, json shape, const std::string& dtype = "float32", const std::string& kind = "") {
+json tensor(const std::string& name, json shape, const std::string& dtype = "float32",
+            const std::string& kind = "") {
   json t = {{"name", name}, {"shape", shape}, {"dtype", dtype}};
   if (!kind.empty()) t["kind"] = kind;
   return t;
@@ -44,7 +55,11 @@ json make_spec(json inputs, json params, json nodes) {
               {"inputs", as_list(inputs)},
               {"params", as_list(params)},
               {"nodes", as_list(nodes)},
-              {"outputs", {{{"name", "out0"}, {"node", last["name"]}, {"shape", last["shape"]}, {"dtype", last["dtype"]}}}},
+              {"outputs",
+               {{{"name", "out0"},
+                 {"node", last["name"]},
+                 {"shape", last["shape"]},
+                 {"dtype", last["dtype"]}}}},
               {"deps", {"/src/op.py"}},
               {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};
 }
@@ -53,7 +68,8 @@ json make_spec(json inputs, json params, json nodes) {
 json layer_norm_gelu(const std::string& dtype = "float32") {
   json shape = {64, 1024};
   return make_spec({tensor("x", shape, dtype)},
-                   {tensor("ln.weight", {1024}, dtype, "parameter"), tensor("ln.bias", {1024}, dtype, "parameter")},
+                   {tensor("ln.weight", {1024}, dtype, "parameter"),
+                    tensor("ln.bias", {1024}, dtype, "parameter")},
                    {node("ln", "layer_norm", {ref("x"), ref("ln.weight"), ref("ln.bias")},
                          {{"normalized_shape", {1024}}, {"eps", 1e-5}}, shape, dtype, 8),
                     node("gelu", "gelu", {ref("ln")}, {{"approximate", "none"}}, shape, dtype, 9)});
@@ -63,11 +79,14 @@ json layer_norm_gelu(const std::string& dtype = "float32") {
 json batch_norm_relu(bool training) {
   json shape = {8, 16, 14, 14};
   return make_spec({tensor("x", shape)},
-                   {tensor("bn.weight", {16}, "float32", "parameter"), tensor("bn.bias", {16}, "float32", "parameter"),
-                    tensor("bn.running_mean", {16}, "float32", "buffer"), tensor("bn.running_var", {16}, "float32", "buffer"),
+                   {tensor("bn.weight", {16}, "float32", "parameter"),
+                    tensor("bn.bias", {16}, "float32", "parameter"),
+                    tensor("bn.running_mean", {16}, "float32", "buffer"),
+                    tensor("bn.running_var", {16}, "float32", "buffer"),
                     tensor("bn.num_batches_tracked", json::array(), "int64", "buffer")},
                    {node("bn", "batch_norm",
-                         {ref("x"), ref("bn.running_mean"), ref("bn.running_var"), ref("bn.weight"), ref("bn.bias")},
+                         {ref("x"), ref("bn.running_mean"), ref("bn.running_var"), ref("bn.weight"),
+                          ref("bn.bias")},
                          {{"training", training}, {"momentum", 0.1}, {"eps", 1e-5}}, shape),
                     node("relu", "relu", {ref("bn")}, json::object(), shape)});
 }
@@ -86,17 +105,19 @@ TEST(Norm, LayerNormRowHoldsTheRowAndFusesTheEpilogue) {
   auto cand = first(family, layer_norm_gelu(), "ln_gelu");
   const auto& code = cand.code.device_code;
   EXPECT_EQ(cand.params["structure"], "row");
-  EXPECT_TRUE(has(cand.id, "norm.row:t64:r4:v4")) << cand.id;   // 1024 / (64 * 4) = 4 vectors per thread
+  EXPECT_TRUE(has(cand.id, "norm.row:t64:r4:v4"))
+      << cand.id;  // 1024 / (64 * 4) = 4 vectors per thread
   EXPECT_TRUE(has(code, "constexpr IndexT D = 1024;")) << code;
   EXPECT_TRUE(has(code, "egg_load_vec<float, VEC>(x + i0)"));
   EXPECT_TRUE(has(code, "const float mean = egg_ln_gelu_row_sum<TPR, RPB>(sum, red) / float(D);"));
-  EXPECT_TRUE(has(code, "const float d = v[k][j] - mean;"));   // two-pass variance in registers
+  EXPECT_TRUE(has(code, "const float d = v[k][j] - mean;"));  // two-pass variance in registers
   EXPECT_TRUE(has(code, "const float rstd = rsqrtf(var + 9.99999975e-06f);"));
   EXPECT_TRUE(has(code, "nv = nv * egg_to_float(ln_weight[col0 + j]);"));
   EXPECT_TRUE(has(code, "nv = nv + egg_to_float(ln_bias[col0 + j]);"));
   EXPECT_TRUE(has(code, "const float e0 = egg_gelu_erf(nv);"));
   EXPECT_TRUE(has(code, "egg_store_vec<float, VEC>(out0 + i0, out0_o);"));
-  EXPECT_TRUE(has(cand.code.launch_body, "egg_ln_gelu_run<4>(x, ln_weight, ln_bias, out0, stream)")) << cand.code.launch_body;
+  EXPECT_TRUE(has(cand.code.launch_body, "egg_ln_gelu_run<4>(x, ln_weight, ln_bias, out0, stream)"))
+      << cand.code.launch_body;
   EXPECT_TRUE(has(cand.code.launch_body, "egg_ln_gelu_aligned(x) && egg_ln_gelu_aligned(out0)"));
 }
 
@@ -117,7 +138,8 @@ TEST(Norm, SplitStructureIsTheSecondChoiceForRows) {
 
 TEST(Norm, RmsNormHalfUsesFloatEpsilonAndEightWideVectors) {
   json shape = {8, 4096};
-  auto j = make_spec({tensor("x", shape, "float16")}, {tensor("norm.weight", {4096}, "float16", "parameter")},
+  auto j = make_spec({tensor("x", shape, "float16")},
+                     {tensor("norm.weight", {4096}, "float16", "parameter")},
                      {node("norm", "rms_norm", {ref("x"), ref("norm.weight")},
                            {{"normalized_shape", {4096}}, {"eps", nullptr}}, shape, "float16")});
   NormFamily family(kData);
@@ -134,7 +156,8 @@ TEST(Norm, RmsNormHalfUsesFloatEpsilonAndEightWideVectors) {
 TEST(Norm, GroupNormAffineIndexIsTheChannel) {
   json shape = {4, 64, 8, 8};
   auto j = make_spec({tensor("x", shape)},
-                     {tensor("gn.weight", {64}, "float32", "parameter"), tensor("gn.bias", {64}, "float32", "parameter")},
+                     {tensor("gn.weight", {64}, "float32", "parameter"),
+                      tensor("gn.bias", {64}, "float32", "parameter")},
                      {node("gn", "group_norm", {ref("x"), ref("gn.weight"), ref("gn.bias")},
                            {{"num_groups", 8}, {"eps", 1e-5}}, shape)});
   NormFamily family(kData);
@@ -153,14 +176,16 @@ TEST(Norm, GroupNormAffineIndexIsTheChannel) {
 TEST(Norm, InstanceNormRowsArePerChannel) {
   json shape = {2, 16, 32, 32};
   auto j = make_spec({tensor("x", shape)},
-                     {tensor("inorm.weight", {16}, "float32", "parameter"), tensor("inorm.bias", {16}, "float32", "parameter")},
+                     {tensor("inorm.weight", {16}, "float32", "parameter"),
+                      tensor("inorm.bias", {16}, "float32", "parameter")},
                      {node("inorm", "instance_norm",
                            {ref("x"), none(), none(), ref("inorm.weight"), ref("inorm.bias")},
                            {{"use_input_stats", true}, {"momentum", 0.1}, {"eps", 1e-5}}, shape)});
   NormFamily family(kData);
   auto cand = first(family, j);
   EXPECT_EQ(cand.params["structure"], "row");
-  EXPECT_TRUE(has(cand.code.device_code, "egg_to_float(inorm_weight[row % 16])")) << cand.code.device_code;
+  EXPECT_TRUE(has(cand.code.device_code, "egg_to_float(inorm_weight[row % 16])"))
+      << cand.code.device_code;
   EXPECT_TRUE(has(cand.code.device_code, "constexpr IndexT ROWS = 32;"));
 }
 
@@ -192,7 +217,8 @@ TEST(Norm, BatchNormEvalUsesRunningStatistics) {
   EXPECT_EQ(cand.params["structure"], "pointwise");
   const auto& code = cand.code.device_code;
   EXPECT_TRUE(has(code, "const float mean = egg_to_float(bn_running_mean[c]);")) << code;
-  EXPECT_TRUE(has(code, "const float rstd = rsqrtf(egg_to_float(bn_running_var[c]) + 9.99999975e-06f);"));
+  EXPECT_TRUE(
+      has(code, "const float rstd = rsqrtf(egg_to_float(bn_running_var[c]) + 9.99999975e-06f);"));
   EXPECT_FALSE(has(code, "cudaMallocAsync"));
 }
 
@@ -237,8 +263,8 @@ TEST(Norm, RejectsWithOpAndLine) {
   }
   {  // two norms
     auto j = layer_norm_gelu();
-    j["nodes"][1] = node("ln2", "layer_norm", {ref("ln"), none(), none()}, {{"normalized_shape", {1024}}, {"eps", 1e-5}},
-                         {64, 1024}, "float32", 11);
+    j["nodes"][1] = node("ln2", "layer_norm", {ref("ln"), none(), none()},
+                         {{"normalized_shape", {1024}}, {"eps", 1e-5}}, {64, 1024}, "float32", 11);
     j["outputs"][0]["node"] = "ln2";
     auto why = family.cannot_implement(spec::parse_spec(j));
     ASSERT_TRUE(why.has_value());
@@ -256,7 +282,8 @@ TEST(Norm, RejectsWithOpAndLine) {
   {  // group_norm with groups not dividing C
     json shape = {4, 10, 8, 8};
     auto j = make_spec({tensor("x", shape)}, json::array(),
-                       {node("gn", "group_norm", {ref("x"), none(), none()}, {{"num_groups", 4}, {"eps", 1e-5}}, shape)});
+                       {node("gn", "group_norm", {ref("x"), none(), none()},
+                             {{"num_groups", 4}, {"eps", 1e-5}}, shape)});
     auto why = family.cannot_implement(spec::parse_spec(j));
     ASSERT_TRUE(why.has_value());
     EXPECT_TRUE(has(why->describe(), "num_groups")) << why->describe();

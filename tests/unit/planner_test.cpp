@@ -21,13 +21,22 @@ using nlohmann::json;
 
 const std::filesystem::path kData = EGG_TEST_DATA_DIR;
 
-bool has(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+bool has(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
+}
 
-json node(const std::string& name, const std::string& op, json args, json attrs, json shape, int line,
-          const std::string& dtype = "float32") {
-  return json{{"name", name},   {"op", op},       {"target", "torch." + op}, {"args", as_list(args)},
-              {"attrs", attrs}, {"shape", shape}, {"dtype", dtype},          {"file", "/src/op.py"},
-              {"line", line},   {"code", op + "(...)"}};
+json node(const std::string& name, const std::string& op, json args, json attrs, json shape,
+          int line, const std::string& dtype = "float32") {
+  return json{{"name", name},
+              {"op", op},
+              {"target", "torch." + op},
+              {"args", as_list(args)},
+              {"attrs", attrs},
+              {"shape", shape},
+              {"dtype", dtype},
+              {"file", "/src/op.py"},
+              {"line", line},
+              {"code", op + "(...)"}};
 }
 json tensor(const std::string& name, json shape, const std::string& kind = "") {
   json t = {{"name", name}, {"shape", shape}, {"dtype", "float32"}};
@@ -40,32 +49,46 @@ json ref(const std::string& name) { return json{{"node", name}}; }
 spec::Spec make_spec(json inputs, json params, json nodes) {
   nodes = as_list(nodes);
   const json& last = nodes.back();
-  return spec::parse_spec(json{
-      {"schema", 2}, {"op_file", "/src/op.py"}, {"model_class", "Model"}, {"init_inputs", json::array()},
-      {"inputs", as_list(inputs)}, {"params", as_list(params)}, {"nodes", as_list(nodes)},
-      {"outputs", {{{"name", "out0"}, {"node", last["name"]}, {"shape", last["shape"]}, {"dtype", last["dtype"]}}}},
-      {"deps", {"/src/op.py"}}, {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}});
+  return spec::parse_spec(
+      json{{"schema", 2},
+           {"op_file", "/src/op.py"},
+           {"model_class", "Model"},
+           {"init_inputs", json::array()},
+           {"inputs", as_list(inputs)},
+           {"params", as_list(params)},
+           {"nodes", as_list(nodes)},
+           {"outputs",
+            {{{"name", "out0"},
+              {"node", last["name"]},
+              {"shape", last["shape"]},
+              {"dtype", last["dtype"]}}}},
+           {"deps", {"/src/op.py"}},
+           {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}});
 }
 
 // gelu(LayerNorm(512)(Linear(256, 512)(x))) on 64 rows.
 spec::Spec linear_layer_norm_gelu() {
-  return make_spec({tensor("x", {64, 256})},
-                   {tensor("fc.weight", {512, 256}, "parameter"), tensor("fc.bias", {512}, "parameter"),
-                    tensor("ln.weight", {512}, "parameter"), tensor("ln.bias", {512}, "parameter")},
-                   {node("fc", "linear", {ref("x"), ref("fc.weight"), ref("fc.bias")}, json::object(), {64, 512}, 10),
-                    node("ln", "layer_norm", {ref("fc"), ref("ln.weight"), ref("ln.bias")},
-                         {{"normalized_shape", {512}}, {"eps", 1e-5}}, {64, 512}, 11),
-                    node("gelu", "gelu", {ref("ln")}, {{"approximate", "none"}}, {64, 512}, 12)});
+  return make_spec(
+      {tensor("x", {64, 256})},
+      {tensor("fc.weight", {512, 256}, "parameter"), tensor("fc.bias", {512}, "parameter"),
+       tensor("ln.weight", {512}, "parameter"), tensor("ln.bias", {512}, "parameter")},
+      {node("fc", "linear", {ref("x"), ref("fc.weight"), ref("fc.bias")}, json::object(), {64, 512},
+            10),
+       node("ln", "layer_norm", {ref("fc"), ref("ln.weight"), ref("ln.bias")},
+            {{"normalized_shape", {512}}, {"eps", 1e-5}}, {64, 512}, 11),
+       node("gelu", "gelu", {ref("ln")}, {{"approximate", "none"}}, {64, 512}, 12)});
 }
 
 // softmax(bmm(q, k^T) * 0.125, -1) @ v for 4 heads of 64 tokens, head dim 32.
 spec::Spec attention() {
-  return make_spec({tensor("q", {4, 64, 32}), tensor("k", {4, 64, 32}), tensor("v", {4, 64, 32})}, json::array(),
-                   {node("kt", "transpose", {ref("k")}, {{"dim0", 1}, {"dim1", 2}}, {4, 32, 64}, 10),
-                    node("scores", "bmm", {ref("q"), ref("kt")}, json::object(), {4, 64, 64}, 10),
-                    node("mul", "mul", {ref("scores"), json{{"scalar", 0.125}}}, json::object(), {4, 64, 64}, 10),
-                    node("softmax", "softmax", {ref("mul")}, {{"dim", -1}}, {4, 64, 64}, 11),
-                    node("out", "bmm", {ref("softmax"), ref("v")}, json::object(), {4, 64, 32}, 12)});
+  return make_spec(
+      {tensor("q", {4, 64, 32}), tensor("k", {4, 64, 32}), tensor("v", {4, 64, 32})}, json::array(),
+      {node("kt", "transpose", {ref("k")}, {{"dim0", 1}, {"dim1", 2}}, {4, 32, 64}, 10),
+       node("scores", "bmm", {ref("q"), ref("kt")}, json::object(), {4, 64, 64}, 10),
+       node("mul", "mul", {ref("scores"), json{{"scalar", 0.125}}}, json::object(), {4, 64, 64},
+            10),
+       node("softmax", "softmax", {ref("mul")}, {{"dim", -1}}, {4, 64, 64}, 11),
+       node("out", "bmm", {ref("softmax"), ref("v")}, json::object(), {4, 64, 32}, 12)});
 }
 
 // The families and node names of a plan's segments, e.g. "gemm[fc] norm[ln,gelu]".
@@ -95,7 +118,8 @@ TEST(Planner, LinearLayerNormGelu) {
   EXPECT_EQ(layout(plan), "gemm[fc] norm[ln,gelu]");
   EXPECT_EQ(plan.segments[0].writes, std::vector<std::string>{"fc"});
   EXPECT_EQ(plan.segments[1].reads, std::vector<std::string>{"fc"});
-  // The norm's sub-spec reads the GEMM's result as an input of its shape and writes the graph output.
+  // The norm's sub-spec reads the GEMM's result as an input of its shape and writes the graph
+  // output.
   const spec::Spec& sub = plan.segments[1].spec;
   ASSERT_EQ(sub.inputs.size(), 1u);
   EXPECT_EQ(sub.inputs[0].name, "fc");
@@ -110,17 +134,19 @@ TEST(Planner, LinearLayerNormGelu) {
 
 TEST(Planner, MatmulSoftmax) {
   BuiltinBackend backend(kData);
-  const auto s = make_spec({tensor("a", {64, 128}), tensor("b", {128, 256})}, json::array(),
-                           {node("mm", "matmul", {ref("a"), ref("b")}, json::object(), {64, 256}, 5),
-                            node("sm", "softmax", {ref("mm")}, {{"dim", -1}}, {64, 256}, 5)});
+  const auto s =
+      make_spec({tensor("a", {64, 128}), tensor("b", {128, 256})}, json::array(),
+                {node("mm", "matmul", {ref("a"), ref("b")}, json::object(), {64, 256}, 5),
+                 node("sm", "softmax", {ref("mm")}, {{"dim", -1}}, {64, 256}, 5)});
   EXPECT_EQ(layout(backend.plan(s)), "gemm[mm] reduction[sm]");
 }
 
 TEST(Planner, SumSoftmax) {
   BuiltinBackend backend(kData);
-  const auto s = make_spec({tensor("x", {8, 16, 256})}, json::array(),
-                           {node("s", "sum", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {8, 256}, 5),
-                            node("sm", "softmax", {ref("s")}, {{"dim", -1}}, {8, 256}, 6)});
+  const auto s =
+      make_spec({tensor("x", {8, 16, 256})}, json::array(),
+                {node("s", "sum", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {8, 256}, 5),
+                 node("sm", "softmax", {ref("s")}, {{"dim", -1}}, {8, 256}, 6)});
   EXPECT_EQ(layout(backend.plan(s)), "reduction[s] reduction[sm]");
 }
 
@@ -134,30 +160,34 @@ TEST(Planner, AttentionKeepsTheTransposeWithItsGemm) {
 
 TEST(Planner, PrologueBeforeAGemmBecomesItsOwnSegment) {
   BuiltinBackend backend(kData);
-  const auto s = make_spec({tensor("x", {64, 256})}, {tensor("fc.weight", {512, 256}, "parameter")},
-                           {node("scaled", "mul", {ref("x"), json{{"scalar", 2.0}}}, json::object(), {64, 256}, 5),
-                            node("fc", "linear", {ref("scaled"), ref("fc.weight"), json{{"none", true}}},
-                                 json::object(), {64, 512}, 6)});
+  const auto s = make_spec(
+      {tensor("x", {64, 256})}, {tensor("fc.weight", {512, 256}, "parameter")},
+      {node("scaled", "mul", {ref("x"), json{{"scalar", 2.0}}}, json::object(), {64, 256}, 5),
+       node("fc", "linear", {ref("scaled"), ref("fc.weight"), json{{"none", true}}}, json::object(),
+            {64, 512}, 6)});
   EXPECT_EQ(layout(backend.plan(s)), "elementwise[scaled] gemm[fc]");
 }
 
 TEST(Planner, RejectedEpilogueSplitsIntoAnElementwiseSegment) {
   BuiltinBackend backend(kData);
-  // A row sum's epilogue sees one value per row: broadcasting it over a wider tensor is its own kernel.
-  const auto s = make_spec({tensor("x", {64, 128}), tensor("y", {64, 256})}, json::array(),
-                           {node("s", "sum", {ref("x")}, {{"dim", 1}, {"keepdim", true}}, {64, 1}, 5),
-                            node("r", "add", {ref("s"), ref("y")}, json::object(), {64, 256}, 6)});
+  // A row sum's epilogue sees one value per row: broadcasting it over a wider tensor is its own
+  // kernel.
+  const auto s =
+      make_spec({tensor("x", {64, 128}), tensor("y", {64, 256})}, json::array(),
+                {node("s", "sum", {ref("x")}, {{"dim", 1}, {"keepdim", true}}, {64, 1}, 5),
+                 node("r", "add", {ref("s"), ref("y")}, json::object(), {64, 256}, 6)});
   EXPECT_EQ(layout(backend.plan(s)), "reduction[s] elementwise[r]");
 }
 
 TEST(Planner, SingleAnchorSpecIsUnchanged) {
   BuiltinBackend backend(kData);
   NormFamily norm(kData);
-  const auto s = make_spec({tensor("x", {64, 512})},
-                           {tensor("ln.weight", {512}, "parameter"), tensor("ln.bias", {512}, "parameter")},
-                           {node("ln", "layer_norm", {ref("x"), ref("ln.weight"), ref("ln.bias")},
-                                 {{"normalized_shape", {512}}, {"eps", 1e-5}}, {64, 512}, 8),
-                            node("gelu", "gelu", {ref("ln")}, {{"approximate", "none"}}, {64, 512}, 9)});
+  const auto s =
+      make_spec({tensor("x", {64, 512})},
+                {tensor("ln.weight", {512}, "parameter"), tensor("ln.bias", {512}, "parameter")},
+                {node("ln", "layer_norm", {ref("x"), ref("ln.weight"), ref("ln.bias")},
+                      {{"normalized_shape", {512}}, {"eps", 1e-5}}, {64, 512}, 8),
+                 node("gelu", "gelu", {ref("ln")}, {{"approximate", "none"}}, {64, 512}, 9)});
   const auto c = contract::derive(s, "k");
   const auto planned = backend.propose(request(s, c, "stage1"));
   const auto direct = norm.structures(s, c);
@@ -171,7 +201,8 @@ TEST(Planner, SingleAnchorSpecIsUnchanged) {
 TEST(Planner, ImpossibleGraphNamesTheOpAndLine) {
   BuiltinBackend backend(kData);
   auto s = make_spec({tensor("x", {64, 256})}, {tensor("fc.weight", {512, 256}, "parameter")},
-                     {node("fc", "linear", {ref("x"), ref("fc.weight"), json{{"none", true}}}, json::object(), {64, 512}, 5),
+                     {node("fc", "linear", {ref("x"), ref("fc.weight"), json{{"none", true}}},
+                           json::object(), {64, 512}, 5),
                       node("flip", "torch.flip", {ref("fc")}, {{"dims", {1}}}, {64, 512}, 11)});
   try {
     backend.check_supported(s);
@@ -196,19 +227,25 @@ TEST(Planner, RendersIntermediatesAndSegmentCallsInOrder) {
   const std::string& code = first.code.device_code;
   // Each segment behind a static launch with its sub-contract, in its own namespace.
   EXPECT_TRUE(has(code, "namespace egg_plan_k_s0 {")) << code.substr(0, 2000);
-  EXPECT_TRUE(has(code, "static cudaError_t k_s0_launch(const float* x, const float* fc_weight, const float* fc_bias, "
-                        "float* fc, cudaStream_t stream)"));
-  EXPECT_TRUE(has(code, "static cudaError_t k_s1_launch(const float* fc, const float* ln_weight, "
-                        "const float* ln_bias, float* out0, cudaStream_t stream)"));
+  EXPECT_TRUE(has(code,
+                  "static cudaError_t k_s0_launch(const float* x, const float* fc_weight, const "
+                  "float* fc_bias, "
+                  "float* fc, cudaStream_t stream)"));
+  EXPECT_TRUE(has(code,
+                  "static cudaError_t k_s1_launch(const float* fc, const float* ln_weight, "
+                  "const float* ln_bias, float* out0, cudaStream_t stream)"));
   EXPECT_TRUE(has(code, "egg_k_s0_"));  // the families' functions carry the segment's name
   EXPECT_TRUE(has(code, "egg_k_s1_"));
   // The includes are hoisted above the namespaces, once.
   EXPECT_LT(code.find("#include <cublasLt.h>"), code.find("namespace egg_plan_k_s0"));
   EXPECT_EQ(code.find("#include <cuda_fp16.h>"), code.rfind("#include <cuda_fp16.h>"));
   // The launch body: allocate, run in order, free after the last reader, return the first error.
-  const size_t alloc = body.find("cudaMallocAsync(reinterpret_cast<void**>(&egg_tmp_fc), std::size_t(131072), stream)");
-  const size_t s0 = body.find("egg_plan_k_s0::k_s0_launch(x, fc_weight, fc_bias, egg_tmp_fc, stream)");
-  const size_t s1 = body.find("egg_plan_k_s1::k_s1_launch(egg_tmp_fc, ln_weight, ln_bias, out0, stream)");
+  const size_t alloc = body.find(
+      "cudaMallocAsync(reinterpret_cast<void**>(&egg_tmp_fc), std::size_t(131072), stream)");
+  const size_t s0 =
+      body.find("egg_plan_k_s0::k_s0_launch(x, fc_weight, fc_bias, egg_tmp_fc, stream)");
+  const size_t s1 =
+      body.find("egg_plan_k_s1::k_s1_launch(egg_tmp_fc, ln_weight, ln_bias, out0, stream)");
   const size_t free = body.find("cudaFreeAsync(egg_tmp_fc, stream)");
   ASSERT_NE(alloc, std::string::npos) << body;
   ASSERT_NE(s0, std::string::npos) << body;
@@ -250,17 +287,23 @@ TEST(Planner, AttentionFreesEachBufferAfterItsLastReader) {
 // A view that keeps the elements' order (unsqueeze, squeeze, reshape, flatten) between kernels is
 // no kernel: its readers get its source's pointer under the view's shape.
 spec::Spec linear_pool_sum() {
-  return make_spec({tensor("x", {64, 256})},
-                   {tensor("fc.weight", {512, 256}, "parameter"), tensor("fc.bias", {512}, "parameter")},
-                   {node("fc", "linear", {ref("x"), ref("fc.weight"), ref("fc.bias")}, json::object(), {64, 512}, 10),
-                    node("up", "unsqueeze", {ref("fc")}, {{"dim", 1}}, {64, 1, 512}, 11),
-                    node("pool", "max_pool1d", {ref("up")},
-                         {{"kernel_size", 2}, {"stride", nullptr}, {"padding", 0}, {"dilation", 1},
-                          {"ceil_mode", false}, {"return_indices", false}},
-                         {64, 1, 256}, 11),
-                    node("down", "squeeze", {ref("pool")}, {{"dim", 1}}, {64, 256}, 11),
-                    node("s", "sum", {ref("down")}, {{"dim", 1}, {"keepdim", false}}, {64}, 12),
-                    node("scaled", "mul", {ref("s"), json{{"scalar", 0.5}}}, json::object(), {64}, 13)});
+  return make_spec(
+      {tensor("x", {64, 256})},
+      {tensor("fc.weight", {512, 256}, "parameter"), tensor("fc.bias", {512}, "parameter")},
+      {node("fc", "linear", {ref("x"), ref("fc.weight"), ref("fc.bias")}, json::object(), {64, 512},
+            10),
+       node("up", "unsqueeze", {ref("fc")}, {{"dim", 1}}, {64, 1, 512}, 11),
+       node("pool", "max_pool1d", {ref("up")},
+            {{"kernel_size", 2},
+             {"stride", nullptr},
+             {"padding", 0},
+             {"dilation", 1},
+             {"ceil_mode", false},
+             {"return_indices", false}},
+            {64, 1, 256}, 11),
+       node("down", "squeeze", {ref("pool")}, {{"dim", 1}}, {64, 256}, 11),
+       node("s", "sum", {ref("down")}, {{"dim", 1}, {"keepdim", false}}, {64}, 12),
+       node("scaled", "mul", {ref("s"), json{{"scalar", 0.5}}}, json::object(), {64}, 13)});
 }
 
 TEST(Planner, OrderKeepingViewsBetweenKernelsAliasTheirSource) {
@@ -300,7 +343,8 @@ TEST(Planner, OrderKeepingViewsBetweenKernelsAliasTheirSource) {
 TEST(Planner, AViewReturnedByTheGraphIsWrittenByItsSourcesKernel) {
   BuiltinBackend backend(kData);
   auto s = make_spec({tensor("x", {64, 256})}, {tensor("fc.weight", {512, 256}, "parameter")},
-                     {node("fc", "linear", {ref("x"), ref("fc.weight"), json{{"none", true}}}, json::object(), {64, 512}, 5),
+                     {node("fc", "linear", {ref("x"), ref("fc.weight"), json{{"none", true}}},
+                           json::object(), {64, 512}, 5),
                       node("sm", "softmax", {ref("fc")}, {{"dim", -1}}, {64, 512}, 6),
                       node("up", "unsqueeze", {ref("sm")}, {{"dim", 0}}, {1, 64, 512}, 7),
                       node("up2", "unsqueeze", {ref("up")}, {{"dim", 0}}, {1, 1, 64, 512}, 7)});
@@ -310,13 +354,15 @@ TEST(Planner, AViewReturnedByTheGraphIsWrittenByItsSourcesKernel) {
   EXPECT_EQ(plan.aliases[1].source, "sm");
   const auto c = contract::derive(s, "k");
   const std::string body = backend.propose(request(s, c, "stage1")).front().code.launch_body;
-  EXPECT_TRUE(has(body, "k_s1_launch(egg_tmp_fc, out0, stream)")) << body;  // softmax writes the output
+  EXPECT_TRUE(has(body, "k_s1_launch(egg_tmp_fc, out0, stream)"))
+      << body;  // softmax writes the output
   EXPECT_FALSE(has(body, "egg_tmp_sm")) << body;
 }
 
 TEST(Planner, ViewsThatCannotAliasStayNamedInTheError) {
   BuiltinBackend backend(kData);
-  // A view of a graph input returned as the output would need a copy: the error names it and its line.
+  // A view of a graph input returned as the output would need a copy: the error names it and its
+  // line.
   auto s = make_spec({tensor("x", {64, 256})}, json::array(),
                      {node("up", "unsqueeze", {ref("x")}, {{"dim", 0}}, {1, 64, 256}, 9)});
   const auto roles = node_roles(s, OpTable(kData));

@@ -33,9 +33,12 @@ bool is_gemm_dtype(spec::DType d) {
 
 std::string cuda_data_type(spec::DType d) {
   switch (d) {
-    case spec::DType::float16: return "CUDA_R_16F";
-    case spec::DType::bfloat16: return "CUDA_R_16BF";
-    default: return "CUDA_R_32F";
+    case spec::DType::float16:
+      return "CUDA_R_16F";
+    case spec::DType::bfloat16:
+      return "CUDA_R_16BF";
+    default:
+      return "CUDA_R_32F";
   }
 }
 
@@ -56,7 +59,13 @@ double attr_number(const spec::Node& n, const std::string& key, double fallback)
 json GemmParams::to_json() const {
   json j = {{"structure", structure}, {"tf32", tf32}};
   if (structure == "tc") {
-    j.update({{"bm", bm}, {"bn", bn}, {"bk", bk}, {"warps_m", warps_m}, {"warps_n", warps_n}, {"stages", stages}, {"min_blocks", min_blocks}});
+    j.update({{"bm", bm},
+              {"bn", bn},
+              {"bk", bk},
+              {"warps_m", warps_m},
+              {"warps_n", warps_n},
+              {"stages", stages},
+              {"min_blocks", min_blocks}});
   } else {
     j["algo"] = algo;
     if (splitk > 0) j["splitk"] = splitk;
@@ -94,7 +103,8 @@ GemmFamily::GemmFamily(const std::filesystem::path& data_dir, std::string precis
 
 std::vector<std::pair<std::string, std::string>> GemmFamily::key_inputs() const {
   auto inputs = ops_.key_inputs();
-  for (const auto* t : {&lt_, &lt_launch_, &tc_, &tc_launch_, &epilogue_}) inputs.push_back({t->name, t->text});
+  for (const auto* t : {&lt_, &lt_launch_, &tc_, &tc_launch_, &epilogue_})
+    inputs.push_back({t->name, t->text});
   return inputs;
 }
 
@@ -116,8 +126,10 @@ GemmProblem GemmFamily::analyze(const spec::Spec& s) const {
     const auto& n = s.nodes[i];
     if (!anchor_ops().count(n.op)) continue;
     if (at != s.nodes.size())
-      throw UserError(n.where, "a second GEMM (`" + n.target + "`) in one op: the builtin GEMM family fuses one "
-                               "GEMM with element-wise ops after it",
+      throw UserError(n.where,
+                      "a second GEMM (`" + n.target +
+                          "`) in one op: the builtin GEMM family fuses one "
+                          "GEMM with element-wise ops after it",
                       "split the op into one op.py per GEMM");
     at = i;
   }
@@ -125,28 +137,32 @@ GemmProblem GemmFamily::analyze(const spec::Spec& s) const {
     for (const auto& n : s.nodes)
       if (unsupported_anchor_ops().count(n.op))
         throw UserError(n.where, "`" + n.target + "` is not supported by the builtin GEMM family",
-                        "write it as torch.matmul / torch.bmm / nn.Linear / torch.addmm on contiguous operands");
-    throw UserError(SourceLocation{s.op_file, 0, "matmul"}, "no linear, matmul, mm, bmm or addmm in the op");
+                        "write it as torch.matmul / torch.bmm / nn.Linear / torch.addmm on "
+                        "contiguous operands");
+    throw UserError(SourceLocation{s.op_file, 0, "matmul"},
+                    "no linear, matmul, mm, bmm or addmm in the op");
   }
   const spec::Node& g = s.nodes[at];
   p.anchor = &g;
   const std::string what = "`" + g.target + "`" + (g.code.empty() ? "" : " (in `" + g.code + "`)");
 
-  // Before the GEMM only transposes of the last two dims of an input or parameter that the GEMM reads as
-  // its second operand (x @ w.t(), torch.bmm(q, k.transpose(1, 2))): cuBLASLt and the own kernel read
-  // B either way round. Anything else (prologues) is not fused.
+  // Before the GEMM only transposes of the last two dims of an input or parameter that the GEMM
+  // reads as its second operand (x @ w.t(), torch.bmm(q, k.transpose(1, 2))): cuBLASLt and the own
+  // kernel read B either way round. Anything else (prologues) is not fused.
   std::map<std::string, const spec::Tensor*> transposed;  // node name → the leaf it transposes
   size_t first_other = at;
   for (size_t i = 0; i < at; ++i) {
     const auto& n = s.nodes[i];
     const spec::Tensor* src = (!n.args.empty() && n.args[0].kind == spec::Arg::Kind::node)
-                                  ? s.find_tensor(n.args[0].node) : nullptr;
+                                  ? s.find_tensor(n.args[0].node)
+                                  : nullptr;
     bool last_two = false;
     if (src && src->shape.size() >= 2) {
       const auto rank = static_cast<std::int64_t>(src->shape.size());
       if (n.op == "transpose" && n.attrs.contains("dim0") && n.attrs.contains("dim1") &&
           n.attrs["dim0"].is_number_integer() && n.attrs["dim1"].is_number_integer()) {
-        std::int64_t d0 = n.attrs["dim0"].get<std::int64_t>(), d1 = n.attrs["dim1"].get<std::int64_t>();
+        std::int64_t d0 = n.attrs["dim0"].get<std::int64_t>(),
+                     d1 = n.attrs["dim1"].get<std::int64_t>();
         d0 = (d0 + rank) % rank;
         d1 = (d1 + rank) % rank;
         last_two = std::min(d0, d1) == rank - 2 && std::max(d0, d1) == rank - 1;
@@ -163,15 +179,19 @@ GemmProblem GemmFamily::analyze(const spec::Spec& s) const {
   }
   if (first_other < at) {
     const auto& n = s.nodes[first_other];
-    const bool layout = n.op == "transpose" || n.op == "permute" || n.op == "reshape" || n.op == "flatten";
-    throw UserError(n.where,
-                    "`" + n.target + "` before " + what + " is not supported by the builtin GEMM family" +
-                        (layout ? ": operands must be contiguous inputs or parameters as stored (no transposed or "
-                                  "reshaped views)"
-                                : ": it fuses element-wise ops after the GEMM only"),
-                    layout ? "pass the operand in the layout the GEMM reads (e.g. use nn.Linear's weight [out, in], "
-                             "or make get_inputs() return the transposed tensor)"
-                           : "apply the op to the inputs in get_inputs(), or move it after the GEMM");
+    const bool layout =
+        n.op == "transpose" || n.op == "permute" || n.op == "reshape" || n.op == "flatten";
+    throw UserError(
+        n.where,
+        "`" + n.target + "` before " + what + " is not supported by the builtin GEMM family" +
+            (layout
+                 ? ": operands must be contiguous inputs or parameters as stored (no transposed or "
+                   "reshaped views)"
+                 : ": it fuses element-wise ops after the GEMM only"),
+        layout ? "pass the operand in the layout the GEMM reads (e.g. use nn.Linear's weight [out, "
+                 "in], "
+                 "or make get_inputs() return the transposed tensor)"
+               : "apply the op to the inputs in get_inputs(), or move it after the GEMM");
   }
 
   auto leaf = [&](size_t k, const char* role) -> const spec::Tensor& {
@@ -179,7 +199,9 @@ GemmProblem GemmFamily::analyze(const spec::Spec& s) const {
       throw UserError(g.where, "operand " + std::string(role) + " of " + what + " is not a tensor");
     const spec::Tensor* t = s.find_tensor(g.args[k].node);
     if (!t && transposed.count(g.args[k].node)) t = transposed.at(g.args[k].node);
-    if (!t) throw UserError(g.where, "operand " + std::string(role) + " of " + what + " is not an input or parameter");
+    if (!t)
+      throw UserError(g.where, "operand " + std::string(role) + " of " + what +
+                                   " is not an input or parameter");
     if (!is_gemm_dtype(t->dtype))
       throw UserError(g.where,
                       what + ": operand " + t->name + " is " + spec::dtype_name(t->dtype) +
@@ -198,7 +220,8 @@ GemmProblem GemmFamily::analyze(const spec::Spec& s) const {
     a = &leaf(0, "input");
     b = &leaf(1, "weight");
     if (b->shape.size() != 2 || a->shape.empty() || a->shape.back() != b->shape[1])
-      throw bad_shape("input " + spec::shape_string(a->shape) + " with weight " + spec::shape_string(b->shape));
+      throw bad_shape("input " + spec::shape_string(a->shape) + " with weight " +
+                      spec::shape_string(b->shape));
     p.b_nk = true;
     p.k = b->shape[1];
     p.n = b->shape[0];
@@ -219,24 +242,29 @@ GemmProblem GemmFamily::analyze(const spec::Spec& s) const {
     Shape bs = b->shape;  // the logical [.., K, N]
     if (b_transposed) std::swap(bs[bs.size() - 1], bs[bs.size() - 2]);
     if (as.size() < 2 || bs.size() < 2)
-      throw bad_shape("a 1-D operand (" + spec::shape_string(as) + " x " + spec::shape_string(bs) + ")");
+      throw bad_shape("a 1-D operand (" + spec::shape_string(as) + " x " + spec::shape_string(bs) +
+                      ")");
     if (as.back() != bs[bs.size() - 2])
       throw bad_shape("operands " + spec::shape_string(as) + " x " + spec::shape_string(bs));
-    if ((g.op == "bmm" && (as.size() != 3 || bs.size() != 3)) || (addmm && (as.size() != 2 || bs.size() != 2)))
+    if ((g.op == "bmm" && (as.size() != 3 || bs.size() != 3)) ||
+        (addmm && (as.size() != 2 || bs.size() != 2)))
       throw bad_shape("operands " + spec::shape_string(as) + " x " + spec::shape_string(bs));
     p.k = as.back();
     p.n = bs.back();
     const std::int64_t b_batch = prod(bs, 0, bs.size() - 2);
     if (b_batch == 1 && bs.size() <= as.size()) {
       p.m = prod(as, 0, as.size() - 1);  // a shared B: fold A's batch into M
-    } else if (as.size() == bs.size() && Shape(as.begin(), as.end() - 2) == Shape(bs.begin(), bs.end() - 2)) {
+    } else if (as.size() == bs.size() &&
+               Shape(as.begin(), as.end() - 2) == Shape(bs.begin(), bs.end() - 2)) {
       p.batch = b_batch;
       p.m = as[as.size() - 2];
     } else {
-      throw bad_shape("broadcast batch dimensions (" + spec::shape_string(as) + " x " + spec::shape_string(bs) + ")");
+      throw bad_shape("broadcast batch dimensions (" + spec::shape_string(as) + " x " +
+                      spec::shape_string(bs) + ")");
     }
     if (addmm) {
-      if (g.args.empty() || g.args[0].kind != spec::Arg::Kind::node || !s.find_tensor(g.args[0].node))
+      if (g.args.empty() || g.args[0].kind != spec::Arg::Kind::node ||
+          !s.find_tensor(g.args[0].node))
         throw UserError(g.where, what + ": its input must be an input or parameter tensor");
       p.alpha = attr_number(g, "alpha", 1.0);
       p.beta = attr_number(g, "beta", 1.0);
@@ -244,8 +272,9 @@ GemmProblem GemmFamily::analyze(const spec::Spec& s) const {
     }
   }
   if (a->dtype != b->dtype || g.dtype != a->dtype)
-    throw UserError(g.where, what + " mixes dtypes (" + spec::dtype_name(a->dtype) + " and " +
-                                 spec::dtype_name(b->dtype) + ")",
+    throw UserError(g.where,
+                    what + " mixes dtypes (" + spec::dtype_name(a->dtype) + " and " +
+                        spec::dtype_name(b->dtype) + ")",
                     "give both operands one dtype");
   p.a = a->name;
   p.b = b->name;
@@ -257,7 +286,8 @@ GemmProblem GemmFamily::analyze(const spec::Spec& s) const {
     const spec::Tensor* t = s.find_tensor(p.bias);
     if (!broadcasts_to(t->shape, p.out_shape))
       throw UserError(g.where, what + ": " + t->name + " " + spec::shape_string(t->shape) +
-                                   " does not broadcast to the result " + spec::shape_string(p.out_shape));
+                                   " does not broadcast to the result " +
+                                   spec::shape_string(p.out_shape));
     if (!(is_gemm_dtype(t->dtype)))
       throw UserError(g.where, what + ": " + t->name + " is " + spec::dtype_name(t->dtype) +
                                    "; the builtin GEMM family reads float32, float16 or bfloat16");
@@ -269,55 +299,68 @@ GemmProblem GemmFamily::analyze(const spec::Spec& s) const {
     if (anchor_ops().count(n.op)) continue;  // reported above
     if (auto e = ops_.check(s, n))
       throw UserError(e->where(), std::string(e->what()) + " after the GEMM " + what,
-                      "the builtin GEMM family fuses these element-wise ops after the GEMM: " + ops_.known_ops());
+                      "the builtin GEMM family fuses these element-wise ops after the GEMM: " +
+                          ops_.known_ops());
     for (const auto& arg : n.args) {
       if (arg.kind != spec::Arg::Kind::node) continue;
       if (transposed.count(arg.node))
-        throw UserError(n.where, "`" + n.target + "` reads the transposed view `" + arg.node +
-                                     "` after the GEMM; the builtin GEMM family reads it only as the GEMM's operand");
+        throw UserError(
+            n.where,
+            "`" + n.target + "` reads the transposed view `" + arg.node +
+                "` after the GEMM; the builtin GEMM family reads it only as the GEMM's operand");
       if (const auto* t = s.find_tensor(arg.node)) {
         if (!(is_gemm_dtype(t->dtype) || t->dtype == spec::DType::boolean))
-          throw UserError(n.where, "tensor " + t->name + " is " + spec::dtype_name(t->dtype) +
-                                       "; the GEMM epilogue reads float32, float16, bfloat16 or bool",
+          throw UserError(n.where,
+                          "tensor " + t->name + " is " + spec::dtype_name(t->dtype) +
+                              "; the GEMM epilogue reads float32, float16, bfloat16 or bool",
                           "convert it in get_inputs() or the model");
         if (!broadcasts_to(t->shape, p.out_shape))
-          throw UserError(n.where, "tensor " + t->name + " of shape " + spec::shape_string(t->shape) +
-                                       " does not broadcast to the GEMM result " + spec::shape_string(p.out_shape),
+          throw UserError(n.where,
+                          "tensor " + t->name + " of shape " + spec::shape_string(t->shape) +
+                              " does not broadcast to the GEMM result " +
+                              spec::shape_string(p.out_shape),
                           "the GEMM epilogue reads operands that broadcast to the GEMM's output");
       }
     }
     if (!broadcasts_to(n.shape, p.out_shape))
       throw UserError(n.where, "`" + n.target + "` produces shape " + spec::shape_string(n.shape) +
-                                   " that does not broadcast to the GEMM result " + spec::shape_string(p.out_shape));
+                                   " that does not broadcast to the GEMM result " +
+                                   spec::shape_string(p.out_shape));
     p.epilogue.push_back(&n);
   }
 
   // One output: the GEMM result or the end of its epilogue, in the GEMM's dtype and shape.
   const SourceLocation file_only{s.op_file, 0, "output"};
   if (s.outputs.size() != 1)
-    throw UserError(g.where, what + ": the builtin GEMM family writes one output, the op returns " +
-                                 std::to_string(s.outputs.size()),
+    throw UserError(g.where,
+                    what + ": the builtin GEMM family writes one output, the op returns " +
+                        std::to_string(s.outputs.size()),
                     "return one tensor, or split the op into several op.py files");
   const auto& o = s.outputs.front();
   const std::string last = p.epilogue.empty() ? g.name : p.epilogue.back()->name;
   if (o.node != last)
-    throw UserError(g.where, what + ": the op returns `" + o.node + "`, not the end of the GEMM's epilogue");
+    throw UserError(g.where,
+                    what + ": the op returns `" + o.node + "`, not the end of the GEMM's epilogue");
   if (o.dtype != p.dtype)
-    throw UserError(g.where, what + ": the output is " + spec::dtype_name(o.dtype) + " but the GEMM computes " +
-                                 spec::dtype_name(p.dtype),
-                    "keep the epilogue's operands in the GEMM's dtype (type promotion changes the output dtype)");
+    throw UserError(g.where,
+                    what + ": the output is " + spec::dtype_name(o.dtype) +
+                        " but the GEMM computes " + spec::dtype_name(p.dtype),
+                    "keep the epilogue's operands in the GEMM's dtype (type promotion changes the "
+                    "output dtype)");
   if (o.shape != p.out_shape)
-    throw UserError(g.where, what + ": the output " + spec::shape_string(o.shape) + " is not the GEMM's shape " +
-                                 spec::shape_string(p.out_shape));
+    throw UserError(g.where, what + ": the output " + spec::shape_string(o.shape) +
+                                 " is not the GEMM's shape " + spec::shape_string(p.out_shape));
   return p;
 }
 
-std::optional<GemmNativeEpilogue> GemmFamily::native_epilogue(const spec::Spec& s, const GemmProblem& p) {
+std::optional<GemmNativeEpilogue> GemmFamily::native_epilogue(const spec::Spec& s,
+                                                              const GemmProblem& p) {
   GemmNativeEpilogue ne;
   ne.alpha = p.alpha;
   auto bias_vector = [&](const std::string& name) {
     const spec::Tensor* t = s.find_tensor(name);
-    return t && t->dtype == p.dtype && !t->shape.empty() && t->shape.back() == p.n && spec::numel(t->shape) == p.n;
+    return t && t->dtype == p.dtype && !t->shape.empty() && t->shape.back() == p.n &&
+           spec::numel(t->shape) == p.n;
   };
   if (!p.bias.empty()) {
     if (p.beta != 1.0 || !bias_vector(p.bias)) return std::nullopt;
@@ -333,8 +376,10 @@ std::optional<GemmNativeEpilogue> GemmFamily::native_epilogue(const spec::Spec& 
   if (i < ep.size() && ep[i]->op == "mul" && ne.bias.empty() && ep[i]->args.size() == 2) {
     const auto& n = *ep[i];
     std::optional<double> factor;
-    if (operand_is(n.args[0], cur)) factor = scalar_of(n.args[1]);
-    else if (operand_is(n.args[1], cur)) factor = scalar_of(n.args[0]);
+    if (operand_is(n.args[0], cur))
+      factor = scalar_of(n.args[1]);
+    else if (operand_is(n.args[1], cur))
+      factor = scalar_of(n.args[0]);
     if (factor) {
       ne.alpha *= *factor;
       cur = n.name;
@@ -360,7 +405,8 @@ std::optional<GemmNativeEpilogue> GemmFamily::native_epilogue(const spec::Spec& 
   if (i < ep.size() && !ep[i]->args.empty() && operand_is(ep[i]->args[0], cur)) {
     const auto& n = *ep[i];
     if (n.op == "relu") ne.activation = "relu";
-    if (n.op == "gelu" && n.attrs.value("approximate", std::string("none")) == "tanh") ne.activation = "gelu_tanh";
+    if (n.op == "gelu" && n.attrs.value("approximate", std::string("none")) == "tanh")
+      ne.activation = "gelu_tanh";
     if (!ne.activation.empty()) ++i;
   }
   if (i != ep.size()) return std::nullopt;
@@ -369,15 +415,19 @@ std::optional<GemmNativeEpilogue> GemmFamily::native_epilogue(const spec::Spec& 
 
 std::optional<std::string> GemmFamily::tc_unsupported(const GemmProblem& p, const GemmParams& q) {
   if (p.dtype != spec::DType::float16 && p.dtype != spec::DType::bfloat16)
-    return "the own tensor-core GEMM takes float16/bfloat16 (float32 stays on cuBLASLt without TF32)";
-  if (p.k % 8 != 0 || p.n % 8 != 0) return "K and N must be multiples of 8 (16-byte cp.async chunks)";
+    return "the own tensor-core GEMM takes float16/bfloat16 (float32 stays on cuBLASLt without "
+           "TF32)";
+  if (p.k % 8 != 0 || p.n % 8 != 0)
+    return "K and N must be multiples of 8 (16-byte cp.async chunks)";
   if (q.bm % (q.warps_m * 16) != 0 || q.bn % (q.warps_n * 16) != 0 || q.bk % 16 != 0 || q.bk < 16)
-    return "tile " + std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" + std::to_string(q.bk) +
-           " does not split into 16x16 fragments over the warps";
+    return "tile " + std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" +
+           std::to_string(q.bk) + " does not split into 16x16 fragments over the warps";
   const int threads = q.warps_m * q.warps_n * 32;
   if (threads > 1024 || q.stages < 2) return "too many warps or too few stages";
-  const std::int64_t b_stage = p.b_nk ? std::int64_t(q.bn) * (q.bk + 8) : std::int64_t(q.bk) * (q.bn + 8);
-  const std::int64_t pipe = std::int64_t(q.stages) * (std::int64_t(q.bm) * (q.bk + 8) + b_stage) * 2;
+  const std::int64_t b_stage =
+      p.b_nk ? std::int64_t(q.bn) * (q.bk + 8) : std::int64_t(q.bk) * (q.bn + 8);
+  const std::int64_t pipe =
+      std::int64_t(q.stages) * (std::int64_t(q.bm) * (q.bk + 8) + b_stage) * 2;
   const std::int64_t staging = std::int64_t(q.bm) * (q.bn + 4) * 4;
   if (q.min_blocks < 1 || q.min_blocks * std::max(pipe, staging) > 227 * 1024)
     return "shared memory above 227 KiB per SM";
@@ -387,23 +437,28 @@ std::optional<std::string> GemmFamily::tc_unsupported(const GemmProblem& p, cons
   return std::nullopt;
 }
 
-Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, const GemmParams& q) const {
+Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c,
+                             const GemmParams& q) const {
   const GemmProblem p = analyze(s);
   const std::string fn = "egg_" + c.name;
   std::map<std::string, std::string> var_of;  // spec name → launch() variable
   std::string out_var;
   for (const auto& a : c.args) {
-    if (a.role == contract::Role::output) out_var = a.var;
-    else var_of[a.source] = a.var;
+    if (a.role == contract::Role::output)
+      out_var = a.var;
+    else
+      var_of[a.source] = a.var;
   }
   const std::string ctype = contract::c_type(p.dtype);
   std::optional<GemmNativeEpilogue> native;
   if (q.structure == "lt_native") {
     native = native_epilogue(s, p);
-    if (!native) throw InternalError("gemm: lt_native asked for an epilogue cuBLASLt cannot compute");
+    if (!native)
+      throw InternalError("gemm: lt_native asked for an epilogue cuBLASLt cannot compute");
   }
   if (q.structure == "tc")
-    if (auto why = tc_unsupported(p, q)) throw InternalError("gemm: tc asked for an unsupported problem: " + *why);
+    if (auto why = tc_unsupported(p, q))
+      throw InternalError("gemm: tc asked for an unsupported problem: " + *why);
 
   // The epilogue program (everything after alpha*A.B that the kernel, not cuBLASLt, computes).
   json operands = json::array(), loads = json::array(), steps = json::array();
@@ -414,7 +469,9 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
     if (!value_of.count(name)) {
       const spec::Tensor* t = s.find_tensor(name);
       const std::string value = "l" + std::to_string(loads.size());
-      loads.push_back({{"value", value}, {"ptr", var_of.at(name)}, {"offset", broadcast_offset(t->shape, p.out_shape)}});
+      loads.push_back({{"value", value},
+                       {"ptr", var_of.at(name)},
+                       {"offset", broadcast_offset(t->shape, p.out_shape)}});
       value_of[name] = value;
       used.insert(name);
     }
@@ -452,47 +509,48 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
 
   const std::int64_t numel = p.batch * p.m * p.n;
   const std::string b_layout = p.b_nk ? "[N][K], used transposed" : "[K][N]";
-  json ctx = {{"fn", fn},
-              {"helpers", ops_.helpers()},
-              {"ctype", ctype},
-              {"dtype", spec::dtype_name(p.dtype)},
-              {"cuda_type", cuda_data_type(p.dtype)},
-              {"elem_size", spec::dtype_size(p.dtype)},
-              {"batch", p.batch},
-              {"m", p.m},
-              {"n", p.n},
-              {"k", p.k},
-              {"batched", p.batch > 1},
-              {"stride_a", p.batch > 1 ? p.m * p.k : 0},
-              {"stride_b", p.batch > 1 ? p.k * p.n : 0},
-              {"stride_c", p.batch > 1 ? p.m * p.n : 0},
-              {"b_nk", p.b_nk ? "true" : "false"},
-              {"b_layout", b_layout},
-              {"a_var", var_of.at(p.a)},
-              {"b_var", var_of.at(p.b)},
-              {"out_var", out_var},
-              {"out_shape", spec::shape_string(p.out_shape)},
-              {"numel", numel},
-              {"index_t", numel < (std::int64_t(1) << 30) ? "int" : "long long"},  // i0 + step stays < 2^31
-              {"operands", operands},
-              {"loads", loads},
-              {"steps", steps},
-              {"result", result},
-              {"epilogue_text", epilogue_text},
-              {"epilogue_kernel", kernel_epilogue},
-              {"epilogue_block", q.epilogue_block},
-              {"vec", 16 / spec::dtype_size(p.dtype)},
-              {"algo", q.algo},
-              {"algo_request", std::max(kLtAlgoRequest, q.algo + 1)},
-              {"splitk", q.splitk},
-              {"split_k", q.splitk > 0},
-              {"bm", q.bm},
-              {"bn", q.bn},
-              {"bk", q.bk},
-              {"warps_m", q.warps_m},
-              {"warps_n", q.warps_n},
-              {"stages", q.stages},
-              {"min_blocks", q.min_blocks}};
+  json ctx = {
+      {"fn", fn},
+      {"helpers", ops_.helpers()},
+      {"ctype", ctype},
+      {"dtype", spec::dtype_name(p.dtype)},
+      {"cuda_type", cuda_data_type(p.dtype)},
+      {"elem_size", spec::dtype_size(p.dtype)},
+      {"batch", p.batch},
+      {"m", p.m},
+      {"n", p.n},
+      {"k", p.k},
+      {"batched", p.batch > 1},
+      {"stride_a", p.batch > 1 ? p.m * p.k : 0},
+      {"stride_b", p.batch > 1 ? p.k * p.n : 0},
+      {"stride_c", p.batch > 1 ? p.m * p.n : 0},
+      {"b_nk", p.b_nk ? "true" : "false"},
+      {"b_layout", b_layout},
+      {"a_var", var_of.at(p.a)},
+      {"b_var", var_of.at(p.b)},
+      {"out_var", out_var},
+      {"out_shape", spec::shape_string(p.out_shape)},
+      {"numel", numel},
+      {"index_t", numel < (std::int64_t(1) << 30) ? "int" : "long long"},  // i0 + step stays < 2^31
+      {"operands", operands},
+      {"loads", loads},
+      {"steps", steps},
+      {"result", result},
+      {"epilogue_text", epilogue_text},
+      {"epilogue_kernel", kernel_epilogue},
+      {"epilogue_block", q.epilogue_block},
+      {"vec", 16 / spec::dtype_size(p.dtype)},
+      {"algo", q.algo},
+      {"algo_request", std::max(kLtAlgoRequest, q.algo + 1)},
+      {"splitk", q.splitk},
+      {"split_k", q.splitk > 0},
+      {"bm", q.bm},
+      {"bn", q.bn},
+      {"bk", q.bk},
+      {"warps_m", q.warps_m},
+      {"warps_n", q.warps_n},
+      {"stages", q.stages},
+      {"min_blocks", q.min_blocks}};
   // cuBLASLt: its A is our B (row-major out = A.B is column-major out^T = B^T.A^T).
   ctx["trans_a"] = p.b_nk ? "CUBLAS_OP_T" : "CUBLAS_OP_N";
   ctx["la_rows"] = p.b_nk ? p.k : p.n;
@@ -500,15 +558,20 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
   ctx["la_ld"] = p.b_nk ? p.k : p.n;
   // fp32 follows PyTorch (no TF32) unless the user opted in: PRECISION tf32 or bf16.
   std::string compute = "CUBLAS_COMPUTE_32F";
-  if (p.dtype == spec::DType::float32 && (q.tf32 || precision_ == "tf32")) compute = "CUBLAS_COMPUTE_32F_FAST_TF32";
-  if (p.dtype == spec::DType::float32 && precision_ == "bf16") compute = "CUBLAS_COMPUTE_32F_FAST_16BF";
+  if (p.dtype == spec::DType::float32 && (q.tf32 || precision_ == "tf32"))
+    compute = "CUBLAS_COMPUTE_32F_FAST_TF32";
+  if (p.dtype == spec::DType::float32 && precision_ == "bf16")
+    compute = "CUBLAS_COMPUTE_32F_FAST_16BF";
   ctx["compute_type"] = compute;
   std::string lt_epi = "CUBLASLT_EPILOGUE_DEFAULT";
   if (native) {
     const bool bias = !native->bias.empty();
-    if (native->activation == "relu") lt_epi = bias ? "CUBLASLT_EPILOGUE_RELU_BIAS" : "CUBLASLT_EPILOGUE_RELU";
-    else if (native->activation == "gelu_tanh") lt_epi = bias ? "CUBLASLT_EPILOGUE_GELU_BIAS" : "CUBLASLT_EPILOGUE_GELU";
-    else if (bias) lt_epi = "CUBLASLT_EPILOGUE_BIAS";
+    if (native->activation == "relu")
+      lt_epi = bias ? "CUBLASLT_EPILOGUE_RELU_BIAS" : "CUBLASLT_EPILOGUE_RELU";
+    else if (native->activation == "gelu_tanh")
+      lt_epi = bias ? "CUBLASLT_EPILOGUE_GELU_BIAS" : "CUBLASLT_EPILOGUE_GELU";
+    else if (bias)
+      lt_epi = "CUBLASLT_EPILOGUE_BIAS";
     ctx["has_bias"] = bias;
     if (bias) ctx["bias_var"] = var_of.at(native->bias);
     ctx["alpha"] = float_literal(native->alpha);
@@ -525,15 +588,17 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
   ctx["epilogue"] = render::render(epilogue_.text, ctx, epilogue_.name);
 
   Candidate cand;
-  const std::string shape = std::to_string(p.batch) + "x" + std::to_string(p.m) + "x" + std::to_string(p.n) + "x" +
-                            std::to_string(p.k) + " " + spec::dtype_name(p.dtype);
+  const std::string shape = std::to_string(p.batch) + "x" + std::to_string(p.m) + "x" +
+                            std::to_string(p.n) + "x" + std::to_string(p.k) + " " +
+                            spec::dtype_name(p.dtype);
   if (q.structure == "tc") {
-    cand.id = "gemm.tc:" + std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" + std::to_string(q.bk) + ":w" +
-              std::to_string(q.warps_m) + "x" + std::to_string(q.warps_n) + ":s" + std::to_string(q.stages) +
+    cand.id = "gemm.tc:" + std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" +
+              std::to_string(q.bk) + ":w" + std::to_string(q.warps_m) + "x" +
+              std::to_string(q.warps_n) + ":s" + std::to_string(q.stages) +
               (q.min_blocks > 1 ? ":m" + std::to_string(q.min_blocks) : "");
-    cand.summary = "own tensor-core GEMM " + shape + ", tile " + std::to_string(q.bm) + "x" + std::to_string(q.bn) +
-                   "x" + std::to_string(q.bk) + ", " + std::to_string(q.stages) + " stages, epilogue in registers: " +
-                   epilogue_text;
+    cand.summary = "own tensor-core GEMM " + shape + ", tile " + std::to_string(q.bm) + "x" +
+                   std::to_string(q.bn) + "x" + std::to_string(q.bk) + ", " +
+                   std::to_string(q.stages) + " stages, epilogue in registers: " + epilogue_text;
     ctx["summary"] = cand.summary;
     cand.code.device_code = render::render(tc_.text, ctx, tc_.name);
     cand.code.launch_body = render::render(tc_launch_.text, ctx, tc_launch_.name);
@@ -548,7 +613,8 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
                   std::to_string(q.algo) + split
             : "cuBLASLt " + shape + ", heuristic algo #" + std::to_string(q.algo) + split +
                   (kernel_epilogue ? ", then one in-place epilogue kernel: " + epilogue_text : "");
-    if ((q.tf32 || precision_ == "tf32") && p.dtype == spec::DType::float32) cand.summary += ", TF32";
+    if ((q.tf32 || precision_ == "tf32") && p.dtype == spec::DType::float32)
+      cand.summary += ", TF32";
     if (precision_ == "bf16" && p.dtype == spec::DType::float32) cand.summary += ", bf16 math";
     ctx["summary"] = cand.summary;
     cand.code.device_code = render::render(lt_.text, ctx, lt_.name);
@@ -560,8 +626,8 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
 
 std::vector<GemmParams> gemm_tc_tuning_space(const GemmProblem& p) {
   // Expert prior: 128x128 tiles with 64x32 warp tiles and 3 stages keep Hopper's tensor cores busy
-  // with mma.sync-class instructions; bigger tiles for big problems, smaller ones when the grid would
-  // not fill the GPU.
+  // with mma.sync-class instructions; bigger tiles for big problems, smaller ones when the grid
+  // would not fill the GPU.
   std::vector<GemmParams> space;
   auto add = [&](int bm, int bn, int bk, int wm, int wn, int stages, int min_blocks = 1) {
     GemmParams q;
@@ -616,7 +682,8 @@ std::vector<GemmParams> gemm_lt_tuning_space(const GemmProblem& p, const GemmPar
   return space;
 }
 
-std::vector<Candidate> GemmFamily::structures(const spec::Spec& s, const contract::Contract& c) const {
+std::vector<Candidate> GemmFamily::structures(const spec::Spec& s,
+                                              const contract::Contract& c) const {
   const GemmProblem p = analyze(s);
   std::vector<Candidate> out;
   GemmParams q;
@@ -638,7 +705,8 @@ std::vector<Candidate> GemmFamily::structures(const spec::Spec& s, const contrac
 }
 
 std::vector<Candidate> GemmFamily::tunings(const spec::Spec& s, const contract::Contract& c,
-                                           const Candidate& incumbent, const std::string& bottleneck) const {
+                                           const Candidate& incumbent,
+                                           const std::string& bottleneck) const {
   (void)bottleneck;  // a GEMM is compute-bound at these sizes; the space is the same either way
   const GemmProblem p = analyze(s);
   const GemmParams base = GemmParams::from_json(incumbent.params);
@@ -659,8 +727,8 @@ std::vector<Candidate> GemmFamily::tunings(const spec::Spec& s, const contract::
 
 std::optional<Candidate> GemmFamily::fallback(const spec::Spec& s, const contract::Contract& c,
                                               const Candidate& failed) const {
-  // The simplest structure that always runs: cuBLASLt's first heuristic algo, plain epilogue DEFAULT,
-  // the whole epilogue in the fused kernel.
+  // The simplest structure that always runs: cuBLASLt's first heuristic algo, plain epilogue
+  // DEFAULT, the whole epilogue in the fused kernel.
   const GemmParams f = GemmParams::from_json(failed.params);
   if (f.structure == "lt_epilogue" && f.algo == 0 && f.epilogue_block == 256) return std::nullopt;
   // A ranked index or split the heuristic does not offer for this problem: nothing to repair (the

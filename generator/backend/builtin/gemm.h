@@ -2,7 +2,8 @@
 // epilogue (templates/gemm/). Structures (stage 1):
 //   lt_native   cuBLASLt with the epilogue it computes natively (alpha, bias, relu, gelu(tanh))
 //   lt_epilogue cuBLASLt plain matmul into the output, then one fused in-place epilogue kernel
-//   tc          an own fp16/bf16 tensor-core GEMM (WMMA, cp.async multi-stage), epilogue in registers
+//   tc          an own fp16/bf16 tensor-core GEMM (WMMA, cp.async multi-stage), epilogue in
+//   registers
 // Stage 2 tunes the cuBLASLt heuristic algo index, or the own kernel's tiles and stages.
 #pragma once
 
@@ -22,14 +23,14 @@ namespace egg::backend::builtin {
 // The GEMM of a spec in row-major terms: out[batch][M][N] = A[batch][M][K] · B (+ epilogue).
 struct GemmProblem {
   const spec::Node* anchor = nullptr;
-  std::string a;        // spec name of A (input or param)
-  std::string b;        // spec name of B
-  bool b_nk = false;    // B stored [N, K] (nn.Linear's weight, used transposed), else [K, N]
+  std::string a;      // spec name of A (input or param)
+  std::string b;      // spec name of B
+  bool b_nk = false;  // B stored [N, K] (nn.Linear's weight, used transposed), else [K, N]
   std::int64_t batch = 1, m = 0, n = 0, k = 0;
   spec::DType dtype = spec::DType::float32;
-  std::string bias;     // linear's bias or addmm's input (spec name), empty when none
-  double alpha = 1.0;   // addmm: alpha * (A·B)
-  double beta = 1.0;    // addmm: beta * input
+  std::string bias;    // linear's bias or addmm's input (spec name), empty when none
+  double alpha = 1.0;  // addmm: alpha * (A·B)
+  double beta = 1.0;   // addmm: beta * input
   std::vector<const spec::Node*> epilogue;  // element-wise nodes after the anchor, in order
   spec::Shape out_shape;
 };
@@ -47,8 +48,8 @@ struct GemmParams {
   int algo = 0;                           // cuBLASLt: index into the heuristic's ranked algos
   int splitk =
       0;  // cuBLASLt: 0 = as the heuristic configured the algo, else K split this many ways
-  int epilogue_block = 256;               // lt_epilogue: threads per block of the epilogue kernel
-  bool tf32 = false;                      // fp32 on TF32 tensor cores (only with PRECISION tf32)
+  int epilogue_block = 256;  // lt_epilogue: threads per block of the epilogue kernel
+  bool tf32 = false;         // fp32 on TF32 tensor cores (only with PRECISION tf32)
   // tc: block tile, warps, pipeline stages
   int bm = 128, bn = 128, bk = 32, warps_m = 2, warps_n = 4, stages = 3;
   int min_blocks = 1;  // __launch_bounds__ minimum blocks per SM (2 caps registers at 128/thread)
@@ -58,14 +59,17 @@ struct GemmParams {
 
 class GemmFamily : public Family {
  public:
-  // `precision`: "default" (PyTorch's: fp32 without TF32), "tf32" or "bf16" (opted in with PRECISION).
+  // `precision`: "default" (PyTorch's: fp32 without TF32), "tf32" or "bf16" (opted in with
+  // PRECISION).
   explicit GemmFamily(const std::filesystem::path& data_dir, std::string precision = "default");
 
   std::string name() const override { return "gemm"; }
   std::optional<UserError> cannot_implement(const spec::Spec& spec) const override;
-  std::vector<Candidate> structures(const spec::Spec& spec, const contract::Contract& contract) const override;
+  std::vector<Candidate> structures(const spec::Spec& spec,
+                                    const contract::Contract& contract) const override;
   std::vector<Candidate> tunings(const spec::Spec& spec, const contract::Contract& contract,
-                                 const Candidate& incumbent, const std::string& bottleneck) const override;
+                                 const Candidate& incumbent,
+                                 const std::string& bottleneck) const override;
   std::optional<Candidate> fallback(const spec::Spec& spec, const contract::Contract& contract,
                                     const Candidate& failed) const override;
   std::vector<std::pair<std::string, std::string>> key_inputs() const override;
@@ -73,11 +77,13 @@ class GemmFamily : public Family {
   // The problem, or the reason it is not one this family takes (names op and line).
   GemmProblem analyze(const spec::Spec& spec) const;
   // The epilogue as cuBLASLt computes it natively, or nullopt when it cannot.
-  static std::optional<GemmNativeEpilogue> native_epilogue(const spec::Spec& spec, const GemmProblem& p);
+  static std::optional<GemmNativeEpilogue> native_epilogue(const spec::Spec& spec,
+                                                           const GemmProblem& p);
   // Why the own tensor-core kernel cannot run this problem with these parameters, or nullopt.
   static std::optional<std::string> tc_unsupported(const GemmProblem& p, const GemmParams& params);
   // Renders a candidate with these parameters.
-  Candidate render(const spec::Spec& spec, const contract::Contract& contract, const GemmParams& params) const;
+  Candidate render(const spec::Spec& spec, const contract::Contract& contract,
+                   const GemmParams& params) const;
 
  private:
   std::string precision_;

@@ -12,7 +12,8 @@ using nlohmann::json;
 using spec::Shape;
 
 const std::set<std::string>& norm_ops() {
-  static const std::set<std::string> ops = {"layer_norm", "rms_norm", "group_norm", "instance_norm", "batch_norm"};
+  static const std::set<std::string> ops = {"layer_norm", "rms_norm", "group_norm", "instance_norm",
+                                            "batch_norm"};
   return ops;
 }
 
@@ -35,7 +36,8 @@ const spec::Tensor* arg_tensor(const spec::Spec& s, const spec::Node& n, int k) 
   return a.kind == spec::Arg::Kind::node ? s.find_tensor(a.node) : nullptr;
 }
 bool arg_is_none(const spec::Node& n, int k) {
-  return k < 0 || k >= static_cast<int>(n.args.size()) || n.args[static_cast<size_t>(k)].kind == spec::Arg::Kind::none;
+  return k < 0 || k >= static_cast<int>(n.args.size()) ||
+         n.args[static_cast<size_t>(k)].kind == spec::Arg::Kind::none;
 }
 
 const spec::Node* find_norm(const spec::Spec& s) {
@@ -101,8 +103,8 @@ std::string lit(double v) { return float_literal(v); }
 }  // namespace
 
 json NormParams::to_json() const {
-  return {{"structure", structure}, {"tpr", tpr}, {"rpb", rpb}, {"block", block},
-          {"splits", splits}, {"vectorized", vectorized}};
+  return {{"structure", structure}, {"tpr", tpr},       {"rpb", rpb},
+          {"block", block},         {"splits", splits}, {"vectorized", vectorized}};
 }
 
 NormFamily::NormFamily(const std::filesystem::path& data_dir)
@@ -115,7 +117,8 @@ NormFamily::NormFamily(const std::filesystem::path& data_dir)
 
 std::vector<std::pair<std::string, std::string>> NormFamily::key_inputs() const {
   auto inputs = ops_.key_inputs();
-  for (const auto* t : {&common_, &row_, &split_, &pointwise_, &launch_}) inputs.push_back({t->name, t->text});
+  for (const auto* t : {&common_, &row_, &split_, &pointwise_, &launch_})
+    inputs.push_back({t->name, t->text});
   return inputs;
 }
 
@@ -123,12 +126,16 @@ std::optional<UserError> NormFamily::cannot_implement(const spec::Spec& s) const
   const SourceLocation file_only{s.op_file, 0, "norm"};
   const spec::Node* norm = find_norm(s);
   if (!norm)
-    return UserError(file_only, "the op has no layer_norm, rms_norm, group_norm, instance_norm or batch_norm",
+    return UserError(file_only,
+                     "the op has no layer_norm, rms_norm, group_norm, instance_norm or batch_norm",
                      "the norm family fuses element-wise ops around one norm");
   for (const auto& n : s.nodes)
     if (&n != norm && norm_ops().count(n.op))
-      return UserError(n.where, "`" + n.target + "` is a second norm in one op; the builtin norm family fuses one norm (the first is `" +
-                                    norm->target + "` at line " + std::to_string(norm->where.line) + ")",
+      return UserError(n.where,
+                       "`" + n.target +
+                           "` is a second norm in one op; the builtin norm family fuses one norm "
+                           "(the first is `" +
+                           norm->target + "` at line " + std::to_string(norm->where.line) + ")",
                        "split the op into two op.py files, one norm each");
   const std::string what = "`" + norm->target + "`";
   const SourceLocation& at = norm->where;
@@ -139,30 +146,40 @@ std::optional<UserError> NormFamily::cannot_implement(const spec::Spec& s) const
   const std::string& in_name = norm->args[0].node;
   const Shape& shape = norm->shape;
   if (!float_dtype(norm->dtype))
-    return UserError(at, what + " on " + spec::dtype_name(norm->dtype) +
-                             " is not supported by the builtin backend (float32, float16 or bfloat16 only)",
-                     "convert the input with .float() or .half()");
+    return UserError(
+        at,
+        what + " on " + spec::dtype_name(norm->dtype) +
+            " is not supported by the builtin backend (float32, float16 or bfloat16 only)",
+        "convert the input with .float() or .half()");
   if (const auto* t = s.find_tensor(in_name)) {
     if (t->shape != shape || !float_dtype(t->dtype))
-      return UserError(at, what + " input " + t->name + " must be a float32/float16/bfloat16 tensor of the norm's shape");
+      return UserError(at, what + " input " + t->name +
+                               " must be a float32/float16/bfloat16 tensor of the norm's shape");
   } else if (const auto* n = s.find_node(in_name)) {
-    if (n->shape != shape) return UserError(at, what + " input shape " + spec::shape_string(n->shape) + " differs from its result");
+    if (n->shape != shape)
+      return UserError(
+          at, what + " input shape " + spec::shape_string(n->shape) + " differs from its result");
   } else {
-    return UserError(at, what + " input `" + in_name + "` is not an input, parameter or earlier op");
+    return UserError(at,
+                     what + " input `" + in_name + "` is not an input, parameter or earlier op");
   }
   if (spec::numel(shape) == 0) return UserError(at, what + " on an empty tensor");
 
   // Per-norm attributes and operands.
   const NormArgs na = norm_args(norm->op);
-  auto param_of_shape = [&](int k, const Shape& want, const std::string& role) -> std::optional<UserError> {
+  auto param_of_shape = [&](int k, const Shape& want,
+                            const std::string& role) -> std::optional<UserError> {
     if (arg_is_none(*norm, k)) return std::nullopt;
     const spec::Tensor* t = arg_tensor(s, *norm, k);
     if (!t)
-      return UserError(at, what + " " + role + " must be a parameter, buffer or input tensor (not a computed value)",
-                       "pass the module's parameter directly");
+      return UserError(
+          at,
+          what + " " + role + " must be a parameter, buffer or input tensor (not a computed value)",
+          "pass the module's parameter directly");
     if (spec::numel(t->shape) != spec::numel(want) || !float_dtype(t->dtype))
-      return UserError(at, what + " " + role + " " + t->name + " of shape " + spec::shape_string(t->shape) + " (" +
-                               spec::dtype_name(t->dtype) + ") does not match " + spec::shape_string(want));
+      return UserError(at, what + " " + role + " " + t->name + " of shape " +
+                               spec::shape_string(t->shape) + " (" + spec::dtype_name(t->dtype) +
+                               ") does not match " + spec::shape_string(want));
     return std::nullopt;
   };
   auto eps_ok = [&]() -> std::optional<UserError> {
@@ -175,24 +192,31 @@ std::optional<UserError> NormFamily::cannot_implement(const spec::Spec& s) const
   Shape affine;
   if (norm->op == "layer_norm" || norm->op == "rms_norm") {
     const Shape ns = normalized_shape(*norm);
-    if (ns.empty() || ns.size() > shape.size() || !std::equal(ns.begin(), ns.end(), shape.end() - static_cast<long>(ns.size())))
-      return UserError(at, what + " normalized_shape does not match the trailing dims of the input " + spec::shape_string(shape));
+    if (ns.empty() || ns.size() > shape.size() ||
+        !std::equal(ns.begin(), ns.end(), shape.end() - static_cast<long>(ns.size())))
+      return UserError(at, what +
+                               " normalized_shape does not match the trailing dims of the input " +
+                               spec::shape_string(shape));
     affine = ns;
   } else {
     if (shape.size() < (norm->op == "batch_norm" ? 2u : 3u))
-      return UserError(at, what + " on a tensor of shape " + spec::shape_string(shape) +
-                               " is not supported: the builtin norm family needs (N, C, ...) input" +
-                               (norm->op == "batch_norm" ? "" : " with spatial dims"),
+      return UserError(at,
+                       what + " on a tensor of shape " + spec::shape_string(shape) +
+                           " is not supported: the builtin norm family needs (N, C, ...) input" +
+                           (norm->op == "batch_norm" ? "" : " with spatial dims"),
                        "add the batch dimension");
     affine = {shape[1]};
     if (norm->op == "group_norm") {
       const json& g = norm->attrs.value("num_groups", json());
-      if (!g.is_number_integer() || g.get<std::int64_t>() <= 0 || shape[1] % g.get<std::int64_t>() != 0)
-        return UserError(at, what + " num_groups must divide the channels (" + std::to_string(shape[1]) + ")");
+      if (!g.is_number_integer() || g.get<std::int64_t>() <= 0 ||
+          shape[1] % g.get<std::int64_t>() != 0)
+        return UserError(
+            at, what + " num_groups must divide the channels (" + std::to_string(shape[1]) + ")");
     }
     const bool batch = norm->op == "batch_norm";
     const json& flag = norm->attrs.value(batch ? "training" : "use_input_stats", json(!batch));
-    if (!flag.is_boolean()) return UserError(at, what + (batch ? " training" : " use_input_stats") + " must be a bool");
+    if (!flag.is_boolean())
+      return UserError(at, what + (batch ? " training" : " use_input_stats") + " must be a bool");
     if (!flag.get<bool>()) {  // running statistics
       for (int k : {na.running_mean, na.running_var})
         if (!arg_tensor(s, *norm, k))
@@ -212,27 +236,35 @@ std::optional<UserError> NormFamily::cannot_implement(const spec::Spec& s) const
       if (a.kind == spec::Arg::Kind::node)
         if (const auto* t = s.find_tensor(a.node)) {
           if (!float_dtype(t->dtype) && t->dtype != spec::DType::boolean)
-            return UserError(n.where, "tensor " + t->name + " is " + spec::dtype_name(t->dtype) +
-                                          "; the builtin norm family reads float32, float16, bfloat16 or bool");
+            return UserError(
+                n.where, "tensor " + t->name + " is " + spec::dtype_name(t->dtype) +
+                             "; the builtin norm family reads float32, float16, bfloat16 or bool");
           if (!broadcasts_to(t->shape, shape))
-            return UserError(n.where, "tensor " + t->name + " of shape " + spec::shape_string(t->shape) +
-                                          " does not broadcast to the norm's shape " + spec::shape_string(shape));
+            return UserError(n.where, "tensor " + t->name + " of shape " +
+                                          spec::shape_string(t->shape) +
+                                          " does not broadcast to the norm's shape " +
+                                          spec::shape_string(shape));
         }
     if (!broadcasts_to(n.shape, shape))
-      return UserError(n.where, "`" + n.target + "` produces shape " + spec::shape_string(n.shape) +
-                                    " that does not broadcast to the norm's shape " + spec::shape_string(shape),
-                       "the builtin norm family fuses element-wise ops of the norm's shape around it");
+      return UserError(
+          n.where,
+          "`" + n.target + "` produces shape " + spec::shape_string(n.shape) +
+              " that does not broadcast to the norm's shape " + spec::shape_string(shape),
+          "the builtin norm family fuses element-wise ops of the norm's shape around it");
   }
   for (const auto& o : s.outputs) {
     if (!float_dtype(o.dtype))
-      return UserError(file_only, "output " + o.name + " is " + spec::dtype_name(o.dtype) +
-                                      "; the builtin norm kernels write float32, float16 or bfloat16");
+      return UserError(file_only,
+                       "output " + o.name + " is " + spec::dtype_name(o.dtype) +
+                           "; the builtin norm kernels write float32, float16 or bfloat16");
     if (o.shape != shape)
-      return UserError(file_only, "output " + o.name + " has shape " + spec::shape_string(o.shape) +
-                                      ", not the norm's shape " + spec::shape_string(shape),
+      return UserError(file_only,
+                       "output " + o.name + " has shape " + spec::shape_string(o.shape) +
+                           ", not the norm's shape " + spec::shape_string(shape),
                        "return outputs of the norm's shape, or split the op");
     if (const auto* t = s.find_tensor(o.node))
-      if (!float_dtype(t->dtype)) return UserError(file_only, "output " + o.name + " is not a float tensor");
+      if (!float_dtype(t->dtype))
+        return UserError(file_only, "output " + o.name + " is not a float tensor");
   }
   return std::nullopt;
 }
@@ -307,7 +339,8 @@ int norm_split_prior(std::int64_t num_stats, std::int64_t stat_count) {
 
 namespace egg::backend::builtin {
 
-Candidate NormFamily::render(const spec::Spec& s, const contract::Contract& c, const NormParams& p) const {
+Candidate NormFamily::render(const spec::Spec& s, const contract::Contract& c,
+                             const NormParams& p) const {
   const NormProblem pb = problem(s);
   const Plan plan = make_plan(s);
   const Shape& shape = plan.norm->shape;
@@ -319,9 +352,11 @@ Candidate NormFamily::render(const spec::Spec& s, const contract::Contract& c, c
   const std::set<std::string> pro(plan.pro_leaves.begin(), plan.pro_leaves.end());
   const std::set<std::string> epi(plan.epi_leaves.begin(), plan.epi_leaves.end());
   std::set<std::string> norm_leaves;
-  for (int k : {na.weight, na.bias}) if (const auto* t = arg_tensor(s, *plan.norm, k)) norm_leaves.insert(t->name);
+  for (int k : {na.weight, na.bias})
+    if (const auto* t = arg_tensor(s, *plan.norm, k)) norm_leaves.insert(t->name);
   if (pb.running)
-    for (int k : {na.running_mean, na.running_var}) norm_leaves.insert(arg_tensor(s, *plan.norm, k)->name);
+    for (int k : {na.running_mean, na.running_var})
+      norm_leaves.insert(arg_tensor(s, *plan.norm, k)->name);
   std::map<std::string, std::string> var_of, value_of;
   json operands = json::array(), pro_args = json::array(), epi_args = json::array();
   json pro_full = json::array(), epi_full = json::array(), all_full = json::array();
@@ -339,8 +374,9 @@ Candidate NormFamily::render(const spec::Spec& s, const contract::Contract& c, c
     const std::string value = "a" + std::to_string(value_of.size());
     value_of[a.source] = value;
     const bool full = spec::numel(a.shape) == pb.numel;
-    const std::string load = full ? "egg_to_float(" + a.var + "_v.v[j])"
-                                  : "egg_to_float(" + a.var + "[" + broadcast_offset(a.shape, shape) + "])";
+    const std::string load =
+        full ? "egg_to_float(" + a.var + "_v.v[j])"
+             : "egg_to_float(" + a.var + "[" + broadcast_offset(a.shape, shape) + "])";
     const json arg = {{"value", value}, {"load", load}};
     const json vec_operand = {{"ptr", a.var}, {"ctype", ctype}};
     if (in_pro) pro_args.push_back(arg);
@@ -379,7 +415,8 @@ Candidate NormFamily::render(const spec::Spec& s, const contract::Contract& c, c
   }
   json results = json::array();
   slot = 0;
-  for (const auto& o : s.outputs) results.push_back({{"slot", slot++}, {"value", epi_values.at(o.node)}});
+  for (const auto& o : s.outputs)
+    results.push_back({{"slot", slot++}, {"value", epi_values.at(o.node)}});
 
   // Vector width: 16 bytes of the narrowest full operand, when runs of one statistic and one
   // affine channel hold whole vectors.
@@ -388,7 +425,8 @@ Candidate NormFamily::render(const spec::Spec& s, const contract::Contract& c, c
   if (granule % vec != 0 || pb.seg_len % vec != 0) vec = 1;
 
   // Index expressions of the affine parameters and statistics.
-  const std::string D = std::to_string(pb.seg_len), HW = std::to_string(pb.spatial), C = std::to_string(pb.channels);
+  const std::string D = std::to_string(pb.seg_len), HW = std::to_string(pb.spatial),
+                    C = std::to_string(pb.channels);
   std::string index_row, index_elem;
   if (!channel_norm) {
     index_row = "col0 + j";
@@ -396,7 +434,8 @@ Candidate NormFamily::render(const spec::Spec& s, const contract::Contract& c, c
   } else {
     index_elem = "(i0 / " + HW + ") % " + C;
     if (pb.kind == "group_norm")
-      index_row = "(row % " + std::to_string(pb.groups) + ") * " + std::to_string(pb.channels / pb.groups) + " + col0 / " + HW;
+      index_row = "(row % " + std::to_string(pb.groups) + ") * " +
+                  std::to_string(pb.channels / pb.groups) + " + col0 / " + HW;
     else
       index_row = "row % " + C;
   }
@@ -409,63 +448,66 @@ Candidate NormFamily::render(const spec::Spec& s, const contract::Contract& c, c
 
   std::string structure, tuning;
   if (p.structure == "row") {
-    structure = "one row of " + D + " per " + std::to_string(p.tpr) + " threads held in registers (read once), " +
-                std::to_string(p.rpb) + " rows per block";
-    tuning = "threads per row " + std::to_string(p.tpr) + ", rows per block " + std::to_string(p.rpb) + ", vector " +
-             std::to_string(vec);
+    structure = "one row of " + D + " per " + std::to_string(p.tpr) +
+                " threads held in registers (read once), " + std::to_string(p.rpb) +
+                " rows per block";
+    tuning = "threads per row " + std::to_string(p.tpr) + ", rows per block " +
+             std::to_string(p.rpb) + ", vector " + std::to_string(vec);
   } else if (p.structure == "split") {
     structure = "partial statistics (" + std::to_string(p.splits) + " blocks per statistic)" +
                 (p.splits > 1 ? " + finalize" : "") + " + normalize/epilogue kernel";
-    tuning = "block " + std::to_string(p.block) + ", splits " + std::to_string(p.splits) + ", vector " + std::to_string(vec);
+    tuning = "block " + std::to_string(p.block) + ", splits " + std::to_string(p.splits) +
+             ", vector " + std::to_string(vec);
   } else {
     structure = "one element-wise kernel with the running statistics";
     tuning = "block " + std::to_string(p.block) + ", vector " + std::to_string(vec);
   }
   const int block = p.structure == "row" ? p.tpr * p.rpb : p.block;
-  json ctx = {{"fn", fn},
-              {"helpers", ops_.helpers()},
-              {"kind", pb.kind},
-              {"numel", pb.numel},
-              {"num_stats", pb.num_stats},
-              {"stat_count", pb.stat_count()},
-              {"num_pro", plan.pro_steps.size()},
-              {"num_epi", plan.epi_steps.size()},
-              {"structure", structure},
-              {"tuning", tuning},
-              {"eps", lit(pb.eps)},
-              {"center", pb.center},
-              {"is_row", p.structure == "row"},
-              {"running", pb.running},
-              {"index_t", pb.numel < (std::int64_t(1) << 30) ? "std::int32_t" : "std::int64_t"},
-              {"row_len", pb.seg_len},
-              {"rows", pb.num_stats},
-              {"tpr", p.tpr},
-              {"rpb", p.rpb},
-              {"block", block},
-              {"seg_len", pb.seg_len},
-              {"seg_stride", pb.seg_stride},
-              {"splits", p.splits},
-              {"stat_index", stat_index},
-              {"running_index", "(i0 / " + HW + ") % " + C},
-              {"mean_ptr", pb.running ? var_of.at(arg_tensor(s, *plan.norm, na.running_mean)->name) : ""},
-              {"var_ptr", pb.running ? var_of.at(arg_tensor(s, *plan.norm, na.running_var)->name) : ""},
-              {"weight", affine(na.weight)},
-              {"bias", affine(na.bias)},
-              {"operands", operands},
-              {"outs", outs},
-              {"num_outs", outs.size()},
-              {"pro_args", pro_args},
-              {"epi_args", epi_args},
-              {"pro_full", pro_full},
-              {"epi_full", epi_full},
-              {"all_full", all_full},
-              {"pro_steps", pro_steps},
-              {"epi_steps", epi_steps},
-              {"pro_result", pro_values.at(plan.input)},
-              {"results", results},
-              {"vec", vec},
-              {"full_ptrs", full_ptrs},
-              {"args", args}};
+  json ctx = {
+      {"fn", fn},
+      {"helpers", ops_.helpers()},
+      {"kind", pb.kind},
+      {"numel", pb.numel},
+      {"num_stats", pb.num_stats},
+      {"stat_count", pb.stat_count()},
+      {"num_pro", plan.pro_steps.size()},
+      {"num_epi", plan.epi_steps.size()},
+      {"structure", structure},
+      {"tuning", tuning},
+      {"eps", lit(pb.eps)},
+      {"center", pb.center},
+      {"is_row", p.structure == "row"},
+      {"running", pb.running},
+      {"index_t", pb.numel < (std::int64_t(1) << 30) ? "std::int32_t" : "std::int64_t"},
+      {"row_len", pb.seg_len},
+      {"rows", pb.num_stats},
+      {"tpr", p.tpr},
+      {"rpb", p.rpb},
+      {"block", block},
+      {"seg_len", pb.seg_len},
+      {"seg_stride", pb.seg_stride},
+      {"splits", p.splits},
+      {"stat_index", stat_index},
+      {"running_index", "(i0 / " + HW + ") % " + C},
+      {"mean_ptr", pb.running ? var_of.at(arg_tensor(s, *plan.norm, na.running_mean)->name) : ""},
+      {"var_ptr", pb.running ? var_of.at(arg_tensor(s, *plan.norm, na.running_var)->name) : ""},
+      {"weight", affine(na.weight)},
+      {"bias", affine(na.bias)},
+      {"operands", operands},
+      {"outs", outs},
+      {"num_outs", outs.size()},
+      {"pro_args", pro_args},
+      {"epi_args", epi_args},
+      {"pro_full", pro_full},
+      {"epi_full", epi_full},
+      {"all_full", all_full},
+      {"pro_steps", pro_steps},
+      {"epi_steps", epi_steps},
+      {"pro_result", pro_values.at(plan.input)},
+      {"results", results},
+      {"vec", vec},
+      {"full_ptrs", full_ptrs},
+      {"args", args}};
 
   std::string device = render::render(common_.text, ctx, common_.name);
   if (p.structure == "row") {
@@ -476,13 +518,16 @@ Candidate NormFamily::render(const spec::Spec& s, const contract::Contract& c, c
   }
   Candidate cand;
   if (p.structure == "row")
-    cand.id = "norm.row:t" + std::to_string(p.tpr) + ":r" + std::to_string(p.rpb) + ":v" + std::to_string(vec);
+    cand.id = "norm.row:t" + std::to_string(p.tpr) + ":r" + std::to_string(p.rpb) + ":v" +
+              std::to_string(vec);
   else if (p.structure == "split")
-    cand.id = "norm.split:s" + std::to_string(p.splits) + ":b" + std::to_string(p.block) + ":v" + std::to_string(vec);
+    cand.id = "norm.split:s" + std::to_string(p.splits) + ":b" + std::to_string(p.block) + ":v" +
+              std::to_string(vec);
   else
     cand.id = "norm.pointwise:b" + std::to_string(p.block) + ":v" + std::to_string(vec);
-  cand.summary = pb.kind + ": " + structure + "; " + tuning + "; " + std::to_string(plan.pro_steps.size()) +
-                 " prologue and " + std::to_string(plan.epi_steps.size()) + " epilogue ops fused";
+  cand.summary = pb.kind + ": " + structure + "; " + tuning + "; " +
+                 std::to_string(plan.pro_steps.size()) + " prologue and " +
+                 std::to_string(plan.epi_steps.size()) + " epilogue ops fused";
   cand.params = p.to_json();
   cand.params["vec"] = vec;
   cand.code.device_code = device;
@@ -563,19 +608,22 @@ std::vector<NormParams> norm_tuning_space(const NormProblem& pb, const NormParam
   return space;
 }
 
-std::vector<Candidate> NormFamily::structures(const spec::Spec& s, const contract::Contract& c) const {
+std::vector<Candidate> NormFamily::structures(const spec::Spec& s,
+                                              const contract::Contract& c) const {
   // Row in registers (one read, one write) first when the row fits; the split statistics structure
   // (two reads) always works; the running-statistics case is one element-wise pass.
   const NormProblem pb = problem(s);
   std::vector<Candidate> out;
   if (!pb.running && pb.contiguous_rows())
-    if (auto row = norm_row_prior(pb.seg_len, pb.num_stats, norm_vec(s, pb))) out.push_back(render(s, c, *row));
+    if (auto row = norm_row_prior(pb.seg_len, pb.num_stats, norm_vec(s, pb)))
+      out.push_back(render(s, c, *row));
   out.push_back(render(s, c, split_params(pb, true)));
   return out;
 }
 
 std::vector<Candidate> NormFamily::tunings(const spec::Spec& s, const contract::Contract& c,
-                                           const Candidate& incumbent, const std::string& bottleneck) const {
+                                           const Candidate& incumbent,
+                                           const std::string& bottleneck) const {
   const NormProblem pb = problem(s);
   NormParams inc;
   inc.structure = incumbent.params.value("structure", std::string("split"));
@@ -585,7 +633,8 @@ std::vector<Candidate> NormFamily::tunings(const spec::Spec& s, const contract::
   inc.splits = incumbent.params.value("splits", 1);
   inc.vectorized = incumbent.params.value("vectorized", true);
   std::vector<Candidate> out;
-  for (const auto& p : norm_tuning_space(pb, inc, norm_vec(s, pb), bottleneck)) out.push_back(render(s, c, p));
+  for (const auto& p : norm_tuning_space(pb, inc, norm_vec(s, pb), bottleneck))
+    out.push_back(render(s, c, p));
   return out;
 }
 

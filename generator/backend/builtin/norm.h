@@ -6,7 +6,8 @@
 // normalizes with the batch statistics over (N, spatial) per channel; with training=False it uses
 // the running buffers. In training mode PyTorch also updates running_mean/running_var: the kernel
 // does not (they are launch() parameters, not outputs of the spec), so only the forward result is
-// produced. rms_norm with eps=None uses float32's epsilon (ATen's opmath epsilon, also for fp16/bf16).
+// produced. rms_norm with eps=None uses float32's epsilon (ATen's opmath epsilon, also for
+// fp16/bf16).
 #pragma once
 
 #include <cstdint>
@@ -27,27 +28,27 @@ struct NormParams {
   // "split": partial statistics kernel (split rows) + finalize + normalize/epilogue kernel;
   // "pointwise": running statistics (batch/instance norm in eval mode), one element-wise kernel.
   std::string structure = "row";
-  int tpr = 256;            // row: threads per row (32..1024)
-  int rpb = 1;              // row: rows per block
-  int block = 256;          // split/pointwise: threads per block
-  int splits = 1;           // split: blocks per statistic in the partial kernel
-  bool vectorized = true;   // 16-byte vector path when the pointers are aligned
+  int tpr = 256;           // row: threads per row (32..1024)
+  int rpb = 1;             // row: rows per block
+  int block = 256;         // split/pointwise: threads per block
+  int splits = 1;          // split: blocks per statistic in the partial kernel
+  bool vectorized = true;  // 16-byte vector path when the pointers are aligned
   nlohmann::json to_json() const;
 };
 
 // What the family derives from the spec about the norm (static shapes).
 struct NormProblem {
-  std::string kind;            // layer_norm | rms_norm | group_norm | instance_norm | batch_norm
-  bool center = true;          // subtract the mean (false for rms_norm)
-  bool running = false;        // normalize with running statistics (eval mode)
-  std::int64_t numel = 0;      // elements of the norm's input
-  std::int64_t num_stats = 0;  // independent statistics (rows, or channels for batch norm)
-  std::int64_t seg_len = 0;    // contiguous run of one statistic
-  std::int64_t segments = 1;   // runs per statistic (N for batch norm, else 1)
-  std::int64_t seg_stride = 0; // elements between runs
-  std::int64_t channels = 1;   // C (group/instance/batch norm)
-  std::int64_t spatial = 1;    // product of the dims after C
-  std::int64_t groups = 1;     // group_norm
+  std::string kind;             // layer_norm | rms_norm | group_norm | instance_norm | batch_norm
+  bool center = true;           // subtract the mean (false for rms_norm)
+  bool running = false;         // normalize with running statistics (eval mode)
+  std::int64_t numel = 0;       // elements of the norm's input
+  std::int64_t num_stats = 0;   // independent statistics (rows, or channels for batch norm)
+  std::int64_t seg_len = 0;     // contiguous run of one statistic
+  std::int64_t segments = 1;    // runs per statistic (N for batch norm, else 1)
+  std::int64_t seg_stride = 0;  // elements between runs
+  std::int64_t channels = 1;    // C (group/instance/batch norm)
+  std::int64_t spatial = 1;     // product of the dims after C
+  std::int64_t groups = 1;      // group_norm
   double eps = 1e-5;
   bool contiguous_rows() const { return segments == 1; }
   std::int64_t stat_count() const { return seg_len * segments; }
@@ -60,15 +61,18 @@ class NormFamily : public Family {
 
   std::string name() const override { return "norm"; }
   std::optional<UserError> cannot_implement(const spec::Spec& spec) const override;
-  std::vector<Candidate> structures(const spec::Spec& spec, const contract::Contract& contract) const override;
+  std::vector<Candidate> structures(const spec::Spec& spec,
+                                    const contract::Contract& contract) const override;
   std::vector<Candidate> tunings(const spec::Spec& spec, const contract::Contract& contract,
-                                 const Candidate& incumbent, const std::string& bottleneck) const override;
+                                 const Candidate& incumbent,
+                                 const std::string& bottleneck) const override;
   std::optional<Candidate> fallback(const spec::Spec& spec, const contract::Contract& contract,
                                     const Candidate& failed) const override;
   std::vector<std::pair<std::string, std::string>> key_inputs() const override;
 
   // Renders a candidate with these parameters (the spec must pass cannot_implement).
-  Candidate render(const spec::Spec& spec, const contract::Contract& contract, const NormParams& params) const;
+  Candidate render(const spec::Spec& spec, const contract::Contract& contract,
+                   const NormParams& params) const;
   // The problem the spec's norm node poses (the spec must pass cannot_implement).
   NormProblem problem(const spec::Spec& spec) const;
 
@@ -89,7 +93,7 @@ std::optional<NormParams> norm_row_prior(std::int64_t row_len, std::int64_t rows
 // The split structure's prior number of blocks per statistic.
 int norm_split_prior(std::int64_t num_stats, std::int64_t stat_count);
 // Stage-2 parameter sets around the incumbent, best prior first.
-std::vector<NormParams> norm_tuning_space(const NormProblem& problem, const NormParams& incumbent, int vec,
-                                          const std::string& bottleneck);
+std::vector<NormParams> norm_tuning_space(const NormProblem& problem, const NormParams& incumbent,
+                                          int vec, const std::string& bottleneck);
 
 }  // namespace egg::backend::builtin

@@ -18,8 +18,10 @@ std::pair<std::vector<std::string>, std::string> split_includes(const std::strin
   std::string line;
   while (std::getline(in, line)) {
     const auto first = line.find_first_not_of(" \t");
-    if (first != std::string::npos && line.compare(first, 8, "#include") == 0) includes.push_back(line.substr(first));
-    else rest += line + "\n";
+    if (first != std::string::npos && line.compare(first, 8, "#include") == 0)
+      includes.push_back(line.substr(first));
+    else
+      rest += line + "\n";
   }
   return {includes, rest};
 }
@@ -47,15 +49,19 @@ std::vector<std::pair<std::string, std::string>> PlanCode::key_inputs() const {
   return {{device_.name, device_.text}, {launch_.name, launch_.text}};
 }
 
-std::string PlanCode::segment_name(const std::string& kernel, size_t k) { return kernel + "_s" + std::to_string(k); }
+std::string PlanCode::segment_name(const std::string& kernel, size_t k) {
+  return kernel + "_s" + std::to_string(k);
+}
 
-contract::Contract PlanCode::segment_contract(const Plan& plan, size_t k, const std::string& kernel) {
+contract::Contract PlanCode::segment_contract(const Plan& plan, size_t k,
+                                              const std::string& kernel) {
   return contract::derive(plan.segments.at(k).spec, segment_name(kernel, k));
 }
 
 Candidate PlanCode::combine(const spec::Spec& s, const contract::Contract& c, const Plan& plan,
                             const std::vector<Candidate>& parts) const {
-  if (parts.size() != plan.segments.size()) throw InternalError("plan: one candidate per segment expected");
+  if (parts.size() != plan.segments.size())
+    throw InternalError("plan: one candidate per segment expected");
   // Top-level names: launch() arguments, then local variables that avoid them.
   std::set<std::string> taken;
   std::map<std::string, std::string> pointer_of;  // spec value → C expression in launch()
@@ -102,11 +108,17 @@ Candidate PlanCode::combine(const spec::Spec& s, const contract::Contract& c, co
       Buffer b{o.node, local("egg_tmp_" + contract::c_identifier(o.node)), k, k};
       for (size_t j = k + 1; j < plan.segments.size(); ++j)
         if (reads_value(plan.segments[j], o.node)) b.last_use = j;
-      if (b.last_use == k) throw InternalError("plan: segment " + std::to_string(k) + " writes `" + o.node + "` that no one reads");
+      if (b.last_use == k)
+        throw InternalError("plan: segment " + std::to_string(k) + " writes `" + o.node +
+                            "` that no one reads");
       pointer_of[o.node] = b.var;
-      buffer_ctx.push_back({{"ctype", contract::c_type(o.dtype)}, {"var", b.var}, {"value", o.node},
-                            {"dtype", spec::dtype_name(o.dtype)}, {"shape", spec::shape_string(o.shape)},
-                            {"producer", k}, {"last_use", b.last_use},
+      buffer_ctx.push_back({{"ctype", contract::c_type(o.dtype)},
+                            {"var", b.var},
+                            {"value", o.node},
+                            {"dtype", spec::dtype_name(o.dtype)},
+                            {"shape", spec::shape_string(o.shape)},
+                            {"producer", k},
+                            {"last_use", b.last_use},
                             {"bytes", spec::numel(o.shape) * spec::dtype_size(o.dtype)}});
       buffers.push_back(b);
     }
@@ -114,12 +126,15 @@ Candidate PlanCode::combine(const spec::Spec& s, const contract::Contract& c, co
   json aliases = json::array();
   for (const auto& a : plan.aliases) {
     const auto src = pointer_of.find(a.source);
-    if (src == pointer_of.end()) throw InternalError("plan: view `" + a.value + "` of `" + a.source + "`, which no one writes");
+    if (src == pointer_of.end())
+      throw InternalError("plan: view `" + a.value + "` of `" + a.source +
+                          "`, which no one writes");
     pointer_of[a.value] = src->second;
     aliases.push_back({{"value", a.value}, {"source", a.source}});
   }
 
-  json segments = json::array(), steps = json::array(), record = json::array(), links = json::array();
+  json segments = json::array(), steps = json::array(), record = json::array(),
+       links = json::array();
   std::vector<std::string> includes;
   std::string id = "plan:", summary = std::to_string(plan.segments.size()) + " kernels:";
   for (size_t k = 0; k < plan.segments.size(); ++k) {
@@ -129,8 +144,8 @@ Candidate PlanCode::combine(const spec::Spec& s, const contract::Contract& c, co
     const std::string name = sc.name, ns = "egg_plan_" + name;
     std::string args;
     for (const auto& a : sc.args) {
-      const bool graph_out =
-          a.role == contract::Role::output && is_graph_output(s, spec::Output{a.tensor_name, a.source, {}, {}});
+      const bool graph_out = a.role == contract::Role::output &&
+                             is_graph_output(s, spec::Output{a.tensor_name, a.source, {}, {}});
       const std::string& ptr = graph_out ? output_var.at(a.tensor_name) : pointer_of.at(a.source);
       args += (args.empty() ? "" : ", ") + ptr;
     }
@@ -138,31 +153,54 @@ Candidate PlanCode::combine(const spec::Spec& s, const contract::Contract& c, co
     for (const auto& n : seg.nodes) nodes_text += (nodes_text.empty() ? "" : ", ") + n;
     auto [incs, code] = split_includes(part.code.device_code);
     for (auto& inc : incs)
-      if (std::find(includes.begin(), includes.end(), inc) == includes.end()) includes.push_back(inc);
-    segments.push_back({{"index", k}, {"family", seg.family->name()}, {"nodes_text", nodes_text},
-                        {"summary", part.summary}, {"ns", ns}, {"name", name},
-                        {"params", contract::template_context(sc)["params"]}, {"device_code", code},
+      if (std::find(includes.begin(), includes.end(), inc) == includes.end())
+        includes.push_back(inc);
+    segments.push_back({{"index", k},
+                        {"family", seg.family->name()},
+                        {"nodes_text", nodes_text},
+                        {"summary", part.summary},
+                        {"ns", ns},
+                        {"name", name},
+                        {"params", contract::template_context(sc)["params"]},
+                        {"device_code", code},
                         {"launch_body", part.code.launch_body}});
     json allocs = json::array(), frees = json::array();
     for (size_t b = 0; b < buffers.size(); ++b) {
       if (buffers[b].producer == k) allocs.push_back(buffer_ctx[b]);
       if (buffers[b].last_use == k) frees.push_back(buffer_ctx[b]);
     }
-    steps.push_back({{"index", k}, {"family", seg.family->name()}, {"ns", ns}, {"name", name}, {"args", args},
-                     {"allocs", allocs}, {"frees", frees}});
-    record.push_back({{"segment", name}, {"family", seg.family->name()}, {"nodes", seg.nodes},
-                      {"reads", seg.reads}, {"writes", seg.writes}, {"id", part.id}, {"params", part.params}});
+    steps.push_back({{"index", k},
+                     {"family", seg.family->name()},
+                     {"ns", ns},
+                     {"name", name},
+                     {"args", args},
+                     {"allocs", allocs},
+                     {"frees", frees}});
+    record.push_back({{"segment", name},
+                      {"family", seg.family->name()},
+                      {"nodes", seg.nodes},
+                      {"reads", seg.reads},
+                      {"writes", seg.writes},
+                      {"id", part.id},
+                      {"params", part.params}});
     if (part.params.contains("link"))
       for (const auto& l : part.params["link"])
         if (std::find(links.begin(), links.end(), l) == links.end()) links.push_back(l);
     id += (k ? "+" : "") + part.id;
-    summary += " [" + std::to_string(k) + "] " + seg.family->name() + " (" + nodes_text + "): " + part.summary + ";";
+    summary += " [" + std::to_string(k) + "] " + seg.family->name() + " (" + nodes_text +
+               "): " + part.summary + ";";
   }
   summary.pop_back();
-  for (const auto& a : plan.aliases) summary += "; `" + a.value + "` is `" + a.source + "` reshaped (no copy)";
+  for (const auto& a : plan.aliases)
+    summary += "; `" + a.value + "` is `" + a.source + "` reshaped (no copy)";
 
-  const json ctx = {{"kernel", c.name}, {"num_segments", plan.segments.size()}, {"includes", includes},
-                    {"segments", segments}, {"buffers", buffer_ctx}, {"steps", steps}, {"err", err}};
+  const json ctx = {{"kernel", c.name},
+                    {"num_segments", plan.segments.size()},
+                    {"includes", includes},
+                    {"segments", segments},
+                    {"buffers", buffer_ctx},
+                    {"steps", steps},
+                    {"err", err}};
   Candidate cand;
   cand.id = id;
   cand.summary = summary;

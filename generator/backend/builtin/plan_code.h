@@ -1,7 +1,7 @@
-// The code of a fusion plan: each segment's family code wrapped in its own namespace behind a static
-// launch function with the segment's sub-contract, and the top-level launch() body that allocates
-// the intermediates on the stream, runs the segments in order and frees each buffer after its last
-// reader (templates/plan/).
+// The code of a fusion plan: each segment's family code wrapped in its own namespace behind a
+// static launch function with the segment's sub-contract, and the top-level launch() body that
+// allocates the intermediates on the stream, runs the segments in order and frees each buffer after
+// its last reader (templates/plan/).
 #pragma once
 
 #include <filesystem>

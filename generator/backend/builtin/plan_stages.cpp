@@ -35,13 +35,14 @@ bool names(const std::string& text, const std::string& name) {
 
 }  // namespace
 
-void BuiltinBackend::remember(const contract::Contract& sub, const spec::Spec& spec, const std::vector<Candidate>& parts) {
+void BuiltinBackend::remember(const contract::Contract& sub, const spec::Spec& spec,
+                              const std::vector<Candidate>& parts) {
   const std::string prefix = sub.name + "\n" + spec::normalized(spec).dump() + "\n";
   for (const auto& p : parts) parts_.emplace(prefix + p.id, p);
 }
 
-Candidate BuiltinBackend::segment_part(const Plan& plan, size_t k, const contract::Contract& sub, const json& record,
-                                       const std::string& bottleneck) {
+Candidate BuiltinBackend::segment_part(const Plan& plan, size_t k, const contract::Contract& sub,
+                                       const json& record, const std::string& bottleneck) {
   const PlanSegment& seg = plan.segments.at(k);
   const std::string id = record.value("id", std::string());
   const auto it = parts_.find(sub.name + "\n" + spec::normalized(seg.spec).dump() + "\n" + id);
@@ -58,7 +59,9 @@ Candidate BuiltinBackend::segment_part(const Plan& plan, size_t k, const contrac
   remember(sub, seg.spec, tunings);
   for (const auto& c : tunings)
     if (c.id == id) return c;
-  if (structures.empty()) throw InternalError("plan: the " + seg.family->name() + " family has no structure for " + sub.name);
+  if (structures.empty())
+    throw InternalError("plan: the " + seg.family->name() + " family has no structure for " +
+                        sub.name);
   return structures.front();
 }
 
@@ -67,7 +70,8 @@ std::vector<Candidate> BuiltinBackend::propose_plan(const StageRequest& request)
   const contract::Contract& c = *request.contract;
   const Plan p = plan(s);
   std::vector<contract::Contract> subs;
-  for (size_t k = 0; k < p.segments.size(); ++k) subs.push_back(PlanCode::segment_contract(p, k, c.name));
+  for (size_t k = 0; k < p.segments.size(); ++k)
+    subs.push_back(PlanCode::segment_contract(p, k, c.name));
   std::vector<Candidate> out;
   const json* record = request.incumbent ? plan_record(*request.incumbent, p) : nullptr;
 
@@ -98,7 +102,8 @@ std::vector<Candidate> BuiltinBackend::propose_plan(const StageRequest& request)
   size_t longest = 0;
   for (size_t k = 0; k < p.segments.size(); ++k) {
     incumbent.push_back(segment_part(p, k, subs[k], (*record)[k], request.bottleneck));
-    tunings.push_back(p.segments[k].family->tunings(p.segments[k].spec, subs[k], incumbent.back(), request.bottleneck));
+    tunings.push_back(p.segments[k].family->tunings(p.segments[k].spec, subs[k], incumbent.back(),
+                                                    request.bottleneck));
     remember(subs[k], p.segments[k].spec, tunings.back());
     longest = std::max(longest, tunings.back().size());
   }
@@ -116,7 +121,8 @@ std::vector<Candidate> BuiltinBackend::propose_plan(const StageRequest& request)
   return out;
 }
 
-std::optional<Candidate> BuiltinBackend::repair_plan(const StageRequest& request, const Candidate& failed,
+std::optional<Candidate> BuiltinBackend::repair_plan(const StageRequest& request,
+                                                     const Candidate& failed,
                                                      const std::string& failure_report) {
   const spec::Spec& s = *request.spec;
   const contract::Contract& c = *request.contract;
@@ -129,7 +135,8 @@ std::optional<Candidate> BuiltinBackend::repair_plan(const StageRequest& request
     subs.push_back(PlanCode::segment_contract(p, k, c.name));
     parts.push_back(segment_part(p, k, subs[k], (*record)[k], request.bottleneck));
   }
-  // The segment the report names (a compile error in its code, ...) first, then every segment in order.
+  // The segment the report names (a compile error in its code, ...) first, then every segment in
+  // order.
   std::vector<size_t> order;
   for (size_t k = p.segments.size(); k-- > 0;)
     if (names(failure_report, subs[k].name)) {

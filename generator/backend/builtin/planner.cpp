@@ -67,10 +67,14 @@ std::vector<Group> group_nodes(const spec::Spec& s, const std::vector<NodeRole>&
   for (size_t i = 0; i < n; ++i) {
     if (group[i] < 0) continue;  // an alias: no kernel
     Group& g = groups[group[i]];
-    if (deferred[i]) g.views.push_back(i);
-    else if (role[i] == NodeRole::anchor) g.anchor = i;
-    else if (g.anchor) g.epilogue.push_back(i);
-    else g.prologue.push_back(i);
+    if (deferred[i])
+      g.views.push_back(i);
+    else if (role[i] == NodeRole::anchor)
+      g.anchor = i;
+    else if (g.anchor)
+      g.epilogue.push_back(i);
+    else
+      g.prologue.push_back(i);
   }
   return groups;
 }
@@ -96,7 +100,8 @@ std::vector<std::vector<std::vector<size_t>>> group_options(const Group& g) {
       std::vector<size_t> main = g.views;
       if (!split_prologue) main.insert(main.end(), g.prologue.begin(), g.prologue.end());
       main.push_back(*g.anchor);
-      main.insert(main.end(), g.epilogue.begin(), g.epilogue.begin() + static_cast<std::ptrdiff_t>(j));
+      main.insert(main.end(), g.epilogue.begin(),
+                  g.epilogue.begin() + static_cast<std::ptrdiff_t>(j));
       std::sort(main.begin(), main.end());
       pieces.push_back(main);
       if (j < g.epilogue.size())
@@ -158,8 +163,10 @@ std::vector<NodeRole> node_roles(const spec::Spec& s, const OpTable& ops) {
                 !output_roots.count(r);
         if (holds) output_roots.insert(r);
       }
-      if (holds) root[n.name] = r;
-      else role = NodeRole::anchor;
+      if (holds)
+        root[n.name] = r;
+      else
+        role = NodeRole::anchor;
     }
     roles.push_back(role);
   }
@@ -198,12 +205,14 @@ spec::Spec sub_spec(const spec::Spec& s, const std::vector<size_t>& indices) {
         out.outputs.push_back(o);
         graph_output = true;
       }
-    if (!graph_output && used_outside.count(n.name)) out.outputs.push_back(spec::Output{n.name, n.name, n.shape, n.dtype});
+    if (!graph_output && used_outside.count(n.name))
+      out.outputs.push_back(spec::Output{n.name, n.name, n.shape, n.dtype});
   }
   return out;
 }
 
-const Family* family_taking(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& families) {
+const Family* family_taking(const spec::Spec& s,
+                            const std::vector<std::unique_ptr<Family>>& families) {
   for (const auto& f : families) {
     try {
       if (!f->cannot_implement(s)) return f.get();
@@ -214,7 +223,8 @@ const Family* family_taking(const spec::Spec& s, const std::vector<std::unique_p
   return nullptr;
 }
 
-UserError explain_rejection(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& families) {
+UserError explain_rejection(const spec::Spec& s,
+                            const std::vector<std::unique_ptr<Family>>& families) {
   std::optional<UserError> best;
   for (const auto& f : families) {
     std::optional<UserError> why;
@@ -227,17 +237,21 @@ UserError explain_rejection(const spec::Spec& s, const std::vector<std::unique_p
     if (!best || (why->where().line > 0 && best->where().line == 0)) best = why;
   }
   if (best) return *best;
-  const SourceLocation at = s.nodes.empty() ? SourceLocation{s.op_file, 0, "op"} : s.nodes.front().where;
+  const SourceLocation at =
+      s.nodes.empty() ? SourceLocation{s.op_file, 0, "op"} : s.nodes.front().where;
   return UserError(at, "no builtin family implements this part of the op");
 }
 
-Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& families, const OpTable& ops) {
+Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& families,
+                const OpTable& ops) {
   for (const auto& o : s.outputs)
     if (!s.find_node(o.node))
-      throw UserError(SourceLocation{s.op_file, 0, "output"},
-                      "output " + o.name + " returns `" + o.node + "` unchanged, which a plan of several kernels "
-                      "does not copy",
-                      "return computed values only (e.g. drop the unchanged input from the outputs)");
+      throw UserError(
+          SourceLocation{s.op_file, 0, "output"},
+          "output " + o.name + " returns `" + o.node +
+              "` unchanged, which a plan of several kernels "
+              "does not copy",
+          "return computed values only (e.g. drop the unchanged input from the outputs)");
   Plan plan;
   const std::vector<NodeRole> roles = node_roles(s, ops);
   for (size_t i = 0; i < s.nodes.size(); ++i) {
@@ -262,7 +276,8 @@ Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>&
         for (const auto& t : seg.spec.inputs)
           if (s.find_node(t.name)) seg.reads.push_back(t.name);
         for (const auto& o : seg.spec.outputs)
-          if (std::find(seg.writes.begin(), seg.writes.end(), o.node) == seg.writes.end()) seg.writes.push_back(o.node);
+          if (std::find(seg.writes.begin(), seg.writes.end(), o.node) == seg.writes.end())
+            seg.writes.push_back(o.node);
         segments.push_back(std::move(seg));
       }
       size_t non_empty = 0;

@@ -18,18 +18,20 @@ namespace egg::backend::builtin {
 enum class NodeRole {
   anchor,        // starts a segment (GEMM, norm, reduction, ... or an op no family knows)
   follower,      // element-wise (or getitem): fused into the segment of the anchor before it
-  operand_view,  // transpose/permute of a leaf: goes with the segment that reads it (a GEMM operand)
-  alias,         // reshape/view/flatten/(un)squeeze/contiguous of a contiguous value: no kernel, the
-                 // same bytes under a new shape (see Plan::aliases)
+  operand_view,  // transpose/permute of a leaf: goes with the segment that reads it (a GEMM
+                 // operand)
+  alias,  // reshape/view/flatten/(un)squeeze/contiguous of a contiguous value: no kernel, the
+          // same bytes under a new shape (see Plan::aliases)
 };
 
 // One kernel of a plan.
 struct PlanSegment {
-  const Family* family = nullptr;   // the family that implements `spec`
-  std::vector<std::string> nodes;   // graph nodes it computes, in topological order
-  std::vector<std::string> reads;   // intermediate values (nodes of earlier segments) it reads, as sub-spec inputs
+  const Family* family = nullptr;  // the family that implements `spec`
+  std::vector<std::string> nodes;  // graph nodes it computes, in topological order
+  std::vector<std::string>
+      reads;  // intermediate values (nodes of earlier segments) it reads, as sub-spec inputs
   std::vector<std::string> writes;  // values it produces for later segments or the graph's outputs
-  spec::Spec spec;                  // the sub-spec: graph inputs, params and intermediates it reads; its outputs
+  spec::Spec spec;  // the sub-spec: graph inputs, params and intermediates it reads; its outputs
 };
 
 // A value that is another value's bytes under a new shape (a reshape of a contiguous tensor):
@@ -56,20 +58,24 @@ NodeRole node_role(const spec::Node& node, const OpTable& ops);
 // kernel of its source write the output's bytes.
 std::vector<NodeRole> node_roles(const spec::Spec& s, const OpTable& ops);
 
-// The sub-spec computing the nodes at `indices` (ascending) of `s`: it reads graph inputs and params
-// as they are and values of other nodes as inputs named after them; it writes the values that other
-// nodes or the graph's outputs use (a graph output keeps its name).
+// The sub-spec computing the nodes at `indices` (ascending) of `s`: it reads graph inputs and
+// params as they are and values of other nodes as inputs named after them; it writes the values
+// that other nodes or the graph's outputs use (a graph output keeps its name).
 spec::Spec sub_spec(const spec::Spec& s, const std::vector<size_t>& indices);
 
-// The most specific reason no family takes `s` (a family whose anchor is in the graph explains best).
-UserError explain_rejection(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& families);
+// The most specific reason no family takes `s` (a family whose anchor is in the graph explains
+// best).
+UserError explain_rejection(const spec::Spec& s,
+                            const std::vector<std::unique_ptr<Family>>& families);
 
 // The first family that takes `s` (a family that throws counts as not taking it), or null.
-const Family* family_taking(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& families);
+const Family* family_taking(const spec::Spec& s,
+                            const std::vector<std::unique_ptr<Family>>& families);
 
-// Plans `s`: per anchor, the first accepted of (greedy segment; trailing element-wise ops split off,
-// longest fused epilogue first; the prologue before the first anchor as its own segment). Throws a
-// UserError naming the op (file, line) of a part no family takes.
-Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& families, const OpTable& ops);
+// Plans `s`: per anchor, the first accepted of (greedy segment; trailing element-wise ops split
+// off, longest fused epilogue first; the prologue before the first anchor as its own segment).
+// Throws a UserError naming the op (file, line) of a part no family takes.
+Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& families,
+                const OpTable& ops);
 
 }  // namespace egg::backend::builtin

@@ -29,10 +29,13 @@ __device__ __forceinline__ float op(float x, float w, float y) { return fmaxf(x,
 
 // The correct kernel: float4 loads/stores, grid-stride. EGG_COLS must be a multiple of 4.
 __global__ void scale_add_kernel(const float4* __restrict__ x, const float4* __restrict__ y,
-                                 const float4* __restrict__ w, float4* __restrict__ out, long long n4) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n4; i += (long long)gridDim.x * blockDim.x) {
+                                 const float4* __restrict__ w, float4* __restrict__ out,
+                                 long long n4) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n4;
+       i += (long long)gridDim.x * blockDim.x) {
     const float4 a = x[i], b = y[i], c = w[i % (kCols / 4)];
-    out[i] = make_float4(op(a.x, c.x, b.x), op(a.y, c.y, b.y), op(a.z, c.z, b.z), op(a.w, c.w, b.w));
+    out[i] =
+        make_float4(op(a.x, c.x, b.x), op(a.y, c.y, b.y), op(a.z, c.z, b.z), op(a.w, c.w, b.w));
   }
 }
 
@@ -43,8 +46,7 @@ inline int grid_for(long long n4) {
 
 inline void launch_correct(const Args& a, cudaStream_t s) {
   const long long n4 = kN / 4;
-  scale_add_kernel<<<grid_for(n4), 256, 0, s>>>(reinterpret_cast<const float4*>(a.x),
-                                                reinterpret_cast<const float4*>(a.y),
-                                                reinterpret_cast<const float4*>(a.w),
-                                                reinterpret_cast<float4*>(a.out), n4);
+  scale_add_kernel<<<grid_for(n4), 256, 0, s>>>(
+      reinterpret_cast<const float4*>(a.x), reinterpret_cast<const float4*>(a.y),
+      reinterpret_cast<const float4*>(a.w), reinterpret_cast<float4*>(a.out), n4);
 }

@@ -2,7 +2,8 @@
 #include "common.cuh"
 
 __global__ void fill(float* out) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < kN; i += (long long)gridDim.x * blockDim.x)
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < kN;
+       i += (long long)gridDim.x * blockDim.x)
     out[i] = 0.5f;
 }
 

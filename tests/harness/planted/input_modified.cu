@@ -2,7 +2,8 @@
 #include "common.cuh"
 
 __global__ void inplace(float* x, const float* y, const float* w, float* out) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < kN; i += (long long)gridDim.x * blockDim.x) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < kN;
+       i += (long long)gridDim.x * blockDim.x) {
     x[i] = fmaxf(x[i], 0.0f);
     out[i] = x[i] * w[i % kCols] + y[i];
   }

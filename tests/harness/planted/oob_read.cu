@@ -3,7 +3,8 @@
 #include "common.cuh"
 
 __global__ void overread(const float* x, const float* y, const float* w, float* out) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < kN; i += (long long)gridDim.x * blockDim.x) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < kN;
+       i += (long long)gridDim.x * blockDim.x) {
     volatile float sink = x[i + 1];  // i + 1 == kN on the last element: out of bounds
     (void)sink;                      // volatile: the load can't be optimized away
     out[i] = op(x[i], w[i % kCols], y[i]);

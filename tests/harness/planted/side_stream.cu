@@ -3,9 +3,11 @@
 #include "common.cuh"
 
 __global__ void slow_correct(const float* x, const float* y, const float* w, float* out) {
-  if (threadIdx.x == 0) __nanosleep(1000000);  // ~1 ms per block, so the work outlives the given stream
+  if (threadIdx.x == 0)
+    __nanosleep(1000000);  // ~1 ms per block, so the work outlives the given stream
   __syncthreads();
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < kN; i += (long long)gridDim.x * blockDim.x)
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < kN;
+       i += (long long)gridDim.x * blockDim.x)
     out[i] = op(x[i], w[i % kCols], y[i]);
 }
 

@@ -3,7 +3,8 @@
 #include "common.cuh"
 
 __global__ void half(const float* x, const float* y, const float* w, float* out) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < kN / 2; i += (long long)gridDim.x * blockDim.x)
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < kN / 2;
+       i += (long long)gridDim.x * blockDim.x)
     out[i] = op(x[i], w[i % kCols], y[i]);
 }
 

@@ -1,5 +1,5 @@
-// Planted: calls ATen from launch. Never compiled (the scan rejects the source first); the tests pass
-// it as --source beside good.so. Expected: forbidden_source.
+// Planted: calls ATen from launch. Never compiled (the scan rejects the source first); the tests
+// pass it as --source beside good.so. Expected: forbidden_source.
 #include <ATen/ATen.h>  // the scan stops here
 #include "common.cuh"
 

@@ -2,7 +2,8 @@
 #include "common.cuh"
 
 __global__ void wrong(const float* x, const float* y, const float* w, float* out) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < kN; i += (long long)gridDim.x * blockDim.x)
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < kN;
+       i += (long long)gridDim.x * blockDim.x)
     out[i] = fmaxf(x[i], 0.0f) * w[i % kCols] - y[i];
 }
 
