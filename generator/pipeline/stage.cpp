@@ -80,7 +80,10 @@ StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
   std::vector<std::pair<std::string, backend::Failure>> failed;
   auto attempt_record = [](const std::string& id, const Evaluation& ev) {
     json a = {{"candidate", id}, {"result", result_text(ev)}};
-    if (!ev.ok()) a["failure_class"] = std::string(backend::failure_name(ev.failure->cls));
+    if (!ev.ok()) {
+      a["failure_class"] = std::string(backend::failure_name(ev.failure->cls));
+      a["message"] = ev.failure->first_line();  // the manifest says why, not only the class
+    }
     return a;
   };
   for (auto candidate : proposals) {

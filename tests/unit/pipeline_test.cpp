@@ -202,6 +202,7 @@ class FakeReferences : public verify::References {
 class FakeGpu : public verify::GpuVerifier {
  public:
   std::string fail;
+  int fail_first = 0;  // the first runs fail as `fail` says, the others verify
   int runs = 0;
   std::vector<std::optional<double>> cutoffs;  // each run's time_cutoff_ms
   std::atomic<int> reference_servers{0}, endpoint_calls{0};
@@ -216,9 +217,10 @@ class FakeGpu : public verify::GpuVerifier {
     ++runs;
     cutoffs.push_back(options.time_cutoff_ms);
     verify::GpuOutcome o;
-    if (!fail.empty()) o.status = harness::status_from_name(fail).value();
-    o.report = fail.empty() ? "" : "max abs error 3.0";
-    if (fail.empty()) o.kernel_ms = 0.5 - 0.01 * runs;  // later candidates a little faster
+    const bool fails = !fail.empty() && (fail_first == 0 || runs <= fail_first);
+    if (fails) o.status = harness::status_from_name(fail).value();
+    o.report = fails ? "max abs error 3.0\nrepro: egg-harness verify ..." : "";
+    if (!fails) o.kernel_ms = 0.5 - 0.01 * runs;  // later candidates a little faster
     return o;
   }
   std::string gpu_name() const override { return "Fake H200"; }
@@ -423,6 +425,26 @@ TEST_F(PipelineTest, AnUnverifiedCacheEntryIsVerifiedOnAGpuAndReplaced) {
   auto again = generate(o, services);  // now the verified entry is a plain hit
   EXPECT_EQ(again.cache_status, "hit");
   EXPECT_EQ(again.manifest["status"]["sm_90"]["state"], "verified");
+}
+
+TEST_F(PipelineTest, TheManifestNamesEachFailedCandidatesClassAndFirstLine) {
+  FakeGpu gpu;
+  gpu.fail = "mismatch";
+  gpu.fail_first = 1;
+  Services services{runner, &gpu};
+  auto o = options();
+  o.baseline = false;
+  generate(o, services);
+  json m = json::parse(read_file(dir.path() / "out" / "manifest.json").value());
+  int failed = 0;
+  for (const auto& st : m["stages"])
+    for (const auto& a : st.value("attempts", json::array()))
+      if (a.contains("failure_class")) {
+        ++failed;
+        EXPECT_EQ(a["failure_class"], "mismatch") << a.dump();
+        EXPECT_EQ(a["message"], "max abs error 3.0") << a.dump();  // the first line only
+      }
+  EXPECT_GT(failed, 0) << m["stages"].dump();
 }
 
 TEST_F(PipelineTest, WithAGpuAMismatchEverywhereFailsTheGeneration) {
