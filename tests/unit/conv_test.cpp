@@ -485,7 +485,11 @@ TEST(Conv, CudnnChannelsLastIsOfferedThirdWithTheLayoutChangeInTheCall) {
   EXPECT_TRUE(has(d, "w_strides[] = { 576, 1, 192, 64 }"));  // the filter channels-last too
   EXPECT_TRUE(has(d, "egg_k_swap(xt, a.x, 32, 64, 3136, stream)")) << d;
   EXPECT_TRUE(has(d, "egg_k_swap(wt, a.conv_weight, 64, 64, 9, stream)")) << d;
-  EXPECT_TRUE(has(d, "egg_k_swap(a.out0, yt, 32, 3136, 64, stream)")) << d;
+  // Bias and ReLU follow: the epilogue pass reads cuDNN's channels-last result and transposes as
+  // it goes (no separate transpose back).
+  EXPECT_FALSE(has(d, "egg_k_swap(a.out0, yt")) << d;
+  EXPECT_TRUE(has(d, "egg_k_dnn_epilogue_nhwc<<<")) << d;
+  EXPECT_TRUE(has(d, "egg_k_epilogue(a, tile[threadIdx.x][i], (n * kC + c) * kSp + sp, int(c));"));
   EXPECT_TRUE(has(d, "static_cast<const void*>(xt)")) << d;
   EXPECT_TRUE(has(d, "const int align_class = 0;"));  // the layout buffers are 256-byte aligned
   EXPECT_TRUE(has(cands[2].summary, "channels-last")) << cands[2].summary;
