@@ -343,6 +343,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", egg::kEggVersion);
 
   CommonOptions gen_opts;
+  gen_opts.g.baseline_compile = false;  // a build times eager only unless --compare-compile
   auto* gen = app.add_subcommand("generate", "generate a kernel from an op.py");
   gen->add_option("op", gen_opts.g.op_file, "the op.py (KernelBench format)")->required();
   gen->add_option("--name", gen_opts.name, "kernel name (default: the op file's stem)");
@@ -355,7 +356,13 @@ int main(int argc, char** argv) {
                 "with a GPU: compute-sanitizer memcheck on the winner");
   bool no_baseline = false;
   gen->add_flag("--no-baseline", no_baseline,
-                "with a GPU: do not time PyTorch eager and torch.compile");
+                "with a GPU: do not time PyTorch eager (nor torch.compile)");
+  gen->add_flag("--compare-compile", gen_opts.g.baseline_compile,
+                "with a GPU: also time torch.compile (default mode, and "
+                "max-autotune-no-cudagraphs unless --no-max-autotune) for the manifest's "
+                "comparison; off by default, as its compilation adds 20 s to minutes per kernel "
+                "(`bench` times it always; default: $EGG_COMPARE_COMPILE=1)")
+      ->envname("EGG_COMPARE_COMPILE");
   gen->add_option("--dump-dir", gen_opts.g.dump_dir,
                   "write every step's artifact (spec.json, stage1.cu, stage2.cu, verify.json)");
   gen->add_option("--override-dir", gen_opts.g.override_dir,

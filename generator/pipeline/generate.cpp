@@ -408,7 +408,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
         StepTimer bt("baseline");
         const auto baseline_started = std::chrono::steady_clock::now();
         auto b = verify::time_baseline(services.runner, o.python, o.data_dir, o.op_file,
-                                       work.path(), o.baseline_max_autotune);
+                                       work.path(), o.baseline_max_autotune, o.baseline_compile);
         if (b.eager_ms)
           timing["eager_ms"] = *b.eager_ms, timing["speedup_vs_eager"] = *b.eager_ms / k;
         if (b.compile_ms)

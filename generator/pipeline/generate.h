@@ -52,8 +52,9 @@ struct GenerateOptions {
   std::filesystem::path override_dir;  // take step artifacts from here (hand-edited)
   std::string from_step = "spec";      // resume from this step; earlier artifacts from override_dir
   double atol = -1, rtol = -1;         // tolerance; negative: the dtype's default
-  bool baseline = true;                // with a GPU: time PyTorch eager and torch.compile too
-  bool baseline_max_autotune = true;   // ... torch.compile's max-autotune-no-cudagraphs as well
+  bool baseline = true;                // with a GPU: time PyTorch eager (the never-slower verdict)
+  bool baseline_compile = true;        // ... and torch.compile (default mode) for the comparison
+  bool baseline_max_autotune = true;   // ... and its max-autotune-no-cudagraphs as well
   bool strict = false;                 // with a GPU: compute-sanitizer memcheck on the winner
   int budget = 8;                      // candidates evaluated per stage
   std::string no_gpu_reason = "no GPU";  // why Services::gpu is null, for the manifest

@@ -168,13 +168,17 @@ std::optional<fs::path> find_harness(const fs::path& egg_gen_exe) {
 }
 
 Baseline time_baseline(ProcessRunner& runner, const fs::path& python, const fs::path& data_dir,
-                       const fs::path& op_file, const fs::path& work, bool max_autotune) {
+                       const fs::path& op_file, const fs::path& work, bool max_autotune,
+                       bool compile) {
   Baseline b;
   ProcessSpec p;
   p.exe = python;
   const fs::path out = work / "baseline.json";
   p.args = {"-m", "egg_bench", "baseline", "--op", op_file.string(), "--out", out.string()};
-  if (!max_autotune) p.args.push_back("--no-max-autotune");
+  if (!compile)
+    p.args.push_back("--no-compile");
+  else if (!max_autotune)
+    p.args.push_back("--no-max-autotune");
   p.env_set["PYTHONPATH"] = (data_dir / "python").string();
   p.env_set["PYTHONDONTWRITEBYTECODE"] = "1";
   p.timeout = std::chrono::minutes(10);

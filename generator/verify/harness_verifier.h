@@ -58,7 +58,7 @@ std::optional<std::filesystem::path> find_harness(const std::filesystem::path& e
 
 // PyTorch eager and torch.compile times of the op (python -m egg_bench baseline), or an error text;
 // torch.compile in its default mode and, unless `max_autotune` is false,
-// max-autotune-no-cudagraphs.
+// max-autotune-no-cudagraphs; without `compile`, eager alone.
 struct Baseline {
   // compile: torch.compile's default mode; compile_max_autotune: mode="max-autotune-no-cudagraphs".
   std::optional<double> eager_ms, compile_ms, compile_max_autotune_ms;
@@ -71,6 +71,7 @@ struct Baseline {
 };
 Baseline time_baseline(ProcessRunner& runner, const std::filesystem::path& python,
                        const std::filesystem::path& data_dir, const std::filesystem::path& op_file,
-                       const std::filesystem::path& work, bool max_autotune = true);
+                       const std::filesystem::path& work, bool max_autotune = true,
+                       bool compile = true);
 
 }  // namespace egg::verify

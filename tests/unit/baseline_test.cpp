@@ -49,6 +49,11 @@ TEST(Baseline, ReadsEagerCompileDeviceTimesAndTheLibrarysGemmTime) {
   time_baseline(runner, "python3", "/data", "/ops/op.py", quick.path(), /*max_autotune=*/false);
   const auto& quick_args = runner.calls.at(1).args;
   EXPECT_EQ(std::count(quick_args.begin(), quick_args.end(), "--no-max-autotune"), 1);
+  // Eager alone (egg-gen generate without --compare-compile): no torch.compile at all.
+  TempDir eager(fs::temp_directory_path(), "egg-baseline-test");
+  time_baseline(runner, "python3", "/data", "/ops/op.py", eager.path(), true, /*compile=*/false);
+  const auto& eager_args = runner.calls.at(2).args;
+  EXPECT_EQ(std::count(eager_args.begin(), eager_args.end(), "--no-compile"), 1);
 }
 
 TEST(Baseline, NoGemmKernelsNoLibraryFigureAndAFailureIsAnError) {
