@@ -101,16 +101,18 @@ StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
     for (int repair = 0; !ev.ok() && repair < budget.max_repairs; ++repair) {
       if (++failures[ev.failure->cls] > budget.max_same_failure) break;
       if (over_budget()) break;
-      json a = attempt_record(candidate.id, ev);
-      a["agent"] = "code";
-      attempts.push_back(a);
       failed.emplace_back(candidate.id, *ev.failure);
       request.recent.push_back({candidate.id, "as proposed", result_text(ev)});
       auto fixed = backend.repair(request, candidate, *ev.failure);
       if (!fixed) {
-        listed = true;  // this evaluation is in `failed` already
+        listed = true;              // this evaluation is in `failed` already
+        request.recent.pop_back();  // and goes to `recent` and `attempts` once, below
         break;
       }
+      // The failed attempt the debug agent repairs (the repaired one is recorded below).
+      json a = attempt_record(candidate.id, ev);
+      a["agent"] = "code";
+      attempts.push_back(a);
       log::info(request.stage + ": debug agent repairs " + candidate.id + " (" + result_text(ev) +
                 ")");
       candidate = *fixed;
