@@ -23,6 +23,8 @@ namespace {
 using egg::testing::as_list;
 using egg::testing::has;
 using egg::testing::node;
+using egg::testing::none;
+using egg::testing::ref;
 using egg::testing::tensor;
 using nlohmann::json;
 
@@ -48,8 +50,6 @@ json spec_of(json inputs, json params, json nodes, const std::string& out_node, 
       {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};
 }
 
-json ref(const std::string& n) { return {{"node", n}}; }
-json none() { return {{"none", true}}; }
 json num(double v) { return {{"scalar", v}}; }
 
 json conv_attrs(json stride, json padding, json dilation, int groups) {

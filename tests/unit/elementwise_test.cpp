@@ -18,9 +18,7 @@ using nlohmann::json;
 
 const std::filesystem::path kData = EGG_TEST_DATA_DIR;
 
-bool has(const std::string& text, const std::string& needle) {
-  return text.find(needle) != std::string::npos;
-}
+using egg::testing::has;
 
 TEST(Elementwise, RendersTheFusedChain) {
   ElementwiseFamily family(kData);

@@ -14,14 +14,11 @@ namespace egg::backend::builtin {
 namespace {
 
 using egg::testing::as_list;
+using egg::testing::has;
 
 using nlohmann::json;
 
 const std::filesystem::path kData = EGG_TEST_DATA_DIR;
-
-bool has(const std::string& text, const std::string& needle) {
-  return text.find(needle) != std::string::npos;
-}
 
 json node(const std::string& name, const std::string& op, json args, json attrs, json shape,
           const std::string& dtype, int line = 9) {

@@ -12,9 +12,7 @@
 namespace egg::backend::llm_backend {
 namespace {
 
-bool has(const std::string& text, const std::string& needle) {
-  return text.find(needle) != std::string::npos;
-}
+using egg::testing::has;
 
 // Answers from a script and keeps the requests.
 class ScriptedClient : public llm::ChatClient {

@@ -17,6 +17,8 @@ namespace {
 using egg::testing::as_list;
 using egg::testing::has;
 using egg::testing::node;
+using egg::testing::none;
+using egg::testing::ref;
 using egg::testing::tensor;
 using nlohmann::json;
 
@@ -37,9 +39,7 @@ json spec_of(json inputs, json nodes, const std::string& out_node, json out_shap
       {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};
 }
 
-json ref(const std::string& n) { return {{"node", n}}; }
 json num(double v) { return {{"scalar", v}}; }
-json none() { return {{"none", true}}; }
 
 json pair_inputs(json shape, const std::string& dtype = "float32") {
   return json::array({tensor("x", shape, dtype), tensor("y", shape, dtype)});

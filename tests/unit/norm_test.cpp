@@ -13,14 +13,15 @@ namespace egg::backend::builtin {
 namespace {
 
 using egg::testing::as_list;
+using egg::testing::has;
+using egg::testing::none;
+using egg::testing::ref;
+using egg::testing::spec_around;
+using egg::testing::tensor;
 
 using nlohmann::json;
 
 const std::filesystem::path kData = EGG_TEST_DATA_DIR;
-
-bool has(const std::string& text, const std::string& needle) {
-  return text.find(needle) != std::string::npos;
-}
 
 json node(const std::string& name, const std::string& op, json args, json attrs, json shape,
           const std::string& dtype = "float32", int line = 9) {
@@ -35,34 +36,8 @@ json node(const std::string& name, const std::string& op, json args, json attrs,
               {"line", line},
               {"code", op + "(...)"}};
 }
-json tensor(const std::string& name, json shape, const std::string& dtype = "float32",
-            const std::string& kind = "") {
-  json t = {{"name", name}, {"shape", shape}, {"dtype", dtype}};
-  if (!kind.empty()) t["kind"] = kind;
-  return t;
-}
-json ref(const std::string& name) { return json{{"node", name}}; }
-json none() { return json{{"none", true}}; }
-
 // A spec around the given nodes; the output is the last node.
-json make_spec(json inputs, json params, json nodes) {
-  nodes = as_list(nodes);
-  const json& last = nodes.back();
-  return json{{"schema", 2},
-              {"op_file", "/src/op.py"},
-              {"model_class", "Model"},
-              {"init_inputs", json::array()},
-              {"inputs", as_list(inputs)},
-              {"params", as_list(params)},
-              {"nodes", as_list(nodes)},
-              {"outputs",
-               {{{"name", "out0"},
-                 {"node", last["name"]},
-                 {"shape", last["shape"]},
-                 {"dtype", last["dtype"]}}}},
-              {"deps", {"/src/op.py"}},
-              {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};
-}
+json make_spec(json inputs, json params, json nodes) { return spec_around(inputs, params, nodes); }
 
 // gelu(LayerNorm(1024)(x)) on [64, 1024].
 json layer_norm_gelu(const std::string& dtype = "float32") {

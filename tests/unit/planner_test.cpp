@@ -16,54 +16,23 @@ namespace egg::backend::builtin {
 namespace {
 
 using egg::testing::as_list;
+using egg::testing::has;
+using egg::testing::node;
+using egg::testing::ref;
+using egg::testing::spec_around;
 
 using nlohmann::json;
 
 const std::filesystem::path kData = EGG_TEST_DATA_DIR;
 
-bool has(const std::string& text, const std::string& needle) {
-  return text.find(needle) != std::string::npos;
-}
-
-json node(const std::string& name, const std::string& op, json args, json attrs, json shape,
-          int line, const std::string& dtype = "float32") {
-  return json{{"name", name},
-              {"op", op},
-              {"target", "torch." + op},
-              {"args", as_list(args)},
-              {"attrs", attrs},
-              {"shape", shape},
-              {"dtype", dtype},
-              {"file", "/src/op.py"},
-              {"line", line},
-              {"code", op + "(...)"}};
-}
+// A param or input (kind "parameter", "buffer" or none), in float32.
 json tensor(const std::string& name, json shape, const std::string& kind = "") {
-  json t = {{"name", name}, {"shape", shape}, {"dtype", "float32"}};
-  if (!kind.empty()) t["kind"] = kind;
-  return t;
+  return egg::testing::tensor(name, shape, "float32", kind);
 }
-json ref(const std::string& name) { return json{{"node", name}}; }
 
 // A spec around the given nodes; the output is the last node.
 spec::Spec make_spec(json inputs, json params, json nodes) {
-  nodes = as_list(nodes);
-  const json& last = nodes.back();
-  return spec::parse_spec(
-      json{{"schema", 2},
-           {"op_file", "/src/op.py"},
-           {"model_class", "Model"},
-           {"init_inputs", json::array()},
-           {"inputs", as_list(inputs)},
-           {"params", as_list(params)},
-           {"nodes", as_list(nodes)},
-           {"outputs",
-            {{{"name", "out0"},
-              {"node", last["name"]},
-              {"shape", last["shape"]},
-              {"dtype", last["dtype"]}}}},
-           {"deps", {"/src/op.py"}},
-           {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}});
+  return spec::parse_spec(spec_around(inputs, params, nodes));
 }
 
 // gelu(LayerNorm(512)(Linear(256, 512)(x))) on 64 rows.

@@ -19,6 +19,7 @@ namespace {
 using egg::testing::as_list;
 using egg::testing::has;
 using egg::testing::node;
+using egg::testing::ref;
 using nlohmann::json;
 
 const std::filesystem::path kData = EGG_TEST_DATA_DIR;
@@ -39,7 +40,6 @@ json spec_of(json in_shape, json nodes, const std::string& out_node, json out_sh
       {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};
 }
 
-json ref(const std::string& n) { return {{"node", n}}; }
 json num(double v) { return {{"scalar", v}}; }
 
 json max2d(json k, json s, json p, json d, bool ceil) {

@@ -20,6 +20,7 @@ namespace {
 using egg::testing::as_list;
 using egg::testing::has;
 using egg::testing::node;
+using egg::testing::ref;
 using nlohmann::json;
 
 const std::filesystem::path kData = EGG_TEST_DATA_DIR;
@@ -47,7 +48,6 @@ json x_of(json shape, const std::string& dtype = "float32") {
   return json::array({input("x", shape, dtype)});
 }
 
-json ref(const std::string& n) { return {{"node", n}}; }
 json num(double v) { return {{"scalar", v}}; }
 
 struct Rendered {

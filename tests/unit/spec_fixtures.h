@@ -35,10 +35,37 @@ inline nlohmann::json node(const std::string& name, const std::string& op, nlohm
           {"code", op + "(...)"}};
 }
 
-// An input or output tensor entry.
+// An input, output or param tensor entry (`kind`: "parameter" or "buffer" for a param).
 inline nlohmann::json tensor(const std::string& name, nlohmann::json shape,
-                             const std::string& dtype = "float32") {
-  return {{"name", name}, {"shape", shape}, {"dtype", dtype}};
+                             const std::string& dtype = "float32", const std::string& kind = "") {
+  nlohmann::json t = {{"name", name}, {"shape", shape}, {"dtype", dtype}};
+  if (!kind.empty()) t["kind"] = kind;
+  return t;
+}
+
+// Node arguments: a reference to a node or tensor, and None.
+inline nlohmann::json ref(const std::string& name) { return {{"node", name}}; }
+inline nlohmann::json none() { return {{"none", true}}; }
+
+// A whole spec around `nodes`, its one output the last node.
+inline nlohmann::json spec_around(nlohmann::json inputs, nlohmann::json params,
+                                  nlohmann::json nodes) {
+  nodes = as_list(nodes);
+  const nlohmann::json& last = nodes.back();
+  return {{"schema", 2},
+          {"op_file", "/src/op.py"},
+          {"model_class", "Model"},
+          {"init_inputs", nlohmann::json::array()},
+          {"inputs", as_list(inputs)},
+          {"params", as_list(params)},
+          {"nodes", nodes},
+          {"outputs",
+           {{{"name", "out0"},
+             {"node", last["name"]},
+             {"shape", last["shape"]},
+             {"dtype", last["dtype"]}}}},
+          {"deps", {"/src/op.py"}},
+          {"reference", {{"params", "refs/params.pt"}, {"sets", nlohmann::json::array()}}}};
 }
 
 // x[64,1024] * 0.5 + bias[1024] → gelu(tanh), as the quickstart's first op.
