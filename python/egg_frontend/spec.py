@@ -215,8 +215,8 @@ def build(op, ep, inputs, params, user_files):
                                 "dtype": dtype_name(t.dtype)})
             enc.ref[s.arg.name] = {"node": name}
             n_in += 1
-        elif inline_constant(ep, op, s) is not None:
-            enc.ref[s.arg.name] = enc.arg(inline_constant(ep, op, s))
+        elif (value := inline_constant(ep, op, s)) is not None:
+            enc.ref[s.arg.name] = enc.arg(value)
         elif s.target is not None:
             enc.ref[s.arg.name] = {"node": s.target}
     collapsed = set()
