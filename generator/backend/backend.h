@@ -70,6 +70,12 @@ class Backend {
   virtual nlohmann::json usage() const { return nlohmann::json::object(); }
 };
 
+// Whether cuDNN is at hand for the builtin conv family, and which of its engines it may run:
+// any (PyTorch's default, torch.backends.cudnn.deterministic off: an engine that accumulates with
+// atomics may differ in the last bits from run to run) or only deterministic ones (OPTIONS
+// deterministic=on, as torch.backends.cudnn.deterministic).
+enum class Cudnn { absent, any_engine, deterministic_engines };
+
 // How to make a backend.
 struct BackendConfig {
   std::string name = "builtin";             // builtin | openai | anthropic | replay
@@ -79,7 +85,7 @@ struct BackendConfig {
   std::filesystem::path replay_transcript;  // replay: the transcript to answer from
   std::string op_source;                    // the op.py text (LLM prompts show the reference)
   std::string precision = "default";        // PRECISION opt-in: default, tf32 or bf16
-  bool cudnn = false;                       // cuDNN is at hand: the builtin conv family may use it
+  Cudnn cudnn = Cudnn::absent;              // whether the builtin conv family may use cuDNN
   double atol = 1e-4, rtol = 1e-4;
 };
 

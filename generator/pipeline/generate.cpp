@@ -112,6 +112,17 @@ std::string precision(const GenerateOptions& o) {
   return p;
 }
 
+// OPTIONS deterministic=on|off (default off, PyTorch's default: torch.backends.cudnn.deterministic
+// is False): whether library routes may run engines whose last bits differ from run to run.
+bool deterministic(const GenerateOptions& o) {
+  const auto it = o.options.find("deterministic");
+  if (it == o.options.end() || it->second == "off") return false;
+  if (it->second == "on") return true;
+  throw UserError("OPTIONS deterministic='" + it->second + "' is not known",
+                  "use OPTIONS deterministic=on for bitwise-repeatable library engines (as "
+                  "torch.backends.cudnn.deterministic), or deterministic=off (the default)");
+}
+
 // The user's tolerance, else the spec's default (pipeline/tolerance.h: by output dtype, TF32-class
 // for PRECISION opt-ins and fp32 convolutions).
 std::pair<double, double> tolerance(const GenerateOptions& o, const spec::Spec& s) {
@@ -208,11 +219,14 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
   bc.data_dir = o.data_dir;
   if (o.options.count("transcript")) bc.replay_transcript = o.options.at("transcript");
   bc.precision = precision(o);
+  const bool bitwise = deterministic(o);
   backend::check_config(bc);
   if (!o.remote_cache.empty() && !o.remote_key.empty())
     (void)cache::EntrySigner(o.remote_key);  // a key too short to sign with is a user error
   const auto cudnn = toolchain::find_cudnn(o.cudnn, o.nvcc);
-  bc.cudnn = cudnn.has_value();
+  bc.cudnn = !cudnn    ? backend::Cudnn::absent
+             : bitwise ? backend::Cudnn::deterministic_engines
+                       : backend::Cudnn::any_engine;
   toolchain::Nvcc nvcc(services.runner, o.nvcc, toolchain::cudnn_compile_flags(cudnn));
   const std::string nvcc_version = nvcc.version();
   nvcc.check_arches(arches);

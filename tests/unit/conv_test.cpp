@@ -430,8 +430,9 @@ TEST(Conv, DumpEveryCandidateForNvcc) {
 
 // ---- the cuDNN structure ----------------------------------------------------------------------
 
-std::vector<Candidate> cudnn_structures_of(const json& j) {
-  ConvFamily family(kData, /*cudnn=*/true);
+std::vector<Candidate> cudnn_structures_of(
+    const json& j, egg::backend::Cudnn use = egg::backend::Cudnn::any_engine) {
+  ConvFamily family(kData, use);
   auto s = spec::parse_spec(j);
   return family.structures(s, contract::derive(s, "k"));
 }
@@ -454,10 +455,13 @@ TEST(Conv, CudnnIsOfferedSecondWhenAvailable) {
   EXPECT_TRUE(has(d, "w_dims[] = { 64, 64, 3, 3 }, w_strides[] = { 576, 9, 3, 1 };")) << d;
   EXPECT_TRUE(has(d, "pad[] = { 1, 1 }, stride[] = { 1, 1 }, dilation[] = { 1, 1 };"));
   // The graph API: a forward-convolution operation, engines ranked by heuristic modes A, B and
-  // the fallback list, nondeterministic and input-down-converting engines left out.
+  // the fallback list; as under PyTorch's defaults, nondeterministic engines stay in and
+  // input-down-converting ones are left out.
   EXPECT_TRUE(has(d, "CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR"));
   EXPECT_TRUE(has(d, "{CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_B, CUDNN_HEUR_MODE_FALLBACK}"));
-  EXPECT_TRUE(has(d, "notes[k] == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC"));
+  EXPECT_FALSE(has(d, "CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC")) << d;
+  EXPECT_TRUE(has(d, "notes[k] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS"));
+  EXPECT_TRUE(has(cands[1].summary, "nondeterministic engines too")) << cands[1].summary;
   EXPECT_FALSE(has(d, "_v7("));
   // The pointers cuDNN sees decide the alignment it is told (a plan per alignment class).
   EXPECT_TRUE(has(d, "egg_k_align_class(a.x, a.conv_weight, a.out0)")) << d;
@@ -469,6 +473,25 @@ TEST(Conv, CudnnIsOfferedSecondWhenAvailable) {
   EXPECT_TRUE(has(d, "if (rank++ != 0) continue;")) << d;  // the heuristic's first that fits
   EXPECT_FALSE(has(d, "_swap("));                          // NCHW: no layout change
   EXPECT_EQ(cands[1].params["layout"], "nchw");
+}
+
+TEST(Conv, CudnnDeterministicOptionLeavesNondeterministicEnginesOut) {
+  const auto cands = cudnn_structures_of(resnet(), egg::backend::Cudnn::deterministic_engines);
+  ASSERT_GE(cands.size(), 3u);
+  for (const std::size_t i : {std::size_t(1), std::size_t(2)}) {
+    EXPECT_TRUE(has(cands[i].code.device_code, "notes[k] == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC"))
+        << cands[i].id;
+    EXPECT_TRUE(has(cands[i].summary, "deterministic engines only")) << cands[i].summary;
+  }
+  // The choice is part of the cache key.
+  auto key = [](egg::backend::Cudnn use) {
+    for (const auto& [name, value] : ConvFamily(kData, use).key_inputs())
+      if (name == "conv.cudnn") return value;
+    return std::string();
+  };
+  EXPECT_EQ(key(egg::backend::Cudnn::any_engine), "any engine");
+  EXPECT_EQ(key(egg::backend::Cudnn::deterministic_engines), "deterministic engines");
+  EXPECT_EQ(key(egg::backend::Cudnn::absent), "absent");
 }
 
 TEST(Conv, CudnnChannelsLastIsOfferedThirdWithTheLayoutChangeInTheCall) {
@@ -483,18 +506,19 @@ TEST(Conv, CudnnChannelsLastIsOfferedThirdWithTheLayoutChangeInTheCall) {
       "const std::int64_t x_dims[] = { 32, 64, 56, 56 }, x_strides[] = { 200704, 1, 3584, 64 };"))
       << d;
   EXPECT_TRUE(has(d, "w_strides[] = { 576, 1, 192, 64 }"));  // the filter channels-last too
-  EXPECT_TRUE(has(d, "egg_k_swap(xt, a.x, 32, 64, 3136, stream)")) << d;
+  EXPECT_TRUE(has(d, "egg_k_swap(xt, a.x + x_off, 32, 64, 3136, stream)")) << d;
   EXPECT_TRUE(has(d, "egg_k_swap(wt, a.conv_weight, 64, 64, 9, stream)")) << d;
   // Bias and ReLU follow: the epilogue pass reads cuDNN's channels-last result and transposes as
   // it goes (no separate transpose back).
   EXPECT_FALSE(has(d, "egg_k_swap(a.out0, yt")) << d;
   EXPECT_TRUE(has(d, "egg_k_dnn_epilogue_nhwc<<<")) << d;
   EXPECT_TRUE(has(d, "egg_k_epilogue(a, tile[threadIdx.x][i], (n * kC + c) * kSp + sp, int(c));"));
+  EXPECT_TRUE(has(d, "egg_k_kChunks = 1, egg_k_kChunk = 32;")) << d;  // one call for the batch
   EXPECT_TRUE(has(d, "static_cast<const void*>(xt)")) << d;
   EXPECT_TRUE(has(d, "const int align_class = 0;"));  // the layout buffers are 256-byte aligned
   EXPECT_TRUE(has(cands[2].summary, "channels-last")) << cands[2].summary;
   // Stage 2 keeps the layout and measures the ranks.
-  ConvFamily family(kData, true);
+  ConvFamily family(kData, egg::backend::Cudnn::any_engine);
   auto s = spec::parse_spec(resnet());
   const auto tunings = family.tunings(s, contract::derive(s, "k"), cands[2], "memory");
   ASSERT_FALSE(tunings.empty());
@@ -502,8 +526,45 @@ TEST(Conv, CudnnChannelsLastIsOfferedThirdWithTheLayoutChangeInTheCall) {
   EXPECT_FALSE(family.fallback(s, contract::derive(s, "k"), cands[2]).has_value());
 }
 
+// 16 x 64 x 1024 x 1024 through a 1x1 convolution to 128 channels: the output has 2^31 elements,
+// past cuDNN's int indexing, so the batch runs as two calls of 8 (as PyTorch splits it).
+json pointwise_2g(const std::string& out_node = "conv") {
+  json nodes = {node("conv", "conv2d", {ref("x"), ref("conv.weight")},
+                     conv_attrs({1, 1}, {0, 0}, {1, 1}, 1), {16, 128, 1024, 1024}, 6)};
+  if (out_node == "relu")
+    nodes.push_back(node("relu", "relu", {ref("conv")}, json::object(), {16, 128, 1024, 1024}, 7));
+  return spec_of({tensor("x", {16, 64, 1024, 1024})}, {param("conv.weight", {128, 64, 1, 1})},
+                 nodes, out_node, {16, 128, 1024, 1024});
+}
+
+TEST(Conv, CudnnSplitsABatchPastTwoToTheThirtyOneElements) {
+  for (const std::string out : {"conv", "relu"}) {
+    const auto cands = cudnn_structures_of(pointwise_2g(out));
+    ASSERT_GE(cands.size(), 3u) << out;
+    ASSERT_EQ(cands[1].id, "conv.cudnn.fwd:a0");
+    ASSERT_EQ(cands[2].id, "conv.cudnn.fwd.nhwc:a0");
+    for (const std::size_t i : {std::size_t(1), std::size_t(2)}) {
+      const auto& d = cands[i].code.device_code;
+      EXPECT_TRUE(has(d, "egg_k_kChunks = 2, egg_k_kChunk = 8;")) << d;
+      EXPECT_TRUE(has(d, "egg_k_kXStep = 536870912, egg_k_kYStep = 1073741824;")) << d;
+      EXPECT_TRUE(has(d, "const std::int64_t x_dims[] = { 8, 64, 1024, 1024 }")) << d;
+      EXPECT_TRUE(has(d, "y_dims[] = { 8, 128, 1024, 1024 }")) << d;
+    }
+    // NCHW: each call at its chunk's offset, alignment judged at every offset.
+    EXPECT_TRUE(has(cands[1].code.device_code, "static_cast<const void*>(a.x + x_off)"));
+    EXPECT_TRUE(has(cands[1].code.device_code, "egg_k_align_class(a.x, a.conv_weight, a.out0)"));
+    // Channels-last: the layout buffers hold one chunk; the result goes back per chunk.
+    const auto& d = cands[2].code.device_code;
+    EXPECT_TRUE(has(d, "egg_k_swap(xt, a.x + x_off, 8, 64, 1048576, stream)")) << d;
+    if (out == "conv")
+      EXPECT_TRUE(has(d, "egg_k_swap(a.out0 + y_off, yt, 8, 1048576, 128, stream)")) << d;
+    else
+      EXPECT_TRUE(has(d, "(a, yt, egg_k_idx(k * egg_k_kChunk))")) << d;
+  }
+}
+
 TEST(Conv, CudnnRanksAreStageTwosTuningSpace) {
-  ConvFamily family(kData, true);
+  ConvFamily family(kData, egg::backend::Cudnn::any_engine);
   auto s = spec::parse_spec(resnet());
   const auto c = contract::derive(s, "k");
   const auto cands = family.structures(s, c);
@@ -528,7 +589,7 @@ TEST(Conv, CudnnCandidatesCompileWithNvcc) {
   const auto nvcc = egg::testing::real_nvcc();
   if (!nvcc) GTEST_SKIP() << "no nvcc";
   if (!toolchain::find_cudnn("", *nvcc)) GTEST_SKIP() << "no cuDNN beside " << nvcc->string();
-  ConvFamily family(kData, true);
+  ConvFamily family(kData, egg::backend::Cudnn::any_engine);
   for (const auto& j : {resnet(), grouped_transpose()}) {
     auto s = spec::parse_spec(j);
     const auto c = contract::derive(s, "k");

@@ -5,7 +5,7 @@
 namespace egg::backend::builtin {
 
 BuiltinBackend::BuiltinBackend(const std::filesystem::path& data_dir, const std::string& precision,
-                               bool cudnn)
+                               Cudnn cudnn)
     : families_(make_families(data_dir, precision, cudnn)), ops_(data_dir), plan_code_(data_dir) {}
 
 const Family* BuiltinBackend::family_for(const spec::Spec& spec) const {

@@ -82,6 +82,18 @@ bool cudnn_needs_pass(const spec::Spec& s, const contract::Contract& c, const Co
   return s.outputs[0].node != p.anchor->name;
 }
 
+// The batch entries per cuDNN call: all of them, or (as PyTorch splits a batch whose tensors
+// reach 2^31 elements: cuDNN's engines index with int) the largest divisor of the batch whose
+// input and output stay below 2^31 elements; 0 when one batch entry alone is too large.
+std::int64_t cudnn_batch_chunk(const ConvPlan& p) {
+  const std::int64_t limit = std::int64_t(1) << 31;
+  const std::int64_t per = std::max(spec::numel(p.in_shape), spec::numel(p.out_shape)) /
+                           std::max<std::int64_t>(1, p.batch);
+  for (std::int64_t chunk = p.batch; chunk >= 1; --chunk)
+    if (p.batch % chunk == 0 && chunk * per < limit) return chunk;
+  return 0;
+}
+
 // The cuDNN structure's template values: 4-D descriptors (N, C, H, W; a 1D convolution has H = 1)
 // or 5-D for 3D; the data type and math; the tensor that takes the convolution's result and
 // whether an element-wise pass must follow (bias, epilogue ops, other outputs).
@@ -102,6 +114,11 @@ void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract&
   const std::string scratch = cudnn_scratch(s, c, p).value_or("");
   const bool needs_epilogue = cudnn_needs_pass(s, c, p);
   const std::int64_t total = spec::numel(p.out_shape);
+  // The descriptors describe one chunk of the batch (cudnn_batch_chunk); strides are per entry.
+  const std::int64_t chunk = cudnn_batch_chunk(p);
+  in[0] = out[0] = chunk;
+  const std::int64_t x_step = spec::numel(p.in_shape) / p.batch * chunk,
+                     y_step = spec::numel(p.out_shape) / p.batch * chunk;
   ctx.update(
       {{"cudnn_transposed", p.transposed},
        {"cudnn_op", p.transposed ? "a backward-data convolution" : "a forward convolution"},
@@ -121,12 +138,16 @@ void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract&
        {"cudnn_out_strides", int_list(nhwc ? channels_last_strides(out) : packed_strides(out))},
        {"cudnn_layout", nhwc ? "channels-last N(D)HWC" : "packed NC(D)HW"},
        {"nhwc", nhwc},
-       {"dnn_x", nhwc ? "xt" : "a." + ctx.value("x_var", std::string())},
+       {"dnn_chunk", chunk},
+       {"dnn_chunks", p.batch / chunk},
+       {"dnn_x_step", x_step},
+       {"dnn_y_step", y_step},
+       {"dnn_x", nhwc ? "xt" : "a." + ctx.value("x_var", std::string()) + " + x_off"},
        {"dnn_w", nhwc ? "wt" : "a." + ctx.value("w_var", std::string())},
-       {"dnn_y", nhwc ? "yt" : "a." + scratch},
-       {"nhwc_x_elems", spec::numel(p.in_shape)},
+       {"dnn_y", nhwc ? "yt" : "a." + scratch + " + y_off"},
+       {"nhwc_x_elems", x_step},
        {"nhwc_w_elems", spec::numel(p.weight_shape)},
-       {"nhwc_y_elems", spec::numel(p.out_shape)},
+       {"nhwc_y_elems", y_step},
        // batch, rows, cols of each [batch][rows][cols] → [batch][cols][rows] swap
        {"nhwc_x_swap", std::to_string(in[0]) + ", " + std::to_string(in[1]) + ", " +
                            std::to_string(tail_product(in, 2))},
@@ -205,9 +226,11 @@ std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const Conv
       if (conv_output_size(lo, p.kernel[d], 2 * p.pad[d], p.stride[d], p.dilation[d]) != hi)
         return std::string("cuDNN pads both sides alike; this convolution's padding is asymmetric");
     }
-    for (const auto& shape : {p.in_shape, p.out_shape, p.weight_shape})
-      if (spec::numel(shape) >= (std::int64_t(1) << 31))
-        return std::string("a tensor of 2^31 or more elements (cuDNN's dims are int)");
+    // Below 2^31 elements per call (cuDNN's engines index with int): the batch is split into
+    // chunks that are (cudnn_batch_chunk), but not one batch entry or the weight.
+    if (cudnn_batch_chunk(p) == 0 || spec::numel(p.weight_shape) >= (std::int64_t(1) << 31))
+      return std::string(
+          "one batch entry or the weight has 2^31 or more elements (cuDNN's dims are int)");
     // Channels-last: the transposes' grids (a block per 32x32 tile, z per batch entry).
     if (q.nhwc && (p.batch > 65535 || p.weight_shape.at(0) > 65535 ||
                    ceil_div(p.out[0] * p.out[1] * p.out[2], 32) > 65535))
@@ -263,7 +286,7 @@ std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const Conv
   return std::nullopt;
 }
 
-ConvFamily::ConvFamily(const std::filesystem::path& data_dir, bool cudnn)
+ConvFamily::ConvFamily(const std::filesystem::path& data_dir, Cudnn cudnn)
     : ops_(data_dir),
       common_(render::load_template(data_dir, "conv/common.cuh.tmpl")),
       igemm_(render::load_template(data_dir, "conv/igemm.cuh.tmpl")),
@@ -271,14 +294,16 @@ ConvFamily::ConvFamily(const std::filesystem::path& data_dir, bool cudnn)
       transpose_(render::load_template(data_dir, "conv/transpose.cuh.tmpl")),
       cudnn_(render::load_template(data_dir, "conv/cudnn.cuh.tmpl")),
       launch_(render::load_template(data_dir, "conv/launch.tmpl")),
-      cudnn_available_(cudnn) {}
+      cudnn_use_(cudnn) {}
 
 std::vector<std::pair<std::string, std::string>> ConvFamily::key_inputs() const {
   auto inputs = ops_.key_inputs();
   for (const auto* t : {&common_, &igemm_, &direct_, &transpose_, &cudnn_, &launch_})
     inputs.push_back({t->name, t->text});
   // Whether the cuDNN structure is on offer changes what generation may pick.
-  inputs.push_back({"conv.cudnn", cudnn_available_ ? "available" : "absent"});
+  inputs.push_back({"conv.cudnn", cudnn_use_ == Cudnn::absent       ? "absent"
+                                  : cudnn_use_ == Cudnn::any_engine ? "any engine"
+                                                                    : "deterministic engines"});
   return inputs;
 }
 
@@ -384,7 +409,10 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
         (is_fp32 ? "fp32 with TF32 allowed (PyTorch's default for convolutions)"
                  : spec::dtype_name(plan.dtype) + " with fp32 accumulation") +
         ", engine configuration #" + std::to_string(q.algo) +
-        " of cuDNN's heuristics (modes A, B, fallback; deterministic engines only)" +
+        " of cuDNN's heuristics (modes A, B, fallback; " +
+        (cudnn_use_ == Cudnn::deterministic_engines
+             ? std::string("deterministic engines only, as OPTIONS deterministic=on asks)")
+             : std::string("nondeterministic engines too, as PyTorch's default)")) +
         (q.nhwc ? ", channels-last (input, weight and result transposed in the call)" : "") +
         (pass ? ", then an in-place element-wise pass for bias and epilogue" : "");
     id = std::string("conv.cudnn.") + (plan.transposed ? "bwd_data" : "fwd") +
@@ -449,7 +477,10 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"frag_t", is_fp32 ? "nvcuda::wmma::precision::tf32" : contract::c_type(plan.dtype)}};
   add_window_context(ctx, plan.in, plan.out, plan.kernel, plan.stride, plan.pad, plan.dilation);
   ctx["cudnn"] = q.structure == "cudnn";
-  if (q.structure == "cudnn") add_cudnn_context(ctx, s, c, plan, q.nhwc);
+  if (q.structure == "cudnn") {
+    add_cudnn_context(ctx, s, c, plan, q.nhwc);
+    ctx["deterministic"] = cudnn_use_ == Cudnn::deterministic_engines;
+  }
   ctx["algo"] = q.algo;
   ctx["common"] = render::render(common_.text, ctx, common_.name);
   const render::Template& body = q.structure == "igemm"    ? igemm_
@@ -565,7 +596,7 @@ std::vector<Candidate> ConvFamily::structures(const spec::Spec& s,
   // Channels-last third: the layouts cuDNN's fastest engines take, the layout change counted.
   ConvParams dnn;
   dnn.structure = "cudnn";
-  if (cudnn_available_ && !conv_params_unsupported(pl, dnn) && cudnn_scratch(s, c, pl)) {
+  if (cudnn_use_ != Cudnn::absent && !conv_params_unsupported(pl, dnn) && cudnn_scratch(s, c, pl)) {
     const auto at = std::min<std::ptrdiff_t>(1, static_cast<std::ptrdiff_t>(out.size()));
     out.insert(out.begin() + at, render(s, c, pl, dnn));
     ConvParams last = dnn;

@@ -97,7 +97,7 @@ class ConvFamily : public Family {
   // convolutions), with the fp32-accurate 3xTF32 and direct structures as alternatives.
   // `cudnn`: cuDNN's headers and library are at hand (the toolchain found them), so the cuDNN
   // structure is offered beside EGG's own kernels and measurement picks.
-  explicit ConvFamily(const std::filesystem::path& data_dir, bool cudnn = false);
+  explicit ConvFamily(const std::filesystem::path& data_dir, Cudnn cudnn = Cudnn::absent);
 
   std::string name() const override { return "conv"; }
   std::optional<UserError> cannot_implement(const spec::Spec& spec) const override;
@@ -119,7 +119,7 @@ class ConvFamily : public Family {
  private:
   OpTable ops_;
   render::Template common_, igemm_, direct_, transpose_, cudnn_, launch_;
-  bool cudnn_available_ = false;
+  Cudnn cudnn_use_ = Cudnn::absent;
 };
 
 // The output var the cuDNN structure writes the convolution into (the first output of the

@@ -11,7 +11,7 @@
 namespace egg::backend::builtin {
 
 std::vector<std::unique_ptr<Family>> make_families(const std::filesystem::path& data_dir,
-                                                   const std::string& precision, bool cudnn) {
+                                                   const std::string& precision, Cudnn cudnn) {
   std::vector<std::unique_ptr<Family>> families;
   families.push_back(std::make_unique<GemmFamily>(data_dir, precision));
   families.push_back(std::make_unique<NormFamily>(data_dir));
