@@ -514,6 +514,7 @@ TEST(Conv, CudnnChannelsLastIsOfferedThirdWithTheLayoutChangeInTheCall) {
   EXPECT_TRUE(has(d, "egg_k_dnn_epilogue_nhwc<<<")) << d;
   EXPECT_TRUE(has(d, "egg_k_epilogue(a, tile[threadIdx.x][i], (n * kC + c) * kSp + sp, int(c));"));
   EXPECT_TRUE(has(d, "egg_k_kChunks = 1, egg_k_kChunk = 32;")) << d;  // one call for the batch
+  EXPECT_TRUE(has(d, "egg_k_kMaxWorkspace = 1073741824ull;")) << d;      // 1 GiB for small ones
   EXPECT_TRUE(has(d, "static_cast<const void*>(xt)")) << d;
   EXPECT_TRUE(has(d, "const int align_class = 0;"));  // the layout buffers are 256-byte aligned
   EXPECT_TRUE(has(cands[2].summary, "channels-last")) << cands[2].summary;
@@ -549,6 +550,8 @@ TEST(Conv, CudnnSplitsABatchPastTwoToTheThirtyOneElements) {
       EXPECT_TRUE(has(d, "egg_k_kXStep = 536870912, egg_k_kYStep = 1073741824;")) << d;
       EXPECT_TRUE(has(d, "const std::int64_t x_dims[] = { 8, 64, 1024, 1024 }")) << d;
       EXPECT_TRUE(has(d, "y_dims[] = { 8, 128, 1024, 1024 }")) << d;
+      // 12 GiB of tensors: a plan may ask for up to 16 GiB of workspace.
+      EXPECT_TRUE(has(d, "egg_k_kMaxWorkspace = 17179869184ull;")) << d;
     }
     // NCHW: each call at its chunk's offset, alignment judged at every offset.
     EXPECT_TRUE(has(cands[1].code.device_code, "static_cast<const void*>(a.x + x_off)"));

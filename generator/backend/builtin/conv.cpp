@@ -94,7 +94,7 @@ std::int64_t cudnn_batch_chunk(const ConvPlan& p) {
   return 0;
 }
 
-// The cuDNN structure's template values: 4-D descriptors (N, C, H, W; a 1D convolution has H = 1)
+// The cuDNN structure's template values (the batch chunk, the workspace cap): 4-D descriptors (N, C, H, W; a 1D convolution has H = 1)
 // or 5-D for 3D; the data type and math; the tensor that takes the convolution's result and
 // whether an element-wise pass must follow (bias, epilogue ops, other outputs).
 void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract& c,
@@ -119,8 +119,16 @@ void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract&
   in[0] = out[0] = chunk;
   const std::int64_t x_step = spec::numel(p.in_shape) / p.batch * chunk,
                      y_step = spec::numel(p.out_shape) / p.batch * chunk;
+  // The workspace a plan may ask for: max(1 GiB, 2x the tensors' bytes), at most 16 GiB.
+  const std::int64_t bytes =
+      (spec::numel(p.in_shape) + spec::numel(p.out_shape) + spec::numel(p.weight_shape)) *
+      (fp32(p) ? 4 : 2);
+  const std::int64_t max_ws =
+      std::min(std::int64_t(16) << 30, std::max(std::int64_t(1) << 30, 2 * bytes));
   ctx.update(
       {{"cudnn_transposed", p.transposed},
+       {"dnn_max_workspace", std::to_string(max_ws) + "ull"},
+       {"dnn_max_workspace_text", std::to_string(max_ws >> 20) + " MiB"},
        {"cudnn_op", p.transposed ? "a backward-data convolution" : "a forward convolution"},
        {"cudnn_dims", nb},
        {"cudnn_type", p.dtype == spec::DType::float16    ? "CUDNN_DATA_HALF"
