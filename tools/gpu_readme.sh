@@ -10,7 +10,8 @@
 # the start (default 560: one device call) with what finished kept. Both are taken from README.md by
 # tests/lint/readme_commands.py, the same parser the lint test checks them with. Logs go to $OUT
 # (else ./gpu-readme-out): readme-main.log, readme-test.log, readme.txt (the summary), and the
-# quickstart's manifests (quickstart-manifests.tgz).
+# quickstart's manifests (quickstart-manifests.tgz): four files, so run it in a device call of its
+# own (the device tool brings back at most 8 files, and tools/gpu_suite.sh writes 8).
 set -u -o pipefail
 START=$SECONDS
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

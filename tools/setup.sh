@@ -17,7 +17,8 @@
 #   4. matplotlib==3.11.2 into that Python when it has none (egg-gen report draws its plots with
 #      it); a warning when it cannot be installed.
 # Then COMMAND runs with EGG_PYTHON set to that interpreter (CMake's configure step and egg-gen read
-# it) and PATH as above. Without a COMMAND it prints the EGG_PYTHON line.
+# it), PATH as above, and CTEST_PARALLEL_LEVEL (ctest's jobs, the test preset's) as many as the
+# machine has cores unless set. Without a COMMAND it prints the EGG_PYTHON line.
 set -euo pipefail
 
 TORCH_VERSION=2.11.0
@@ -34,7 +35,7 @@ if [ "${1:-}" = "--tests" ]; then
   shift
 fi
 if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then
-  sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 
@@ -134,6 +135,7 @@ if ! "$PY" -c 'import matplotlib' 2>/dev/null; then
 fi
 
 export EGG_PYTHON="$PY"
+export CTEST_PARALLEL_LEVEL="${CTEST_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}"
 if [ "$#" -eq 0 ]; then
   echo "EGG_PYTHON=$PY"
   exit 0
