@@ -123,6 +123,15 @@ bool deterministic(const GenerateOptions& o) {
                   "torch.backends.cudnn.deterministic), or deterministic=off (the default)");
 }
 
+// For the message when the chosen kernel and every runner-up failed the final check.
+std::string tried_after(const json& rejected) {
+  std::string text;
+  for (std::size_t i = 1; i < rejected.size(); ++i)
+    text += (i == 1 ? "" : "; ") + rejected[i]["candidate"].get<std::string>() + ": " +
+            rejected[i]["message"].get<std::string>();
+  return text.empty() ? text : "\nthe next fastest verified candidates failed it too: " + text;
+}
+
 // The user's tolerance, else the spec's default (pipeline/tolerance.h: by output dtype, TF32-class
 // for PRECISION opt-ins and fp32 convolutions).
 std::pair<double, double> tolerance(const GenerateOptions& o, const spec::Spec& s) {
@@ -361,7 +370,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
         throw UserError(SourceLocation{file->string(), 0, "stage1"},
                         "the hand-edited stage-1 kernel fails: " + ev.failure->text(),
                         "fix it, or resume from an earlier step");
-      stage1 = StageOutcome{c, ev, {{"step", "stage1"}, {"override", file->string()}}};
+      stage1 = StageOutcome{c, ev, {{"step", "stage1"}, {"override", file->string()}}, {}};
     }
     artifacts.dump_file("stage1.cu", candidate_artifact(stage1->winner));
 
@@ -381,21 +390,42 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
       auto file = artifacts.override_file("stage2.cu");
       if (!file) throw UserError("--from " + o.from_step + " needs stage2.cu in --override-dir");
       auto c = read_candidate_artifact(*file, "override:stage2");
-      stage2 = StageOutcome{c, Evaluation{}, {{"step", "stage2"}, {"override", file->string()}}};
+      stage2 =
+          StageOutcome{c, Evaluation{}, {{"step", "stage2"}, {"override", file->string()}}, {}};
     }
     artifacts.dump_file("stage2.cu", candidate_artifact(stage2->winner));
 
     // Step: verify the winner (compile for every arch; on the GPU: correctness and timing).
     Evaluation final_eval;
+    json rejected = json::array();  // verified candidates that failed the final check
     const bool skip_verify = artifacts.from == Step::emit;
     if (!skip_verify) {
       StepTimer t("verify");
       // A stage's winner was measured in its stage; the verify step re-checks it for every declared
       // arch (and under compute-sanitizer when strict). Without a GPU the stage's compile check
-      // stands.
-      final_eval = artifacts.from <= Step::stage2 && !evaluator.can_measure()
-                       ? stage2->evaluation
-                       : evaluator.evaluate(stage2->winner, false, o.strict, true);
+      // stands. A winner that fails here gives way to the next fastest verified candidate.
+      const bool recheck = !(artifacts.from <= Step::stage2 && !evaluator.can_measure());
+      final_eval =
+          !recheck ? stage2->evaluation : evaluator.evaluate(stage2->winner, false, o.strict, true);
+      std::optional<Evaluation> first_failure;  // the chosen kernel's, reported if all fail
+      for (std::size_t next = 0; recheck && !final_eval.ok(); ++next) {
+        if (!first_failure) first_failure = final_eval;
+        rejected.push_back(
+            {{"candidate", stage2->winner.id},
+             {"failure_class", std::string(backend::failure_name(final_eval.failure->cls))},
+             {"message", final_eval.failure->first_line()}});
+        if (next >= stage2->runners_up.size()) {
+          final_eval = *first_failure;
+          break;
+        }
+        const auto& [runner_up, measured] = stage2->runners_up[next];
+        log::warning(result.name + ": the chosen kernel " + stage2->winner.id +
+                     " failed the final check (" + final_eval.failure->first_line() +
+                     "); trying the next fastest verified candidate, " + runner_up.id);
+        stage2->winner = runner_up;
+        stage2->evaluation = measured;
+        final_eval = evaluator.evaluate(stage2->winner, false, o.strict, true);
+      }
       if (final_eval.ok() && !final_eval.kernel_ms)
         final_eval.kernel_ms = stage2->evaluation.kernel_ms;
       // Every candidate is verified: the server's GPU memory goes back before the baselines.
@@ -403,7 +433,8 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
         evaluator.phases().add("references_startup", refs->stats().value("startup_ms", 0.0) / 1e3);
       refs.reset();
       if (!final_eval.ok())
-        throw UserError("verify: the chosen kernel failed: " + final_eval.failure->text(),
+        throw UserError("verify: the chosen kernel failed: " + final_eval.failure->text() +
+                            tried_after(rejected),
                         "run again with --keep-work to inspect the candidate");
     }
     json status = arch_status(arches, services.gpu, final_eval, tol, skip_verify, o.no_gpu_reason);
@@ -456,16 +487,19 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
                                               : std::nullopt);
     json phase_seconds = evaluator.phases().to_json();
     phase_seconds["trace"] = phases.to_json().value("trace", 0.0);
-    record = {{"candidate", stage2->winner.id},
-              {"phases", phase_seconds},
-              {"summary", stage2->winner.summary},
-              {"params", stage2->winner.params},
-              {"stages", json::array({stage1->record,
-                                      stage2->record,
-                                      {{"step", "verify"}, {"profile", final_eval.profile}}})},
-              {"tokens", backend->usage()},
-              {"timing", timing},
-              {"status", status}};
+    record = {
+        {"candidate", stage2->winner.id},
+        {"phases", phase_seconds},
+        {"summary", stage2->winner.summary},
+        {"params", stage2->winner.params},
+        {"stages",
+         json::array(
+             {stage1->record,
+              stage2->record,
+              {{"step", "verify"}, {"profile", final_eval.profile}, {"rejected", rejected}}})},
+        {"tokens", backend->usage()},
+        {"timing", timing},
+        {"status", status}};
     artifacts.dump_file("verify.json", record.dump(2) + "\n");
     sources = emit::render_sources(o.data_dir, contract, stage2->winner, backend->name(),
                                    o.op_file.filename().string());

@@ -76,6 +76,12 @@ StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
         proposals.begin() + std::min<size_t>(proposals.size(), budget.max_candidates)));
   json attempts = json::array();
   bool took_new = false;
+  // Every verified candidate (the runners-up are those that did not win).
+  std::vector<std::pair<backend::Candidate, Evaluation>> passed;
+  if (incumbent) {
+    passed.emplace_back(incumbent->winner, incumbent->evaluation);
+    passed.insert(passed.end(), incumbent->runners_up.begin(), incumbent->runners_up.end());
+  }
   // Every candidate that failed, with its class and report, for the message when none passes.
   std::vector<std::pair<std::string, backend::Failure>> failed;
   auto attempt_record = [](const std::string& id, const Evaluation& ev) {
@@ -129,6 +135,7 @@ StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
       if (!listed) failed.emplace_back(candidate.id, *ev.failure);
       continue;
     }
+    passed.emplace_back(candidate, ev);
     // The library floor is preferred: it replaces a kernel of EGG's own when faster at all, while
     // any other challenger must beat the incumbent beyond the timing noise.
     const double margin = best && library_route(candidate) && !library_route(best->winner)
@@ -139,7 +146,7 @@ StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
                          *ev.kernel_ms < *best->evaluation.kernel_ms * (1.0 - margin)) ||
                         (ev.kernel_ms && !best->evaluation.kernel_ms);
     if (better) {
-      best = StageOutcome{candidate, ev, json::object()};
+      best = StageOutcome{candidate, ev, json::object(), {}};
       took_new = true;
     }
     if (!measure) break;  // nothing to compare: the first passing candidate in prior order wins
@@ -155,6 +162,19 @@ StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
     if (!failed.empty()) text += "\nlast failure:\n" + first_lines(failed.back().second.text(), 40);
     throw UserError(text,
                     "inspect the candidates with --keep-work, or try another backend or model");
+  }
+  // The runners-up: every other verified candidate, fastest first (an unmeasured one last), each
+  // id once.
+  best->runners_up.clear();
+  std::stable_sort(passed.begin(), passed.end(), [](const auto& a, const auto& b) {
+    const double x = a.second.kernel_ms.value_or(1e300), y = b.second.kernel_ms.value_or(1e300);
+    return x < y;
+  });
+  for (const auto& p : passed) {
+    if (best->runners_up.size() >= kRunnersUpKept) break;
+    bool seen = p.first.id == best->winner.id;
+    for (const auto& r : best->runners_up) seen = seen || r.first.id == p.first.id;
+    if (!seen) best->runners_up.push_back(p);
   }
   best->record = {
       {"step", request.stage},

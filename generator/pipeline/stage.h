@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "backend/backend.h"
 #include "pipeline/evaluate.h"
@@ -32,7 +34,14 @@ struct StageOutcome {
   backend::Candidate winner;
   Evaluation evaluation;
   nlohmann::json record;
+  // The other verified candidates of this stage and the ones before it, fastest first: the
+  // verify step takes the next one when the winner fails its final check (compute-sanitizer,
+  // another arch).
+  std::vector<std::pair<backend::Candidate, Evaluation>> runners_up;
 };
+
+// How many runners-up a stage keeps.
+inline constexpr std::size_t kRunnersUpKept = 3;
 
 // Runs a stage; throws UserError when no candidate passes (with the last failure report). Each
 // candidate's evaluation is reported to `progress` when one is given.

@@ -514,7 +514,7 @@ TEST(Conv, CudnnChannelsLastIsOfferedThirdWithTheLayoutChangeInTheCall) {
   EXPECT_TRUE(has(d, "egg_k_dnn_epilogue_nhwc<<<")) << d;
   EXPECT_TRUE(has(d, "egg_k_epilogue(a, tile[threadIdx.x][i], (n * kC + c) * kSp + sp, int(c));"));
   EXPECT_TRUE(has(d, "egg_k_kChunks = 1, egg_k_kChunk = 32;")) << d;  // one call for the batch
-  EXPECT_TRUE(has(d, "egg_k_kMaxWorkspace = 1073741824ull;")) << d;      // 1 GiB for small ones
+  EXPECT_TRUE(has(d, "egg_k_kMaxWorkspace = 1073741824ull;")) << d;   // 1 GiB for small ones
   EXPECT_TRUE(has(d, "static_cast<const void*>(xt)")) << d;
   EXPECT_TRUE(has(d, "const int align_class = 0;"));  // the layout buffers are 256-byte aligned
   EXPECT_TRUE(has(cands[2].summary, "channels-last")) << cands[2].summary;

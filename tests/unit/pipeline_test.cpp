@@ -3,6 +3,7 @@
 #include "pipeline/eager_floor.h"
 #include "pipeline/evaluate.h"
 #include "pipeline/generate.h"
+#include "pipeline/stage.h"
 #include "verify/ncu.h"
 
 #include <atomic>
@@ -202,23 +203,32 @@ class FakeReferences : public verify::References {
 class FakeGpu : public verify::GpuVerifier {
  public:
   std::string fail;
-  int fail_first = 0;  // the first runs fail as `fail` says, the others verify
-  int runs = 0;
+  int fail_first = 0;   // the first runs fail as `fail` says, the others verify
+  int fail_strict = 0;  // the first strict runs (the verify step's) fail compute-sanitizer
+  int runs = 0, strict_runs = 0;
+  std::vector<std::string> strict_sources;     // the candidate each strict run checked
   std::vector<std::optional<double>> cutoffs;  // each run's time_cutoff_ms
   std::atomic<int> reference_servers{0}, endpoint_calls{0};
   std::unique_ptr<verify::References> references(const verify::ReferenceRequest&) override {
     ++reference_servers;
     return std::make_unique<FakeReferences>(&endpoint_calls);
   }
-  verify::GpuOutcome run(const fs::path&, const fs::path&, const fs::path&,
+  verify::GpuOutcome run(const fs::path& cu, const fs::path&, const fs::path&,
                          verify::References& refs, const fs::path&,
                          const verify::RunOptions& options) override {
     refs.endpoint();
     ++runs;
     cutoffs.push_back(options.time_cutoff_ms);
     verify::GpuOutcome o;
-    const bool fails = !fail.empty() && (fail_first == 0 || runs <= fail_first);
+    bool fails = !fail.empty() && (fail_first == 0 || runs <= fail_first);
     if (fails) o.status = harness::status_from_name(fail).value();
+    if (options.strict) {
+      strict_sources.push_back(cu.string());
+      if (++strict_runs <= fail_strict) {
+        fails = true;
+        o.status = harness::status_from_name("sanitizer").value();
+      }
+    }
     o.report = fails ? "max abs error 3.0\nrepro: egg-harness verify ..." : "";
     if (!fails) o.kernel_ms = 0.5 - 0.01 * runs;  // later candidates a little faster
     return o;
@@ -259,6 +269,45 @@ TEST_F(PipelineTest, WithAGpuTheFastestVerifiedCandidateWinsAndTheStatusSaysVeri
     EXPECT_TRUE(earlier) << "cutoff " << *gpu.cutoffs[i] << " of run " << i + 1;
   }
   EXPECT_GT(cut, 0);
+}
+
+// The winner fails the verify step's compute-sanitizer run: the next fastest verified candidate
+// is checked and emitted, and the manifest says which failed and why; when every one fails, the
+// chosen kernel's failure is the error.
+TEST_F(PipelineTest, AWinnerThatFailsTheFinalCheckGivesWayToTheNextFastestVerified) {
+  FakeGpu gpu;
+  gpu.fail_strict = 1;
+  Services services{runner, &gpu};
+  auto o = options();
+  o.baseline = false;
+  o.strict = true;
+  auto r = generate(o, services);
+  const json& verify = r.manifest["stages"][2];
+  ASSERT_EQ(verify["rejected"].size(), 1u) << verify.dump();
+  const std::string first = verify["rejected"][0]["candidate"];
+  EXPECT_EQ(verify["rejected"][0]["failure_class"], "sanitizer");
+  EXPECT_EQ(first, r.manifest["stages"][1]["chosen"]);  // stage 2's winner
+  EXPECT_NE(r.manifest["candidate"], first);
+  EXPECT_EQ(r.manifest["status"]["sm_90"]["state"], "verified");
+  EXPECT_EQ(gpu.strict_runs, 2);
+  EXPECT_NE(gpu.strict_sources[0], gpu.strict_sources[1]);
+
+  FakeGpu hopeless;
+  hopeless.fail_strict = 100;
+  Services again{runner, &hopeless};
+  o.cache_enabled = false;
+  fs::remove_all(dir.path() / "out");
+  try {
+    generate(o, again);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("verify: the chosen kernel failed: sanitizer", 0), 0u) << what;
+    EXPECT_NE(what.find("the next fastest verified candidates failed it too"), std::string::npos)
+        << what;
+  }
+  EXPECT_EQ(hopeless.strict_runs, 1 + static_cast<int>(egg::pipeline::kRunnersUpKept));
+  EXPECT_FALSE(fs::exists(dir.path() / "out" / "gelu_bias.cu"));
 }
 
 TEST_F(PipelineTest, AGenerationReportsItsProgressAndACacheHitSaysNothingOfIt) {

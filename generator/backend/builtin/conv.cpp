@@ -94,9 +94,10 @@ std::int64_t cudnn_batch_chunk(const ConvPlan& p) {
   return 0;
 }
 
-// The cuDNN structure's template values (the batch chunk, the workspace cap): 4-D descriptors (N, C, H, W; a 1D convolution has H = 1)
-// or 5-D for 3D; the data type and math; the tensor that takes the convolution's result and
-// whether an element-wise pass must follow (bias, epilogue ops, other outputs).
+// The cuDNN structure's template values (the batch chunk, the workspace cap): 4-D descriptors (N,
+// C, H, W; a 1D convolution has H = 1) or 5-D for 3D; the data type and math; the tensor that takes
+// the convolution's result and whether an element-wise pass must follow (bias, epilogue ops, other
+// outputs).
 void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract& c,
                        const ConvPlan& p, bool nhwc) {
   const int nb = p.dims == 3 ? 5 : 4;
