@@ -9,10 +9,11 @@
 #   bash tools/gpu_suite.sh --list bench/kernelbench_sample.txt kb   # the ops a list names, under kb/
 #
 # Output ($OUT, else ./gpu-suite-out): rows.jsonl (one row per finished op), bench.json/bench.md
-# (the full report, when the run finished), suite.txt (tables), suite.log, build.log,
+# (the full report, when the run finished), suite.txt (tables), suite.log, logs.tgz (build.log and,
 # manifests.tgz (every finished op's manifest.json: `python3 tools/attempts.py manifests.tgz`
 # lists each candidate measured), peaks.json (peak disk, host and GPU memory per op,
-# tools/resource_monitor.py), ctest-gpu.log (with EGG_SUITE_CTEST=1: the harness's gpu tests first).
+# tools/resource_monitor.py); with EGG_SUITE_CTEST=1 logs.tgz also holds ctest-gpu.log (the harness's
+# gpu tests, run first). Eight files: as many as the device tool brings back.
 # Environment: EGG_BENCH_JOBS (default: cores - 4, at least 1), EGG_BENCH_BUDGET (candidates per
 # stage, default 2; 8 measures the library floors' top 8 cuBLASLt algos / cuDNN ranks between the
 # two stages), EGG_BENCH_FLAGS (extra bench flags, e.g. --no-strict, or --no-max-autotune to time
@@ -80,3 +81,6 @@ for r in sorted(rows, key=lambda r: r["op"]):
           "" if r["verified"] else r["status"][:300]))
 print("rows %d, verified %d" % (len(rows), sum(r["verified"] for r in rows)))
 PYEOF
+# The build's and the harness tests' logs in one file (the device tool brings back 8).
+(cd "$OUT" && tar -czf logs.tgz build.log $([ -f ctest-gpu.log ] && echo ctest-gpu.log) && rm -f build.log ctest-gpu.log) ||
+  echo "logs.tgz: not written"
