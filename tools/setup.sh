@@ -53,6 +53,8 @@ as_root() {
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
 apt_updated=0
+# Without network (the GPU machine) a connection apt waits on gives up after 20 s, not its default 120.
+APT_OPTS=(-o Acquire::http::Timeout=20 -o Acquire::https::Timeout=20)
 # Installs the given Debian packages that are missing; returns 1 (after a warning) when it cannot.
 apt_install() {
   local missing=() p
@@ -64,9 +66,9 @@ apt_install() {
   fi
   log "installing Debian packages: ${missing[*]}"
   if [ "$apt_updated" -eq 0 ]; then
-    as_root apt-get update -qq >&2 && apt_updated=1 || true
+    as_root apt-get "${APT_OPTS[@]}" update -qq >&2 && apt_updated=1 || true
   fi
-  if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+  if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get "${APT_OPTS[@]}" install -y -qq --no-install-recommends \
          "${missing[@]}" >&2; then
     log "warning: could not install ${missing[*]} (no network, or not root and no sudo);" \
         "going on with what is installed"
