@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Every candidate each op measured, from the manifests of a bench run (stage, candidate, status,
-event-timed ms, the winner marked), e.g. after tools/gpu_suite.sh:
+event-timed ms, a failure's first line, the winner marked, and the verify step's rejections), e.g.
+after tools/gpu_suite.sh:
 
     python3 tools/attempts.py gpu-suite-out/manifests.tgz            # or a build-suite/ folder
     python3 tools/attempts.py build-suite --op red_sum_dim1 --op loss_mse
@@ -43,10 +44,18 @@ def main(argv=None):
         print("%s  winner: %s" % (op, m.get("candidate", "-")))
         for k, stage in enumerate(m.get("stages", []), 1):
             for a in stage.get("attempts", []):
-                status = a.get("profile", {}).get("harness", {}).get("status") or a.get("status", "-")
+                status = (a.get("profile", {}).get("harness", {}).get("status") or
+                          a.get("failure_class") or a.get("status", "-"))
                 ms = event_ms(a)
-                print("  stage %d  %-52s %-14s %s" % (k, a.get("candidate", "-"), status,
-                                                    "-" if ms is None else "%.4f ms" % ms))
+                line = "  stage %d  %-52s %-14s %s" % (k, a.get("candidate", "-"), status,
+                                                       "-" if ms is None else "%.4f ms" % ms)
+                if a.get("message"):
+                    line += "  " + a["message"][:160]
+                print(line)
+            for r in stage.get("rejected", []):
+                print("  %-8s %-52s %-14s rejected by the final check: %s" % (
+                    stage.get("step", "verify"), r.get("candidate", "-"),
+                    r.get("failure_class", "-"), r.get("message", "")[:160]))
     if not found:
         print("attempts.py: no manifest.json%s under %s" %
               (" for " + ", ".join(args.op) if args.op else "", args.source), file=sys.stderr)

@@ -21,7 +21,11 @@ def attempt(candidate, ms, status="verified"):
 
 MANIFEST = {"candidate": "b", "stages": [
     {"attempts": [attempt("a", 0.5), attempt("b", 0.25)]},
-    {"attempts": [attempt("b", 0.26), {"candidate": "c", "status": "compile_error"}]}]}
+    {"attempts": [attempt("b", 0.26), {"candidate": "c", "status": "compile_error"},
+                  {"candidate": "d", "failure_class": "launch_error", "result": "launch_error",
+                   "message": "set 0: egg_candidate_launch returned cudaErrorNotSupported"}]},
+    {"step": "verify", "rejected": [{"candidate": "e", "failure_class": "sanitizer",
+                                     "message": "compute-sanitizer memcheck reported errors:"}]}]}
 
 
 class AttemptsToolTest(unittest.TestCase):
@@ -48,6 +52,12 @@ class AttemptsToolTest(unittest.TestCase):
         self.assertRegex(lines[1], r"stage 1\s+a\s+verified\s+0\.5000 ms")
         self.assertRegex(lines[3], r"stage 2\s+b\s+verified\s+0\.2600 ms")
         self.assertRegex(lines[4], r"stage 2\s+c\s+compile_error\s+-$")
+        # A failed attempt's class and first line (as the pipeline records them).
+        self.assertRegex(lines[5], r"stage 2\s+d\s+launch_error\s+-\s+set 0: egg_candidate_launch "
+                                   r"returned cudaErrorNotSupported$")
+        # The verify step's rejections of a winner that failed the final check.
+        self.assertRegex(lines[6], r"verify\s+e\s+sanitizer\s+rejected by the final check: "
+                                   r"compute-sanitizer memcheck")
 
     def test_tgz_as_gpu_suite_writes_it(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -79,7 +79,7 @@ struct ConvParams {
   int min_blocks = 1;  // __launch_bounds__ minimum blocks per SM (2 caps registers for occupancy)
   // direct / transpose: threads per block, outputs along W and output channels per thread
   int block = 256, opt = 1, co = 1;
-  // cudnn: rank in cuDNN's heuristic list of the algorithms that fit (deterministic ones first),
+  // cudnn: rank in cuDNN's heuristic list of the engines that fit (modes A, B, then the fallback),
   // and whether cuDNN computes channels-last (the input, weight and result transposed in the call)
   int algo = 0;
   bool nhwc = false;
