@@ -138,10 +138,11 @@ TEST(Gemm, RejectsWithOpAndLine) {
   ASSERT_TRUE(why.has_value());
   EXPECT_EQ(why->where().line, 9);
   EXPECT_TRUE(has(why->describe(), "int32")) << why->describe();
-  // A transposed first operand before the GEMM.
-  auto t = matmul_spec("float32", 0, 64, 64, 64);
-  t["nodes"].insert(t["nodes"].begin(), node("tr", "transpose", {{{"node", "a"}}},
-                                             {{"dim0", 0}, {"dim1", 1}}, {64, 64}, "float32", 8));
+  // A first operand transposed other than in its last two dims, before the GEMM.
+  auto t = matmul_spec("float32", 8, 64, 64, 64);
+  t["nodes"].insert(t["nodes"].begin(),
+                    node("tr", "transpose", {{{"node", "a"}}}, {{"dim0", 0}, {"dim1", 1}},
+                         {64, 8, 64}, "float32", 8));
   t["nodes"][1]["args"][0]["node"] = "tr";
   why = family.cannot_implement(spec::parse_spec(t));
   ASSERT_TRUE(why.has_value());
@@ -292,6 +293,58 @@ TEST(Gemm, TransposedSecondOperandIsReadTransposed) {
   ASSERT_NE(tc, nullptr);
   EXPECT_TRUE(has(tc->code.device_code, "constexpr bool B_NK = true;"));
   EXPECT_TRUE(has(tc->code.device_code, "STRIDE_A = 8192, STRIDE_B = 8192"));
+}
+
+// torch.export writes `A.T` as permute(A, [1, 0]): either operand may be a transposed leaf, read
+// by cuBLASLt as stored (its B is our A, its A our B); the own tensor-core kernel reads A as
+// stored only.
+TEST(Gemm, PermutedOperandsAreReadTransposedByCublasLt) {
+  auto permuted = [](bool ta, bool tb) {
+    auto j = matmul_spec("float16", 0, 2048, 8192, 4096);
+    if (ta) j["inputs"][0]["shape"] = {8192, 2048};
+    if (tb) j["inputs"][1]["shape"] = {4096, 8192};
+    if (tb) {
+      j["nodes"].insert(j["nodes"].begin(), node("pb", "permute", {{{"node", "b"}}},
+                                                 {{"dims", {1, 0}}}, {8192, 4096}, "float16", 7));
+      j["nodes"].back()["args"][1]["node"] = "pb";
+    }
+    if (ta) {
+      j["nodes"].insert(j["nodes"].begin(), node("pa", "permute", {{{"node", "a"}}},
+                                                 {{"dims", {1, 0}}}, {2048, 8192}, "float16", 7));
+      j["nodes"].back()["args"][0]["node"] = "pa";
+    }
+    return j;
+  };
+  GemmFamily family(kData);
+  for (const auto& [ta, tb] :
+       {std::pair{true, false}, std::pair{false, true}, std::pair{true, true}}) {
+    auto s = spec::parse_spec(permuted(ta, tb));
+    ASSERT_FALSE(family.cannot_implement(s).has_value()) << family.cannot_implement(s)->describe();
+    const auto p = family.analyze(s);
+    EXPECT_EQ(p.a_km, ta);
+    EXPECT_EQ(p.b_nk, tb);
+    EXPECT_EQ(p.m, 2048);
+    EXPECT_EQ(p.k, 8192);
+    EXPECT_EQ(p.n, 4096);
+    const auto cands = family.structures(s, contract::derive(s, "k"));
+    ASSERT_FALSE(cands.empty());
+    const auto& d = cands[0].code.device_code;
+    EXPECT_TRUE(has(d, std::string("trans_a = ") + (tb ? "CUBLAS_OP_T" : "CUBLAS_OP_N") +
+                           ", trans_b = " + (ta ? "CUBLAS_OP_T" : "CUBLAS_OP_N")))
+        << d;
+    EXPECT_TRUE(has(d, ta ? "cublasLtMatrixLayoutCreate(&s.lb, CUDA_R_16F, 2048, 8192, 2048)"
+                          : "cublasLtMatrixLayoutCreate(&s.lb, CUDA_R_16F, 8192, 2048, 8192)"))
+        << d;
+    // The own WMMA kernel reads A as stored: not offered for A.T.
+    EXPECT_EQ(find(cands, "tc") == nullptr, ta);
+  }
+  // A permute that is not the last two dims swapped stays refused.
+  auto other = matmul_spec("float32", 8, 64, 64, 64);
+  other["nodes"].insert(
+      other["nodes"].begin(),
+      node("pa", "permute", {{{"node", "a"}}}, {{"dims", {1, 0, 2}}}, {64, 8, 64}, "float32", 7));
+  other["nodes"][1]["args"][0]["node"] = "pa";
+  EXPECT_TRUE(family.cannot_implement(spec::parse_spec(other)).has_value());
 }
 
 TEST(Gemm, ResidualAddAndScaleFuse) {

@@ -166,11 +166,26 @@ GemmProblem GemmFamily::analyze(const spec::Spec& s) const {
         d0 = (d0 + rank) % rank;
         d1 = (d1 + rank) % rank;
         last_two = std::min(d0, d1) == rank - 2 && std::max(d0, d1) == rank - 1;
+      } else if (n.op == "permute" && n.attrs.contains("dims") && n.attrs["dims"].is_array() &&
+                 static_cast<std::int64_t>(n.attrs["dims"].size()) == rank) {
+        // `x.T` and `x.mT` come out of torch.export as a permute: the identity but for the last
+        // two dims swapped.
+        last_two = true;
+        for (std::int64_t d = 0; d < rank; ++d) {
+          const auto& v = n.attrs["dims"][static_cast<size_t>(d)];
+          const std::int64_t want = d == rank - 2 ? rank - 1 : d == rank - 1 ? rank - 2 : d;
+          last_two =
+              last_two && v.is_number_integer() && (v.get<std::int64_t>() + rank) % rank == want;
+        }
       }
     }
-    const bool b_operand = g.op != "linear" && g.op != "addmm" && g.args.size() > 1 &&
-                           g.args[1].kind == spec::Arg::Kind::node && g.args[1].node == n.name;
-    if (last_two && b_operand) {
+    // Either operand of matmul/mm/bmm/addmm (A: mat1, B: mat2) may be a transposed leaf.
+    const size_t first = g.op == "addmm" ? 1 : 0;
+    auto operand = [&](size_t k) {
+      return g.op != "linear" && g.args.size() > k && g.args[k].kind == spec::Arg::Kind::node &&
+             g.args[k].node == n.name;
+    };
+    if (last_two && (operand(first) || operand(first + 1))) {
       transposed[n.name] = src;
     } else {
       first_other = i;
@@ -238,7 +253,9 @@ GemmProblem GemmFamily::analyze(const spec::Spec& s) const {
     b = &leaf(addmm ? 2 : 1, "mat2");
     const bool b_transposed = transposed.count(g.args[addmm ? 2 : 1].node) > 0;
     p.b_nk = b_transposed;
-    const Shape& as = a->shape;
+    p.a_km = transposed.count(g.args[addmm ? 1 : 0].node) > 0;
+    Shape as = a->shape;  // the logical [.., M, K]
+    if (p.a_km) std::swap(as[as.size() - 1], as[as.size() - 2]);
     Shape bs = b->shape;  // the logical [.., K, N]
     if (b_transposed) std::swap(bs[bs.size() - 1], bs[bs.size() - 2]);
     if (as.size() < 2 || bs.size() < 2)
@@ -252,7 +269,7 @@ GemmProblem GemmFamily::analyze(const spec::Spec& s) const {
     p.k = as.back();
     p.n = bs.back();
     const std::int64_t b_batch = prod(bs, 0, bs.size() - 2);
-    if (b_batch == 1 && bs.size() <= as.size()) {
+    if (b_batch == 1 && bs.size() <= as.size() && !(p.a_km && as.size() > 2)) {
       p.m = prod(as, 0, as.size() - 1);  // a shared B: fold A's batch into M
     } else if (as.size() == bs.size() &&
                Shape(as.begin(), as.end() - 2) == Shape(bs.begin(), bs.end() - 2)) {
@@ -417,6 +434,7 @@ std::optional<std::string> GemmFamily::tc_unsupported(const GemmProblem& p, cons
   if (p.dtype != spec::DType::float16 && p.dtype != spec::DType::bfloat16)
     return "the own tensor-core GEMM takes float16/bfloat16 (float32 stays on cuBLASLt without "
            "TF32)";
+  if (p.a_km) return "the own tensor-core GEMM reads A as stored [M][K] (cuBLASLt takes A.T)";
   if (p.k % 8 != 0 || p.n % 8 != 0)
     return "K and N must be multiples of 8 (16-byte cp.async chunks)";
   if (q.bm % (q.warps_m * 16) != 0 || q.bn % (q.warps_n * 16) != 0 || q.bk % 16 != 0 || q.bk < 16)
@@ -509,6 +527,7 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c,
 
   const std::int64_t numel = p.batch * p.m * p.n;
   const std::string b_layout = p.b_nk ? "[N][K], used transposed" : "[K][N]";
+  const std::string a_layout = p.a_km ? "[K][M], used transposed" : "[M][K]";
   json ctx = {
       {"fn", fn},
       {"helpers", ops_.helpers()},
@@ -526,6 +545,7 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c,
       {"stride_c", p.batch > 1 ? p.m * p.n : 0},
       {"b_nk", p.b_nk ? "true" : "false"},
       {"b_layout", b_layout},
+      {"a_layout", a_layout},
       {"a_var", var_of.at(p.a)},
       {"b_var", var_of.at(p.b)},
       {"out_var", out_var},
@@ -556,6 +576,12 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c,
   ctx["la_rows"] = p.b_nk ? p.k : p.n;
   ctx["la_cols"] = p.b_nk ? p.n : p.k;
   ctx["la_ld"] = p.b_nk ? p.k : p.n;
+  // ... and its B is our A: [M][K] row-major is column-major K x M; [K][M] (A.T) is M x K, used
+  // transposed.
+  ctx["trans_b"] = p.a_km ? "CUBLAS_OP_T" : "CUBLAS_OP_N";
+  ctx["lb_rows"] = p.a_km ? p.m : p.k;
+  ctx["lb_cols"] = p.a_km ? p.k : p.m;
+  ctx["lb_ld"] = p.a_km ? p.m : p.k;
   // fp32 follows PyTorch (no TF32) unless the user opted in: PRECISION tf32 or bf16.
   std::string compute = "CUBLAS_COMPUTE_32F";
   if (p.dtype == spec::DType::float32 && (q.tf32 || precision_ == "tf32"))

@@ -26,6 +26,7 @@ struct GemmProblem {
   std::string a;      // spec name of A (input or param)
   std::string b;      // spec name of B
   bool b_nk = false;  // B stored [N, K] (nn.Linear's weight, used transposed), else [K, N]
+  bool a_km = false;  // A stored [K, M] (`A.T`, `a.transpose(-2, -1)`), else [M, K]
   std::int64_t batch = 1, m = 0, n = 0, k = 0;
   spec::DType dtype = spec::DType::float32;
   std::string bias;    // linear's bias or addmm's input (spec name), empty when none
