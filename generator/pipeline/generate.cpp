@@ -410,10 +410,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
       std::optional<Evaluation> first_failure;  // the chosen kernel's, reported if all fail
       for (std::size_t next = 0; recheck && !final_eval.ok(); ++next) {
         if (!first_failure) first_failure = final_eval;
-        rejected.push_back(
-            {{"candidate", stage2->winner.id},
-             {"failure_class", std::string(backend::failure_name(final_eval.failure->cls))},
-             {"message", final_eval.failure->first_line()}});
+        rejected.push_back(failure_record(stage2->winner.id, *final_eval.failure));
         if (next >= stage2->runners_up.size()) {
           final_eval = *first_failure;
           break;

@@ -43,6 +43,12 @@ bool library_route(const backend::Candidate& c) {
 
 }  // namespace
 
+json failure_record(const std::string& candidate, const backend::Failure& failure) {
+  return {{"candidate", candidate},
+          {"failure_class", std::string(backend::failure_name(failure.cls))},
+          {"message", failure.first_line()}};  // the manifest says why, not only the class
+}
+
 StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
                        Evaluator& evaluator, const StageBudget& budget,
                        const std::optional<StageOutcome>& incumbent, Progress* progress) {
@@ -85,11 +91,8 @@ StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
   // Every candidate that failed, with its class and report, for the message when none passes.
   std::vector<std::pair<std::string, backend::Failure>> failed;
   auto attempt_record = [](const std::string& id, const Evaluation& ev) {
-    json a = {{"candidate", id}, {"result", result_text(ev)}};
-    if (!ev.ok()) {
-      a["failure_class"] = std::string(backend::failure_name(ev.failure->cls));
-      a["message"] = ev.failure->first_line();  // the manifest says why, not only the class
-    }
+    json a = ev.ok() ? json{{"candidate", id}} : failure_record(id, *ev.failure);
+    a["result"] = result_text(ev);
     return a;
   };
   for (auto candidate : proposals) {

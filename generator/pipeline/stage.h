@@ -40,6 +40,9 @@ struct StageOutcome {
   std::vector<std::pair<backend::Candidate, Evaluation>> runners_up;
 };
 
+// A failed candidate as the manifest records it: {candidate, failure_class, message (first line)}.
+nlohmann::json failure_record(const std::string& candidate, const backend::Failure& failure);
+
 // How many runners-up a stage keeps.
 inline constexpr std::size_t kRunnersUpKept = 3;
 
