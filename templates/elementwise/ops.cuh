@@ -4,44 +4,50 @@
 #include <cuda_bf16.h>
 #include <math_constants.h>
 
-__device__ __forceinline__ float egg_to_float(float v) { return v; }
-__device__ __forceinline__ float egg_to_float(__half v) { return __half2float(v); }
-__device__ __forceinline__ float egg_to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float egg_to_float(bool v) { return v ? 1.0f : 0.0f; }
+// Element helpers compile for the host too: a test runs a kernel's per-element program on the CPU
+// (EGG_HOST_EVAL, templates/elementwise/kernel.cuh.tmpl).
+#ifndef EGG_HD
+#define EGG_HD __host__ __device__ __forceinline__
+#endif
 
-template <typename T> __device__ __forceinline__ T egg_from_float(float v);
-template <> __device__ __forceinline__ float egg_from_float<float>(float v) { return v; }
-template <> __device__ __forceinline__ __half egg_from_float<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __forceinline__ __nv_bfloat16 egg_from_float<__nv_bfloat16>(float v) {
+EGG_HD float egg_to_float(float v) { return v; }
+EGG_HD float egg_to_float(__half v) { return __half2float(v); }
+EGG_HD float egg_to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+EGG_HD float egg_to_float(bool v) { return v ? 1.0f : 0.0f; }
+
+template <typename T> EGG_HD T egg_from_float(float v);
+template <> EGG_HD float egg_from_float<float>(float v) { return v; }
+template <> EGG_HD __half egg_from_float<__half>(float v) { return __float2half_rn(v); }
+template <> EGG_HD __nv_bfloat16 egg_from_float<__nv_bfloat16>(float v) {
   return __float2bfloat16_rn(v);
 }
 
 // NaN-propagating relu/min/max, as PyTorch's.
-__device__ __forceinline__ float egg_relu(float x) { return (x != x) ? x : fmaxf(x, 0.0f); }
-__device__ __forceinline__ float egg_minimum(float a, float b) { return (a != a || b != b) ? a + b : fminf(a, b); }
-__device__ __forceinline__ float egg_maximum(float a, float b) { return (a != a || b != b) ? a + b : fmaxf(a, b); }
-__device__ __forceinline__ float egg_clamp(float x, float lo, float hi) {
+EGG_HD float egg_relu(float x) { return (x != x) ? x : fmaxf(x, 0.0f); }
+EGG_HD float egg_minimum(float a, float b) { return (a != a || b != b) ? a + b : fminf(a, b); }
+EGG_HD float egg_maximum(float a, float b) { return (a != a || b != b) ? a + b : fmaxf(a, b); }
+EGG_HD float egg_clamp(float x, float lo, float hi) {
   return (x != x) ? x : fminf(fmaxf(x, lo), hi);
 }
-__device__ __forceinline__ float egg_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
-__device__ __forceinline__ float egg_silu(float x) { return x / (1.0f + expf(-x)); }
-__device__ __forceinline__ float egg_gelu_erf(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f)); }
-__device__ __forceinline__ float egg_gelu_tanh(float x) {
+EGG_HD float egg_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+EGG_HD float egg_silu(float x) { return x / (1.0f + expf(-x)); }
+EGG_HD float egg_gelu_erf(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f)); }
+EGG_HD float egg_gelu_tanh(float x) {
   const float inner = 0.79788456080286535588f * (x + 0.044715f * x * x * x);
   return 0.5f * x * (1.0f + tanhf(inner));
 }
-__device__ __forceinline__ float egg_softplus(float x, float beta, float threshold) {
+EGG_HD float egg_softplus(float x, float beta, float threshold) {
   return (x * beta > threshold) ? x : log1pf(expf(x * beta)) / beta;
 }
-__device__ __forceinline__ float egg_mish(float x) { return x * tanhf(egg_softplus(x, 1.0f, 20.0f)); }
-__device__ __forceinline__ float egg_elu(float x, float alpha) { return x > 0.0f ? x : alpha * expm1f(x); }
-__device__ __forceinline__ float egg_selu(float x) {
+EGG_HD float egg_mish(float x) { return x * tanhf(egg_softplus(x, 1.0f, 20.0f)); }
+EGG_HD float egg_elu(float x, float alpha) { return x > 0.0f ? x : alpha * expm1f(x); }
+EGG_HD float egg_selu(float x) {
   const float alpha = 1.6732632423543772848170429916717f;
   const float scale = 1.0507009873554804934193349852946f;
   return scale * (x > 0.0f ? x : alpha * expm1f(x));
 }
-__device__ __forceinline__ float egg_hardsigmoid(float x) { return fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f; }
-__device__ __forceinline__ float egg_hardswish(float x) { return x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f; }
+EGG_HD float egg_hardsigmoid(float x) { return fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f; }
+EGG_HD float egg_hardswish(float x) { return x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f; }
 
 // VEC elements of T loaded and stored as 16-byte transactions (needs 16-byte aligned pointers).
 template <typename T, int VEC>

@@ -27,11 +27,13 @@ TEST(Elementwise, RendersTheFusedChain) {
   auto c = contract::derive(s, "gelu_bias");
   auto cand = family.render(s, c, ElementwiseParams{});
   const auto& code = cand.code.device_code;
-  EXPECT_TRUE(has(code, "const float t0 = (a0 * 0.5f);")) << code;
-  EXPECT_TRUE(has(code, "const float t1 = (t0 + 1.0f * a1);"));
-  EXPECT_TRUE(has(code, "const float t2 = egg_gelu_tanh(t1);"));
+  EXPECT_TRUE(has(code, "const float egg_v0 = (egg_e_x * 0.5f);")) << code;
+  EXPECT_TRUE(has(code, "const IndexT egg_i0 = (i % 1024);"));  // broadcast operand: index math
+  EXPECT_TRUE(has(code, "const float egg_v1 = egg_to_float(bias[egg_i0]);"));
+  EXPECT_TRUE(has(code, "const float egg_v2 = (egg_v0 + 1.0f * egg_v1);"));
+  EXPECT_TRUE(has(code, "const float egg_v3 = egg_gelu_tanh(egg_v2);"));
   EXPECT_TRUE(has(code, "egg_load_vec<float, VEC>(x + i0)"));  // full operand: 16-byte vectors
-  EXPECT_TRUE(has(code, "bias[(i % 1024)]"));                  // broadcast operand: index math
+  EXPECT_TRUE(has(code, "egg_gelu_bias_element<IndexT>(i, egg_to_float(x_v.v[j]), x, bias, out)"));
   EXPECT_TRUE(has(code, "__launch_bounds__(256)"));
   EXPECT_TRUE(
       has(cand.code.launch_body, "egg_gelu_bias_run<std::int32_t, 4>(x, bias, out0, n, stream)"));
@@ -48,7 +50,16 @@ TEST(Elementwise, BroadcastIndexMergesDims) {
   j["params"][0]["shape"] = {16, 1, 1};
   auto s = spec::parse_spec(j);
   auto cand = family.render(s, contract::derive(s, "k"), ElementwiseParams{});
-  EXPECT_TRUE(has(cand.code.device_code, "bias[((i / 1024) % 16)]")) << cand.code.device_code;
+  EXPECT_TRUE(has(cand.code.device_code, "const IndexT egg_i2 = ((i / 1024) % 16);"))
+      << cand.code.device_code;
+  EXPECT_TRUE(has(cand.code.device_code, "bias[egg_i2]"));
+  // A bias over the last three dims: one digit of i, (i % 16384), not three.
+  j["params"][0]["shape"] = {16, 32, 32};
+  s = spec::parse_spec(j);
+  cand = family.render(s, contract::derive(s, "k"), ElementwiseParams{});
+  EXPECT_TRUE(has(cand.code.device_code, "const IndexT egg_i4 = (i % 16384);"))
+      << cand.code.device_code;
+  EXPECT_TRUE(has(cand.code.device_code, "bias[egg_i4]"));
 }
 
 TEST(Elementwise, HalfUsesEightWideVectors) {
@@ -95,7 +106,8 @@ TEST(Elementwise, ClampWithOneBoundUsesInfinity) {
   j["outputs"][0]["node"] = "clamp";
   auto s = spec::parse_spec(j);
   auto cand = family.render(s, contract::derive(s, "k"), ElementwiseParams{});
-  EXPECT_TRUE(has(cand.code.device_code, "egg_clamp(t1, 0.0f, INFINITY)")) << cand.code.device_code;
+  EXPECT_TRUE(has(cand.code.device_code, "egg_clamp(egg_v2, 0.0f, INFINITY)"))
+      << cand.code.device_code;
 }
 
 // A chain of element-wise nodes over x [64, 1024] (fp32); each node is {name, op, args}.
@@ -135,19 +147,19 @@ TEST(Elementwise, IntegerPowersBecomeMultiplies) {
                        {"one", "add", {node_arg("th"), scalar_arg(1.0)}},
                        {"out", "mul", {node_arg("half"), node_arg("one")}}});
   const std::string code = render_chain(s);
-  EXPECT_TRUE(has(code, "const float t1 = (a0 * a0 * a0);")) << code;
+  EXPECT_TRUE(has(code, "const float egg_v1 = (egg_e_x * egg_e_x * egg_e_x);")) << code;
   EXPECT_FALSE(has(code, "powf")) << code;
-  EXPECT_TRUE(has(code, "const float t2 = (0.0447149985f * t1);")) << code;
+  EXPECT_TRUE(has(code, "const float egg_v2 = (0.0447149985f * egg_v1);")) << code;
 
   auto squares = chain_spec({{"sq", "pow", {node_arg("x"), scalar_arg(2.0)}},
                              {"inv", "pow", {node_arg("sq"), scalar_arg(-1.0)}},
                              {"root", "pow", {node_arg("inv"), scalar_arg(0.5)}},
                              {"other", "pow", {node_arg("root"), scalar_arg(2.5)}}});
   const std::string sq = render_chain(squares);
-  EXPECT_TRUE(has(sq, "const float t0 = (a0 * a0);")) << sq;
-  EXPECT_TRUE(has(sq, "const float t1 = (1.0f / t0);")) << sq;
-  EXPECT_TRUE(has(sq, "const float t2 = sqrtf(t1);")) << sq;
-  EXPECT_TRUE(has(sq, "const float t3 = powf(t2, 2.5f);")) << sq;  // not an integer: powf
+  EXPECT_TRUE(has(sq, "const float egg_v0 = (egg_e_x * egg_e_x);")) << sq;
+  EXPECT_TRUE(has(sq, "const float egg_v1 = (1.0f / egg_v0);")) << sq;
+  EXPECT_TRUE(has(sq, "const float egg_v2 = sqrtf(egg_v1);")) << sq;
+  EXPECT_TRUE(has(sq, "const float egg_v3 = powf(egg_v2, 2.5f);")) << sq;  // not an integer
 }
 
 TEST(Elementwise, ScalarChainsFoldAndIdentitiesVanish) {
@@ -161,15 +173,15 @@ TEST(Elementwise, ScalarChainsFoldAndIdentitiesVanish) {
                        {"h", "mul", {node_arg("g"), scalar_arg(2.0)}},
                        {"i", "div", {node_arg("h"), scalar_arg(0.5)}}});
   const std::string code = render_chain(s);
-  EXPECT_TRUE(has(code, "const float t0 = (a0 * 0.5f);")) << code;
-  EXPECT_TRUE(has(code, "const float t1 = (a0 * 0.0223574992f);")) << code;   // 0.5 * 0.044715
-  EXPECT_TRUE(has(code, "const float t2 = (a0 * 0.00558937481f);")) << code;  // ... / 4
-  EXPECT_TRUE(has(code, "const float t3 = (a0 * 0.00558937481f);")) << code;  // ... * 1
-  EXPECT_TRUE(has(code, "const float t4 = t3;")) << code;                     // + 0
-  EXPECT_TRUE(has(code, "const float t5 = t4;")) << code;                     // - 0
-  EXPECT_TRUE(has(code, "const float t6 = t5;")) << code;                     // / 1
-  EXPECT_TRUE(has(code, "const float t7 = (t5 * 2.0f);")) << code;  // the sub broke the chain
-  EXPECT_TRUE(has(code, "const float t8 = (t5 * 4.0f);")) << code;  // / 1 * 2 / 0.5
+  EXPECT_TRUE(has(code, "const float egg_v0 = (egg_e_x * 0.5f);")) << code;
+  EXPECT_TRUE(has(code, "const float egg_v1 = (egg_e_x * 0.0223574992f);"))
+      << code;  // 0.5 * 0.044715
+  EXPECT_TRUE(has(code, "const float egg_v2 = (egg_e_x * 0.00558937481f);")) << code;  // ... / 4
+  EXPECT_TRUE(has(code, "const float egg_v3 = (egg_e_x * 0.00558937481f);")) << code;  // ... * 1
+  // + 0, - 0, / 1 pass egg_v3 on; the sub broke the chain; / 1 * 2 / 0.5 fold into * 4.
+  EXPECT_TRUE(has(code, "const float egg_v4 = (egg_v3 * 2.0f);")) << code;
+  EXPECT_TRUE(has(code, "const float egg_v5 = (egg_v3 * 4.0f);")) << code;
+  EXPECT_FALSE(has(code, "egg_v6")) << code;
 }
 
 // The reductions' numerics against double: x * x * x is within 2 ulp of x^3 (two roundings), as

@@ -328,26 +328,75 @@ TEST(Planner, AViewReturnedByTheGraphIsWrittenByItsSourcesKernel) {
   EXPECT_FALSE(has(body, "egg_tmp_sm")) << body;
 }
 
-TEST(Planner, ViewsThatCannotAliasStayNamedInTheError) {
+TEST(Planner, ViewsThatCannotAliasAreCopiedByIndex) {
   BuiltinBackend backend(kData);
-  // A view of a graph input returned as the output would need a copy: the error names it and its
-  // line.
+  // A view of a graph input returned as the output needs a copy: an element-wise kernel by index.
   auto s = make_spec({tensor("x", {64, 256})}, json::array(),
                      {node("up", "unsqueeze", {ref("x")}, {{"dim", 0}}, {1, 64, 256}, 9)});
-  const auto roles = node_roles(s, OpTable(kData));
-  EXPECT_EQ(roles[0], NodeRole::anchor);
-  try {
-    backend.check_supported(s);
-    FAIL() << "expected a UserError";
-  } catch (const UserError& e) {
-    EXPECT_EQ(e.where().line, 9) << e.describe();
-    EXPECT_TRUE(has(e.describe(), "unsqueeze")) << e.describe();
-  }
-  // A view that changes the element count is no alias either.
+  EXPECT_EQ(node_roles(s, OpTable(kData))[0], NodeRole::follower);
+  EXPECT_NO_THROW(backend.check_supported(s));
+  // A view that changes the element count is no alias, nor a copy: the error names it and its line.
   auto grown = make_spec({tensor("x", {64, 256})}, json::array(),
                          {node("r", "reshape", {ref("x")}, {{"shape", {64, 512}}}, {64, 512}, 5),
                           node("e", "exp", {ref("r")}, json::object(), {64, 512}, 6)});
   EXPECT_EQ(node_roles(grown, OpTable(kData))[0], NodeRole::anchor);
+  try {
+    backend.check_supported(grown);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.where().line, 5) << e.describe();
+    EXPECT_TRUE(has(e.describe(), "element count")) << e.describe();
+  }
+}
+
+TEST(Planner, CatOfTwoGemmsIsOneElementwiseKernel) {
+  BuiltinBackend backend(kData);
+  const auto s = make_spec(
+      {tensor("x", {64, 256})},
+      {tensor("a.weight", {128, 256}, "parameter"), tensor("b.weight", {64, 256}, "parameter")},
+      {node("a", "linear", {ref("x"), ref("a.weight"), json{{"none", true}}}, json::object(),
+            {64, 128}, 5),
+       node("b", "linear", {ref("x"), ref("b.weight"), json{{"none", true}}}, json::object(),
+            {64, 64}, 6),
+       node("cat", "cat", json::array({json{{"list", {ref("a"), ref("b")}}}}), {{"dim", 1}},
+            {64, 192}, 7),
+       node("relu", "relu", {ref("cat")}, json::object(), {64, 192}, 8)});
+  const Plan plan = backend.plan(s);
+  EXPECT_EQ(layout(plan), "gemm[a] gemm[b] elementwise[cat,relu]");
+  EXPECT_EQ(plan.segments[2].reads, (std::vector<std::string>{"a", "b"}));
+  const auto c = contract::derive(s, "k");
+  const std::string code = backend.propose(request(s, c, "stage1")).front().code.device_code;
+  // Each operand of the cat is read in its own range along dim 1, its loads guarded.
+  EXPECT_TRUE(has(code, "(egg_i0 < 128) ? egg_to_float(a[egg_i1 * 128 + egg_i0]) : 0.0f")) << code;
+  EXPECT_TRUE(has(code, "(egg_i0 >= 128) ? egg_to_float(b[egg_i1 * 64 + egg_i2]) : 0.0f")) << code;
+}
+
+TEST(Planner, HeadsSplitFromAProjectionAreOneCopyBeforeTheNextGemm) {
+  BuiltinBackend backend(kData);
+  // q, k = proj(x).split(128, 2); heads by view + transpose; q @ k^T (causal attention's start).
+  const auto s = make_spec(
+      {tensor("x", {4, 64, 128})}, {tensor("proj.weight", {256, 128}, "parameter")},
+      {node("proj", "linear", {ref("x"), ref("proj.weight"), json{{"none", true}}}, json::object(),
+            {4, 64, 256}, 5),
+       node("split", "split", {ref("proj")}, {{"split_size", 128}, {"dim", 2}}, {4, 64, 128}, 6),
+       node("q", "getitem", {ref("split"), json{{"scalar", 0}}}, json::object(), {4, 64, 128}, 6),
+       node("k", "getitem", {ref("split"), json{{"scalar", 1}}}, json::object(), {4, 64, 128}, 6),
+       node("qv", "reshape", {ref("q")}, {{"shape", {4, 64, 4, 32}}}, {4, 64, 4, 32}, 7),
+       node("qh", "transpose", {ref("qv")}, {{"dim0", 1}, {"dim1", 2}}, {4, 4, 64, 32}, 7),
+       node("kv", "reshape", {ref("k")}, {{"shape", {4, 64, 4, 32}}}, {4, 64, 4, 32}, 8),
+       node("kh", "transpose", {ref("kv")}, {{"dim0", 1}, {"dim1", 2}}, {4, 4, 64, 32}, 8),
+       node("kt", "transpose", {ref("kh")}, {{"dim0", -2}, {"dim1", -1}}, {4, 4, 32, 64}, 9),
+       node("att", "matmul", {ref("qh"), ref("kt")}, json::object(), {4, 4, 64, 64}, 9)});
+  const Plan plan = backend.plan(s);
+  // The views of the pieces are computed in the copy that reads them (no alias of a value that
+  // kernel itself writes), and the pieces themselves are never stored.
+  EXPECT_EQ(layout(plan), "gemm[proj] elementwise[split,q,k,qv,qh,kv,kh,kt] gemm[att]");
+  EXPECT_TRUE(plan.aliases.empty());
+  EXPECT_EQ(plan.segments[1].writes, (std::vector<std::string>{"qh", "kt"}));
+  const auto c = contract::derive(s, "k");
+  const std::string code = backend.propose(request(s, c, "stage1")).front().code.device_code;
+  // kt[b, h, d, t] = proj[b, t, 128 + h * 32 + d].
+  EXPECT_TRUE(has(code, "+ 128)")) << code;
 }
 
 TEST(Planner, StageTwoTunesEverySegmentAndRepairFallsBack) {

@@ -1,5 +1,8 @@
 #include "backend/builtin/elementwise.h"
 
+#include "backend/builtin/index_ir.h"
+#include "backend/builtin/plan_util.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -36,49 +39,52 @@ std::vector<std::pair<std::string, std::string>> ElementwiseFamily::key_inputs()
 
 std::optional<UserError> ElementwiseFamily::cannot_implement(const spec::Spec& s) const {
   const SourceLocation file_only{s.op_file, 0, "output"};
-  const Shape& out_shape = s.outputs.front().shape;
+  if (s.outputs.empty()) return UserError(file_only, "the op has no outputs");
+  const std::int64_t n = spec::numel(s.outputs.front().shape);
   for (const auto& o : s.outputs) {
     // The line of the node that computes the output, so this precise reason wins over the other
     // families' "no <anchor> in the op" (planner.cpp, explain_rejection).
     const spec::Node* producer = s.find_node(o.node);
-    if (!spec::is_floating(o.dtype) || o.dtype == spec::DType::float64)
+    if (!float_storage(o.dtype))
       return UserError(producer ? producer->where : file_only,
                        "output " + o.name + " is " + spec::dtype_name(o.dtype) +
                            "; the builtin element-wise kernels write float32, float16 or bfloat16",
                        "return a floating-point tensor (e.g. .float())");
-    if (o.shape != out_shape)
+    if (spec::numel(o.shape) != n)
       return UserError(file_only,
-                       "outputs have different shapes (" + spec::shape_string(out_shape) + " and " +
+                       "outputs have different element counts (" +
+                           spec::shape_string(s.outputs.front().shape) + " and " +
                            spec::shape_string(o.shape) + ")",
-                       "return outputs of one shape, or split the op into two op.py files");
+                       "return outputs of one size, or split the op into two op.py files");
   }
   auto check_leaf = [&](const spec::Tensor& t,
                         const SourceLocation& at) -> std::optional<UserError> {
-    if (!(spec::is_floating(t.dtype) && t.dtype != spec::DType::float64) &&
-        t.dtype != spec::DType::boolean)
+    if (!float_storage(t.dtype) && t.dtype != spec::DType::boolean)
       return UserError(
           at,
           "tensor " + t.name + " is " + spec::dtype_name(t.dtype) +
               "; the builtin element-wise kernels read float32, float16, bfloat16 or bool",
           "convert it in get_inputs() or the model");
-    if (!broadcasts_to(t.shape, out_shape))
-      return UserError(
-          at,
-          "tensor " + t.name + " of shape " + spec::shape_string(t.shape) +
-              " does not broadcast to the output shape " + spec::shape_string(out_shape),
-          "the builtin element-wise family needs operands that broadcast to the output");
     return std::nullopt;
   };
-  for (const auto& n : s.nodes) {
-    if (auto e = ops_.check(s, n)) return e;
-    for (const auto& a : n.args)
-      if (a.kind == spec::Arg::Kind::node)
-        if (const auto* t = s.find_tensor(a.node))
-          if (auto e = check_leaf(*t, n.where)) return e;
-    if (!broadcasts_to(n.shape, out_shape))
-      return UserError(n.where, "`" + n.target + "` produces shape " + spec::shape_string(n.shape) +
-                                    " that does not broadcast to the output " +
-                                    spec::shape_string(out_shape));
+  for (const auto& node : s.nodes) {
+    if (auto e = index_ir_check(s, node, ops_)) return e;
+    std::vector<std::string> reads = node_args(node);
+    for (const auto& a : node.args)
+      for (const auto& item : a.items)
+        if (item.kind == spec::Arg::Kind::node) reads.push_back(item.node);
+    for (const auto& r : reads) {
+      if (const auto* t = s.find_tensor(r))
+        if (auto e = check_leaf(*t, node.where)) return e;
+      if (!ops_.knows(node.op)) continue;
+      const spec::Tensor* t = s.find_tensor(r);
+      const spec::Node* m = s.find_node(r);
+      const Shape& shape = t ? t->shape : m->shape;
+      if (!broadcasts_to(shape, node.shape))
+        return UserError(node.where, "`" + r + "` of shape " + spec::shape_string(shape) +
+                                         " does not broadcast to the shape " +
+                                         spec::shape_string(node.shape) + " of " + quote(node));
+    }
   }
   for (const auto& o : s.outputs)
     if (const auto* t = s.find_tensor(o.node))
@@ -88,35 +94,29 @@ std::optional<UserError> ElementwiseFamily::cannot_implement(const spec::Spec& s
 
 Candidate ElementwiseFamily::render(const spec::Spec& s, const contract::Contract& c,
                                     const ElementwiseParams& p) const {
-  const Shape& out_shape = s.outputs.front().shape;
-  const std::int64_t n = spec::numel(out_shape);
+  const std::int64_t n = spec::numel(s.outputs.front().shape);
   const std::string fn = "egg_" + c.name;
 
-  // Operands: inputs and params the graph reads, in launch() order.
-  std::set<std::string> used;
-  for (const auto& node : s.nodes)
-    for (const auto& a : node.args)
-      if (a.kind == spec::Arg::Kind::node && s.find_tensor(a.node)) used.insert(a.node);
-  for (const auto& o : s.outputs)
-    if (s.find_tensor(o.node)) used.insert(o.node);
+  std::map<std::string, std::string> ptr_of;  // tensor → launch() argument
+  for (const auto& a : c.args)
+    if (a.role != contract::Role::output) ptr_of[a.source] = a.var;
+  const IndexProgram prog = build_index_program(s, ops_, ptr_of);
 
-  std::map<std::string, std::string> value_of;  // spec value name → float variable
-  json operands = json::array(), full_operands = json::array(), outs = json::array();
+  // Operands in launch() order: a tensor read at the output element is loaded by the schedule
+  // (as 16-byte vectors where every such pointer is aligned); every tensor's pointer goes in.
+  json fulls = json::array(), ptrs = json::array(), outs = json::array();
   json full_ptrs = json::array(), args = json::array();
-  int min_size = 16;
+  int min_size = 16, position = -1;
   for (const auto& a : c.args) {
     if (a.role == contract::Role::output) continue;
-    if (!used.count(a.source)) continue;
-    const bool full = spec::numel(a.shape) == n;
-    const std::string value = "a" + std::to_string(operands.size());
-    value_of[a.source] = value;
+    ++position;
+    const auto r = std::find_if(prog.reads.begin(), prog.reads.end(),
+                                [&](const IndexRead& x) { return x.tensor == a.source; });
+    if (r == prog.reads.end()) continue;
     const std::string ctype = contract::c_type(a.dtype);
-    std::string load =
-        full ? "egg_to_float(" + a.var + "_v.v[j])"
-             : "egg_to_float(" + a.var + "[" + broadcast_offset(a.shape, out_shape) + "])";
-    operands.push_back({{"ptr", a.var}, {"ctype", ctype}, {"value", value}, {"load", load}});
-    if (full) {
-      full_operands.push_back({{"ptr", a.var}, {"ctype", ctype}});
+    ptrs.push_back({{"ptr", a.var}, {"ctype", ctype}, {"arg", position}});
+    if (r->full) {
+      fulls.push_back({{"ptr", a.var}, {"ctype", ctype}, {"value", full_value(a.var)}});
       full_ptrs.push_back(a.var);
       min_size = std::min(min_size, spec::dtype_size(a.dtype));
     }
@@ -130,44 +130,42 @@ Candidate ElementwiseFamily::render(const spec::Spec& s, const contract::Contrac
     args.push_back(a.var);
     min_size = std::min(min_size, spec::dtype_size(a.dtype));
   }
-
-  json steps = json::array();
-  for (const auto& node : s.nodes) {
-    std::string value = "t" + std::to_string(steps.size());
-    steps.push_back({{"value", value}, {"expr", ops_.expression(s, node, value_of)}});
-    value_of[node.name] = value;
-  }
   json results = json::array();
-  slot = 0;
-  for (const auto& o : s.outputs)
-    results.push_back({{"slot", slot++}, {"value", value_of.at(o.node)}});
+  for (size_t k = 0; k < prog.results.size(); ++k)
+    results.push_back({{"slot", k}, {"value", prog.results[k]}});
+  size_t layout = 0;
+  for (const auto& node : s.nodes) layout += ops_.knows(node.op) ? 0 : 1;
 
   const int vec = p.vectorized ? 16 / min_size : 1;
-  json ctx = {{"fn", fn},
-              {"helpers", ops_.helpers()},
-              {"num_ops", s.nodes.size()},
-              {"numel", n},
-              {"structure", "one fused kernel, " +
-                                std::string(p.vectorized ? "16-byte vectors" : "scalar accesses")},
-              {"block", p.block},
-              {"unroll", p.unroll},
-              {"vec", vec},
-              {"persistent", p.persistent ? "true" : "false"},
-              {"blocks_per_sm", p.blocks_per_sm},
-              {"max_tile", static_cast<std::int64_t>(p.block) * vec * p.unroll},
-              {"operands", operands},
-              {"full_operands", full_operands},
-              {"outs", outs},
-              {"num_outs", outs.size()},
-              {"steps", steps},
-              {"results", results},
-              {"full_ptrs", full_ptrs},
-              {"args", args}};
+  json ctx = {
+      {"fn", fn},
+      {"helpers", ops_.helpers()},
+      {"num_ops", s.nodes.size()},
+      {"numel", n},
+      {"max_numel", prog.max_numel},
+      {"structure", "one fused kernel, " +
+                        std::string(p.vectorized ? "16-byte vectors" : "scalar accesses") +
+                        (layout ? ", " + std::to_string(layout) + " layout ops by index" : "")},
+      {"block", p.block},
+      {"unroll", p.unroll},
+      {"vec", vec},
+      {"persistent", p.persistent ? "true" : "false"},
+      {"blocks_per_sm", p.blocks_per_sm},
+      {"max_tile", static_cast<std::int64_t>(p.block) * vec * p.unroll},
+      {"fulls", fulls},
+      {"ptrs", ptrs},
+      {"outs", outs},
+      {"num_outs", outs.size()},
+      {"statements", prog.statements},
+      {"results", results},
+      {"full_ptrs", full_ptrs},
+      {"args", args}};
   Candidate cand;
   cand.id = "elementwise.fused:b" + std::to_string(p.block) + ":u" + std::to_string(p.unroll) +
             ":v" + std::to_string(vec) +
             (p.persistent ? ":persistent" + std::to_string(p.blocks_per_sm) : "");
-  cand.summary = "fused element-wise chain of " + std::to_string(s.nodes.size()) + " ops, block " +
+  cand.summary = "fused element-wise chain of " + std::to_string(s.nodes.size()) + " ops" +
+                 (layout ? " (" + std::to_string(layout) + " layout)" : "") + ", block " +
                  std::to_string(p.block) + ", " + std::to_string(vec) + "-wide vectors, unroll " +
                  std::to_string(p.unroll) + (p.persistent ? ", persistent grid" : ", full grid");
   cand.params = p.to_json();

@@ -1,5 +1,7 @@
 #include "backend/builtin/planner.h"
 
+#include "backend/builtin/index_ir.h"
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -122,6 +124,8 @@ NodeRole node_role(const spec::Node& node, const OpTable& ops) {
   if (ops.knows(node.op) || node.op == "getitem") return NodeRole::follower;
   if (views.count(node.op)) return NodeRole::operand_view;
   if (order_keeping.count(node.op)) return NodeRole::alias;
+  // Slices, cat, expand, flip, ...: index expressions of the element-wise kernels (index_ir.h).
+  if (is_layout_op(node.op)) return NodeRole::follower;
   return NodeRole::anchor;
 }
 
@@ -163,10 +167,18 @@ std::vector<NodeRole> node_roles(const spec::Spec& s, const OpTable& ops) {
                 !output_roots.count(r);
         if (holds) output_roots.insert(r);
       }
-      if (holds)
+      if (holds) {
         root[n.name] = r;
-      else
-        role = NodeRole::anchor;
+      } else {
+        // A copy by index in an element-wise kernel (a reshape of a transposed value, a view
+        // returned as the output); a view that changes the element count stays an anchor, for
+        // the error naming it.
+        const spec::Tensor* t = reads.size() == 1 ? s.find_tensor(reads[0]) : nullptr;
+        const spec::Node* src = reads.size() == 1 ? s.find_node(reads[0]) : nullptr;
+        const bool same_count = (t && spec::numel(t->shape) == spec::numel(n.shape)) ||
+                                (src && spec::numel(src->shape) == spec::numel(n.shape));
+        role = same_count ? NodeRole::follower : NodeRole::anchor;
+      }
     }
     roles.push_back(role);
   }
@@ -261,10 +273,36 @@ Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>&
       if (a.value == source) source = a.source;
     plan.aliases.push_back(PlanAlias{s.nodes[i].name, source});
   }
+  // A view that a piece reads of a value the same piece computes is computed there too (by index:
+  // the value's buffer is written by the kernel that would read it).
+  std::map<std::string, size_t> index_of;
+  for (size_t i = 0; i < s.nodes.size(); ++i) index_of[s.nodes[i].name] = i;
+  std::set<std::string> computed_views;
+  auto with_views = [&](std::vector<size_t> piece) {
+    std::set<std::string> inside;
+    for (size_t i : piece) inside.insert(s.nodes[i].name);
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (size_t k = 0; k < piece.size(); ++k)
+        for (const auto& v : reads_of(s.nodes[piece[k]])) {
+          const auto at = index_of.find(v);
+          if (at == index_of.end() || roles[at->second] != NodeRole::alias || inside.count(v))
+            continue;
+          if (!inside.count(reads_of(s.nodes[at->second]).front())) continue;
+          piece.push_back(at->second);
+          inside.insert(v);
+          grew = true;
+        }
+    }
+    std::sort(piece.begin(), piece.end());
+    return piece;
+  };
   for (const Group& g : group_nodes(s, roles)) {
     const auto options = group_options(g);
     bool placed = false;
-    for (const auto& pieces : options) {
+    for (const auto& option : options) {
+      std::vector<std::vector<size_t>> pieces;
+      for (const auto& piece : option) pieces.push_back(with_views(piece));
       std::vector<PlanSegment> segments;
       for (const auto& piece : pieces) {
         if (piece.empty()) continue;
@@ -283,7 +321,11 @@ Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>&
       size_t non_empty = 0;
       for (const auto& piece : pieces) non_empty += piece.empty() ? 0 : 1;
       if (segments.size() != non_empty) continue;
-      for (auto& seg : segments) plan.segments.push_back(std::move(seg));
+      for (auto& seg : segments) {
+        for (const auto& n : seg.nodes)
+          if (roles[index_of.at(n)] == NodeRole::alias) computed_views.insert(n);
+        plan.segments.push_back(std::move(seg));
+      }
       placed = true;
       break;
     }
@@ -293,6 +335,23 @@ Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>&
       std::sort(all.begin(), all.end());
       throw explain_rejection(sub_spec(s, all), families);
     }
+  }
+  if (!computed_views.empty()) {
+    // A view computed by a kernel is a value like any other: the others alias the nearest value
+    // a kernel writes.
+    std::vector<PlanAlias> kept;
+    for (const auto& a : plan.aliases) {
+      if (computed_views.count(a.value)) continue;
+      std::string source = reads_of(s.nodes[index_of.at(a.value)]).front();
+      for (const PlanAlias* up = nullptr;; source = up->source) {
+        up = nullptr;
+        for (const auto& b : kept)
+          if (b.value == source) up = &b;
+        if (!up) break;
+      }
+      kept.push_back(PlanAlias{a.value, source});
+    }
+    plan.aliases = std::move(kept);
   }
   return plan;
 }

@@ -1,0 +1,541 @@
+#include "backend/builtin/index_ir.h"
+
+#include <algorithm>
+#include <cctype>
+#include <climits>
+#include <numeric>
+
+#include "backend/builtin/plan_util.h"
+
+namespace egg::backend::builtin {
+namespace {
+
+using spec::Shape;
+
+// The layout ops, by how the IR evaluates them.
+const std::set<std::string>& reshapes() {
+  static const std::set<std::string> ops = {"reshape", "flatten", "squeeze", "unsqueeze"};
+  return ops;
+}
+const std::set<std::string>& layout_ops() {
+  static const std::set<std::string> ops = {
+      "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose",
+      "expand",  "slice",   "select",  "flip",      "cat",     "stack",
+      "split",   "getitem", "triu",    "tril",      "full",    "cast"};
+  return ops;
+}
+
+// An integer literal of IndexT arithmetic.
+std::string num(std::int64_t v) {
+  return std::to_string(v) + (v > INT_MAX || v < INT_MIN ? "LL" : "");
+}
+
+bool is_literal(const std::string& e) {
+  if (e.empty()) return false;
+  size_t k = e[0] == '-' ? 1 : 0;
+  return k < e.size() &&
+         std::all_of(e.begin() + static_cast<std::ptrdiff_t>(k), e.end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
+std::int64_t dim_of(std::int64_t d, size_t rank) {
+  return d < 0 ? d + static_cast<std::int64_t>(rank) : d;
+}
+
+std::int64_t int_attr(const spec::Node& n, const std::string& key, std::int64_t dflt) {
+  const auto it = n.attrs.find(key);
+  if (it == n.attrs.end() || it->is_null()) return dflt;
+  if (!it->is_number())
+    throw UserError(n.where, quote(n) + ": attribute " + key + " is not an integer");
+  return it->get<std::int64_t>();
+}
+
+std::vector<std::int64_t> int_list(const spec::Node& n, const std::string& key) {
+  const auto it = n.attrs.find(key);
+  if (it == n.attrs.end() || it->is_null()) return {};
+  if (it->is_number()) return {it->get<std::int64_t>()};
+  std::vector<std::int64_t> out;
+  for (const auto& v : *it) out.push_back(v.get<std::int64_t>());
+  return out;
+}
+
+// An index vector: one IndexT expression per dim of the value it indexes.
+struct Index {
+  std::vector<std::string> dims;
+  bool linear = false;  // the dims are element i delinearized over the value's (contiguous) shape
+  std::string guard;    // the C condition under which the value is needed; "" = always
+};
+
+std::string conj(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  return a + " && " + b;
+}
+
+class Builder {
+ public:
+  Builder(const spec::Spec& s, const OpTable& ops, const std::map<std::string, std::string>& ptr)
+      : s_(s), ops_(ops), ptr_(ptr) {}
+
+  IndexProgram run() {
+    for (const auto& o : s_.outputs) {
+      prog_.max_numel = std::max(prog_.max_numel, spec::numel(o.shape));
+      prog_.results.push_back(value(o.node, delinearize(shape_of(o.node))));
+    }
+    return std::move(prog_);
+  }
+
+ private:
+  const spec::Shape& shape_of(const std::string& name) const {
+    if (const auto* n = s_.find_node(name)) return n->shape;
+    if (const auto* t = s_.find_tensor(name)) return t->shape;
+    throw InternalError("index IR: no value `" + name + "`");
+  }
+
+  // `expr` as an IndexT variable (a literal or a variable stays as it is).
+  std::string idx(const std::string& expr) {
+    const bool variable = expr.rfind("egg_i", 0) == 0 && is_literal(expr.substr(5));
+    if (is_literal(expr) || expr == "i" || variable) return expr;
+    auto [it, fresh] = index_vars_.emplace(expr, "");
+    if (fresh) {
+      it->second = "egg_i" + std::to_string(index_vars_.size() - 1);
+      prog_.statements.push_back("const IndexT " + it->second + " = " + expr + ";");
+    }
+    return it->second;
+  }
+  std::string plus(const std::string& a, std::int64_t c) {
+    if (c == 0) return a;
+    if (is_literal(a)) return num(std::stoll(a) + c);
+    return idx("(" + a + (c > 0 ? " + " + num(c) : " - " + num(-c)) + ")");
+  }
+  std::string times(const std::string& a, std::int64_t c) {
+    if (c == 1 || a == "0") return a;
+    if (is_literal(a)) return num(std::stoll(a) * c);
+    return a + " * " + num(c);
+  }
+
+  // Element i of a contiguous tensor of `shape`, as a multi-index.
+  Index delinearize(const Shape& shape) {
+    Index at;
+    at.linear = true;
+    std::int64_t stride = 1;
+    at.dims.assign(shape.size(), "0");
+    for (size_t k = shape.size(); k-- > 0;) {
+      if (shape[k] != 1) {
+        std::string e = stride == 1 ? "i" : "(i / " + num(stride) + ")";
+        bool outer = true;  // every dim before k has size 1: i / stride < shape[k]
+        for (size_t j = 0; j < k; ++j) outer = outer && shape[j] == 1;
+        if (!outer) e = "(" + e + " % " + num(shape[k]) + ")";
+        at.dims[k] = idx(e);
+        origin_.emplace(at.dims[k], Origin{stride, shape[k], outer});
+      }
+      stride *= shape[k];
+    }
+    return at;
+  }
+
+  static std::string key(const std::string& value, const Index& at) {
+    std::string k = value + "@";
+    for (const auto& d : at.dims) k += d + ",";
+    return k + "?" + at.guard;
+  }
+  static std::string context(const Index& at) { return key("", at); }
+
+  // A float temporary holding `expr`.
+  std::string emit(const std::string& expr) {
+    const std::string var = "egg_v" + std::to_string(vars_++);
+    prog_.statements.push_back("const float " + var + " = " + expr + ";");
+    return var;
+  }
+
+  IndexRead& read_of(const std::string& tensor) {
+    for (auto& r : prog_.reads)
+      if (r.tensor == tensor) return r;
+    prog_.reads.push_back(IndexRead{tensor, false, false});
+    return prog_.reads.back();
+  }
+
+  // The operand index of a broadcast: `at` indexes a value of `shape`, the operand has `operand`.
+  static Index broadcast(const Index& at, const Shape& shape, const Shape& operand) {
+    Index out;
+    out.guard = at.guard;
+    out.linear = at.linear && operand == shape;
+    const size_t lead = shape.size() - operand.size();
+    for (size_t k = 0; k < operand.size(); ++k)
+      out.dims.push_back(operand[k] == 1 ? "0" : at.dims[lead + k]);
+    return out;
+  }
+
+  // The float expression of `name` at `at`.
+  std::string value(const std::string& name, const Index& at) {
+    const std::string k = key(name, at);
+    if (const auto it = memo_.find(k); it != memo_.end()) return it->second;
+    std::string v = s_.find_tensor(name) ? load(*s_.find_tensor(name), at) : node(name, at);
+    memo_[k] = v;
+    by_context_[context(at)][name] = v;
+    return v;
+  }
+
+  std::string load(const spec::Tensor& t, const Index& at) {
+    prog_.max_numel = std::max(prog_.max_numel, spec::numel(t.shape));
+    IndexRead& r = read_of(t.name);
+    const std::string& ptr = ptr_.at(t.name);
+    if (at.linear && at.guard.empty()) {
+      r.full = true;
+      return full_value(ptr);
+    }
+    r.indexed = true;
+    std::string off;
+    if (at.linear) {
+      off = "i";
+    } else {
+      std::int64_t stride = 1;
+      for (size_t d = t.shape.size(); d-- > 0;) {
+        if (t.shape[d] == 1 || at.dims[d] == "0") {
+          stride *= t.shape[d];
+          continue;
+        }
+        // Dims d0..d that are adjacent digits of i (a broadcast over the leading dims) are one
+        // digit: (i / s) % (n0 * .. * nd).
+        std::string term = at.dims[d];
+        size_t d0 = d;
+        for (auto o = origin_.find(term); o != origin_.end() && o->second.size == t.shape[d];) {
+          std::int64_t span = o->second.size;
+          bool outer = o->second.outer;
+          while (d0 > 0) {
+            const auto up = origin_.find(at.dims[d0 - 1]);
+            if (up == origin_.end() || up->second.size != t.shape[d0 - 1] ||
+                up->second.stride != o->second.stride * span)
+              break;
+            span *= up->second.size;
+            outer = up->second.outer;
+            --d0;
+          }
+          if (d0 == d) break;
+          std::string e = o->second.stride == 1 ? "i" : "(i / " + num(o->second.stride) + ")";
+          term = idx(outer ? e : "(" + e + " % " + num(span) + ")");
+          break;
+        }
+        off = times(term, stride) + (off.empty() ? "" : " + " + off);
+        for (size_t k = d0; k <= d; ++k) stride *= t.shape[k];
+        d = d0;
+      }
+      if (off.empty()) off = "0";
+    }
+    const std::string element = "egg_to_float(" + ptr + "[" + off + "])";
+    return emit(at.guard.empty() ? element : "(" + at.guard + ") ? " + element + " : 0.0f");
+  }
+
+  std::string node(const std::string& name, const Index& at) {
+    const spec::Node& n = *s_.find_node(name);
+    if (ops_.knows(n.op)) return pointwise(n, at);
+    const Shape& in_shape = n.args.empty() || n.args[0].kind != spec::Arg::Kind::node
+                                ? n.shape
+                                : shape_of(n.args[0].node);
+    const std::string src = n.args.empty() ? "" : n.args[0].node;
+    if (reshapes().count(n.op)) return value(src, reshape(at, n.shape, in_shape));
+    if (n.op == "permute") {
+      const auto p = int_list(n, "dims");
+      Index in = at;
+      in.linear = false;
+      for (size_t k = 0; k < p.size(); ++k)
+        in.dims[static_cast<size_t>(dim_of(p[k], p.size()))] = at.dims[k];
+      return value(src, in);
+    }
+    if (n.op == "transpose") {
+      Index in = at;
+      in.linear = false;
+      std::swap(in.dims[static_cast<size_t>(dim_of(int_attr(n, "dim0", 0), n.shape.size()))],
+                in.dims[static_cast<size_t>(dim_of(int_attr(n, "dim1", 1), n.shape.size()))]);
+      return value(src, in);
+    }
+    if (n.op == "expand") return value(src, broadcast(at, n.shape, in_shape));
+    if (n.op == "slice") {
+      const auto d = static_cast<size_t>(dim_of(int_attr(n, "dim", 0), in_shape.size()));
+      std::int64_t start = int_attr(n, "start", 0);
+      if (start < 0) start += in_shape[d];
+      start = std::clamp<std::int64_t>(start, 0, in_shape[d]);
+      Index in = at;
+      in.linear = false;
+      in.dims[d] = plus(idx(times(at.dims[d], int_attr(n, "step", 1))), start);
+      return value(src, in);
+    }
+    if (n.op == "select") {
+      const auto d = static_cast<size_t>(dim_of(int_attr(n, "dim", 0), in_shape.size()));
+      std::int64_t index = int_attr(n, "index", 0);
+      if (index < 0) index += in_shape[d];
+      Index in = at;
+      in.linear = false;
+      in.dims.insert(in.dims.begin() + static_cast<std::ptrdiff_t>(d), num(index));
+      return value(src, in);
+    }
+    if (n.op == "flip") {
+      Index in = at;
+      in.linear = false;
+      for (auto d : int_list(n, "dims")) {
+        const auto k = static_cast<size_t>(dim_of(d, n.shape.size()));
+        if (n.shape[k] > 1) in.dims[k] = idx("(" + num(n.shape[k] - 1) + " - " + at.dims[k] + ")");
+      }
+      return value(src, in);
+    }
+    if (n.op == "getitem") return split_piece(n, at);
+    if (n.op == "cat") return cat(n, at);
+    if (n.op == "stack") return stack(n, at);
+    if (n.op == "triu" || n.op == "tril") {
+      const size_t r = n.shape.size();
+      const std::string v = value(src, at);
+      const std::string diff = "(" + at.dims[r - 1] + " - " + at.dims[r - 2] + ")";
+      const std::string keep =
+          diff + (n.op == "triu" ? " >= " : " <= ") + num(int_attr(n, "diagonal", 0));
+      return emit("(" + keep + ") ? " + v + " : 0.0f");
+    }
+    if (n.op == "full") {
+      const auto it = n.attrs.find("fill_value");
+      const double fill = it == n.attrs.end() ? 0.0
+                          : it->is_boolean()  ? (it->get<bool>() ? 1.0 : 0.0)
+                                              : it->get<double>();
+      return float_literal(fill);
+    }
+    if (n.op == "cast") {
+      const std::string v = value(src, at);
+      switch (n.dtype) {
+        case spec::DType::float16:
+          return emit("__half2float(__float2half_rn(" + v + "))");
+        case spec::DType::bfloat16:
+          return emit("__bfloat162float(__float2bfloat16_rn(" + v + "))");
+        case spec::DType::boolean:
+          return emit("(" + v + " != 0.0f ? 1.0f : 0.0f)");
+        default:
+          return v;
+      }
+    }
+    throw InternalError("index IR: no rule for `" + n.op + "`");
+  }
+
+  std::string pointwise(const spec::Node& n, const Index& at) {
+    std::map<std::string, std::string> direct;
+    for (const auto& a : n.args)
+      if (a.kind == spec::Arg::Kind::node)
+        direct[a.node] = value(a.node, broadcast(at, n.shape, shape_of(a.node)));
+    // The values computed at this index too, so that chains of scalings fold (OpTable).
+    std::map<std::string, std::string> operands = by_context_[context(at)];
+    for (const auto& [name, v] : direct) operands[name] = v;
+    const std::string expr = ops_.expression(s_, n, operands);
+    // A value the table passes through (clone, x * 1) needs no temporary of its own.
+    for (const auto& [_, v] : direct)
+      if (expr == v) return v;
+    return emit(expr);
+  }
+
+  // A reshape's source index: dims grouped where the sizes' products meet, each group
+  // relinearized (a dim kept, merged as a sum or split by division).
+  Index reshape(const Index& at, const Shape& out, const Shape& in) {
+    if (at.linear) {
+      Index lin = delinearize(in);
+      lin.guard = at.guard;
+      return lin;
+    }
+    Index src;
+    src.guard = at.guard;
+    src.dims.assign(in.size(), "0");
+    std::vector<size_t> a, b;
+    for (size_t k = 0; k < out.size(); ++k)
+      if (out[k] != 1) a.push_back(k);
+    for (size_t k = 0; k < in.size(); ++k)
+      if (in[k] != 1) b.push_back(k);
+    size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+      const size_t i0 = i, j0 = j;
+      std::int64_t pa = out[a[i++]], pb = in[b[j++]];
+      while (pa != pb) {
+        if (pa < pb && i < a.size())
+          pa *= out[a[i++]];
+        else if (pb < pa && j < b.size())
+          pb *= in[b[j++]];
+        else
+          throw InternalError("index IR: reshape of " + spec::shape_string(in) + " to " +
+                              spec::shape_string(out) + " changes the element count");
+      }
+      if (i - i0 == 1 && j - j0 == 1) {
+        src.dims[b[j0]] = at.dims[a[i0]];
+        continue;
+      }
+      std::string lin;
+      std::int64_t stride = 1;
+      for (size_t k = i; k-- > i0;) {
+        lin = times(at.dims[a[k]], stride) + (lin.empty() ? "" : " + " + lin);
+        stride *= out[a[k]];
+      }
+      lin = idx(lin);
+      std::int64_t inner = 1;
+      for (size_t k = j; k-- > j0;) {
+        std::string e = inner == 1 ? lin : "(" + lin + " / " + num(inner) + ")";
+        if (k != j0) e = "(" + e + " % " + num(in[b[k]]) + ")";
+        src.dims[b[k]] = idx(e);
+        inner *= in[b[k]];
+      }
+    }
+    return src;
+  }
+
+  // getitem(split(x), k): the k-th piece of x along the split dim.
+  std::string split_piece(const spec::Node& n, const Index& at) {
+    const spec::Node& sp = *s_.find_node(n.args[0].node);
+    const Shape& in = shape_of(sp.args[0].node);
+    const auto d = static_cast<size_t>(dim_of(int_attr(sp, "dim", 0), in.size()));
+    const auto k = static_cast<std::int64_t>(n.args[1].scalar);
+    const auto sizes = int_list(sp, "split_size");
+    std::int64_t offset = 0;
+    if (sizes.size() == 1 && sp.attrs.at("split_size").is_number())
+      offset = k * sizes[0];
+    else
+      for (std::int64_t p = 0; p < k; ++p) offset += sizes.at(static_cast<size_t>(p));
+    Index src = at;
+    src.linear = false;
+    src.dims[d] = plus(at.dims[d], offset);
+    return value(sp.args[0].node, src);
+  }
+
+  std::string cat(const spec::Node& n, const Index& at) {
+    const auto d = static_cast<size_t>(dim_of(int_attr(n, "dim", 0), n.shape.size()));
+    const std::string x = at.dims[d];
+    std::vector<std::pair<std::string, std::string>> parts;  // (upper bound, value)
+    std::vector<const spec::Arg*> items;
+    for (const auto& a : n.args[0].items)
+      if (spec::numel(shape_of(a.node)) > 0) items.push_back(&a);
+    std::int64_t lo = 0;
+    for (size_t j = 0; j < items.size(); ++j) {
+      const Shape& shape = shape_of(items[j]->node);
+      const std::int64_t hi = lo + shape[d];
+      Index src = at;
+      src.linear = false;
+      src.dims[d] = plus(x, -lo);
+      const std::string below = x + " < " + num(hi), above = x + " >= " + num(lo);
+      src.guard = conj(at.guard, items.size() == 1       ? ""
+                                 : j == 0                ? below
+                                 : j + 1 == items.size() ? above
+                                                         : above + " && " + below);
+      parts.emplace_back(x + " < " + num(hi), value(items[j]->node, src));
+      lo = hi;
+    }
+    std::string expr = parts.back().second;
+    for (size_t j = parts.size() - 1; j-- > 0;)
+      expr = "(" + parts[j].first + ") ? " + parts[j].second + " : " + expr;
+    return parts.size() == 1 ? expr : emit(expr);
+  }
+
+  std::string stack(const spec::Node& n, const Index& at) {
+    const auto d = static_cast<size_t>(dim_of(int_attr(n, "dim", 0), n.shape.size()));
+    const std::string x = at.dims[d];
+    const auto& items = n.args[0].items;
+    std::vector<std::string> vals;
+    for (size_t j = 0; j < items.size(); ++j) {
+      Index src = at;
+      src.linear = false;
+      src.dims.erase(src.dims.begin() + static_cast<std::ptrdiff_t>(d));
+      src.guard =
+          conj(at.guard, items.size() == 1 ? "" : x + " == " + num(static_cast<std::int64_t>(j)));
+      vals.push_back(value(items[j].node, src));
+    }
+    std::string expr = vals.back();
+    for (size_t j = vals.size() - 1; j-- > 0;)
+      expr = "(" + x + " == " + num(static_cast<std::int64_t>(j)) + ") ? " + vals[j] + " : " + expr;
+    return vals.size() == 1 ? expr : emit(expr);
+  }
+
+  // An index variable that is a digit of i: (i / stride) % size (no modulo when outer).
+  struct Origin {
+    std::int64_t stride = 1, size = 1;
+    bool outer = false;
+  };
+
+  const spec::Spec& s_;
+  const OpTable& ops_;
+  const std::map<std::string, std::string>& ptr_;
+  IndexProgram prog_;
+  std::map<std::string, Origin> origin_;
+  std::map<std::string, std::string> memo_;
+  std::map<std::string, std::map<std::string, std::string>> by_context_;
+  std::map<std::string, std::string> index_vars_;
+  int vars_ = 0;
+};
+
+}  // namespace
+
+bool is_layout_op(const std::string& op) { return layout_ops().count(op) > 0; }
+
+std::string full_value(const std::string& var) { return "egg_e_" + var; }
+
+std::optional<UserError> index_ir_check(const spec::Spec& s, const spec::Node& n,
+                                        const OpTable& ops) {
+  if (ops.knows(n.op) || !is_layout_op(n.op)) return ops.check(s, n);
+  for (const auto& a : n.args)
+    if (a.kind == spec::Arg::Kind::node && !s.find_tensor(a.node) && !s.find_node(a.node))
+      return UserError(n.where, quote(n) + " reads `" + a.node +
+                                    "`, which is not an input, "
+                                    "parameter or earlier op");
+  const bool lists = n.op == "cat" || n.op == "stack";
+  const bool reads_value = !n.args.empty() && (lists ? n.args[0].kind == spec::Arg::Kind::list
+                                                     : n.args[0].kind == spec::Arg::Kind::node);
+  if (n.op != "full" && !reads_value)
+    return UserError(n.where, quote(n) + ": the builtin backend expected a tensor operand here");
+  if (lists)
+    for (const auto& item : n.args[0].items)
+      if (item.kind != spec::Arg::Kind::node)
+        return UserError(n.where, quote(n) + " of a non-tensor item is not supported");
+  if ((reshapes().count(n.op) || n.op == "permute" || n.op == "transpose" || n.op == "flip" ||
+       n.op == "triu" || n.op == "tril" || n.op == "cast")) {
+    const spec::Tensor* t = s.find_tensor(n.args[0].node);
+    const spec::Node* m = s.find_node(n.args[0].node);
+    const spec::Shape& in = t ? t->shape : m->shape;
+    if (spec::numel(in) != spec::numel(n.shape))
+      return UserError(n.where, quote(n) + " changes the element count (" + spec::shape_string(in) +
+                                    " to " + spec::shape_string(n.shape) + ")");
+    if ((n.op == "triu" || n.op == "tril") && n.shape.size() < 2)
+      return UserError(n.where, quote(n) + " needs a tensor of two or more dims");
+  }
+  if (n.op == "expand") {
+    const spec::Tensor* t = s.find_tensor(n.args[0].node);
+    const spec::Node* m = s.find_node(n.args[0].node);
+    if (!broadcasts_to(t ? t->shape : m->shape, n.shape))
+      return UserError(
+          n.where, quote(n) + " does not broadcast its operand to " + spec::shape_string(n.shape));
+  }
+  try {
+    if (n.op == "slice" && int_attr(n, "step", 1) < 1)
+      return UserError(n.where, quote(n) + ": a slice step below 1 is not supported",
+                       "use torch.flip for a reversed slice");
+    if (n.op == "split")
+      for (const auto& m : s.nodes)
+        for (const auto& r : node_args(m))
+          if (r == n.name && m.op != "getitem")
+            return UserError(
+                m.where,
+                quote(m) + " reads the pieces of " + quote(n) + " other than one at a time",
+                "index the pieces (a, b = x.split(...))");
+    if (n.op == "getitem") {
+      const spec::Node* src = s.find_node(n.args[0].node);
+      if (!src || src->op != "split" || n.args.size() < 2 ||
+          n.args[1].kind != spec::Arg::Kind::scalar)
+        return UserError(n.where, quote(n) +
+                                      ": the builtin element-wise kernels take an item of "
+                                      "a split or chunk only");
+    }
+    (void)int_list(n, "dims");
+  } catch (const std::exception&) {
+    return UserError(n.where, quote(n) + " has an attribute the builtin backend cannot read");
+  }
+  for (const auto& o : s.outputs)
+    if (o.node == n.name && n.op == "split")
+      return UserError(n.where, quote(n) + ": return its pieces, not the tuple");
+  return std::nullopt;
+}
+
+IndexProgram build_index_program(const spec::Spec& s, const OpTable& ops,
+                                 const std::map<std::string, std::string>& ptr_var) {
+  for (const auto& n : s.nodes)
+    if (auto e = index_ir_check(s, n, ops)) throw *e;
+  return Builder(s, ops, ptr_var).run();
+}
+
+}  // namespace egg::backend::builtin

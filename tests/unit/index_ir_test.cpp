@@ -1,0 +1,124 @@
+// The fusion compiler's loop-level IR (backend/builtin/index_ir.h): the index each layout op asks
+// of its operand, and the errors of what it does not take. Its numerics run on the host against
+// PyTorch in suite.layout_host (tests/suite/host_eval.py).
+#include "backend/builtin/index_ir.h"
+
+#include <gtest/gtest.h>
+
+#include "spec_fixtures.h"
+
+namespace egg::backend::builtin {
+namespace {
+
+using egg::testing::has;
+using egg::testing::node;
+using egg::testing::ref;
+using egg::testing::spec_around;
+using nlohmann::json;
+
+const std::filesystem::path kData = EGG_TEST_DATA_DIR;
+
+json tensor(const std::string& name, json shape) {
+  return egg::testing::tensor(name, shape, "float32", "");
+}
+
+std::string program(const spec::Spec& s) {
+  std::map<std::string, std::string> ptr;
+  for (const auto& t : s.inputs) ptr[t.name] = t.name;
+  for (const auto& t : s.params) ptr[t.name] = t.name;
+  const IndexProgram p = build_index_program(s, OpTable(kData), ptr);
+  std::string text;
+  for (const auto& st : p.statements) text += st + "\n";
+  for (const auto& r : p.results) text += "result " + r + "\n";
+  return text;
+}
+
+TEST(IndexIr, AReshapeOfATransposeReadsTheDigitsOfTheElement) {
+  // y.transpose(1, 2).reshape(B, T, C): element i is (b, t, h, d) of the transposed value, digits
+  // of i, and reads y[b, h, t, d].
+  const auto s = spec::parse_spec(spec_around(
+      {tensor("y", {4, 4, 64, 32})}, json::array(),
+      {node("t", "transpose", {ref("y")}, {{"dim0", 1}, {"dim1", 2}}, {4, 64, 4, 32}, 5),
+       node("r", "reshape", {ref("t")}, {{"shape", {4, 64, 128}}}, {4, 64, 128}, 5)}));
+  const std::string p = program(s);
+  EXPECT_TRUE(has(p, "const IndexT egg_i1 = ((i / 128) % 64);")) << p;  // t
+  EXPECT_TRUE(has(p, "const IndexT egg_i2 = (i / 8192);")) << p;        // b
+  EXPECT_TRUE(has(p, "const IndexT egg_i3 = (i % 32);")) << p;          // d
+  EXPECT_TRUE(has(p, "const IndexT egg_i4 = ((i / 32) % 4);")) << p;    // h
+  EXPECT_TRUE(has(p, "y[egg_i2 * 8192 + egg_i4 * 2048 + egg_i1 * 32 + egg_i3]")) << p;
+
+  // Read at an index that is not the element's own (a slice of the result), the reshape merges
+  // and splits the dims it regroups: (b, t, c) → y[b, c / 32, t, c % 32].
+  auto j = spec_around(
+      {tensor("y", {4, 4, 64, 32})}, json::array(),
+      {node("t", "transpose", {ref("y")}, {{"dim0", 1}, {"dim1", 2}}, {4, 64, 4, 32}, 5),
+       node("r", "reshape", {ref("t")}, {{"shape", {4, 64, 128}}}, {4, 64, 128}, 5),
+       node("z", "slice", {ref("r")}, {{"dim", 2}, {"start", 64}, {"end", nullptr}, {"step", 1}},
+            {4, 64, 64}, 6)});
+  const std::string q = program(spec::parse_spec(j));
+  EXPECT_TRUE(has(q, "const IndexT egg_i3 = (egg_i0 + 64);")) << q;
+  EXPECT_TRUE(has(q, "const IndexT egg_i4 = (egg_i3 % 32);")) << q;
+  EXPECT_TRUE(has(q, "const IndexT egg_i5 = (egg_i3 / 32);")) << q;
+  EXPECT_TRUE(has(q, "y[egg_i2 * 8192 + egg_i5 * 2048 + egg_i1 * 32 + egg_i4]")) << q;
+}
+
+TEST(IndexIr, AViewOfTheOutputElementStaysAVectorLoad) {
+  // exp(x.view(64, 8, 32)): still element i of x, read by the schedule (no index math).
+  const auto s = spec::parse_spec(
+      spec_around({tensor("x", {64, 256})}, json::array(),
+                  {node("v", "reshape", {ref("x")}, {{"shape", {64, 8, 32}}}, {64, 8, 32}, 5),
+                   node("e", "exp", {ref("v")}, json::object(), {64, 8, 32}, 6)}));
+  std::map<std::string, std::string> ptr{{"x", "x"}};
+  const IndexProgram p = build_index_program(s, OpTable(kData), ptr);
+  ASSERT_EQ(p.reads.size(), 1u);
+  EXPECT_TRUE(p.reads[0].full);
+  EXPECT_FALSE(p.reads[0].indexed);
+  EXPECT_EQ(p.results[0], "egg_v0");
+  EXPECT_EQ(p.statements.back(), "const float egg_v0 = expf(" + full_value("x") + ");");
+}
+
+TEST(IndexIr, FlipSelectAndSteppedSliceRewriteOneDimEach) {
+  const auto s = spec::parse_spec(
+      spec_around({tensor("x", {8, 16, 10})}, json::array(),
+                  {node("f", "flip", {ref("x")}, {{"dims", {-1}}}, {8, 16, 10}, 5),
+                   node("s", "select", {ref("f")}, {{"dim", 1}, {"index", -1}}, {8, 10}, 6),
+                   node("z", "slice", {ref("s")},
+                        {{"dim", 1}, {"start", 1}, {"end", nullptr}, {"step", 3}}, {8, 3}, 7)}));
+  const std::string p = program(s);
+  // z[b, j] = x[b, 15, 9 - (1 + 3 j)].
+  EXPECT_TRUE(has(p, "const IndexT egg_i2 = egg_i0 * 3;")) << p;
+  EXPECT_TRUE(has(p, "const IndexT egg_i3 = (egg_i2 + 1);")) << p;
+  EXPECT_TRUE(has(p, "const IndexT egg_i4 = (9 - egg_i3);")) << p;
+  EXPECT_TRUE(has(p, "x[egg_i1 * 160 + 150 + egg_i4]")) << p;
+}
+
+TEST(IndexIr, WhatItDoesNotTakeIsNamedWithItsLine) {
+  OpTable ops(kData);
+  auto reversed = spec::parse_spec(
+      spec_around({tensor("x", {8, 16})}, json::array(),
+                  {node("z", "slice", {ref("x")},
+                        {{"dim", 1}, {"start", 0}, {"end", nullptr}, {"step", 0}}, {8, 16}, 7)}));
+  auto e = index_ir_check(reversed, reversed.nodes[0], ops);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->where().line, 7);
+  EXPECT_TRUE(has(e->describe(), "slice step")) << e->describe();
+
+  auto whole = spec::parse_spec(
+      spec_around({tensor("x", {8, 16})}, json::array(),
+                  {node("sp", "split", {ref("x")}, {{"split_size", 8}, {"dim", 1}}, {8, 8}, 4),
+                   node("r", "relu", {ref("sp")}, json::object(), {8, 8}, 9)}));
+  e = index_ir_check(whole, whole.nodes[0], ops);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->where().line, 9);
+  EXPECT_TRUE(has(e->describe(), "pieces")) << e->describe();
+
+  auto vector =
+      spec::parse_spec(spec_around({tensor("x", {16})}, json::array(),
+                                   {node("u", "triu", {ref("x")}, {{"diagonal", 0}}, {16}, 3)}));
+  e = index_ir_check(vector, vector.nodes[0], ops);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_TRUE(has(e->describe(), "two or more dims")) << e->describe();
+}
+
+}  // namespace
+}  // namespace egg::backend::builtin
