@@ -399,6 +399,24 @@ TEST(Planner, HeadsSplitFromAProjectionAreOneCopyBeforeTheNextGemm) {
   EXPECT_TRUE(has(code, "+ 128)")) << code;
 }
 
+TEST(Planner, AnEpilogueWhoseOutputsDifferInSizeBecomesSeveralKernels) {
+  BuiltinBackend backend(kData);
+  // NetVLAD's residuals: a sum over dim 1 broadcast over 64 clusters, and the transposed input of
+  // the next GEMM, both after the sum: no one kernel writes the two (33x and 1x the sum's size).
+  const auto s =
+      make_spec({tensor("x", {800, 32}), tensor("y", {8, 100, 64})}, {tensor("c", {1, 64, 32})},
+                {node("v", "reshape", {ref("x")}, {{"shape", {8, 100, 32}}}, {8, 100, 32}, 4),
+                 node("s", "sum", {ref("v")}, {{"dim", {1}}, {"keepdim", true}}, {8, 1, 32}, 5),
+                 node("m", "mul", {ref("s"), ref("c")}, json::object(), {8, 64, 32}, 6),
+                 node("t", "transpose", {ref("v")}, {{"dim0", 1}, {"dim1", 2}}, {8, 32, 100}, 7),
+                 node("r", "matmul", {ref("t"), ref("y")}, json::object(), {8, 32, 64}, 8),
+                 node("rt", "transpose", {ref("r")}, {{"dim0", 1}, {"dim1", 2}}, {8, 64, 32}, 9),
+                 node("d", "sub", {ref("rt"), ref("m")}, json::object(), {8, 64, 32}, 9)});
+  const Plan plan = backend.plan(s);
+  EXPECT_EQ(layout(plan), "reduction[s] elementwise[m] elementwise[t] gemm[r] elementwise[rt,d]");
+  EXPECT_EQ(plan.segments[2].reads, std::vector<std::string>{"v"});
+}
+
 TEST(Planner, StageTwoTunesEverySegmentAndRepairFallsBack) {
   BuiltinBackend backend(kData);
   const auto s = linear_layer_norm_gelu();

@@ -1,6 +1,7 @@
 #include "backend/builtin/builtin_backend.h"
 
 #include "backend/builtin/families.h"
+#include "backend/builtin/lowering.h"
 
 namespace egg::backend::builtin {
 
@@ -14,7 +15,7 @@ const Family* BuiltinBackend::family_for(const spec::Spec& spec) const {
 
 Plan BuiltinBackend::plan(const spec::Spec& spec) const {
   try {
-    return plan_graph(spec, families_, ops_);
+    return plan_graph(lower_composites(spec), families_, ops_);
   } catch (const UserError& e) {
     throw UserError(
         e.where(), e.what(),
@@ -32,13 +33,18 @@ Plan BuiltinBackend::plan(const spec::Spec& spec) const {
 }
 
 void BuiltinBackend::check_supported(const spec::Spec& spec) const {
-  if (family_for(spec)) return;
+  if (family_for(lower_composites(spec))) return;
   // No family takes the whole graph: a plan of several kernels, or the error naming the op no
   // family takes (the most specific reason of the part that fails).
   (void)plan(spec);
 }
 
-std::vector<Candidate> BuiltinBackend::propose(const StageRequest& request) {
+std::vector<Candidate> BuiltinBackend::propose(const StageRequest& original) {
+  // Composites no family anchors (attention) as the ops they are made of; the contract is the
+  // same (only inner nodes change).
+  const spec::Spec lowered = lower_composites(*original.spec);
+  StageRequest request = original;
+  request.spec = &lowered;
   const Family* family = family_for(*request.spec);
   if (!family) return propose_plan(request);
   if (request.stage == "stage1") return family->structures(*request.spec, *request.contract);
@@ -46,8 +52,11 @@ std::vector<Candidate> BuiltinBackend::propose(const StageRequest& request) {
   return family->tunings(*request.spec, *request.contract, *request.incumbent, request.bottleneck);
 }
 
-std::optional<Candidate> BuiltinBackend::repair(const StageRequest& request,
+std::optional<Candidate> BuiltinBackend::repair(const StageRequest& original,
                                                 const Candidate& failed, const Failure& failure) {
+  const spec::Spec lowered = lower_composites(*original.spec);
+  StageRequest request = original;
+  request.spec = &lowered;
   // Templates are verified ahead; the repair the expert knows is a family's simpler fallback.
   const Family* family = family_for(*request.spec);
   if (!family) return repair_plan(request, failed, failure.text());

@@ -297,43 +297,76 @@ Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>&
     std::sort(piece.begin(), piece.end());
     return piece;
   };
+  // The segment computing `piece` (its views added), or nullopt when no family takes it.
+  auto segment_of = [&](const std::vector<size_t>& nodes) -> std::optional<PlanSegment> {
+    const std::vector<size_t> piece = with_views(nodes);
+    PlanSegment seg;
+    seg.spec = sub_spec(s, piece);
+    seg.family = family_taking(seg.spec, families);
+    if (!seg.family) return std::nullopt;
+    for (size_t i : piece) seg.nodes.push_back(s.nodes[i].name);
+    for (const auto& t : seg.spec.inputs)
+      if (s.find_node(t.name)) seg.reads.push_back(t.name);
+    for (const auto& o : seg.spec.outputs)
+      if (std::find(seg.writes.begin(), seg.writes.end(), o.node) == seg.writes.end())
+        seg.writes.push_back(o.node);
+    return seg;
+  };
+  // The segments of `pieces` (empty ones skipped), or nullopt when a piece is taken by no family.
+  auto segments_of = [&](const std::vector<std::vector<size_t>>& pieces)
+      -> std::optional<std::vector<PlanSegment>> {
+    std::vector<PlanSegment> segments;
+    for (const auto& piece : pieces) {
+      if (piece.empty()) continue;
+      auto seg = segment_of(piece);
+      if (!seg) return std::nullopt;
+      segments.push_back(std::move(*seg));
+    }
+    return segments;
+  };
   for (const Group& g : group_nodes(s, roles)) {
     const auto options = group_options(g);
-    bool placed = false;
-    for (const auto& option : options) {
+    std::optional<std::vector<PlanSegment>> placed;
+    for (const auto& option : options)
+      if ((placed = segments_of(option))) break;
+    if (!placed) {
+      // Last resort: the anchor's piece bare, then the ops after it in order, each kernel as long
+      // as a family takes it (a tail whose outputs differ in element count is several kernels).
       std::vector<std::vector<size_t>> pieces;
-      for (const auto& piece : option) pieces.push_back(with_views(piece));
-      std::vector<PlanSegment> segments;
-      for (const auto& piece : pieces) {
-        if (piece.empty()) continue;
-        PlanSegment seg;
-        seg.spec = sub_spec(s, piece);
-        seg.family = family_taking(seg.spec, families);
-        if (!seg.family) break;
-        for (size_t i : piece) seg.nodes.push_back(s.nodes[i].name);
-        for (const auto& t : seg.spec.inputs)
-          if (s.find_node(t.name)) seg.reads.push_back(t.name);
-        for (const auto& o : seg.spec.outputs)
-          if (std::find(seg.writes.begin(), seg.writes.end(), o.node) == seg.writes.end())
-            seg.writes.push_back(o.node);
-        segments.push_back(std::move(seg));
+      std::vector<size_t> tail = g.epilogue;
+      if (g.anchor) {
+        pieces.push_back(g.prologue);
+        std::vector<size_t> main = g.views;
+        main.push_back(*g.anchor);
+        std::sort(main.begin(), main.end());
+        pieces.push_back(main);
+      } else {
+        tail = options.front().front();
       }
-      size_t non_empty = 0;
-      for (const auto& piece : pieces) non_empty += piece.empty() ? 0 : 1;
-      if (segments.size() != non_empty) continue;
-      for (auto& seg : segments) {
-        for (const auto& n : seg.nodes)
-          if (roles[index_of.at(n)] == NodeRole::alias) computed_views.insert(n);
-        plan.segments.push_back(std::move(seg));
+      std::vector<size_t> current;
+      for (size_t i : tail) {
+        std::vector<size_t> longer = current;
+        longer.push_back(i);
+        if (current.empty() || segment_of(longer)) {
+          current = longer;
+          continue;
+        }
+        pieces.push_back(current);
+        current = {i};
       }
-      placed = true;
-      break;
+      if (!current.empty()) pieces.push_back(current);
+      placed = segments_of(pieces);
     }
     if (!placed) {
       std::vector<size_t> all;
       for (const auto& piece : options.front()) all.insert(all.end(), piece.begin(), piece.end());
       std::sort(all.begin(), all.end());
       throw explain_rejection(sub_spec(s, all), families);
+    }
+    for (auto& seg : *placed) {
+      for (const auto& n : seg.nodes)
+        if (roles[index_of.at(n)] == NodeRole::alias) computed_views.insert(n);
+      plan.segments.push_back(std::move(seg));
     }
   }
   if (!computed_views.empty()) {

@@ -1,0 +1,134 @@
+#include "backend/builtin/lowering.h"
+
+#include <cmath>
+#include <limits>
+
+#include "backend/builtin/plan_util.h"
+
+namespace egg::backend::builtin {
+namespace {
+
+spec::Arg node_arg(const std::string& name) {
+  spec::Arg a;
+  a.kind = spec::Arg::Kind::node;
+  a.node = name;
+  return a;
+}
+
+spec::Arg scalar_arg(double v) {
+  spec::Arg a;
+  a.kind = spec::Arg::Kind::scalar;
+  a.scalar = v;
+  return a;
+}
+
+// A node derived from `from` (its line and source, for messages).
+spec::Node part(const spec::Node& from, const std::string& name, const std::string& op,
+                std::vector<spec::Arg> args, nlohmann::json attrs, spec::Shape shape,
+                spec::DType dtype) {
+  spec::Node n;
+  n.name = name;
+  n.op = op;
+  n.target = from.target;
+  n.args = std::move(args);
+  n.attrs = std::move(attrs);
+  n.shape = std::move(shape);
+  n.dtype = dtype;
+  n.where = from.where;
+  n.code = from.code;
+  return n;
+}
+
+void lower_attention(const spec::Spec& s, const spec::Node& n, std::vector<spec::Node>& out) {
+  auto value = [&](size_t k) -> std::pair<spec::Shape, spec::DType> {
+    if (k >= n.args.size() || n.args[k].kind != spec::Arg::Kind::node)
+      throw UserError(n.where,
+                      quote(n) + ": operand " + std::to_string(k + 1) + " is not a tensor");
+    if (const auto* t = s.find_tensor(n.args[k].node)) return {t->shape, t->dtype};
+    if (const auto* m = s.find_node(n.args[k].node)) return {m->shape, m->dtype};
+    throw UserError(n.where, quote(n) + " reads `" + n.args[k].node + "`, which is not defined");
+  };
+  const auto [q, q_type] = value(0);
+  const auto [k, k_type] = value(1);
+  const auto [v, v_type] = value(2);
+  if (q.size() < 2 || k.size() != q.size() || v.size() != q.size())
+    throw UserError(n.where, quote(n) +
+                                 ": query, key and value must have the same rank, two or "
+                                 "more dims");
+  if (!std::equal(q.begin(), q.end() - 2, k.begin()) ||
+      !std::equal(q.begin(), q.end() - 2, v.begin()))
+    throw UserError(n.where,
+                    quote(n) + " with batch or head dims that differ between query " +
+                        spec::shape_string(q) + ", key " + spec::shape_string(k) + " and value " +
+                        spec::shape_string(v) + " is not supported by the builtin backend",
+                    "expand key and value to the query's heads first (repeat_interleave)");
+  const double dropout = n.attrs.value("dropout_p", 0.0);
+  if (dropout != 0.0)
+    throw UserError(n.where,
+                    quote(n) + " with dropout_p=" + std::to_string(dropout) +
+                        " draws random numbers; the builtin backend needs dropout_p=0",
+                    "run the model in eval mode (dropout_p=0 when not training)");
+  const size_t r = q.size();
+  const std::int64_t L = q[r - 2], E = q[r - 1], S = k[r - 2];
+  spec::Shape kt_shape = k, scores = q;
+  kt_shape[r - 2] = E;
+  kt_shape[r - 1] = S;
+  scores[r - 1] = S;
+  const auto scale_attr = n.attrs.find("scale");
+  const double scale = scale_attr == n.attrs.end() || scale_attr->is_null()
+                           ? 1.0 / std::sqrt(static_cast<double>(E))
+                           : scale_attr->get<double>();
+  const std::string p = n.name + "__";
+  out.push_back(
+      part(n, p + "kt", "transpose", {n.args[1]}, {{"dim0", -2}, {"dim1", -1}}, kt_shape, k_type));
+  out.push_back(part(n, p + "scores", "matmul", {n.args[0], node_arg(p + "kt")},
+                     nlohmann::json::object(), scores, q_type));
+  out.push_back(part(n, p + "scaled", "mul", {node_arg(p + "scores"), scalar_arg(scale)},
+                     nlohmann::json::object(), scores, q_type));
+  std::string logits = p + "scaled";
+  const double minus_inf = -std::numeric_limits<double>::infinity();
+  if (n.args.size() > 3 && n.args[3].kind == spec::Arg::Kind::node) {
+    const auto [mask, mask_type] = value(3);
+    if (mask_type == spec::DType::boolean)
+      out.push_back(part(n, p + "masked", "where",
+                         {n.args[3], node_arg(logits), scalar_arg(minus_inf)},
+                         nlohmann::json::object(), scores, q_type));
+    else
+      out.push_back(part(n, p + "masked", "add", {node_arg(logits), n.args[3]}, {{"alpha", 1}},
+                         scores, q_type));
+    logits = p + "masked";
+  }
+  if (n.attrs.value("is_causal", false)) {
+    out.push_back(part(n, p + "ones", "full", {}, {{"size", {L, S}}, {"fill_value", 1.0}},
+                       spec::Shape{L, S}, spec::DType::float32));
+    out.push_back(part(n, p + "causal", "tril", {node_arg(p + "ones")}, {{"diagonal", 0}},
+                       spec::Shape{L, S}, spec::DType::float32));
+    out.push_back(part(n, p + "causal_masked", "where",
+                       {node_arg(p + "causal"), node_arg(logits), scalar_arg(minus_inf)},
+                       nlohmann::json::object(), scores, q_type));
+    logits = p + "causal_masked";
+  }
+  out.push_back(part(n, p + "weights", "softmax", {node_arg(logits)},
+                     {{"dim", -1}, {"dtype", nullptr}}, scores, q_type));
+  out.push_back(part(n, n.name, "matmul", {node_arg(p + "weights"), n.args[2]},
+                     nlohmann::json::object(), n.shape, n.dtype));
+}
+
+}  // namespace
+
+spec::Spec lower_composites(const spec::Spec& s) {
+  bool any = false;
+  for (const auto& n : s.nodes) any = any || n.op == "scaled_dot_product_attention";
+  if (!any) return s;
+  spec::Spec out = s;
+  out.nodes.clear();
+  for (const auto& n : s.nodes) {
+    if (n.op == "scaled_dot_product_attention")
+      lower_attention(s, n, out.nodes);
+    else
+      out.nodes.push_back(n);
+  }
+  return out;
+}
+
+}  // namespace egg::backend::builtin

@@ -1,0 +1,85 @@
+// Lowering of composites no family anchors (backend/builtin/lowering.h): attention as the matmuls,
+// scale, mask and softmax PyTorch's reference path computes, planned onto the families.
+#include "backend/builtin/lowering.h"
+
+#include <gtest/gtest.h>
+
+#include "backend/builtin/builtin_backend.h"
+#include "spec_fixtures.h"
+
+namespace egg::backend::builtin {
+namespace {
+
+using egg::testing::has;
+using egg::testing::node;
+using egg::testing::ref;
+using egg::testing::spec_around;
+using nlohmann::json;
+
+const std::filesystem::path kData = EGG_TEST_DATA_DIR;
+
+json tensor(const std::string& name, json shape, const std::string& dtype = "float32") {
+  return egg::testing::tensor(name, shape, dtype, "");
+}
+
+json attention(json attrs, json mask = json{{"none", true}},
+               const std::string& mask_type = "bool") {
+  json inputs = {tensor("q", {2, 4, 64, 32}), tensor("k", {2, 4, 80, 32}),
+                 tensor("v", {2, 4, 80, 16})};
+  if (!mask.contains("none")) inputs.push_back(tensor("m", {64, 80}, mask_type));
+  return spec_around(inputs, json::array(),
+                     {node("att", "scaled_dot_product_attention",
+                           {ref("q"), ref("k"), ref("v"), mask}, attrs, {2, 4, 64, 16}, 12)});
+}
+
+std::string ops_of(const spec::Spec& s) {
+  std::string out;
+  for (const auto& n : s.nodes) out += (out.empty() ? "" : " ") + n.op;
+  return out;
+}
+
+TEST(Lowering, AttentionIsTwoMatmulsAScaleAndASoftmax) {
+  const auto s = lower_composites(
+      spec::parse_spec(attention({{"dropout_p", 0.0}, {"is_causal", false}, {"scale", nullptr}})));
+  EXPECT_EQ(ops_of(s), "transpose matmul mul softmax matmul");
+  EXPECT_EQ(s.nodes[1].shape, (spec::Shape{2, 4, 64, 80}));
+  EXPECT_DOUBLE_EQ(s.nodes[2].args[1].scalar, 1.0 / std::sqrt(32.0));  // 1/sqrt(E) by default
+  EXPECT_EQ(s.nodes.back().name, "att");                               // readers need no renaming
+  EXPECT_EQ(s.nodes.back().where.line, 12);
+  // The builtin backend plans it onto its families.
+  BuiltinBackend backend(kData);
+  const Plan plan = backend.plan(s);
+  std::string families;
+  for (const auto& seg : plan.segments) families += seg.family->name() + " ";
+  EXPECT_EQ(families, "gemm reduction gemm ");
+}
+
+TEST(Lowering, MasksAndCausalityBecomeWhereAndAdd) {
+  auto s = lower_composites(spec::parse_spec(
+      attention({{"dropout_p", 0.0}, {"is_causal", false}, {"scale", 0.5}}, ref("m"))));
+  EXPECT_EQ(ops_of(s), "transpose matmul mul where softmax matmul");
+  EXPECT_DOUBLE_EQ(s.nodes[2].args[1].scalar, 0.5);
+  EXPECT_EQ(s.nodes[3].args[0].node, "m");  // kept where the mask is true
+  s = lower_composites(
+      spec::parse_spec(attention({{"dropout_p", 0.0}, {"is_causal", false}}, ref("m"), "float32")));
+  EXPECT_EQ(ops_of(s), "transpose matmul mul add softmax matmul");
+  s = lower_composites(
+      spec::parse_spec(attention({{"dropout_p", 0.0}, {"is_causal", true}, {"scale", nullptr}})));
+  EXPECT_EQ(ops_of(s), "transpose matmul mul full tril where softmax matmul");
+  EXPECT_EQ(s.nodes[3].shape, (spec::Shape{64, 80}));
+  EXPECT_NO_THROW(BuiltinBackend(kData).check_supported(s));
+}
+
+TEST(Lowering, DropoutIsNamedWithItsLine) {
+  try {
+    lower_composites(spec::parse_spec(attention({{"dropout_p", 0.1}, {"is_causal", false}})));
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.where().line, 12);
+    EXPECT_TRUE(has(e.describe(), "dropout_p")) << e.describe();
+    EXPECT_TRUE(has(e.hint(), "eval mode")) << e.hint();
+  }
+}
+
+}  // namespace
+}  // namespace egg::backend::builtin
