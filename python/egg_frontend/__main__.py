@@ -97,6 +97,10 @@ def trace(op_path, out_dir, seeds):
             doc = spec.build(op, ep, inputs0, params, user_files)
             doc["deps"] = deps.deps_list(op.path, op.local_files())
             doc["reference"] = {"seeds": seeds}
+            numbers = loader.numbers(inputs0)
+            if numbers:
+                # The kernel is specialized to these forward inputs; every set must give them.
+                doc["reference"]["numbers"] = [[i, v] for i, v in numbers]
             _write_json(os.path.join(out_dir, "spec.json"), doc, written)
         finally:
             op.close()

@@ -203,9 +203,25 @@ def get_inputs(op, seed, device="cpu"):
         raise UserError(op.path, line, "get_inputs", "get_inputs() returned %s, not a list"
                         % type(inputs).__name__, "return a list of tensors")
     for i, t in enumerate(inputs):
-        if not isinstance(t, torch.Tensor):
+        if not isinstance(t, (torch.Tensor,) + NUMBERS):
             raise UserError(op.path, line, "get_inputs",
-                            "forward input %d is %s, not a tensor" % (i, type(t).__name__),
-                            "every forward input must be a tensor; pass constants through "
-                            "get_init_inputs() and Model's constructor instead")
-    return [t.detach().to(device) for t in inputs]
+                            "forward input %d is %s, not a tensor or a number" %
+                            (i, type(t).__name__),
+                            "every forward input must be a tensor or a Python number; pass other "
+                            "constants through get_init_inputs() and Model's constructor instead")
+    return [t.detach().to(device) if isinstance(t, torch.Tensor) else t for t in inputs]
+
+
+# Python numbers a forward may take besides tensors: the kernel is generated for the value
+# get_inputs() gives, as for the shapes (torch.export specializes them).
+NUMBERS = (bool, int, float)
+
+
+def tensors(inputs):
+    """The tensor inputs of a get_inputs() list, in order (what the kernel takes)."""
+    return [t for t in inputs if isinstance(t, torch.Tensor)]
+
+
+def numbers(inputs):
+    """The Python-number inputs of a get_inputs() list as (position, value)."""
+    return [(i, t) for i, t in enumerate(inputs) if not isinstance(t, torch.Tensor)]

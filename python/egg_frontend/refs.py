@@ -12,7 +12,7 @@ def run_eager(op, inputs, seed, n_outputs, user_files):
     """Outputs of ``op.model(*inputs)`` as a list of contiguous tensors."""
     from .loader import reset_state
     reset_state(op)
-    args = [t.clone() for t in inputs]
+    args = [t.clone() if isinstance(t, torch.Tensor) else t for t in inputs]
     torch.manual_seed(seed)
     try:
         with torch.no_grad():

@@ -154,13 +154,23 @@ class References:
         from . import loader, refs
         dev = self.compute_device
         inputs = loader.get_inputs(self.op, k, dev.type)
+        numbers = [[i, v] for i, v in loader.numbers(inputs)]
+        traced = self.spec.get("reference", {}).get("numbers", [])
+        if numbers != traced:
+            raise UserError(self.op.path, self.op.def_line("get_inputs"), "get_inputs",
+                            "get_inputs() gives the forward numbers %s for input set %d, but the "
+                            "kernel was traced, and is generated, for %s"
+                            % (numbers, k, traced),
+                            "return the same Python numbers for every seed (or make them "
+                            "tensors)")
         self._check_decls("forward input", self.spec["inputs"],
-                          [(d["name"], t) for d, t in zip(self.spec["inputs"], inputs)])
+                          [(d["name"], t) for d, t in zip(self.spec["inputs"],
+                                                          loader.tensors(inputs))])
         outs = refs.run_eager(self.op, inputs, k, len(self.spec["outputs"]), self.user_files)
         self._check_decls("output", self.spec["outputs"],
                           [(d["name"], t) for d, t in zip(self.spec["outputs"], outs)])
         to = self.serve_device
-        inputs = [t.to(to).contiguous() for t in inputs]
+        inputs = [t.to(to).contiguous() for t in loader.tensors(inputs)]
         outs = [t.to(to).contiguous() for t in outs]
         if to.type == "cuda":
             torch.cuda.synchronize()

@@ -206,7 +206,10 @@ def build(op, ep, inputs, params, user_files):
     spec_inputs, nodes = [], []
     n_in = 0
     for s in sig.input_specs:
-        if s.kind == InputKind.USER_INPUT:
+        if s.kind == InputKind.USER_INPUT and not isinstance(inputs[n_in], torch.Tensor):
+            # A Python number: export specialized the graph to its value (no kernel operand).
+            n_in += 1
+        elif s.kind == InputKind.USER_INPUT:
             t = inputs[n_in]
             name = s.arg.name
             _check_dtype(dtype_name(t.dtype), op.path, op.def_line("get_inputs"),

@@ -67,7 +67,8 @@ def _fake(inputs):
     from torch._subclasses.fake_tensor import FakeTensorMode
     with FakeTensorMode(allow_non_fake_inputs=True):
         return tuple(torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype,
-                                         device="cpu") for t in inputs)
+                                         device="cpu") if isinstance(t, torch.Tensor) else t
+                     for t in inputs)
 
 
 def capture(op, inputs, user_files):

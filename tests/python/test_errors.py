@@ -140,8 +140,8 @@ class UserErrors(TempOps, unittest.TestCase):
             def forward(self, x, n):
                 return x * n
         def get_inputs():
-            return [torch.randn(4), 3]
-        """, 7, "get_inputs", "not a tensor")
+            return [torch.randn(4), "3"]
+        """, 7, "get_inputs", "forward input 1 is str, not a tensor or a number")
 
     def test_wrong_number_of_inputs(self):
         self.check("""

@@ -127,6 +127,30 @@ class Protocol(TempOps, unittest.TestCase):
         self.assertIn("get_inputs() must give the same shapes", e.exception.hint)
         self.assertFalse(os.path.exists(ready) or os.path.exists(sock))
 
+    def test_number_inputs_are_the_traced_ones_on_every_seed(self):
+        op = """
+        class Model(nn.Module):
+            def forward(self, x, s):
+                return x * s
+        calls = [0]
+        def get_inputs():
+            calls[0] += 1
+            return [torch.randn(4, 3), 2.0 if calls[0] <= %d else 3.0]
+        """
+        # The same number on every set: the sets hold the tensors only, and outputs use it.
+        r, refs = self.refs(op % 100, seeds=2)
+        s, _, _ = refs.compute(1)
+        self.assertEqual(len(s["inputs"]), 1)
+        self.assertTrue(torch.equal(s["outputs"][0], s["inputs"][0] * 2.0))
+        # Another number on a later set: the kernel is specialized to the traced one.
+        r = self.trace(op % 2, seeds=2)
+        self.assertEqual(r.rc, 0, r.stderr)
+        refs = refserver.References(r.op_path, r.spec, 2, "cpu", serve_device="cpu",
+                                    exporter=fake_export)
+        with self.assertRaises(refserver.UserError) as e:
+            refs.warm_up()
+        self.assertIn("traced, and is generated, for [[1, 2.0]]", e.exception.message)
+
     def test_serve_without_a_gpu_writes_a_clear_failure(self):
         if torch.cuda.is_available():
             self.skipTest("a GPU is present")

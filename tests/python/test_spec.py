@@ -44,6 +44,23 @@ class SpecShape(TempOps, unittest.TestCase):
         # Nothing but the spec: reference tensors never go through the disk.
         self.assertEqual(r.files(), ["spec.json"])
 
+    def test_a_number_forward_input_is_specialized(self):
+        # KernelBench's `A * s` with s from get_inputs(): the kernel is generated for the value, as
+        # for the shapes; the reference server checks every set gives it.
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, a, s):
+                return a * s
+        def get_inputs():
+            return [torch.randn(4, 8), 3.14]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        s = r.spec
+        self.assertEqual(s["inputs"], [{"name": "a", "shape": [4, 8], "dtype": "float32"}])
+        self.assertEqual(s["nodes"][0]["op"], "mul")
+        self.assertEqual(s["nodes"][0]["args"], [{"node": "a"}, {"scalar": 3.14}])
+        self.assertEqual(s["reference"]["numbers"], [[1, 3.14]])
+
     def test_missing_get_init_inputs_is_empty(self):
         r = self.trace("""
         class Model(nn.Module):
