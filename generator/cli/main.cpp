@@ -389,6 +389,10 @@ int main(int argc, char** argv) {
       ->add_option("-j,--jobs", bench_jobs,
                    "ops generated side by side (default 1); timing takes turns on the GPU")
       ->check(CLI::Range(1, 64));
+  bool bench_no_baseline = false;
+  bench->add_flag("--no-baseline", bench_no_baseline,
+                  "generate and verify only: no PyTorch eager or torch.compile timing (a test of "
+                  "the suite, not a benchmark)");
   std::string bench_rows;
   bench->add_option("--rows", bench_rows,
                     "append each op's row to this JSON-lines file as soon as it is done");
@@ -452,6 +456,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("bench")) {
       finish_common(bench_opts);
       bench_opts.g.strict = !bench_lenient;
+      if (bench_no_baseline) bench_opts.g.baseline = false;
       return run_bench(bench_opts, bench_paths, bench_json, bench_md, copy_gbps, bench_jobs,
                        bench_rows);
     }
