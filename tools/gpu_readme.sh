@@ -6,8 +6,9 @@
 #
 # `main` runs the main job (the first ```sh block under the quickstart heading: set-up, build EGG,
 # generate, verify and time the quickstart's kernels, compile and run it); `test` runs the test
-# command (set-up with --tests, configure, build, ctest), cut at EGG_README_DEADLINE seconds from
-# the start (default 560: one device call) with what finished kept. Both are taken from README.md by
+# command (set-up with --tests, configure, build, ctest). Each is cut at EGG_README_DEADLINE seconds
+# from the start (default 560: one device call) with its log and what finished kept, so a call the
+# device tool would end leaves evidence. Both are taken from README.md by
 # tests/lint/readme_commands.py, the same parser the lint test checks them with. Logs go to $OUT
 # (else ./gpu-readme-out): readme-main.log, readme-test.log, readme.txt (the summary), and the
 # quickstart's manifests (quickstart-manifests.tgz): four files, so run it in a device call of its
@@ -41,9 +42,10 @@ if [ "$WHAT" = main ] || [ "$WHAT" = both ]; then
   [ -n "$MAIN" ] || { say "README.md has no main job"; exit 1; }
   say "main job:"
   printf '%s\n' "$MAIN" | sed 's/^/    /' | tee -a "$SUMMARY"
-  bash -e -c "$MAIN" >"$OUT/readme-main.log" 2>&1
+  LEFT=$(( ${EGG_README_DEADLINE:-560} - (SECONDS - START) ))
+  timeout --signal=TERM "$LEFT" bash -e -c "$MAIN" >"$OUT/readme-main.log" 2>&1
   rc=$?
-  say "main job: exit $rc after $((SECONDS - START)) s"
+  say "main job: exit $rc after $((SECONDS - START)) s$([ "$rc" -eq 124 ] && echo " (cut at the deadline, $LEFT s)")"
   grep -E "^egg: |verified|unverified|kernel .* ms|quickstart" "$OUT/readme-main.log" | tail -20 | tee -a "$SUMMARY"
   find build/quickstart -name manifest.json 2>/dev/null | tar -czf "$OUT/quickstart-manifests.tgz" -T - 2>/dev/null
   [ "$rc" -eq 0 ] || { tail -40 "$OUT/readme-main.log"; exit "$rc"; }
