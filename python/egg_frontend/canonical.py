@@ -223,6 +223,8 @@ RULES.update({
                                     "dtype": "dtype"}),
     "aten::scalar_tensor": Rule("full", (), {"fill_value": "s", "dtype": "dtype"},
                                 {"size": []}),
+    # zeros_like/ones_like/full_like: a constant of the operand's shape (its values unread).
+    "aten::full_like": Rule("full", (), {"fill_value": "fill_value", "dtype": "dtype"}),
     # Python-level functions kept whole (PYTHON_OPS, below)
     "egg::normalize": Rule("normalize", ("input",), {"p": "p", "dim": "dim", "eps": "eps"}),
 })

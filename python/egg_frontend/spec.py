@@ -265,6 +265,7 @@ def build(op, ep, inputs, params, user_files):
     for name, t, _ in params:
         _check_dtype(dtype_name(t.dtype), op.path, op.def_line("Model"), "Model",
                      "parameter/buffer %s" % name)
+    outputs = _outputs(op, ep, outs, enc)
     return {
         "schema": SCHEMA,
         "op_file": op.path,
@@ -273,9 +274,30 @@ def build(op, ep, inputs, params, user_files):
         "inputs": spec_inputs,
         "params": [{"name": n, "shape": list(t.shape), "dtype": dtype_name(t.dtype), "kind": k}
                    for n, t, k in params],
-        "nodes": nodes,
-        "outputs": _outputs(op, ep, outs, enc),
+        "nodes": _read_by_outputs(nodes, outputs),
+        "outputs": outputs,
     }
+
+
+def _node_refs(arg, out):
+    """Adds the node names an encoded argument reads (lists included) to ``out``."""
+    if isinstance(arg, dict):
+        if "node" in arg:
+            out.add(arg["node"])
+        for item in arg.get("list", []):
+            _node_refs(item, out)
+    return out
+
+
+def _read_by_outputs(nodes, outputs):
+    """The nodes the outputs read through the spec's own arguments: an operand a canonical op does
+    not keep (the tensor ``zeros_like(t)`` takes only its shape from) leaves its producers dead."""
+    needed = {o["node"] for o in outputs}
+    for n in reversed(nodes):
+        if n["name"] in needed:
+            for a in n["args"]:
+                _node_refs(a, needed)
+    return [n for n in nodes if n["name"] in needed]
 
 
 def _outputs(op, ep, outs, enc):

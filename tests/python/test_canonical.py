@@ -159,6 +159,22 @@ class ElementwiseSpellings(TempOps, unittest.TestCase):
         self.assertEqual(ops[2][2], [{"node": ops[1][0]}, S(1.0)])
         self.assertEqual(r.spec["outputs"][0]["node"], ops[2][0])
 
+    def test_zeros_like_is_a_constant_and_its_operand_is_not_kept(self):
+        # An exclusive scan's leading zeros: zeros_like reads only the shape of x[:, :1], so the
+        # slice computing that operand is no node of the spec.
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, x):
+                return torch.cat((torch.zeros_like(x[:, :1]), x.exp()), dim=1)
+        def get_inputs():
+            return [torch.randn(4, 8)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        ops = [(n["op"], n["args"], n["shape"]) for n in r.spec["nodes"]]
+        self.assertEqual([o[0] for o in ops], ["full", "exp", "cat"])
+        self.assertEqual(ops[0][1:], ([], [4, 1]))
+        self.assertEqual(r.spec["nodes"][0]["attrs"]["fill_value"], 0)
+
     def test_unknown_op_keeps_qualified_target(self):
         r = self.elementwise("torch.erf(x)")
         self.assertEqual(r.rc, 0, r.stderr)
