@@ -215,6 +215,7 @@ RULES.update({
     "aten::cat": Rule("cat", ("tensors",), {"dim": "dim"}),
     "aten::stack": Rule("stack", ("tensors",), {"dim": "dim"}),
     "aten::flip": Rule("flip", attrs={"dims": "dims"}),
+    "aten::unfold": Rule("unfold", attrs={"dim": "dimension", "size": "size", "step": "step"}),
     "aten::triu": Rule("triu", attrs={"diagonal": "diagonal"}),
     "aten::tril": Rule("tril", attrs={"diagonal": "diagonal"}),
     "aten::split.Tensor": Rule("split", attrs={"split_size": "split_size", "dim": "dim"}),

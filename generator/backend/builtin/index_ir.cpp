@@ -21,7 +21,7 @@ const std::set<std::string>& layout_ops() {
   static const std::set<std::string> ops = {
       "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose",
       "expand",  "slice",   "select",  "flip",      "cat",     "stack",
-      "split",   "getitem", "triu",    "tril",      "full",    "cast"};
+      "split",   "getitem", "triu",    "tril",      "full",    "cast",    "unfold"};
   return ops;
 }
 
@@ -278,6 +278,15 @@ class Builder {
       }
       return value(src, in);
     }
+    if (n.op == "unfold") {
+      // x.unfold(d, size, step): out[..., j, ..., k] = x[..., j * step + k, ...], k the new last dim.
+      const auto d = static_cast<size_t>(dim_of(int_attr(n, "dim", 0), in_shape.size()));
+      Index in = at;
+      in.linear = false;
+      in.dims.pop_back();
+      in.dims[d] = idx(times(at.dims[d], int_attr(n, "step", 1)) + " + " + at.dims.back());
+      return value(src, in);
+    }
     if (n.op == "getitem") return split_piece(n, at);
     if (n.op == "cat") return cat(n, at);
     if (n.op == "stack") return stack(n, at);
@@ -502,6 +511,8 @@ std::optional<UserError> index_ir_check(const spec::Spec& s, const spec::Node& n
           n.where, quote(n) + " does not broadcast its operand to " + spec::shape_string(n.shape));
   }
   try {
+    if (n.op == "unfold" && (int_attr(n, "step", 1) < 1 || n.shape.empty()))
+      return UserError(n.where, quote(n) + ": an unfold step below 1 is not supported");
     if (n.op == "slice" && int_attr(n, "step", 1) < 1)
       return UserError(n.where, quote(n) + ": a slice step below 1 is not supported",
                        "use torch.flip for a reversed slice");
