@@ -19,9 +19,9 @@ const std::set<std::string>& reshapes() {
 }
 const std::set<std::string>& layout_ops() {
   static const std::set<std::string> ops = {
-      "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose",
-      "expand",  "slice",   "select",  "flip",      "cat",     "stack",
-      "split",   "getitem", "triu",    "tril",      "full",    "cast",    "unfold"};
+      "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "expand",
+      "slice",   "select",  "flip",    "cat",       "stack",   "split",     "getitem",
+      "triu",    "tril",    "full",    "cast",      "unfold"};
   return ops;
 }
 
@@ -279,7 +279,8 @@ class Builder {
       return value(src, in);
     }
     if (n.op == "unfold") {
-      // x.unfold(d, size, step): out[..., j, ..., k] = x[..., j * step + k, ...], k the new last dim.
+      // x.unfold(d, size, step): out[..., j, ..., k] = x[..., j * step + k, ...], k the new last
+      // dim.
       const auto d = static_cast<size_t>(dim_of(int_attr(n, "dim", 0), in_shape.size()));
       Index in = at;
       in.linear = false;
