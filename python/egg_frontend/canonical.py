@@ -216,6 +216,7 @@ RULES.update({
     "aten::stack": Rule("stack", ("tensors",), {"dim": "dim"}),
     "aten::flip": Rule("flip", attrs={"dims": "dims"}),
     "aten::unfold": Rule("unfold", attrs={"dim": "dimension", "size": "size", "step": "step"}),
+    "aten::constant_pad_nd": Rule("pad", attrs={"pad": "pad", "value": "value"}),
     "aten::triu": Rule("triu", attrs={"diagonal": "diagonal"}),
     "aten::tril": Rule("tril", attrs={"diagonal": "diagonal"}),
     "aten::split.Tensor": Rule("split", attrs={"split_size": "split_size", "dim": "dim"}),

@@ -417,6 +417,26 @@ TEST(Planner, AnEpilogueWhoseOutputsDifferInSizeBecomesSeveralKernels) {
   EXPECT_EQ(plan.segments[2].reads, std::vector<std::string>{"v"});
 }
 
+TEST(Planner, AChainOfViewsOfAValueTheSameKernelComputesIsComputedThere) {
+  BuiltinBackend backend(kData);
+  // Swin's window partition: a copy (clone of a transpose), then views of the copy read by the
+  // next op of the same kernel: the views come into that kernel, never an alias of its own output.
+  const auto s =
+      make_spec({tensor("x", {4, 64, 128})}, {tensor("fc.weight", {128, 128}, "parameter")},
+                {node("a", "linear", {ref("x"), ref("fc.weight"), json{{"none", true}}},
+                      json::object(), {4, 64, 128}, 5),
+                 node("t", "transpose", {ref("a")}, {{"dim0", 1}, {"dim1", 2}}, {4, 128, 64}, 6),
+                 node("c", "clone", {ref("t")}, json::object(), {4, 128, 64}, 6),
+                 node("v1", "reshape", {ref("c")}, {{"shape", {4, 128, 8, 8}}}, {4, 128, 8, 8}, 7),
+                 node("v2", "reshape", {ref("v1")}, {{"shape", {4, 8192}}}, {4, 8192}, 7),
+                 node("r", "relu", {ref("v2")}, json::object(), {4, 8192}, 8)});
+  const Plan plan = backend.plan(s);
+  EXPECT_EQ(layout(plan), "gemm[a] elementwise[t,c,v1,v2,r]");
+  EXPECT_TRUE(plan.aliases.empty());
+  const auto c = contract::derive(s, "k");
+  EXPECT_NO_THROW(backend.propose(request(s, c, "stage1")));
+}
+
 TEST(Planner, StageTwoTunesEverySegmentAndRepairFallsBack) {
   BuiltinBackend backend(kData);
   const auto s = linear_layer_norm_gelu();

@@ -21,7 +21,7 @@ const std::set<std::string>& layout_ops() {
   static const std::set<std::string> ops = {
       "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "expand",
       "slice",   "select",  "flip",    "cat",       "stack",   "split",     "getitem",
-      "triu",    "tril",    "full",    "cast",      "unfold"};
+      "triu",    "tril",    "full",    "cast",      "unfold",  "pad"};
   return ops;
 }
 
@@ -288,6 +288,7 @@ class Builder {
       in.dims[d] = idx(times(at.dims[d], int_attr(n, "step", 1)) + " + " + at.dims.back());
       return value(src, in);
     }
+    if (n.op == "pad") return pad(n, at, in_shape);
     if (n.op == "getitem") return split_piece(n, at);
     if (n.op == "cat") return cat(n, at);
     if (n.op == "stack") return stack(n, at);
@@ -386,6 +387,28 @@ class Builder {
       }
     }
     return src;
+  }
+
+  // F.pad(x, pad, "constant", value): pad holds (before, after) per dim from the last; an output
+  // index inside the input reads it (guarded), any other is the value. Negative pads crop.
+  std::string pad(const spec::Node& n, const Index& at, const Shape& in) {
+    const auto widths = int_list(n, "pad");
+    Index src = at;
+    src.linear = false;
+    std::string inside;
+    for (size_t j = 0; 2 * j < widths.size() && j < in.size(); ++j) {
+      const size_t d = in.size() - 1 - j;
+      const std::int64_t before = widths[2 * j], after = widths[2 * j + 1];
+      if (before == 0 && after == 0) continue;
+      src.dims[d] = plus(at.dims[d], -before);
+      if (before > 0) inside = conj(inside, src.dims[d] + " >= 0");
+      if (after > 0) inside = conj(inside, src.dims[d] + " < " + num(in[d]));
+    }
+    src.guard = conj(at.guard, inside);
+    const std::string v = value(n.args[0].node, src);
+    const auto fill = n.attrs.find("value");
+    const double value_attr = fill == n.attrs.end() || fill->is_null() ? 0.0 : fill->get<double>();
+    return inside.empty() ? v : emit("(" + inside + ") ? " + v + " : " + float_literal(value_attr));
   }
 
   // getitem(split(x), k): the k-th piece of x along the split dim.
@@ -512,6 +535,8 @@ std::optional<UserError> index_ir_check(const spec::Spec& s, const spec::Node& n
           n.where, quote(n) + " does not broadcast its operand to " + spec::shape_string(n.shape));
   }
   try {
+    if (n.op == "pad" && int_list(n, "pad").size() % 2 != 0)
+      return UserError(n.where, quote(n) + ": the pad widths are not (before, after) pairs");
     if (n.op == "unfold" && (int_attr(n, "step", 1) < 1 || n.shape.empty()))
       return UserError(n.where, quote(n) + ": an unfold step below 1 is not supported");
     if (n.op == "slice" && int_attr(n, "step", 1) < 1)

@@ -285,12 +285,20 @@ Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>&
       grew = false;
       for (size_t k = 0; k < piece.size(); ++k)
         for (const auto& v : reads_of(s.nodes[piece[k]])) {
-          const auto at = index_of.find(v);
-          if (at == index_of.end() || roles[at->second] != NodeRole::alias || inside.count(v))
-            continue;
-          if (!inside.count(reads_of(s.nodes[at->second]).front())) continue;
-          piece.push_back(at->second);
-          inside.insert(v);
+          // The chain of views from v back to the first value that is no view outside the piece.
+          std::vector<size_t> chain;
+          std::string cur = v;
+          for (auto at = index_of.find(cur);
+               at != index_of.end() && !inside.count(cur) && roles[at->second] == NodeRole::alias;
+               at = index_of.find(cur)) {
+            chain.push_back(at->second);
+            cur = reads_of(s.nodes[at->second]).front();
+          }
+          if (chain.empty() || !inside.count(cur)) continue;
+          for (size_t c : chain) {
+            piece.push_back(c);
+            inside.insert(s.nodes[c].name);
+          }
           grew = true;
         }
     }
