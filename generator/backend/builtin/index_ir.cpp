@@ -451,6 +451,7 @@ class Builder {
       parts.emplace_back(x + " < " + num(hi), value(items[j]->node, src));
       lo = hi;
     }
+    if (parts.empty()) return "0.0f";  // every operand empty: so is the result (never read)
     std::string expr = parts.back().second;
     for (size_t j = parts.size() - 1; j-- > 0;)
       expr = "(" + parts[j].first + ") ? " + parts[j].second + " : " + expr;
