@@ -336,7 +336,7 @@ import torch.nn as nn
 
 class Model(nn.Module):
     def forward(self, x):
-        return torch.flip(torch.relu(x), dims=[1])
+        return torch.erf(torch.relu(x))
 
 def get_inputs():
     return [torch.randn(64, 64)]
@@ -383,7 +383,7 @@ elseif(STEP STREQUAL "bad_build")
     set(_what "get_inputs")
   elseif(CASE STREQUAL "unsupported_op")
     set(_line 6)
-    set(_what "flip")
+    set(_what "erf")
   elseif(CASE STREQUAL "non_tensor_output")
     set(_line 6)
     set(_what "output")
