@@ -360,7 +360,7 @@ Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>&
           continue;
         }
         pieces.push_back(current);
-        current = {i};
+        current.assign(1, i);  // not `= {i}`: g++ 13 -Warray-bounds misreads it
       }
       if (!current.empty()) pieces.push_back(current);
       placed = segments_of(pieces);
