@@ -286,7 +286,7 @@ TEST_F(PipelineTest, AWinnerThatFailsTheFinalCheckGivesWayToTheNextFastestVerifi
   ASSERT_EQ(verify["rejected"].size(), 1u) << verify.dump();
   const std::string first = verify["rejected"][0]["candidate"];
   EXPECT_EQ(verify["rejected"][0]["failure_class"], "sanitizer");
-  EXPECT_EQ(first, r.manifest["stages"][1]["chosen"]);  // stage 2's winner
+  EXPECT_EQ(first, r.manifest["stages"][1]["chosen"].get<std::string>());  // stage 2's winner
   EXPECT_NE(r.manifest["candidate"], first);
   EXPECT_EQ(r.manifest["status"]["sm_90"]["state"], "verified");
   EXPECT_EQ(gpu.strict_runs, 2);
