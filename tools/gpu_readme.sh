@@ -10,8 +10,8 @@
 # from the start (default 560: one device call) with its log and what finished kept, so a call the
 # device tool would end leaves evidence. Both are taken from README.md by
 # tests/lint/readme_commands.py, the same parser the lint test checks them with. Logs go to $OUT
-# (else ./gpu-readme-out): readme-main.log, readme-test.log, readme.txt (the summary), and the
-# quickstart's manifests (quickstart-manifests.tgz): four files, so run it in a device call of its
+# (else ./gpu-readme-out): readme-main.log, readme-test.log, readme.txt (the summary), ps.log (the main job's
+# processes every 5 s) and the quickstart's manifests (quickstart-manifests.tgz): five files, so run it in a device call of its
 # own (the device tool brings back at most 8 files, and tools/gpu_suite.sh writes 8).
 set -u -o pipefail
 START=$SECONDS
@@ -43,10 +43,18 @@ if [ "$WHAT" = main ] || [ "$WHAT" = both ]; then
   say "main job:"
   printf '%s\n' "$MAIN" | sed 's/^/    /' | tee -a "$SUMMARY"
   LEFT=$(( ${EGG_README_DEADLINE:-560} - (SECONDS - START) ))
-  timeout --signal=TERM "$LEFT" bash -e -c "$MAIN" >"$OUT/readme-main.log" 2>&1
-  rc=$?
+  # Every line stamped with the seconds since the start, and the processes sampled every 5 s
+  # (ps.log): Ninja holds a generation's own progress lines until it ends.
+  ( while :; do echo "== $((SECONDS - START)) s"; ps -eo pid,ppid,etimes,pcpu,rss,args --sort=pid |
+      grep -E "egg|python|nvcc|cicc|ptxas|sanitizer|ninja|apt|pip" | grep -v grep | cut -c1-300; sleep 5; done ) \
+    >"$OUT/ps.log" 2>&1 &
+  SAMPLER=$!
+  timeout --signal=TERM "$LEFT" bash -e -c "$MAIN" 2>&1 |
+    while IFS= read -r line; do printf '%4d %s\n' $((SECONDS - START)) "$line"; done >"$OUT/readme-main.log"
+  rc=${PIPESTATUS[0]}
+  kill "$SAMPLER" 2>/dev/null
   say "main job: exit $rc after $((SECONDS - START)) s$([ "$rc" -eq 124 ] && echo " (cut at the deadline, $LEFT s)")"
-  grep -E "^egg: |verified|unverified|kernel .* ms|quickstart" "$OUT/readme-main.log" | tail -20 | tee -a "$SUMMARY"
+  grep -E "egg: |verified|unverified|kernel .* ms|quickstart" "$OUT/readme-main.log" | tail -20 | tee -a "$SUMMARY"
   find build/quickstart -name manifest.json 2>/dev/null | tar -czf "$OUT/quickstart-manifests.tgz" -T - 2>/dev/null
   [ "$rc" -eq 0 ] || { tail -40 "$OUT/readme-main.log"; exit "$rc"; }
 fi
