@@ -6,7 +6,8 @@
 // kernels would share the SMs and DRAM, and neither is timing while other EGG jobs load the CPU
 // (a baseline timed around a Python call absorbs every host delay). So:
 // - every timed span (egg-harness's trials and copy bandwidth, egg_bench's eager and torch.compile
-//   trials, ncu) holds the lock exclusively (GpuTimingLock);
+//   trials, the calls ncu replays: egg-harness --exclusive-calls) holds the lock exclusively
+//   (GpuTimingLock);
 // - other work that would disturb a timed span holds it shared: CPU-heavy work (nvcc compiles,
 //   frontend tracing, torch.compile's compilation: CpuWorkLock) and untimed GPU work (egg-harness's
 //   verification calls, the reference server's computing: Mode::shared). Any number at once,

@@ -1,8 +1,8 @@
 # egg_find_python(<outvar>)
 #
 # Finds the Python interpreter that runs EGG's op frontend and checks that it imports torch.
-#   - the cache variable EGG_PYTHON (or else the environment variable EGG_PYTHON), when set, names
-#     the interpreter (no search);
+#   - the cache variable EGG_PYTHON (or else the environment variable EGG_PYTHON, which is then
+#     written to the cache), when set, names the interpreter (no search);
 #   - otherwise find_package(Python3 COMPONENTS Interpreter) picks it (an active virtualenv first).
 # On success <outvar> is set to the interpreter's path. A successful check is cached
 # (EGG_PYTHON_TORCH_VERSION and an internal key), so a reconfigure does not start Python again;
@@ -18,8 +18,10 @@ set(EGG_PYTHON "" CACHE FILEPATH
     "Python interpreter (with torch) that runs EGG's op frontend; empty: find Python3")
 
 function(egg_find_python outvar)
+  set(_from_env OFF)
   if(NOT EGG_PYTHON AND NOT "$ENV{EGG_PYTHON}" STREQUAL "")
     set(EGG_PYTHON "$ENV{EGG_PYTHON}")  # the environment variable, when the cache one is empty
+    set(_from_env ON)
   endif()
   if(EGG_PYTHON)
     set(_py "${EGG_PYTHON}")
@@ -85,6 +87,11 @@ function(egg_find_python outvar)
     else()
       message(STATUS "EGG: Python ${_real} (torch ${_ver})")
     endif()
+  endif()
+  if(_from_env)
+    # Remembered in the cache: a reconfigure that Ninja starts by itself after a CMakeLists.txt
+    # changes (outside tools/setup.sh, without the environment variable) uses the same Python.
+    set_property(CACHE EGG_PYTHON PROPERTY VALUE "${EGG_PYTHON}")
   endif()
   set(${outvar} "${_EGG_PYTHON_REAL}" PARENT_SCOPE)
 endfunction()

@@ -4,7 +4,7 @@
 //   result.json
 //                      [--source cand.cu] [--atol A --rtol R] [--time] [--strict]
 //                      [--max-sets N] [--no-guard] [--no-cupti] [--timeout S] [--wait-marker F]
-//                      [--cutoff-ms MS]
+//                      [--cutoff-ms MS] [--exclusive-calls]
 //
 // Exit status: 0 verified, 10 the candidate was rejected (result.json says why), 2 usage error,
 // 3 harness or spec error, 4 no GPU. result.json is written in every case but a usage error.
@@ -35,7 +35,7 @@ constexpr const char* kUsage =
     "--out <result.json>\n"
     "                          [--source <cand.cu>] [--atol A] [--rtol R] [--time] [--strict]\n"
     "                          [--max-sets N] [--no-guard] [--no-cupti] [--timeout SECONDS]\n"
-    "                          [--wait-marker <file>] [--cutoff-ms MS]\n"
+    "                          [--wait-marker <file>] [--cutoff-ms MS] [--exclusive-calls]\n"
     "\n"
     "  --lib      the candidate: a shared library exporting\n"
     "             extern \"C\" cudaError_t egg_candidate_launch(void* const* args, cudaStream_t)\n"
@@ -55,7 +55,10 @@ constexpr const char* kUsage =
     "  --wait-marker  the file that exists while this run waits for the GPU lock, GPU memory or "
     "the\n"
     "             reference server, so the parent's time limit pauses (default "
-    "<work>/gpu-lock.wait)\n";
+    "<work>/gpu-lock.wait)\n"
+    "  --exclusive-calls  hold the GPU lock exclusively around each verification call (a "
+    "profiler\n"
+    "             such as ncu replays them: a timed span); the caller must not hold it\n";
 
 constexpr int kExitVerified = 0, kExitRejected = 10, kExitUsage = 2, kExitInternal = 3,
               kExitNoGpu = 4;
@@ -234,6 +237,8 @@ int main(int argc, char** argv) {
         o.guard = false;
       else if (a == "--no-cupti")
         o.cupti = false;
+      else if (a == "--exclusive-calls")
+        o.exclusive_calls = true;
       else if (a == "--timeout")
         timeout_s = std::stod(value());
       else if (a == "--cutoff-ms")

@@ -347,7 +347,9 @@ CallSummary Verifier::call(Group& g, int k, const std::string& label) {
   const ServedSet& set = *served;
   // The candidate's runs and the comparisons are GPU work: never during another job's timed span
   // (base/gpu_lock.h). Taken after the set is fetched, so nothing is awaited while it is held.
-  const GpuTimingLock quiet(gpu_lock_path(), opts_.marker(), GpuTimingLock::Mode::shared);
+  const GpuTimingLock quiet(
+      gpu_lock_path(), opts_.marker(),
+      opts_.exclusive_calls ? GpuTimingLock::Mode::exclusive : GpuTimingLock::Mode::shared);
   verify_lock_wait_ms_ += quiet.waited_ms();
   upload(g, set);
   for (const auto& b : g.out) check(cudaMemset(b.ptr(), kPoisonByte, b.bytes), "poison outputs");

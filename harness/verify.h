@@ -16,6 +16,9 @@ struct HarnessOptions {
   bool strict = false;               // compute-sanitizer memcheck first (handled by main)
   bool guard = true;                 // guard bytes around every buffer (off under the sanitizer)
   bool cupti = true;                 // CUPTI kernel trace (off under the sanitizer)
+  // Each verification call holds the GPU lock exclusively, not shared: a profiler replaying the
+  // candidate (ncu) makes the call a timed span. The caller must not hold the lock itself.
+  bool exclusive_calls = false;
   int max_sets = 0;                  // 0: every set the reference server has
   double min_time_s = 0.5;           // timing: at least this long ...
   int min_trials = 100;              // ... and at least this many trials

@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <thread>
 
-#include "base/gpu_lock.h"
 #include "runner.h"
 #include "util/files.h"
 #include "verify/ncu.h"
@@ -111,8 +110,8 @@ GpuOutcome HarnessVerifier::run(const fs::path& cu, const fs::path& include_dir,
 
 nlohmann::json HarnessVerifier::profile(const fs::path& work, const fs::path& spec_json,
                                         References& refs) {
-  // ncu replays the winner under the GPU lock for seconds: EGG_NCU=off skips it (e.g. a suite
-  // benchmark of many ops, where the counters are not needed).
+  // ncu replays the winner for seconds: EGG_NCU=off skips it (e.g. a suite benchmark of many ops,
+  // where the counters are not needed).
   if (const char* v = std::getenv("EGG_NCU"); v && std::string(v) == "off")
     return {{"unavailable", "counters not read (EGG_NCU=off)"}};
   auto ncu = find_on_path("ncu");
@@ -141,14 +140,15 @@ nlohmann::json HarnessVerifier::profile(const fs::path& work, const fs::path& sp
             "--max-sets",
             "1",
             "--no-cupti",
-            "--no-guard"};
+            "--no-guard",
+            // Counters from a GPU nobody else times on: the harness holds the lock exclusively
+            // around the replayed calls. Not this process around ncu: the harness under it takes
+            // the lock too, and the reference server computes a set under it, so holding it here
+            // would make both wait for ncu's time limit (seen on the H200: five minutes per build).
+            "--exclusive-calls"};
   p.timeout = std::chrono::minutes(5);
   p.activity = "reading counters with ncu";
-  ProcessResult r;
-  {
-    const GpuTimingLock lock;  // counters from a GPU nobody else times on
-    r = runner_.run(p);
-  }
+  const ProcessResult r = runner_.run(p);
   nlohmann::json metrics = parse_ncu_csv(r.out);
   if (metrics.empty())
     return {{"unavailable", "ncu read no metrics (exit " + std::to_string(r.exit_code) +
