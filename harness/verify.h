@@ -19,9 +19,9 @@ struct HarnessOptions {
   // Each verification call holds the GPU lock exclusively, not shared: a profiler replaying the
   // candidate (ncu) makes the call a timed span. The caller must not hold the lock itself.
   bool exclusive_calls = false;
-  int max_sets = 0;                  // 0: every set the reference server has
-  double min_time_s = 0.5;           // timing: at least this long ...
-  int min_trials = 100;              // ... and at least this many trials
+  int max_sets = 0;         // 0: every set the reference server has
+  double min_time_s = 0.5;  // timing: at least this long ...
+  int min_trials = 100;     // ... and at least this many trials
   // Stop timing after 3 trials (verify.cpp's kCutoffTrials) when even the fastest took longer than
   // this (the caller's best so far, with room: a candidate that cannot win holds the GPU lock no
   // longer).

@@ -120,27 +120,10 @@ nlohmann::json HarnessVerifier::profile(const fs::path& work, const fs::path& sp
   ProcessSpec p;
   p.exe = *ncu;
   // Clocks stay as they are (METHOD.md); CUPTI is off in the harness, since ncu owns the counters.
-  p.args = {"--clock-control",
-            "none",
-            "--csv",
-            "--metrics",
-            kNcuMetrics,
-            harness_.string(),
-            "verify",
-            "--lib",
-            (work / "candidate.so").string(),
-            "--spec",
-            spec_json.string(),
-            "--refs",
-            refs.endpoint().string(),
-            "--work",
-            (work / "ncu").string(),
-            "--out",
-            (work / "ncu" / "result.json").string(),
-            "--max-sets",
-            "1",
-            "--no-cupti",
-            "--no-guard",
+  p.args = {"--clock-control", "none", "--csv", "--metrics", kNcuMetrics, harness_.string(),
+            "verify", "--lib", (work / "candidate.so").string(), "--spec", spec_json.string(),
+            "--refs", refs.endpoint().string(), "--work", (work / "ncu").string(), "--out",
+            (work / "ncu" / "result.json").string(), "--max-sets", "1", "--no-cupti", "--no-guard",
             // Counters from a GPU nobody else times on: the harness holds the lock exclusively
             // around the replayed calls. Not this process around ncu: the harness under it takes
             // the lock too, and the reference server computes a set under it, so holding it here
