@@ -30,6 +30,9 @@
 #                         cache variable: docs/remote-cache.md)
 #   EGG_VERBOSE           print each kernel's generator command at configure time and make egg-gen
 #                         verbose (EGG_LOG=debug in its environment)
+#   EGG_LIVE_PROGRESS     show each generation's progress lines as they come under Ninja, which
+#                         otherwise holds a command's output until it ends (USES_TERMINAL: the
+#                         console pool, so one generation at a time); Makefiles always stream
 #   EGG_VENDOR_MODE       for kernels with VENDOR_DIR: "use" (default) compiles the checked-in
 #                         <dir>/<name>/<name>.cu with no generation (no GPU, LLM, network or Python
 #                         needed); "check" generates as usual and fails the build, with a diff and
@@ -50,6 +53,8 @@ option(EGG_REQUIRE_VERIFIED "egg_kernel(): fail when a generated kernel cannot b
 option(EGG_REQUIRE_FASTER "egg_kernel(): fail when a generated kernel is slower than PyTorch eager" OFF)
 set(EGG_CACHE_DIR "" CACHE PATH "egg_kernel(): EGG generation cache folder (empty: egg-gen's default)")
 option(EGG_VERBOSE "egg_kernel(): show generator commands and verbose generator output" OFF)
+option(EGG_LIVE_PROGRESS
+       "egg_kernel(): progress lines as they come under Ninja (one generation at a time)" OFF)
 set(EGG_REMOTE_CACHE "" CACHE STRING
     "egg_kernel(): shared cache base URL (GET/PUT <url>/ac/<key>); empty: egg-gen's $EGG_REMOTE_CACHE")
 option(EGG_REMOTE_CACHE_READ_ONLY "egg_kernel(): read the shared cache, never upload (CI)" OFF)
@@ -372,9 +377,14 @@ function(egg_kernel target op)
     set(_cu "${_vdir}/${_name}.cu")
     set(_manifest "${_vdir}/manifest.json")
   else()
+    set(_live "")
+    if(EGG_LIVE_PROGRESS)
+      set(_live USES_TERMINAL)
+    endif()
     add_custom_command(
       OUTPUT "${_cu}" "${_h}" "${_manifest}"
       COMMAND ${_cmd}
+      ${_live}
       DEPENDS "${_op}" EGG::egg-gen "$<TARGET_FILE:EGG::egg-gen>" ${_data_files}
       DEPFILE "${_depfile}"
       COMMENT "EGG: generating kernel ${_name} from ${_op_rel}"

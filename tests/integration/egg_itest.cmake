@@ -296,6 +296,19 @@ egg_kernel(app ops/hardswish_scale.py ARCH ${ARCH})
       fail("files left in the build tree after a refused generation: ${_left}")
     endif()
   endif()
+  # EGG_LIVE_PROGRESS: off, the generation runs beside other jobs (Ninja prints its lines when it
+  # ends); on, in Ninja's console pool, so its progress lines reach the build log as they come.
+  set(_gen_rule "DESC = EGG: generating kernel hardswish_scale[^\n]*\n([^\n]*\n)*  restat")
+  file(READ "${_d}/build/build.ninja" _ninja)
+  string(REGEX MATCH "${_gen_rule}" _rule "${_ninja}")
+  if(NOT _rule)
+    fail("build.ninja has no generation rule for hardswish_scale")
+  endif()
+  expect_no_match("${_rule}" "pool = console" "EGG_LIVE_PROGRESS=OFF keeps generations parallel")
+  run_ok(_out "${CMAKE_COMMAND}" -S "${_d}/src" -B "${_d}/build" -DEGG_LIVE_PROGRESS=ON)
+  file(READ "${_d}/build/build.ninja" _ninja)
+  string(REGEX MATCH "${_gen_rule}" _rule "${_ninja}")
+  expect_match("${_rule}" "pool = console" "EGG_LIVE_PROGRESS=ON puts the generation in the console pool")
 
 # ---------------------------------------------------------------------------------------------------
 elseif(STEP STREQUAL "bad_configure")
