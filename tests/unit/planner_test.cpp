@@ -437,6 +437,67 @@ TEST(Planner, AChainOfViewsOfAValueTheSameKernelComputesIsComputedThere) {
   EXPECT_NO_THROW(backend.propose(request(s, c, "stage1")));
 }
 
+// `widths.size()` layers relu(Linear(in, width)(...)) on 64 rows of 256, the last one the output.
+spec::Spec linear_relu_layers(const std::vector<int>& widths) {
+  json params = json::array(), nodes = json::array();
+  std::string in = "x";
+  int width_in = 256, line = 10;
+  for (size_t l = 0; l < widths.size(); ++l) {
+    const std::string fc = "fc" + std::to_string(l), relu = "relu" + std::to_string(l);
+    params.push_back(tensor(fc + ".weight", {widths[l], width_in}, "parameter"));
+    params.push_back(tensor(fc + ".bias", {widths[l]}, "parameter"));
+    nodes.push_back(node(
+        fc, "linear",
+        {egg::testing::ref(in), egg::testing::ref(fc + ".weight"), egg::testing::ref(fc + ".bias")},
+        json::object(), {64, widths[l]}, line++));
+    nodes.push_back(
+        node(relu, "relu", {egg::testing::ref(fc)}, json::object(), {64, widths[l]}, line++));
+    in = relu;
+    width_in = widths[l];
+  }
+  return make_spec({tensor("x", {64, 256})}, params, nodes);
+}
+
+TEST(Planner, SegmentsWithTheSameCodeShareOneCompiledCopy) {
+  BuiltinBackend backend(kData);
+  // Four layers of one width: the same code but for their tensors.
+  const auto s = linear_relu_layers({256, 256, 256, 256});
+  const auto c = contract::derive(s, "k");
+  const auto cands = backend.propose(request(s, c, "stage1"));
+  ASSERT_FALSE(cands.empty());
+  const Candidate& first = cands.front();
+  ASSERT_EQ(first.params["plan"].size(), 4u) << first.id;
+  const std::string& code = first.code.device_code;
+  const std::string& body = first.code.launch_body;
+  EXPECT_TRUE(has(code, "4 kernels run in stream order,\n// 1 distinct")) << code.substr(0, 300);
+  EXPECT_TRUE(has(code, "namespace egg_plan_k_s0 {"));
+  for (const char* other : {"namespace egg_plan_k_s1 {", "namespace egg_plan_k_s3 {"})
+    EXPECT_FALSE(has(code, other)) << other << ": the same code as segment 0";
+  EXPECT_TRUE(has(code, "also segment 2: fc2, relu2"));
+  // Every step calls the one launch, each with its own tensors, in order.
+  size_t at = 0;
+  for (const char* call :
+       {"egg_plan_k_s0::k_s0_launch(x, fc0_weight, fc0_bias, egg_tmp_relu0, stream)",
+        "egg_plan_k_s0::k_s0_launch(egg_tmp_relu0, fc1_weight, fc1_bias, egg_tmp_relu1, stream)",
+        "egg_plan_k_s0::k_s0_launch(egg_tmp_relu1, fc2_weight, fc2_bias, egg_tmp_relu2, stream)",
+        "egg_plan_k_s0::k_s0_launch(egg_tmp_relu2, fc3_weight, fc3_bias, out0, stream)"}) {
+    const size_t next = body.find(call, at);
+    ASSERT_NE(next, std::string::npos) << call << " (in order) in\n" << body;
+    at = next;
+  }
+  // The record still lists every segment, with its own nodes.
+  EXPECT_EQ(first.params["plan"][2]["nodes"], json({"fc2", "relu2"}));
+
+  // Other widths are other code: layer 2 (256 to 128) and layer 3 (128 to 256) keep their own.
+  const auto s2 = linear_relu_layers({256, 256, 128, 256});
+  const auto c2 = contract::derive(s2, "k");
+  const std::string code2 = backend.propose(request(s2, c2, "stage1")).front().code.device_code;
+  EXPECT_TRUE(has(code2, "4 kernels run in stream order,\n// 3 distinct")) << code2.substr(0, 300);
+  EXPECT_FALSE(has(code2, "namespace egg_plan_k_s1 {"));
+  EXPECT_TRUE(has(code2, "namespace egg_plan_k_s2 {"));
+  EXPECT_TRUE(has(code2, "namespace egg_plan_k_s3 {"));
+}
+
 TEST(Planner, StageTwoTunesEverySegmentAndRepairFallsBack) {
   BuiltinBackend backend(kData);
   const auto s = linear_layer_norm_gelu();

@@ -1,6 +1,7 @@
 #include "backend/builtin/plan_code.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 #include <sstream>
@@ -31,6 +32,29 @@ bool is_graph_output(const spec::Spec& s, const spec::Output& o) {
   for (const auto& g : s.outputs)
     if (g.name == o.name && g.node == o.node) return true;
   return false;
+}
+
+bool identifier_char(char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; }
+
+// A segment's code in a form two segments can be compared in: its name (a prefix of its
+// functions' names) and each of `vars` (whole identifiers, by position) blanked.
+// Equal forms mean the same code but for those names, so one compiled copy serves both.
+std::string code_shape(std::string text, const std::string& name,
+                       const std::vector<std::string>& vars) {
+  for (auto at = text.find(name); at != std::string::npos; at = text.find(name, at + 1))
+    text.replace(at, name.size(), "\x01");
+  for (size_t v = 0; v < vars.size(); ++v) {
+    const std::string& var = vars[v];
+    const std::string mark = "\x02" + std::to_string(v) + "\x03";
+    for (auto at = text.find(var); at != std::string::npos; at = text.find(var, at + 1)) {
+      const bool starts = at == 0 || !identifier_char(text[at - 1]);
+      const bool ends = at + var.size() == text.size() || !identifier_char(text[at + var.size()]);
+      if (!starts || !ends) continue;
+      text.replace(at, var.size(), mark);
+      at += mark.size() - 1;
+    }
+  }
+  return text;
 }
 
 // A buffer of the launch body holding one intermediate value.
@@ -136,6 +160,10 @@ Candidate PlanCode::combine(const spec::Spec& s, const contract::Contract& c, co
   json segments = json::array(), steps = json::array(), record = json::array(),
        links = json::array();
   std::vector<std::string> includes;
+  // Segments whose code is the same but for their name (a model's repeated blocks: the same
+  // family, tuning and shapes) share the first one's namespace: nvcc compiles each distinct
+  // kernel once (DenseNet's plan had hundreds of segments in one translation unit).
+  std::map<std::string, size_t> first_with_code;  // code with the name blanked → its segments index
   std::string id = "plan:", summary = std::to_string(plan.segments.size()) + " kernels:";
   for (size_t k = 0; k < plan.segments.size(); ++k) {
     const PlanSegment& seg = plan.segments[k];
@@ -155,15 +183,34 @@ Candidate PlanCode::combine(const spec::Spec& s, const contract::Contract& c, co
     for (auto& inc : incs)
       if (std::find(includes.begin(), includes.end(), inc) == includes.end())
         includes.push_back(inc);
-    segments.push_back({{"index", k},
-                        {"family", seg.family->name()},
-                        {"nodes_text", nodes_text},
-                        {"summary", part.summary},
-                        {"ns", ns},
-                        {"name", name},
-                        {"params", contract::template_context(sc)["params"]},
-                        {"device_code", code},
-                        {"launch_body", part.code.launch_body}});
+    const json params = contract::template_context(sc)["params"];
+    std::vector<std::string> vars;
+    std::string decls;  // the launch's signature, as the template writes it
+    for (const auto& a : sc.args) vars.push_back(a.var);
+    for (const auto& p : params) decls += p["decl"].get<std::string>() + ", ";
+    // The launch's parameter names appear only in its signature and body; the device code is
+    // compared with the segment's name blanked alone.
+    const std::string same = code_shape(code, name, {}) + "\n" +
+                             code_shape(decls + "\n" + part.code.launch_body, name, vars);
+    const auto [first, fresh] = first_with_code.emplace(same, segments.size());
+    std::string call_ns = ns, call_name = name;
+    if (fresh) {
+      segments.push_back({{"index", k},
+                          {"family", seg.family->name()},
+                          {"nodes_text", nodes_text},
+                          {"summary", part.summary},
+                          {"ns", ns},
+                          {"name", name},
+                          {"params", params},
+                          {"device_code", code},
+                          {"launch_body", part.code.launch_body},
+                          {"also", json::array()}});
+    } else {
+      json& shared = segments[first->second];
+      shared["also"].push_back({{"index", k}, {"nodes_text", nodes_text}});
+      call_ns = shared["ns"];
+      call_name = shared["name"];
+    }
     json allocs = json::array(), frees = json::array();
     for (size_t b = 0; b < buffers.size(); ++b) {
       if (buffers[b].producer == k) allocs.push_back(buffer_ctx[b]);
@@ -171,8 +218,8 @@ Candidate PlanCode::combine(const spec::Spec& s, const contract::Contract& c, co
     }
     steps.push_back({{"index", k},
                      {"family", seg.family->name()},
-                     {"ns", ns},
-                     {"name", name},
+                     {"ns", call_ns},
+                     {"name", call_name},
                      {"args", args},
                      {"allocs", allocs},
                      {"frees", frees}});
@@ -196,6 +243,7 @@ Candidate PlanCode::combine(const spec::Spec& s, const contract::Contract& c, co
 
   const json ctx = {{"kernel", c.name},
                     {"num_segments", plan.segments.size()},
+                    {"num_distinct", segments.size()},
                     {"includes", includes},
                     {"segments", segments},
                     {"buffers", buffer_ctx},
