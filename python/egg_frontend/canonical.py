@@ -86,6 +86,9 @@ RULES.update({
     "aten::clamp.default": Rule("clamp", attrs={"min": "min", "max": "max"}),
     "aten::clamp_min.default": Rule("clamp", attrs={"min": "min"}, fixed={"max": None}),
     "aten::clamp_max.default": Rule("clamp", attrs={"max": "max"}, fixed={"min": None}),
+    # Tensor bounds: element-wise maximum/minimum (clamp.Tensor with both: decompositions()).
+    "aten::clamp_min.Tensor": Rule("maximum", ("self", "min")),
+    "aten::clamp_max.Tensor": Rule("minimum", ("self", "max")),
     "aten::pow.Tensor_Scalar": Rule("pow", ("self", "exponent")),
     "aten::pow.Tensor_Tensor": Rule("pow", ("self", "exponent")),
     "aten::pow.Scalar": Rule("pow", ("self", "exponent")),
@@ -399,13 +402,25 @@ def canonicalize(target, args, kwargs):
 KEEP_WHOLE = frozenset({"aten::lstm", "aten::gru", "aten::rnn_tanh", "aten::rnn_relu"})
 
 
+def _clamp_tensor(x, min=None, max=None):  # noqa: A002 (ATen's argument names)
+    """clamp with tensor bounds (``torch.clamp(x, max=t)``): maximum, then minimum, which
+    broadcast and promote as clamp does; torch's table keeps it whole."""
+    out = x
+    if min is not None:
+        out = torch.maximum(out, min)
+    if max is not None:
+        out = torch.minimum(out, max)
+    return out
+
+
 def decompositions():
     """torch's default decomposition table without the ops RULES keeps as single nodes (and
-    KEEP_WHOLE)."""
+    KEEP_WHOLE), with EGG's own rows for ops the table keeps whole (clamp.Tensor)."""
     from torch.export import default_decompositions
     table = default_decompositions()
     for op in list(table.keys()):
         if isinstance(op, torch._ops.OpOverload) and (
                 rule_for(op) is not None or _qualified(op)[0] in KEEP_WHOLE):
             table.pop(op)
+    table[torch.ops.aten.clamp.Tensor] = _clamp_tensor
     return table
