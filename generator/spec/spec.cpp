@@ -144,6 +144,12 @@ const Tensor* Spec::find_tensor(const std::string& name) const {
   return nullptr;
 }
 
+const Shape* Spec::shape_of(const std::string& name) const {
+  if (const Node* n = find_node(name)) return &n->shape;
+  if (const Tensor* t = find_tensor(name)) return &t->shape;
+  return nullptr;
+}
+
 Spec parse_spec(const json& j) {
   if (!j.is_object()) malformed("top level is not an object");
   Spec s;

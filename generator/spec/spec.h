@@ -83,6 +83,8 @@ struct Spec {
   const Node* find_node(const std::string& name) const;
   // The input or param with this name, or nullptr.
   const Tensor* find_tensor(const std::string& name) const;
+  // The shape of the value with this name (a node, an input or a param), or nullptr.
+  const Shape* shape_of(const std::string& name) const;
 };
 
 // The schema version this generator reads.

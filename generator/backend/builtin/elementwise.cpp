@@ -77,9 +77,11 @@ std::optional<UserError> ElementwiseFamily::cannot_implement(const spec::Spec& s
       if (const auto* t = s.find_tensor(r))
         if (auto e = check_leaf(*t, node.where)) return e;
       if (!ops_.knows(node.op)) continue;
-      const spec::Tensor* t = s.find_tensor(r);
-      const spec::Node* m = s.find_node(r);
-      const Shape& shape = t ? t->shape : m->shape;
+      const Shape* read = s.shape_of(r);
+      if (!read)
+        return UserError(node.where, quote(node) + " reads `" + r +
+                                         "`, which is not an input, parameter or earlier op");
+      const Shape& shape = *read;
       if (!broadcasts_to(shape, node.shape))
         return UserError(node.where, "`" + r + "` of shape " + spec::shape_string(shape) +
                                          " does not broadcast to the shape " +

@@ -87,8 +87,7 @@ class Builder {
 
  private:
   const spec::Shape& shape_of(const std::string& name) const {
-    if (const auto* n = s_.find_node(name)) return n->shape;
-    if (const auto* t = s_.find_tensor(name)) return t->shape;
+    if (const spec::Shape* shape = s_.shape_of(name)) return *shape;
     throw InternalError("index IR: no value `" + name + "`");
   }
 
@@ -504,7 +503,7 @@ std::optional<UserError> index_ir_check(const spec::Spec& s, const spec::Node& n
                                         const OpTable& ops) {
   if (ops.knows(n.op) || !is_layout_op(n.op)) return ops.check(s, n);
   for (const auto& a : n.args)
-    if (a.kind == spec::Arg::Kind::node && !s.find_tensor(a.node) && !s.find_node(a.node))
+    if (a.kind == spec::Arg::Kind::node && !s.shape_of(a.node))
       return UserError(n.where, quote(n) + " reads `" + a.node +
                                     "`, which is not an input, "
                                     "parameter or earlier op");
@@ -519,9 +518,7 @@ std::optional<UserError> index_ir_check(const spec::Spec& s, const spec::Node& n
         return UserError(n.where, quote(n) + " of a non-tensor item is not supported");
   if ((reshapes().count(n.op) || n.op == "permute" || n.op == "transpose" || n.op == "flip" ||
        n.op == "triu" || n.op == "tril" || n.op == "cast")) {
-    const spec::Tensor* t = s.find_tensor(n.args[0].node);
-    const spec::Node* m = s.find_node(n.args[0].node);
-    const spec::Shape& in = t ? t->shape : m->shape;
+    const spec::Shape& in = *s.shape_of(n.args[0].node);
     if (spec::numel(in) != spec::numel(n.shape))
       return UserError(n.where, quote(n) + " changes the element count (" + spec::shape_string(in) +
                                     " to " + spec::shape_string(n.shape) + ")");
@@ -529,9 +526,7 @@ std::optional<UserError> index_ir_check(const spec::Spec& s, const spec::Node& n
       return UserError(n.where, quote(n) + " needs a tensor of two or more dims");
   }
   if (n.op == "expand") {
-    const spec::Tensor* t = s.find_tensor(n.args[0].node);
-    const spec::Node* m = s.find_node(n.args[0].node);
-    if (!broadcasts_to(t ? t->shape : m->shape, n.shape))
+    if (!broadcasts_to(*s.shape_of(n.args[0].node), n.shape))
       return UserError(
           n.where, quote(n) + " does not broadcast its operand to " + spec::shape_string(n.shape));
   }
