@@ -137,6 +137,17 @@ TEST(Planner, PrologueBeforeAGemmBecomesItsOwnSegment) {
   EXPECT_EQ(layout(backend.plan(s)), "elementwise[scaled] gemm[fc]");
 }
 
+// A transposed input that the anchor cannot read as it is (softmax over the first dim of x, a
+// GEMM reads it in place) is copied by an element-wise kernel first.
+TEST(Planner, AnOperandViewTheAnchorCannotReadBecomesACopyBeforeIt) {
+  BuiltinBackend backend(kData);
+  const auto s = make_spec(
+      {tensor("x", {64, 128})}, json::array(),
+      {node("t", "transpose", {ref("x")}, {{"dim0", 0}, {"dim1", 1}}, {128, 64}, 5),
+       node("sm", "softmax", {ref("t")}, {{"dim", -1}}, {128, 64}, 5)});
+  EXPECT_EQ(layout(backend.plan(s)), "elementwise[t] reduction[sm]");
+}
+
 TEST(Planner, RejectedEpilogueSplitsIntoAnElementwiseSegment) {
   BuiltinBackend backend(kData);
   // A row sum's epilogue sees one value per row: broadcasting it over a wider tensor is its own

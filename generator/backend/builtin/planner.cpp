@@ -83,7 +83,7 @@ std::vector<Group> group_nodes(const spec::Spec& s, const std::vector<NodeRole>&
 
 // The ways to cut a group into pieces, in the order they are tried: the greedy segment first, then
 // trailing element-wise ops split off (longest fused epilogue first); then the same with the
-// prologue as its own segment.
+// prologue as its own segment, then with the operand views in it too.
 std::vector<std::vector<std::vector<size_t>>> group_options(const Group& g) {
   std::vector<std::vector<std::vector<size_t>>> options;
   if (!g.anchor) {
@@ -94,13 +94,19 @@ std::vector<std::vector<std::vector<size_t>>> group_options(const Group& g) {
     options.push_back({all});
     return options;
   }
-  for (bool split_prologue : {false, true}) {
-    if (split_prologue && g.prologue.empty()) break;
+  // 0: one piece; 1: the prologue its own piece; 2: the operand views too (an anchor that cannot
+  // read a transposed operand gets it copied by an element-wise kernel first).
+  for (int split = 0; split < 3; ++split) {
+    if (split == 1 && g.prologue.empty()) continue;
+    if (split == 2 && g.views.empty()) break;
     for (size_t j = g.epilogue.size() + 1; j-- > 0;) {
       std::vector<std::vector<size_t>> pieces;
-      if (split_prologue) pieces.push_back(g.prologue);
-      std::vector<size_t> main = g.views;
-      if (!split_prologue) main.insert(main.end(), g.prologue.begin(), g.prologue.end());
+      std::vector<size_t> before = split == 2 ? g.views : std::vector<size_t>{};
+      if (split > 0) before.insert(before.end(), g.prologue.begin(), g.prologue.end());
+      std::sort(before.begin(), before.end());
+      if (!before.empty()) pieces.push_back(before);
+      std::vector<size_t> main = split == 2 ? std::vector<size_t>{} : g.views;
+      if (split == 0) main.insert(main.end(), g.prologue.begin(), g.prologue.end());
       main.push_back(*g.anchor);
       main.insert(main.end(), g.epilogue.begin(),
                   g.epilogue.begin() + static_cast<std::ptrdiff_t>(j));
