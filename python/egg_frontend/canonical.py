@@ -413,14 +413,47 @@ def _clamp_tensor(x, min=None, max=None):  # noqa: A002 (ATen's argument names)
     return out
 
 
+def _var(x, dim=None, *, correction=None, keepdim=False):
+    """Variance as two reductions: the mean, then the sum of squared deviations over N -
+    correction (at least 0: N <= correction gives inf or nan, as torch.var does)."""
+    dims = list(range(x.dim())) if dim is None or len(dim) == 0 else list(dim)
+    n = 1
+    for d in dims:
+        n *= x.shape[d]
+    c = 1 if correction is None else correction
+    dev = x - torch.mean(x, dims, keepdim=True)
+    return torch.sum(dev * dev, dims, keepdim=keepdim) / max(n - c, 0)
+
+
+def _var_mean(x, dim=None, *, correction=None, keepdim=False):
+    dims = list(range(x.dim())) if dim is None or len(dim) == 0 else list(dim)
+    return (_var(x, dims, correction=correction, keepdim=keepdim),
+            torch.mean(x, dims, keepdim=keepdim))
+
+
+def _std(x, dim=None, *, correction=None, keepdim=False):
+    return torch.sqrt(_var(x, dim, correction=correction, keepdim=keepdim))
+
+
+def _std_mean(x, dim=None, *, correction=None, keepdim=False):
+    var, mean = _var_mean(x, dim, correction=correction, keepdim=keepdim)
+    return torch.sqrt(var), mean
+
+
 def decompositions():
     """torch's default decomposition table without the ops RULES keeps as single nodes (and
-    KEEP_WHOLE), with EGG's own rows for ops the table keeps whole (clamp.Tensor)."""
+    KEEP_WHOLE), with EGG's own rows for ops the table keeps whole (clamp.Tensor; var and std as
+    a mean and a sum)."""
     from torch.export import default_decompositions
     table = default_decompositions()
     for op in list(table.keys()):
         if isinstance(op, torch._ops.OpOverload) and (
                 rule_for(op) is not None or _qualified(op)[0] in KEEP_WHOLE):
             table.pop(op)
-    table[torch.ops.aten.clamp.Tensor] = _clamp_tensor
+    aten = torch.ops.aten
+    table[aten.clamp.Tensor] = _clamp_tensor
+    table[aten.var.correction] = _var
+    table[aten.var_mean.correction] = _var_mean
+    table[aten.std.correction] = _std
+    table[aten.std_mean.correction] = _std_mean
     return table

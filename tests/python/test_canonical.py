@@ -146,6 +146,26 @@ class ElementwiseSpellings(TempOps, unittest.TestCase):
                 self.assertTrue(node["line"] > 0 and node["file"] == r.op_path)
                 self.assertIn("return", node["code"])
 
+    def test_var_and_std_are_a_mean_and_a_sum(self):
+        # (expression, output shape, divisor N - correction, the ops from the sum on)
+        for expr, shape, divisor, last in [
+                ("x.var(dim=-1, keepdim=True)", [4, 1], 7, ["div"]),
+                ("torch.var(x, 1, correction=0)", [4], 8, ["div"]),
+                ("x.std(dim=0)", [8], 3, ["div", "sqrt"]),
+                ("torch.var_mean(x, dim=1)[0]", [4], 7, ["div"])]:
+            with self.subTest(expr=expr):
+                r = self.elementwise(expr)
+                self.assertEqual(r.rc, 0, r.stderr)
+                ops = [n["op"] for n in r.spec["nodes"]]
+                self.assertIn("mean", ops)
+                at = len(ops) - 1 - ops[::-1].index("sum")
+                self.assertEqual(ops[at + 1:], last)
+                self.assertLess(ops.index("mean"), ops.index("sub"))
+                self.assertLess(ops.index("sub"), at)
+                div = r.spec["nodes"][at + 1]
+                self.assertEqual(div["args"][1], S(divisor))
+                self.assertEqual(r.out_node()["shape"], shape)
+
     def test_inplace_method_is_functionalized(self):
         r = self.trace("""
         class Model(nn.Module):
