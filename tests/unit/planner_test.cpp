@@ -141,10 +141,10 @@ TEST(Planner, PrologueBeforeAGemmBecomesItsOwnSegment) {
 // GEMM reads it in place) is copied by an element-wise kernel first.
 TEST(Planner, AnOperandViewTheAnchorCannotReadBecomesACopyBeforeIt) {
   BuiltinBackend backend(kData);
-  const auto s = make_spec(
-      {tensor("x", {64, 128})}, json::array(),
-      {node("t", "transpose", {ref("x")}, {{"dim0", 0}, {"dim1", 1}}, {128, 64}, 5),
-       node("sm", "softmax", {ref("t")}, {{"dim", -1}}, {128, 64}, 5)});
+  const auto s =
+      make_spec({tensor("x", {64, 128})}, json::array(),
+                {node("t", "transpose", {ref("x")}, {{"dim0", 0}, {"dim1", 1}}, {128, 64}, 5),
+                 node("sm", "softmax", {ref("t")}, {{"dim", -1}}, {128, 64}, 5)});
   EXPECT_EQ(layout(backend.plan(s)), "elementwise[t] reduction[sm]");
 }
 
