@@ -148,6 +148,33 @@ TEST(Norm, GroupNormAffineIndexIsTheChannel) {
   EXPECT_TRUE(has(cands[1].code.device_code, "const IndexT s = i0 / 512;"));
 }
 
+// GroupNorm on (N, C), as nn.GroupNorm takes it: one spatial element per channel, so a group's
+// segment is its C / G channels. instance_norm still needs spatial dims.
+TEST(Norm, GroupNormOfAnNByCInputHasOneElementPerChannel) {
+  json shape = {64, 128};
+  auto j = make_spec({tensor("x", shape)},
+                     {tensor("gn.weight", {128}, "float32", "parameter"),
+                      tensor("gn.bias", {128}, "float32", "parameter")},
+                     {node("gn", "group_norm", {ref("x"), ref("gn.weight"), ref("gn.bias")},
+                           {{"num_groups", 8}, {"eps", 1e-5}}, shape)});
+  NormFamily family(kData);
+  auto s = spec::parse_spec(j);
+  ASSERT_FALSE(family.cannot_implement(s).has_value());
+  auto pb = family.problem(s);
+  EXPECT_EQ(pb.spatial, 1);
+  EXPECT_EQ(pb.seg_len, 16);
+  EXPECT_EQ(pb.num_stats, 64 * 8);
+  EXPECT_FALSE(family.structures(s, contract::derive(s, "k")).empty());
+
+  auto inorm =
+      make_spec({tensor("x", shape)}, json::array(),
+                {node("in", "instance_norm", {ref("x"), none(), none(), none(), none()},
+                      {{"use_input_stats", true}, {"momentum", 0.1}, {"eps", 1e-5}}, shape)});
+  auto why = family.cannot_implement(spec::parse_spec(inorm));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_TRUE(has(why->describe(), "with spatial dims")) << why->describe();
+}
+
 TEST(Norm, InstanceNormRowsArePerChannel) {
   json shape = {2, 16, 32, 32};
   auto j = make_spec({tensor("x", shape)},

@@ -199,11 +199,14 @@ std::optional<UserError> NormFamily::cannot_implement(const spec::Spec& s) const
                                spec::shape_string(shape));
     affine = ns;
   } else {
-    if (shape.size() < (norm->op == "batch_norm" ? 2u : 3u))
+    // (N, C) is one spatial element per channel: batch_norm and group_norm take it (PyTorch
+    // does), instance_norm needs spatial dims.
+    const bool flat_ok = norm->op == "batch_norm" || norm->op == "group_norm";
+    if (shape.size() < (flat_ok ? 2u : 3u))
       return UserError(at,
                        what + " on a tensor of shape " + spec::shape_string(shape) +
                            " is not supported: the builtin norm family needs (N, C, ...) input" +
-                           (norm->op == "batch_norm" ? "" : " with spatial dims"),
+                           (flat_ok ? "" : " with spatial dims"),
                        "add the batch dimension");
     affine = {shape[1]};
     if (norm->op == "group_norm") {
