@@ -1,5 +1,6 @@
 // Lowering of composites no family anchors (backend/builtin/lowering.h): attention as the matmuls,
-// scale, mask and softmax PyTorch's reference path computes, planned onto the families.
+// scale, mask and softmax PyTorch's reference path computes, and reductions over scattered dims
+// as a permuted copy, planned onto the families.
 #include "backend/builtin/lowering.h"
 
 #include <gtest/gtest.h>
@@ -52,6 +53,34 @@ TEST(Lowering, AttentionIsTwoMatmulsAScaleAndASoftmax) {
   std::string families;
   for (const auto& seg : plan.segments) families += seg.family->name() + " ";
   EXPECT_EQ(families, "gemm reduction gemm ");
+}
+
+// sum over dims 0 and 2 of [16, 32, 64], keepdim: the reduced dims moved to the end, the sum over
+// the last two, and the keepdim shape as a reshape (a view of the result).
+TEST(Lowering, AReductionOverDimsThatAreNotAdjacentReducesAPermutedCopy) {
+  auto reduce = [](json attrs, json shape) {
+    return lower_composites(
+        spec::parse_spec(spec_around({tensor("x", {16, 32, 64})}, json::array(),
+                                     {node("s", "sum", {ref("x")}, attrs, std::move(shape), 9)})));
+  };
+  const auto s = reduce({{"dim", {0, -1}}, {"keepdim", true}, {"dtype", nullptr}}, {1, 32, 1});
+  EXPECT_EQ(ops_of(s), "permute sum reshape");
+  EXPECT_EQ(s.nodes[0].attrs["dims"], json({1, 0, 2}));
+  EXPECT_EQ(s.nodes[0].shape, (spec::Shape{32, 16, 64}));
+  EXPECT_EQ(s.nodes[1].attrs["dim"], json({1, 2}));
+  EXPECT_FALSE(s.nodes[1].attrs["keepdim"].get<bool>());
+  EXPECT_EQ(s.nodes[1].shape, (spec::Shape{32}));
+  EXPECT_EQ(s.nodes[2].name, "s");
+  EXPECT_EQ(s.nodes[2].shape, (spec::Shape{1, 32, 1}));
+  EXPECT_EQ(s.nodes[2].where.line, 9);
+  // Without keepdim the sum keeps the node's name; adjacent dims are left alone.
+  EXPECT_EQ(ops_of(reduce({{"dim", {0, 2}}, {"keepdim", false}}, {32})), "permute sum");
+  EXPECT_EQ(ops_of(reduce({{"dim", {1, 2}}, {"keepdim", false}}, {16})), "sum");
+  // The planner makes it a copy and a reduction.
+  BuiltinBackend backend(kData);
+  std::string families;
+  for (const auto& seg : backend.plan(s).segments) families += seg.family->name() + " ";
+  EXPECT_EQ(families, "elementwise reduction ");
 }
 
 TEST(Lowering, MasksAndCausalityBecomeWhereAndAdd) {

@@ -1,7 +1,11 @@
 #include "backend/builtin/lowering.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <optional>
+#include <set>
 
 #include "backend/builtin/plan_util.h"
 
@@ -114,17 +118,82 @@ void lower_attention(const spec::Spec& s, const spec::Node& n, std::vector<spec:
                      nlohmann::json::object(), n.shape, n.dtype));
 }
 
+// The dims a list-dim reduction reduces (non-negative, sorted), when they are not one run of
+// adjacent dims; nullopt otherwise (or when the dims are not a plain integer list: the family
+// names that).
+std::optional<std::vector<std::int64_t>> scattered_dims(const spec::Spec& s, const spec::Node& n) {
+  static const std::set<std::string> list_dim = {"sum",  "mean",      "amax",
+                                                 "amin", "logsumexp", "vector_norm"};
+  if (!list_dim.count(n.op) || n.args.empty() || n.args[0].kind != spec::Arg::Kind::node)
+    return std::nullopt;
+  const nlohmann::json& dim = n.attrs.value("dim", nlohmann::json());
+  const spec::Shape* in = s.shape_of(n.args[0].node);
+  if (!in || !dim.is_array() || dim.size() < 2) return std::nullopt;
+  const auto rank = static_cast<std::int64_t>(in->size());
+  std::vector<std::int64_t> dims;
+  for (const auto& d : dim) {
+    if (!d.is_number_integer()) return std::nullopt;
+    const std::int64_t v =
+        d.get<std::int64_t>() < 0 ? d.get<std::int64_t>() + rank : d.get<std::int64_t>();
+    if (v < 0 || v >= rank) return std::nullopt;
+    dims.push_back(v);
+  }
+  std::sort(dims.begin(), dims.end());
+  dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+  for (size_t k = 1; k < dims.size(); ++k)
+    if (dims[k] != dims[k - 1] + 1) return dims;
+  return std::nullopt;
+}
+
+// A reduction over dims that are not adjacent: a permute that moves them to the end (the others
+// keep their order), the reduction over the last dims, and for keepdim a reshape to the shape
+// with ones where the reduced dims were (a view of the result).
+void lower_scattered_reduction(const spec::Spec& s, const spec::Node& n,
+                               const std::vector<std::int64_t>& dims,
+                               std::vector<spec::Node>& out) {
+  const spec::Shape& in = *s.shape_of(n.args[0].node);
+  std::vector<std::int64_t> perm;
+  spec::Shape moved, kept;
+  for (size_t d = 0; d < in.size(); ++d)
+    if (!std::binary_search(dims.begin(), dims.end(), static_cast<std::int64_t>(d))) {
+      perm.push_back(static_cast<std::int64_t>(d));
+      kept.push_back(in[d]);
+    }
+  for (std::int64_t d : dims) perm.push_back(d);
+  for (std::int64_t d : perm) moved.push_back(in[static_cast<size_t>(d)]);
+  const std::string p = n.name + "__";
+  const spec::DType in_type = s.find_node(n.args[0].node) ? s.find_node(n.args[0].node)->dtype
+                                                          : s.find_tensor(n.args[0].node)->dtype;
+  out.push_back(part(n, p + "moved", "permute", {n.args[0]}, {{"dims", perm}}, moved, in_type));
+  nlohmann::json attrs = n.attrs;
+  std::vector<std::int64_t> last;
+  for (size_t k = 0; k < dims.size(); ++k)
+    last.push_back(static_cast<std::int64_t>(kept.size() + k));
+  attrs["dim"] = last;
+  attrs["keepdim"] = false;
+  std::vector<spec::Arg> args = n.args;
+  args[0] = node_arg(p + "moved");
+  const bool keepdim = n.attrs.value("keepdim", false);
+  out.push_back(part(n, keepdim ? p + "reduced" : n.name, n.op, args, attrs, kept, n.dtype));
+  if (keepdim)
+    out.push_back(part(n, n.name, "reshape", {node_arg(p + "reduced")}, {{"shape", n.shape}},
+                       n.shape, n.dtype));
+}
+
 }  // namespace
 
 spec::Spec lower_composites(const spec::Spec& s) {
   bool any = false;
-  for (const auto& n : s.nodes) any = any || n.op == "scaled_dot_product_attention";
+  for (const auto& n : s.nodes)
+    any = any || n.op == "scaled_dot_product_attention" || scattered_dims(s, n);
   if (!any) return s;
   spec::Spec out = s;
   out.nodes.clear();
   for (const auto& n : s.nodes) {
     if (n.op == "scaled_dot_product_attention")
       lower_attention(s, n, out.nodes);
+    else if (const auto dims = scattered_dims(s, n))
+      lower_scattered_reduction(s, n, *dims, out.nodes);
     else
       out.nodes.push_back(n);
   }

@@ -1,15 +1,18 @@
 // Lowering of composite ops that no builtin family anchors yet into the ops they are made of, so
 // the planner can implement them with the families it has: scaled_dot_product_attention becomes
 // matmul(q, k^T) * scale, its mask, softmax and matmul with v (the math PyTorch's reference path
-// computes). A template anchoring the composite itself would take it before this lowering.
+// computes); a reduction over dims that are not adjacent (sum over dims 0 and 2) becomes a permute
+// that moves them to the end, the reduction over the last dims and, for keepdim, a reshape. A
+// template anchoring the composite itself would take it before this lowering.
 #pragma once
 
 #include "spec/spec.h"
 
 namespace egg::backend::builtin {
 
-// `s` with every scaled_dot_product_attention node replaced by its decomposition (new nodes named
-// `<node>__<part>`, the last one keeping the node's name, all at the node's line). Throws a
+// `s` with every scaled_dot_product_attention node and scattered-dims reduction replaced by its
+// decomposition (new nodes named `<node>__<part>`, the last one keeping the node's name, all at
+// the node's line). Throws a
 // UserError naming the op for what the decomposition does not cover (dropout, grouped-query heads,
 // batch dims that broadcast).
 spec::Spec lower_composites(const spec::Spec& s);
