@@ -1,5 +1,6 @@
 // Device helpers of EGG's element-wise kernels: every op computes in float, matching PyTorch's
 // formulas (ATen's CUDA kernels) so results agree within fp32 tolerance.
+#include <cstdint>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include <math_constants.h>
@@ -14,6 +15,9 @@ EGG_HD float egg_to_float(float v) { return v; }
 EGG_HD float egg_to_float(__half v) { return __half2float(v); }
 EGG_HD float egg_to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 EGG_HD float egg_to_float(bool v) { return v ? 1.0f : 0.0f; }
+// Integers where PyTorch converts them to a floating type (a cast, int * 0.5): rounded to nearest.
+EGG_HD float egg_to_float(std::int64_t v) { return static_cast<float>(v); }
+EGG_HD float egg_to_float(std::int32_t v) { return static_cast<float>(v); }
 
 template <typename T> EGG_HD T egg_from_float(float v);
 template <> EGG_HD float egg_from_float<float>(float v) { return v; }

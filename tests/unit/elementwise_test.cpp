@@ -94,6 +94,32 @@ TEST(Elementwise, IntegerOutputIsRejected) {
   EXPECT_TRUE(family.cannot_implement(spec::parse_spec(j)).has_value());
 }
 
+// Integer inputs are read where PyTorch converts them to a floating type (a cast, an op with a
+// float result) or moved by a layout op; integer arithmetic is refused, naming the op.
+TEST(Elementwise, IntegersAreReadWhereTheResultIsFloating) {
+  ElementwiseFamily family(kData);
+  using egg::testing::node;
+  using egg::testing::ref;
+  auto spec_of = [](const std::string& mul_type) {
+    const json t =
+        node("t", "transpose", {ref("idx")}, {{"dim0", 0}, {"dim1", 1}}, {8, 4}, 6, "int64");
+    const json mul =
+        node("m", "mul", {ref("t"), json{{"scalar", 3}}}, json::object(), {8, 4}, 7, mul_type);
+    const json cast = node("f", "cast", {ref("m")}, {{"dtype", "float32"}}, {8, 4}, 8);
+    return spec::parse_spec(egg::testing::spec_around(
+        {egg::testing::tensor("idx", {4, 8}, "int64")}, json::array(), {t, mul, cast}));
+  };
+  const auto ok = spec_of("float32");  // idx.t() * 0.5-like: a float result
+  EXPECT_FALSE(family.cannot_implement(ok).has_value()) << family.cannot_implement(ok)->describe();
+  const auto c = contract::derive(ok, "k");
+  const std::string code = family.structures(ok, c).front().code.device_code;
+  EXPECT_TRUE(has(code, "const std::int64_t* __restrict__")) << code;
+  auto why = family.cannot_implement(spec_of("int64"));  // idx.t() * 3: integer arithmetic
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(why->where().line, 7);
+  EXPECT_TRUE(has(why->describe(), "computes int64 from `t` (int64)")) << why->describe();
+}
+
 TEST(Elementwise, ClampWithOneBoundUsesInfinity) {
   ElementwiseFamily family(kData);
   auto j = testing::gelu_bias_spec();

@@ -57,14 +57,23 @@ std::optional<UserError> ElementwiseFamily::cannot_implement(const spec::Spec& s
                            spec::shape_string(o.shape) + ")",
                        "return outputs of one size, or split the op into two op.py files");
   }
+  auto integer = [](spec::DType d) { return d == spec::DType::int64 || d == spec::DType::int32; };
   auto check_leaf = [&](const spec::Tensor& t,
                         const SourceLocation& at) -> std::optional<UserError> {
-    if (!float_storage(t.dtype) && t.dtype != spec::DType::boolean)
-      return UserError(
-          at,
-          "tensor " + t.name + " is " + spec::dtype_name(t.dtype) +
-              "; the builtin element-wise kernels read float32, float16, bfloat16 or bool",
-          "convert it in get_inputs() or the model");
+    if (!float_storage(t.dtype) && t.dtype != spec::DType::boolean && !integer(t.dtype))
+      return UserError(at,
+                       "tensor " + t.name + " is " + spec::dtype_name(t.dtype) +
+                           "; the builtin element-wise kernels read float32, float16, bfloat16, "
+                           "bool, int64 or int32",
+                       "convert it in get_inputs() or the model");
+    return std::nullopt;
+  };
+  // The kernels compute in float. An integer value is read where PyTorch converts it to a
+  // floating type anyway (an op with a floating result: a cast, int * 0.5) or moved by a layout
+  // op; integer arithmetic, and comparisons of integers, are not theirs.
+  auto dtype_of = [&](const std::string& v) -> std::optional<spec::DType> {
+    if (const auto* n = s.find_node(v)) return n->dtype;
+    if (const auto* t = s.find_tensor(v)) return t->dtype;
     return std::nullopt;
   };
   for (const auto& node : s.nodes) {
@@ -76,6 +85,14 @@ std::optional<UserError> ElementwiseFamily::cannot_implement(const spec::Spec& s
     for (const auto& r : reads) {
       if (const auto* t = s.find_tensor(r))
         if (auto e = check_leaf(*t, node.where)) return e;
+      const auto type = dtype_of(r);
+      if (type && integer(*type) && !is_layout_op(node.op) && !float_storage(node.dtype))
+        return UserError(node.where,
+                         quote(node) + " computes " + spec::dtype_name(node.dtype) + " from `" + r +
+                             "` (" + spec::dtype_name(*type) +
+                             "); the builtin element-wise kernels compute in float and read "
+                             "integers only where the result is floating",
+                         "convert it to float first (.float())");
       if (!ops_.knows(node.op)) continue;
       const Shape* read = s.shape_of(r);
       if (!read)
