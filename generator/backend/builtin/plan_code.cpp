@@ -188,10 +188,11 @@ Candidate PlanCode::combine(const spec::Spec& s, const contract::Contract& c, co
     std::string decls;  // the launch's signature, as the template writes it
     for (const auto& a : sc.args) vars.push_back(a.var);
     for (const auto& p : params) decls += p["decl"].get<std::string>() + ", ";
-    // The launch's parameter names appear only in its signature and body; the device code is
-    // compared with the segment's name blanked alone.
-    const std::string same = code_shape(code, name, {}) + "\n" +
-                             code_shape(decls + "\n" + part.code.launch_body, name, vars);
+    // The tensors' names appear in the signature, the body and the device code (a family's
+    // argument struct); a template identifier that is also a tensor's name (a helper's `x`) only
+    // makes two segments look different.
+    const std::string same =
+        code_shape(decls + "\n" + code + "\n" + part.code.launch_body, name, vars);
     const auto [first, fresh] = first_with_code.emplace(same, segments.size());
     std::string call_ns = ns, call_name = name;
     if (fresh) {
