@@ -160,10 +160,10 @@ Candidate PlanCode::combine(const spec::Spec& s, const contract::Contract& c, co
   json segments = json::array(), steps = json::array(), record = json::array(),
        links = json::array();
   std::vector<std::string> includes;
-  // Segments whose code is the same but for their name (a model's repeated blocks: the same
+  // Segments whose code is the same but for their names (a model's repeated blocks: the same
   // family, tuning and shapes) share the first one's namespace: nvcc compiles each distinct
   // kernel once (DenseNet's plan had hundreds of segments in one translation unit).
-  std::map<std::string, size_t> first_with_code;  // code with the name blanked → its segments index
+  std::map<std::string, size_t> first_with_code;  // code_shape() → its index in `segments`
   std::string id = "plan:", summary = std::to_string(plan.segments.size()) + " kernels:";
   for (size_t k = 0; k < plan.segments.size(); ++k) {
     const PlanSegment& seg = plan.segments[k];
