@@ -196,6 +196,26 @@ TEST(Planner, ImpossibleGraphNamesTheOpAndLine) {
   EXPECT_THROW(backend.propose(request(s, c, "stage1")), UserError);
 }
 
+// An op outside EGG's op set (kept by its ATen name) is named, with its line, even when another
+// family's reason about the same part comes first (a GEMM's "no matmul in the op").
+TEST(Planner, AnOpOutsideTheOpSetIsTheReasonGiven) {
+  BuiltinBackend backend(kData);
+  json gather = node("g", "aten.index.Tensor", {ref("fc")}, json::object(), {64, 512}, 11);
+  gather["target"] = "aten.index.Tensor";
+  auto s = make_spec({tensor("x", {64, 256})}, {tensor("fc.weight", {512, 256}, "parameter")},
+                     {node("fc", "linear", {ref("x"), ref("fc.weight"), json{{"none", true}}},
+                           json::object(), {64, 512}, 5),
+                      gather, node("r", "relu", {ref("g")}, json::object(), {64, 512}, 12)});
+  try {
+    backend.check_supported(s);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.where().line, 11) << e.describe();
+    EXPECT_TRUE(has(e.describe(), "`aten.index.Tensor`")) << e.describe();
+    EXPECT_TRUE(has(e.describe(), "outside EGG's op set")) << e.describe();
+  }
+}
+
 TEST(Planner, RendersIntermediatesAndSegmentCallsInOrder) {
   BuiltinBackend backend(kData);
   const auto s = linear_layer_norm_gelu();

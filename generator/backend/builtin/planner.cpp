@@ -1,6 +1,7 @@
 #include "backend/builtin/planner.h"
 
 #include "backend/builtin/index_ir.h"
+#include "backend/builtin/plan_util.h"
 
 #include <algorithm>
 #include <map>
@@ -243,6 +244,16 @@ const Family* family_taking(const spec::Spec& s,
 
 UserError explain_rejection(const spec::Spec& s,
                             const std::vector<std::unique_ptr<Family>>& families) {
+  // An op the frontend keeps by its ATen name is outside EGG's op set: no family has it, and it is
+  // the reason, whatever the families say about the rest of the part.
+  for (const auto& n : s.nodes)
+    if (n.op.rfind("aten.", 0) == 0)
+      return UserError(
+          n.where,
+          "the builtin backend cannot generate a kernel for " + quote(n) +
+              ": the op is outside EGG's op set",
+          "docs/SPEC.md lists the ops it covers: rewrite this one with them, or "
+          "generate the kernel with an LLM backend (egg_kernel BACKEND openai or anthropic)");
   std::optional<UserError> best;
   for (const auto& f : families) {
     std::optional<UserError> why;
