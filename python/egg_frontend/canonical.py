@@ -218,6 +218,10 @@ RULES.update({
     "aten::cat": Rule("cat", ("tensors",), {"dim": "dim"}),
     "aten::stack": Rule("stack", ("tensors",), {"dim": "dim"}),
     "aten::flip": Rule("flip", attrs={"dims": "dims"}),
+    # Gathers: index_select(x, dim, index), and embedding(weight, indices) (padding_idx and the
+    # rest only change gradients).
+    "aten::index_select": Rule("index_select", ("self", "index"), attrs={"dim": "dim"}),
+    "aten::embedding": Rule("embedding", ("weight", "indices")),
     "aten::unfold": Rule("unfold", attrs={"dim": "dimension", "size": "size", "step": "step"}),
     "aten::constant_pad_nd": Rule("pad", attrs={"pad": "pad", "value": "value"}),
     "aten::triu": Rule("triu", attrs={"diagonal": "diagonal"}),

@@ -166,6 +166,25 @@ class ElementwiseSpellings(TempOps, unittest.TestCase):
                 self.assertEqual(div["args"][1], S(divisor))
                 self.assertEqual(r.out_node()["shape"], shape)
 
+    def test_gathers(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.tok = nn.Embedding(50, 8, padding_idx=0)
+            def forward(self, ids, x):
+                return self.tok(ids) + torch.index_select(x, 0, ids[0])
+        def get_inputs():
+            return [torch.randint(0, 50, (2, 4)), torch.randn(50, 8)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        ops = {n["op"]: n for n in r.spec["nodes"]}
+        self.assertEqual(ops["embedding"]["args"][0], {"node": "tok.weight"})
+        self.assertEqual(ops["embedding"]["args"][1], {"node": "ids"})
+        self.assertEqual(ops["embedding"]["shape"], [2, 4, 8])
+        self.assertEqual(ops["index_select"]["attrs"], {"dim": 0})
+        self.assertEqual(ops["index_select"]["args"][0], {"node": "x"})
+
     def test_inplace_method_is_functionalized(self):
         r = self.trace("""
         class Model(nn.Module):

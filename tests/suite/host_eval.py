@@ -22,9 +22,10 @@ TOL = {torch.float32: (1e-5, 1e-5), torch.float16: (1e-2, 1e-2), torch.bfloat16:
 
 
 def contract(header):
-    """The launch() arguments in order: (role, C name) from the header's comments."""
+    """The launch() arguments in order: (role, tensor name) from the header's comments (a
+    module's parameter keeps its dots: `tok.weight`)."""
     text = open(header).read()
-    return re.findall(r"^// (input|parameter|output) (\w+): ", text, re.M)
+    return re.findall(r"^// (input|parameter|output) ([\w.]+): ", text, re.M)
 
 
 def c_name(name):
@@ -53,8 +54,8 @@ def check(op_path, args):
     for role, var in contract(os.path.join(out_dir, "include", "egg", name + ".h")):
         if role == "output":
             continue
-        t = inputs_left.pop(0) if role == "input" else named[var]
-        path = os.path.join(work, var + ".bin")
+        t = inputs_left.pop(0) if role == "input" else named[c_name(var)]
+        path = os.path.join(work, c_name(var) + ".bin")
         t.detach().contiguous().view(-1).view(torch.uint8).numpy().tofile(path)
         files.append(path)
     for k, e in enumerate(expected):

@@ -92,6 +92,36 @@ TEST(IndexIr, FlipSelectAndSteppedSliceRewriteOneDimEach) {
   EXPECT_TRUE(has(p, "x[egg_i1 * 160 + 150 + egg_i4]")) << p;
 }
 
+// Gathers: the index tensor's value becomes the index of the gathered dim (embedding: rows of
+// the weight; index_select: one dim); indices must be integers.
+TEST(IndexIr, GathersIndexTheSourceByTheIndicesValues) {
+  const auto s = spec::parse_spec(spec_around(
+      {egg::testing::tensor("ids", {4, 6}, "int64", ""), tensor("w", {100, 8})}, json::array(),
+      {node("e", "embedding", {ref("w"), ref("ids")}, json::object(), {4, 6, 8}, 5)}));
+  const std::string p = program(s);
+  // e[b, t, k] = w[ids[b, t], k]: ids read at the element's leading digits (i / 8).
+  EXPECT_TRUE(has(p, "const IndexT egg_i3 = (i / 8);")) << p;
+  EXPECT_TRUE(has(p, "const float egg_v0 = egg_to_float(ids[egg_i3]);")) << p;
+  EXPECT_TRUE(has(p, "const IndexT egg_i4 = static_cast<IndexT>(egg_v0);")) << p;
+  EXPECT_TRUE(has(p, "w[egg_i4 * 8 + egg_i0]")) << p;
+
+  const auto sel = spec::parse_spec(spec_around(
+      {tensor("x", {5, 7, 3}), egg::testing::tensor("j", {4}, "int32", "")}, json::array(),
+      {node("g", "index_select", {ref("x"), ref("j")}, {{"dim", 1}}, {5, 4, 3}, 6)}));
+  const std::string q = program(sel);
+  EXPECT_TRUE(has(q, "egg_to_float(j[")) << q;
+  EXPECT_TRUE(has(q, " * 3 + ")) << q;  // the gathered index scales by dim 1's stride
+
+  OpTable ops(kData);
+  const auto floats = spec::parse_spec(
+      spec_around({tensor("x", {5, 7, 3}), tensor("j", {4})}, json::array(),
+                  {node("g", "index_select", {ref("x"), ref("j")}, {{"dim", 1}}, {5, 4, 3}, 6)}));
+  const auto e = index_ir_check(floats, floats.nodes[0], ops);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->where().line, 6);
+  EXPECT_TRUE(has(e->describe(), "not int64 or int32")) << e->describe();
+}
+
 TEST(IndexIr, WhatItDoesNotTakeIsNamedWithItsLine) {
   OpTable ops(kData);
   auto reversed = spec::parse_spec(

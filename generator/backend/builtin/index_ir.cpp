@@ -19,9 +19,9 @@ const std::set<std::string>& reshapes() {
 }
 const std::set<std::string>& layout_ops() {
   static const std::set<std::string> ops = {
-      "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "expand",
-      "slice",   "select",  "flip",    "cat",       "stack",   "split",     "getitem",
-      "triu",    "tril",    "full",    "cast",      "unfold",  "pad"};
+      "reshape", "flatten", "squeeze", "unsqueeze", "permute",      "transpose", "expand", "slice",
+      "select",  "flip",    "cat",     "stack",     "split",        "getitem",   "triu",   "tril",
+      "full",    "cast",    "unfold",  "pad",       "index_select", "embedding"};
   return ops;
 }
 
@@ -287,6 +287,21 @@ class Builder {
       in.dims[d] = idx(times(at.dims[d], int_attr(n, "step", 1)) + " + " + at.dims.back());
       return value(src, in);
     }
+    if (n.op == "index_select") {
+      // out[..., j, ...] = x[..., index[j], ...] along `dim`.
+      const auto d = static_cast<size_t>(dim_of(int_attr(n, "dim", 0), in_shape.size()));
+      Index in = at;
+      in.linear = false;
+      in.dims[d] = gathered(n.args[1].node, Index{{at.dims[d]}, false, at.guard});
+      return value(src, in);
+    }
+    if (n.op == "embedding") {
+      // out[p..., k] = weight[indices[p...], k]: the leading dims index `indices`.
+      Index where;
+      where.guard = at.guard;
+      where.dims.assign(at.dims.begin(), at.dims.end() - 1);
+      return value(src, Index{{gathered(n.args[1].node, where), at.dims.back()}, false, at.guard});
+    }
     if (n.op == "pad") return pad(n, at, in_shape);
     if (n.op == "getitem") return split_piece(n, at);
     if (n.op == "cat") return cat(n, at);
@@ -320,6 +335,12 @@ class Builder {
       }
     }
     throw InternalError("index IR: no rule for `" + n.op + "`");
+  }
+
+  // The IndexT value of the integer tensor `index` at `at`: read as float and converted back,
+  // exact for every index a gather accepts (index_ir_check keeps the gathered dim below 2^24).
+  std::string gathered(const std::string& index, const Index& at) {
+    return idx("static_cast<IndexT>(" + value(index, at) + ")");
   }
 
   std::string pointwise(const spec::Node& n, const Index& at) {
@@ -533,6 +554,32 @@ std::optional<UserError> index_ir_check(const spec::Spec& s, const spec::Node& n
   try {
     if (n.op == "pad" && int_list(n, "pad").size() % 2 != 0)
       return UserError(n.where, quote(n) + ": the pad widths are not (before, after) pairs");
+    if (n.op == "index_select" || n.op == "embedding") {
+      const spec::Node* idx_node = n.args.size() > 1 && n.args[1].kind == spec::Arg::Kind::node
+                                       ? s.find_node(n.args[1].node)
+                                       : nullptr;
+      const spec::Tensor* idx_leaf = n.args.size() > 1 && n.args[1].kind == spec::Arg::Kind::node
+                                         ? s.find_tensor(n.args[1].node)
+                                         : nullptr;
+      if (!idx_node && !idx_leaf)
+        return UserError(n.where, quote(n) + ": the builtin backend expected a tensor of indices");
+      const spec::DType t = idx_node ? idx_node->dtype : idx_leaf->dtype;
+      const spec::Shape& is = idx_node ? idx_node->shape : idx_leaf->shape;
+      if (t != spec::DType::int64 && t != spec::DType::int32)
+        return UserError(n.where, quote(n) + ": the indices are " + spec::dtype_name(t) +
+                                      ", not int64 or int32");
+      const spec::Shape& src = *s.shape_of(n.args[0].node);
+      const size_t d =
+          n.op == "embedding" ? 0 : static_cast<size_t>(dim_of(int_attr(n, "dim", 0), src.size()));
+      if ((n.op == "embedding" && src.size() != 2) || (n.op == "index_select" && is.size() > 1))
+        return UserError(n.where, quote(n) +
+                                      ": the builtin backend gathers rows of a 2-D "
+                                      "weight (embedding) or along one dim by a 1-D index");
+      // Indices travel through the kernel as float: exact below 2^24, and a valid index is below
+      // the gathered dim's size.
+      if (d >= src.size() || src[d] > (std::int64_t{1} << 24))
+        return UserError(n.where, quote(n) + " gathers from a dim of more than 2^24 elements");
+    }
     if (n.op == "unfold" && (int_attr(n, "step", 1) < 1 || n.shape.empty()))
       return UserError(n.where, quote(n) + ": an unfold step below 1 is not supported");
     if (n.op == "slice" && int_attr(n, "step", 1) < 1)
