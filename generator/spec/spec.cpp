@@ -150,6 +150,12 @@ const Shape* Spec::shape_of(const std::string& name) const {
   return nullptr;
 }
 
+std::optional<DType> Spec::dtype_of(const std::string& name) const {
+  if (const Node* n = find_node(name)) return n->dtype;
+  if (const Tensor* t = find_tensor(name)) return t->dtype;
+  return std::nullopt;
+}
+
 Spec parse_spec(const json& j) {
   if (!j.is_object()) malformed("top level is not an object");
   Spec s;

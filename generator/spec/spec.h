@@ -85,6 +85,8 @@ struct Spec {
   const Tensor* find_tensor(const std::string& name) const;
   // The shape of the value with this name (a node, an input or a param), or nullptr.
   const Shape* shape_of(const std::string& name) const;
+  // The dtype of the value with this name, or nullopt.
+  std::optional<DType> dtype_of(const std::string& name) const;
 };
 
 // The schema version this generator reads.

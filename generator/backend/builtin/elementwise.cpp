@@ -68,14 +68,6 @@ std::optional<UserError> ElementwiseFamily::cannot_implement(const spec::Spec& s
                        "convert it in get_inputs() or the model");
     return std::nullopt;
   };
-  // The kernels compute in float. An integer value is read where PyTorch converts it to a
-  // floating type anyway (an op with a floating result: a cast, int * 0.5) or moved by a layout
-  // op; integer arithmetic, and comparisons of integers, are not theirs.
-  auto dtype_of = [&](const std::string& v) -> std::optional<spec::DType> {
-    if (const auto* n = s.find_node(v)) return n->dtype;
-    if (const auto* t = s.find_tensor(v)) return t->dtype;
-    return std::nullopt;
-  };
   for (const auto& node : s.nodes) {
     if (auto e = index_ir_check(s, node, ops_)) return e;
     std::vector<std::string> reads = node_args(node);
@@ -85,7 +77,10 @@ std::optional<UserError> ElementwiseFamily::cannot_implement(const spec::Spec& s
     for (const auto& r : reads) {
       if (const auto* t = s.find_tensor(r))
         if (auto e = check_leaf(*t, node.where)) return e;
-      const auto type = dtype_of(r);
+      // The kernels compute in float. An integer value is read where PyTorch converts it to a
+      // floating type anyway (an op with a floating result: a cast, int * 0.5) or moved by a
+      // layout op; integer arithmetic, and comparisons of integers, are not theirs.
+      const auto type = s.dtype_of(r);
       if (type && integer(*type) && !is_layout_op(node.op) && !float_storage(node.dtype))
         return UserError(node.where,
                          quote(node) + " computes " + spec::dtype_name(node.dtype) + " from `" + r +

@@ -555,16 +555,12 @@ std::optional<UserError> index_ir_check(const spec::Spec& s, const spec::Node& n
     if (n.op == "pad" && int_list(n, "pad").size() % 2 != 0)
       return UserError(n.where, quote(n) + ": the pad widths are not (before, after) pairs");
     if (n.op == "index_select" || n.op == "embedding") {
-      const spec::Node* idx_node = n.args.size() > 1 && n.args[1].kind == spec::Arg::Kind::node
-                                       ? s.find_node(n.args[1].node)
-                                       : nullptr;
-      const spec::Tensor* idx_leaf = n.args.size() > 1 && n.args[1].kind == spec::Arg::Kind::node
-                                         ? s.find_tensor(n.args[1].node)
-                                         : nullptr;
-      if (!idx_node && !idx_leaf)
+      const bool indices = n.args.size() > 1 && n.args[1].kind == spec::Arg::Kind::node;
+      const spec::Shape* index_shape = indices ? s.shape_of(n.args[1].node) : nullptr;
+      if (!index_shape)
         return UserError(n.where, quote(n) + ": the builtin backend expected a tensor of indices");
-      const spec::DType t = idx_node ? idx_node->dtype : idx_leaf->dtype;
-      const spec::Shape& is = idx_node ? idx_node->shape : idx_leaf->shape;
+      const spec::DType t = *s.dtype_of(n.args[1].node);
+      const spec::Shape& is = *index_shape;
       if (t != spec::DType::int64 && t != spec::DType::int32)
         return UserError(n.where, quote(n) + ": the indices are " + spec::dtype_name(t) +
                                       ", not int64 or int32");

@@ -48,8 +48,8 @@ void lower_attention(const spec::Spec& s, const spec::Node& n, std::vector<spec:
     if (k >= n.args.size() || n.args[k].kind != spec::Arg::Kind::node)
       throw UserError(n.where,
                       quote(n) + ": operand " + std::to_string(k + 1) + " is not a tensor");
-    if (const auto* t = s.find_tensor(n.args[k].node)) return {t->shape, t->dtype};
-    if (const auto* m = s.find_node(n.args[k].node)) return {m->shape, m->dtype};
+    if (const spec::Shape* shape = s.shape_of(n.args[k].node))
+      return {*shape, *s.dtype_of(n.args[k].node)};
     throw UserError(n.where, quote(n) + " reads `" + n.args[k].node + "`, which is not defined");
   };
   const auto [q, q_type] = value(0);
@@ -162,9 +162,8 @@ void lower_scattered_reduction(const spec::Spec& s, const spec::Node& n,
   for (std::int64_t d : dims) perm.push_back(d);
   for (std::int64_t d : perm) moved.push_back(in[static_cast<size_t>(d)]);
   const std::string p = n.name + "__";
-  const spec::DType in_type = s.find_node(n.args[0].node) ? s.find_node(n.args[0].node)->dtype
-                                                          : s.find_tensor(n.args[0].node)->dtype;
-  out.push_back(part(n, p + "moved", "permute", {n.args[0]}, {{"dims", perm}}, moved, in_type));
+  out.push_back(part(n, p + "moved", "permute", {n.args[0]}, {{"dims", perm}}, moved,
+                     *s.dtype_of(n.args[0].node)));
   nlohmann::json attrs = n.attrs;
   std::vector<std::int64_t> last;
   for (size_t k = 0; k < dims.size(); ++k)
