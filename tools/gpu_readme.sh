@@ -66,11 +66,16 @@ if [ "$WHAT" = test ] || [ "$WHAT" = both ]; then
   timeout --signal=TERM "$LEFT" bash -e -c "$TEST" >"$OUT/readme-test.log" 2>&1
   rc=$?
   say "test command: exit $rc after $((SECONDS - START)) s$([ "$rc" -eq 124 ] && echo ' (cut at the deadline)')"
-  passed=$(grep -cE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed" "$OUT/readme-test.log")
-  skipped=$(grep -cE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*Skipped" "$OUT/readme-test.log")
-  failed=$(grep -E "^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*(Failed|Timeout|Exception)" "$OUT/readme-test.log")
+  # ctest's status column: "Passed", "***Skipped", "***Failed", "***Timeout", "***Exception: ...";
+  # the stars keep a test whose name holds one of these words ("...FailedCandidates...") apart.
+  passed=$(grep -cE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed +[0-9.]+ sec$" "$OUT/readme-test.log")
+  skipped=$(grep -cE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*\*\*\*Skipped" "$OUT/readme-test.log")
+  failed=$(grep -E "^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*\*\*\*(Failed|Timeout|Exception)" "$OUT/readme-test.log")
+  unfinished=$(comm -23 <(grep -oE "Start +[0-9]+: [^ ]+" "$OUT/readme-test.log" | awk '{print $3}' | sort) \
+                        <(grep -oE "Test +#[0-9]+: [^ ]+" "$OUT/readme-test.log" | awk '{print $3}' | sort))
   say "tests finished: $passed passed, $skipped skipped, $(printf '%s' "$failed" | grep -c .) failed"
   [ -n "$failed" ] && printf '%s\n' "$failed" | tee -a "$SUMMARY"
+  [ -n "$unfinished" ] && say "started, not finished: $(printf '%s' "$unfinished" | tr '\n' ' ')"
   grep -E "tests passed|tests failed" "$OUT/readme-test.log" | tee -a "$SUMMARY"
   exit "$rc"
 fi

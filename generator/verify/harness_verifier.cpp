@@ -150,14 +150,17 @@ std::optional<fs::path> find_harness(const fs::path& egg_gen_exe) {
   return std::nullopt;
 }
 
-Baseline time_baseline(ProcessRunner& runner, const fs::path& python, const fs::path& data_dir,
-                       const fs::path& op_file, const fs::path& work, bool max_autotune,
-                       bool compile) {
+namespace {
+
+Baseline run_baseline(ProcessRunner& runner, const fs::path& python, const fs::path& data_dir,
+                      const fs::path& op_file, const fs::path& work, bool max_autotune,
+                      bool compile, const fs::path& spec_json) {
   Baseline b;
   ProcessSpec p;
   p.exe = python;
   const fs::path out = work / "baseline.json";
   p.args = {"-m", "egg_bench", "baseline", "--op", op_file.string(), "--out", out.string()};
+  if (!spec_json.empty()) p.args.insert(p.args.end(), {"--spec", spec_json.string()});
   if (!compile)
     p.args.push_back("--no-compile");
   else if (!max_autotune)
@@ -192,6 +195,18 @@ Baseline time_baseline(ProcessRunner& runner, const fs::path& python, const fs::
     b.library_gemm_ms = j["eager_kernels"]["gemm_library_ms"].get<double>();
   b.eager_device_ms = median("eager_device");
   b.compile_device_ms = median("compile_device");
+  return b;
+}
+
+}  // namespace
+
+Baseline time_baseline(ProcessRunner& runner, const fs::path& python, const fs::path& data_dir,
+                       const fs::path& op_file, const fs::path& work, bool max_autotune,
+                       bool compile, const fs::path& spec_json) {
+  const auto started = std::chrono::steady_clock::now();
+  Baseline b =
+      run_baseline(runner, python, data_dir, op_file, work, max_autotune, compile, spec_json);
+  b.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return b;
 }
 

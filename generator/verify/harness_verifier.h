@@ -68,10 +68,13 @@ struct Baseline {
   // cuDNN), from a CUPTI profile of eager; absent when eager runs none.
   std::optional<double> library_gemm_ms;
   std::string error;
+  double seconds = 0;  // the job's wall time, its waits for the GPU included
 };
+// `spec_json` (optional): the traced spec, from which the baseline sizes its GPU memory admission
+// (python/egg_frontend/gpu_memory.py), as the reference server does.
 Baseline time_baseline(ProcessRunner& runner, const std::filesystem::path& python,
                        const std::filesystem::path& data_dir, const std::filesystem::path& op_file,
                        const std::filesystem::path& work, bool max_autotune = true,
-                       bool compile = true);
+                       bool compile = true, const std::filesystem::path& spec_json = {});
 
 }  // namespace egg::verify

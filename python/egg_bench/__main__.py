@@ -1,5 +1,5 @@
 """python3 -m egg_bench baseline --op op.py --out times.json [--no-compile] [--no-max-autotune]
-[--min-trials N] [--min-time S]"""
+[--spec spec.json] [--min-trials N] [--min-time S]"""
 import argparse
 import sys
 
@@ -15,6 +15,8 @@ def main(argv=None):
     b.add_argument("--no-max-autotune", action="store_true",
                    help="skip torch.compile's max-autotune-no-cudagraphs mode (its autotuning takes "
                         "minutes per GEMM or convolution)")
+    b.add_argument("--spec", help="the op's traced spec.json: sizes the GPU memory admission "
+                                  "(egg_frontend/gpu_memory.py) when other EGG jobs share the GPU")
     b.add_argument("--min-trials", type=int, default=100)
     b.add_argument("--min-time", type=float, default=0.5, help="seconds")
     args = p.parse_args(argv)

@@ -16,6 +16,26 @@ from egg_bench.gpu_lock import open_lock_file
 
 MARGIN_BYTES = 512 << 20  # left free for contexts, cuBLAS/cuDNN workspaces and fragmentation
 POLL_S = 0.25
+_DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int64": 8, "int32": 4,
+                "int8": 1, "uint8": 1, "bool": 1}
+
+
+def decl_bytes(d):
+    """Bytes of one spec declaration (docs/SPEC.md: an input, output, param or node)."""
+    n = 1
+    for s in d.get("shape") or []:  # a node without one (a tuple result) counts as a scalar
+        n *= s if isinstance(s, int) else 1
+    return n * _DTYPE_BYTES.get(d.get("dtype"), 4)
+
+
+def set_need_bytes(spec_doc):
+    """GPU memory one forward on one input set needs while it runs, from the spec before anything
+    is computed: the inputs and their copy, the outputs, and the largest intermediate twice
+    (parameters not included)."""
+    ins = sum(decl_bytes(d) for d in spec_doc["inputs"])
+    outs = sum(decl_bytes(d) for d in spec_doc["outputs"])
+    widest = max([decl_bytes(n) for n in spec_doc.get("nodes", [])] + [0])
+    return 2 * ins + outs + 2 * widest
 
 
 def lock_path():

@@ -63,14 +63,6 @@ def _retry_oom(torch, fn, waited):
         pause = min(2.0, pause * 2)
 
 
-def _decl_bytes(d):
-    sizes = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int64": 8, "int32": 4,
-             "int8": 1, "uint8": 1, "bool": 1}
-    n = 1
-    for s in d.get("shape") or []:  # a node without one (a tuple result) counts as a scalar
-        n *= s if isinstance(s, int) else 1
-    return n * sizes.get(d.get("dtype"), 4)
-
 
 def _write_json(path, obj):
     tmp = "%s.tmp.%d" % (path, os.getpid())
@@ -92,7 +84,7 @@ class References:
         are for tests on a machine without a GPU."""
         import torch
         from . import ipc
-        from . import loader, spec
+        from . import gpu_memory, loader, spec
         self.torch = torch
         self.spec = spec_doc
         self.n_sets = seeds + 1
@@ -108,12 +100,11 @@ class References:
         self.serve_device = torch.device(serve_device)
         self.exporter = exporter or ipc.export
         self.compute_device = torch.device(ref_device)
-        # GPU memory one set needs while it is computed: inputs and their copy, outputs, and the
-        # largest intermediate twice (from the spec, before anything is computed).
-        ins = sum(_decl_bytes(d) for d in spec_doc["inputs"])
-        outs = sum(_decl_bytes(d) for d in spec_doc["outputs"])
-        widest = max([_decl_bytes(n) for n in spec_doc.get("nodes", [])] + [0])
-        self.need_bytes = 2 * ins + outs + 2 * widest
+        # GPU memory one set needs while it is computed (from the spec, before anything is
+        # computed; the baselines admit themselves the same way).
+        self.need_bytes = gpu_memory.set_need_bytes(spec_doc)
+        ins = sum(gpu_memory.decl_bytes(d) for d in spec_doc["inputs"])
+        outs = sum(gpu_memory.decl_bytes(d) for d in spec_doc["outputs"])
         # All sets stay resident when they fit together; else each is computed when asked and
         # freed after, so a waiting server never holds memory another job waits for.
         self.set_bytes = ins + outs

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "fakes.h"
 
 namespace egg::llm {
@@ -150,7 +152,12 @@ INSTANTIATE_TEST_SUITE_P(
                       FinalCase{403, LlmErrorKind::auth, "EGG_LLM_API_KEY may use this model"},
                       FinalCase{404, LlmErrorKind::not_found,
                                 "check EGG_LLM_BASE_URL and the model name"},
-                      FinalCase{422, LlmErrorKind::bad_request, "check the model name"}));
+                      FinalCase{422, LlmErrorKind::bad_request, "check the model name"}),
+    // Named by the status: gtest's default prints the struct's bytes, a pointer among them, so
+    // the ctest names changed from build to build.
+    [](const ::testing::TestParamInfo<FinalCase>& info) {
+      return "Http" + std::to_string(info.param.status);
+    });
 
 TEST_F(RetryFixture, TooLargeIsNotRetried) {
   inner.steps = {LlmError(LlmErrorKind::too_large, "big")};

@@ -119,3 +119,36 @@ class CompileModesTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class BaselineAdmissionTest(unittest.TestCase):
+    """The baseline waits for GPU memory other EGG jobs hold, sized as the reference server's."""
+
+    def test_sized_from_the_spec_plus_the_parameters(self):
+        import json
+        import os
+        import tempfile
+        from unittest import mock
+
+        from egg_bench import baseline
+        from egg_frontend import gpu_memory
+
+        spec = {"inputs": [{"name": "x", "shape": [64, 32], "dtype": "float32"}],
+                "outputs": [{"name": "y", "shape": [64, 16], "dtype": "float16"}],
+                "nodes": [{"name": "t", "shape": [64, 128], "dtype": "float32"}]}
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "spec.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(spec, f)
+            with mock.patch.object(gpu_memory, "admission") as admission:
+                baseline.admitted(path, 1000, {})
+        need = admission.call_args.args[1]
+        self.assertEqual(need, 2 * 64 * 32 * 4 + 64 * 16 * 2 + 2 * 64 * 128 * 4 + 1000)
+        self.assertEqual(need - 1000, gpu_memory.set_need_bytes(spec))
+
+    def test_without_a_spec_nothing_is_awaited(self):
+        import contextlib
+
+        from egg_bench import baseline
+
+        self.assertIsInstance(baseline.admitted(None, 1000, {}), contextlib.nullcontext)

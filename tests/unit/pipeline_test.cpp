@@ -6,11 +6,12 @@
 #include "pipeline/stage.h"
 #include "verify/ncu.h"
 
-#include <atomic>
-#include <thread>
-
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -36,11 +37,14 @@ class PipelineTest : public ::testing::Test {
   std::string gpu_codes;        // what `nvcc --list-gpu-code` prints (empty: nothing known)
   std::string frontend_stderr;  // what the frontend prints on success
   json baseline = {{"eager", {{"median_ms", 1.0}}}};  // what `python -m egg_bench baseline` writes
+  std::function<void()> before_baseline;              // runs as the baseline starts
+  std::atomic<int> compiles{0};                       // nvcc compiles so far
   egg::testing::FakeProcessRunner runner{[this](const ProcessSpec& p) { return answer(p); }};
 
   ProcessResult answer(const ProcessSpec& p) {
     const std::string exe = p.exe.filename().string();
     if (exe == "python3" && p.args.size() > 1 && p.args[1] == "egg_bench") {
+      if (before_baseline) before_baseline();
       write_atomic(p.args.at(6), baseline.dump());
       return exited(0);
     }
@@ -57,6 +61,7 @@ class PipelineTest : public ::testing::Test {
       if (p.args.at(0) == "--version")
         return exited(0, "nvcc\nCuda compilation tools, release 13.0, V13.0.88\n");
       if (p.args.at(0) == "--list-gpu-code") return exited(0, gpu_codes);
+      ++compiles;
       return nvcc_fails ? exited(1, "", "kernel.cu(3): error: identifier undefined") : exited(0);
     }
     ProcessResult none;  // nvidia-smi: not installed
@@ -370,6 +375,32 @@ TEST_F(PipelineTest, AKernelSlowerThanEagerIsRecordedAndFailsWhenFasterIsRequire
   auto close = generate(o, again);
   EXPECT_DOUBLE_EQ(close.manifest["timing"]["kernel_ms"].get<double>(), kernel_ms);
   EXPECT_EQ(close.manifest["vs_eager"]["verdict"], "within_noise");
+}
+
+// The baselines do not wait for the kernel: they run while the stages compile candidates (here:
+// a compile starts while the baseline process runs; run after the stages, none would).
+TEST_F(PipelineTest, TheBaselinesAreTimedBesideTheStages) {
+  FakeGpu gpu;
+  Services services{runner, &gpu};
+  std::atomic<bool> compiled_meanwhile{false};
+  before_baseline = [&] {
+    const int at_start = compiles.load();
+    for (int i = 0; i < 1000 && !compiled_meanwhile; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      compiled_meanwhile = compiles.load() > at_start;
+    }
+  };
+  auto r = generate(options(), services);
+  EXPECT_TRUE(compiled_meanwhile);
+  EXPECT_DOUBLE_EQ(r.manifest["timing"]["eager_ms"].get<double>(), 1.0);
+  EXPECT_TRUE(r.manifest["phases"].contains("baselines")) << r.manifest["phases"].dump();
+  EXPECT_TRUE(r.manifest["phases"].contains("baseline_wait")) << r.manifest["phases"].dump();
+  // The baseline sizes its GPU memory admission from the traced spec.
+  bool spec_passed = false;
+  for (const auto& c : runner.calls)
+    if (c.args.size() > 1 && c.args[1] == "egg_bench")
+      spec_passed = std::find(c.args.begin(), c.args.end(), "--spec") != c.args.end();
+  EXPECT_TRUE(spec_passed);
 }
 
 // CPU-heavy children (the frontend, nvcc compiles) hold the quiet lock shared; children that time
