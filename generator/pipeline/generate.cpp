@@ -9,6 +9,7 @@
 #include <future>
 
 #include "backend/backend.h"
+#include "cache/key_lock.h"
 #include "cache/store.h"
 #include "contract/contract.h"
 #include "emit/emit.h"
@@ -289,6 +290,21 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
   std::string transcript;
   cache::Lookup hit;
   if (store) hit = store->lookup(result.cache_key);
+  // A miss is generated under the key's lock: another egg-gen generating the same kernel into
+  // this cache (a second build tree) is waited for, and its entry is then a hit.
+  std::optional<cache::KeyLock> key_lock;
+  if (store && hit.status != cache::LookupStatus::hit) {
+    key_lock.emplace(store->root(), result.cache_key, [&](long holder) {
+      log::info(result.name + ": another egg-gen" +
+                (holder > 0 ? " (pid " + std::to_string(holder) + ")" : std::string()) +
+                " is generating this kernel into " + store->root().string() +
+                "; waiting for its result");
+    });
+    if (!key_lock->error().empty())
+      log::warning(result.name + ": " + key_lock->error() +
+                   " (the kernel is generated without the cache's lock)");
+    if (key_lock->waited()) hit = store->lookup(result.cache_key);
+  }
   // The shared cache, behind the local one: a signed remote hit that compiles here is copied into
   // the local store (pipeline/shared_cache.h).
   std::optional<cache::RemoteStore> remote;

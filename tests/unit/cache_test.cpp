@@ -1,8 +1,14 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
 
 #include "cache/key.h"
+#include "cache/key_lock.h"
 #include "cache/store.h"
 #include "util/error.h"
 #include "util/files.h"
@@ -108,6 +114,38 @@ TEST_F(StoreTest, ClearRemovesEverything) {
   store.store(sha256_hex("other"), nlohmann::json::object(), {{"a", "2"}});
   EXPECT_EQ(store.clear(), 2u);
   EXPECT_EQ(store.stats().entries, 0u);
+}
+
+// A second holder of one key waits (told who holds it) until the first lets go; another key does
+// not wait at all.
+TEST_F(StoreTest, AKeysLockMakesASecondGenerationWaitForTheFirst) {
+  auto first = std::make_unique<KeyLock>(dir.path(), key);
+  ASSERT_TRUE(first->held()) << first->error();
+  EXPECT_FALSE(first->waited());
+  {
+    KeyLock other(dir.path(), sha256_hex("other"));
+    EXPECT_TRUE(other.held());
+    EXPECT_FALSE(other.waited());
+  }
+  std::atomic<long> told{-1};
+  std::atomic<bool> second_held{false};
+  std::thread second([&] {
+    KeyLock lock(dir.path(), key, [&](long pid) { told = pid; });
+    second_held = lock.held() && lock.waited();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(second_held);  // still waiting
+  first.reset();
+  second.join();
+  EXPECT_TRUE(second_held);
+  EXPECT_EQ(told.load(), static_cast<long>(::getpid()));
+}
+
+TEST_F(StoreTest, AKeysLockThatCannotBeCreatedIsNotHeldAndSaysWhy) {
+  write_atomic(dir.path() / "locks", "a file where the folder would be");
+  KeyLock lock(dir.path(), key);
+  EXPECT_FALSE(lock.held());
+  EXPECT_NE(lock.error().find("locks"), std::string::npos) << lock.error();
 }
 
 TEST_F(StoreTest, BadKeyIsAUserError) { EXPECT_THROW(store.lookup("../../etc"), UserError); }

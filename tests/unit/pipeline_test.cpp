@@ -39,6 +39,8 @@ class PipelineTest : public ::testing::Test {
   json baseline = {{"eager", {{"median_ms", 1.0}}}};  // what `python -m egg_bench baseline` writes
   std::function<void()> before_baseline;              // runs as the baseline starts
   std::atomic<int> compiles{0};                       // nvcc compiles so far
+  std::function<void()> before_compile;               // runs as each nvcc compile starts
+  std::atomic<int> traces{0};                         // frontend runs so far
   egg::testing::FakeProcessRunner runner{[this](const ProcessSpec& p) { return answer(p); }};
 
   ProcessResult answer(const ProcessSpec& p) {
@@ -49,6 +51,7 @@ class PipelineTest : public ::testing::Test {
       return exited(0);
     }
     if (exe == "python3") {
+      ++traces;
       fs::path out = p.args.at(6);
       if (!frontend_error.is_null()) {
         write_atomic(out / "error.json", frontend_error.dump());
@@ -62,6 +65,7 @@ class PipelineTest : public ::testing::Test {
         return exited(0, "nvcc\nCuda compilation tools, release 13.0, V13.0.88\n");
       if (p.args.at(0) == "--list-gpu-code") return exited(0, gpu_codes);
       ++compiles;
+      if (before_compile) before_compile();
       return nvcc_fails ? exited(1, "", "kernel.cu(3): error: identifier undefined") : exited(0);
     }
     ProcessResult none;  // nvidia-smi: not installed
@@ -606,6 +610,33 @@ TEST_F(PipelineTest, EightParallelGenerationsOnOneGpuGiveTheVerdictsOfOneAtATime
   EXPECT_GT(gpu.most_in_flight.load(), 1) << "the generations did overlap";
   EXPECT_EQ(gpu.reference_servers.load(), 8);  // one per generation
   for (const auto& [candidate, status] : together) EXPECT_EQ(status, "sm_90: verified");
+}
+
+// Two generations of one op into one cache at once (two build trees): the second waits for the
+// first under the key's lock and takes its entry instead of generating it again. The first
+// compile is held until both have traced, so without the lock both would miss.
+TEST_F(PipelineTest, TwoGenerationsOfOneKernelIntoOneCacheGenerateItOnce) {
+  std::atomic<bool> first{true};
+  before_compile = [&] {
+    if (!first.exchange(false)) return;
+    for (int i = 0; i < 500 && traces.load() < 2; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  };
+  std::vector<std::string> statuses(2);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 2; ++i)
+    threads.emplace_back([&, i] {
+      auto o = options();
+      o.out_dir = dir.path() / ("out_" + std::to_string(i));
+      statuses[i] = run(o).cache_status;
+    });
+  for (auto& t : threads) t.join();
+  std::sort(statuses.begin(), statuses.end());
+  EXPECT_EQ(statuses, (std::vector<std::string>{"hit", "miss"}));
+  EXPECT_EQ(traces.load(), 2);
+  EXPECT_TRUE(fs::exists(dir.path() / "out_0" / "gelu_bias.cu"));
+  EXPECT_TRUE(fs::exists(dir.path() / "out_1" / "gelu_bias.cu"));
 }
 
 TEST_F(PipelineTest, BadArchIsAUserError) {
