@@ -21,7 +21,11 @@ def main(argv=None):
     b.add_argument("--min-time", type=float, default=0.5, help="seconds")
     args = p.parse_args(argv)
     if args.cmd == "baseline":
-        from . import baseline
+        # Importing torch and the op is CPU-heavy work: never during another job's timed span
+        # (egg-gen starts the baselines beside the stages, gpu_lock.py).
+        from .gpu_lock import cpu_work_lock
+        with cpu_work_lock():
+            from . import baseline
         return baseline.main(args)
     return 2
 

@@ -14,7 +14,7 @@ import traceback
 
 import torch
 
-from .gpu_lock import cpu_work_lock, gpu_timing_lock
+from .gpu_lock import cpu_work_lock, gpu_timing_lock, gpu_work_lock
 from .kernels import kernel_times, summarize
 from .timing import bench
 
@@ -105,16 +105,19 @@ def run_baseline(op_path, compile_=True, min_trials=100, min_time_s=0.5, max_aut
                  spec_path=None):
     if not torch.cuda.is_available():
         raise SystemExit("egg: error: no CUDA device: the baselines are timed on the GPU")
-    mod = load_op(op_path)
-    model = build_model(mod)
-    torch.manual_seed(0)
-    host_inputs = mod.get_inputs()
+    waited = {}
+    with cpu_work_lock(waited):  # building the model and its inputs on the host
+        mod = load_op(op_path)
+        model = build_model(mod)
+        torch.manual_seed(0)
+        host_inputs = mod.get_inputs()
     params_bytes = sum(t.numel() * t.element_size()
                        for t in list(model.parameters()) + list(model.buffers()))
-    waited = {}
     # Placed and run once under the admission: other EGG jobs' GPU memory is waited for, and what
-    # this call allocates stays reserved by PyTorch's allocator for the timed calls after it.
-    with admitted(spec_path, params_bytes, waited), torch.inference_mode():
+    # this call allocates stays reserved by PyTorch's allocator for the timed calls after it. The
+    # quiet lock is held shared, as for any untimed GPU work, after the admission (its order).
+    with admitted(spec_path, params_bytes, waited), gpu_work_lock(waited), \
+            torch.inference_mode():
         model = model.cuda()
         inputs = [to_cuda(t) for t in host_inputs]
         model(*inputs)  # first call (cuBLAS/cuDNN handles, autotuning) outside the timed span
