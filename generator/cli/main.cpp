@@ -266,6 +266,7 @@ int run_bench(CommonOptions& c, const std::vector<std::string>& paths, const std
   const fs::path out_root = c.g.out_dir;
   // Ops run side by side on `jobs` threads (tracing, nvcc and verification overlap; timed spans
   // take turns on the GPU lock); each row lands in its op's slot, so the report keeps op order.
+  const std::vector<std::string> names = egg::pipeline::bench_names(ops);
   std::vector<json> slots(ops.size());
   std::mutex log_mutex;
   size_t next = 0;
@@ -281,7 +282,7 @@ int run_bench(CommonOptions& c, const std::vector<std::string>& paths, const std
       }
       auto o = c.g;
       o.op_file = ops[i];
-      o.name = egg::pipeline::default_name(ops[i]);
+      o.name = names[i];
       o.out_dir = out_root / o.name;
       auto start = std::chrono::steady_clock::now();
       auto seconds = [&] {

@@ -3,6 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <set>
+
+#include "contract/contract.h"
+#include "pipeline/generate.h"
 
 namespace egg::pipeline {
 namespace fs = std::filesystem;
@@ -36,6 +41,23 @@ double geomean(const std::vector<double>& xs) {
 }
 
 }  // namespace
+
+std::vector<std::string> bench_names(const std::vector<fs::path>& ops) {
+  std::map<std::string, int> stems;
+  for (const auto& op : ops) ++stems[default_name(op)];
+  std::vector<std::string> names;
+  std::set<std::string> taken;
+  for (const auto& op : ops) {
+    std::string name = default_name(op);
+    if (stems[name] > 1)
+      name =
+          contract::c_identifier(op.parent_path().filename().string() + "_" + op.stem().string());
+    const std::string base = name;
+    for (int k = 2; !taken.insert(name).second; ++k) name = base + "_" + std::to_string(k);
+    names.push_back(name);
+  }
+  return names;
+}
 
 std::vector<fs::path> collect_ops(const std::vector<fs::path>& paths) {
   std::vector<fs::path> ops;

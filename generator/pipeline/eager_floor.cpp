@@ -32,7 +32,7 @@ nlohmann::json EagerComparison::to_json() const {
                       {"eager_ms", nullptr},
                       {"margin", margin}};
   if (kernel_ms) j["kernel_ms"] = *kernel_ms;
-  if (eager_ms) j["eager_ms"] = *eager_ms;
+  if (eager_ms) j["eager_ms"] = *eager_ms, j["eager_basis"] = eager_basis;
   return j;
 }
 
@@ -46,7 +46,16 @@ EagerComparison compare_with_eager(const nlohmann::json& timing, double margin) 
     return std::isfinite(v) && v > 0 ? std::optional<double>(v) : std::nullopt;
   };
   c.kernel_ms = positive("kernel_ms");
+  // Eager's faster figure: as a Python caller sees it (`eager_ms`) or its device time with the
+  // host's launch overhead hidden (`eager_device_ms`). At small sizes the first is mostly
+  // Python's per-op overhead, and a kernel "faster" than that may still be slower on the GPU.
   c.eager_ms = positive("eager_ms");
+  c.eager_basis = "host";
+  if (const auto device = positive("eager_device_ms");
+      device && (!c.eager_ms || *device < *c.eager_ms)) {
+    c.eager_ms = device;
+    c.eager_basis = "device";
+  }
   if (!c.kernel_ms || !c.eager_ms) return c;
   const double over = *c.excess();
   c.verdict = over > margin ? EagerVerdict::slower
@@ -59,8 +68,9 @@ std::string describe(const EagerComparison& c) {
   if (!c.kernel_ms || !c.eager_ms) return "kernel not timed against eager PyTorch";
   char buf[160];
   const double over = *c.excess();
-  std::snprintf(buf, sizeof(buf), "kernel %.4g ms against eager PyTorch's %.4g ms (%.0f %% %s)",
-                *c.kernel_ms, *c.eager_ms, std::abs(over) * 100, over > 0 ? "slower" : "faster");
+  std::snprintf(buf, sizeof(buf), "kernel %.4g ms against eager PyTorch's %.4g ms%s (%.0f %% %s)",
+                *c.kernel_ms, *c.eager_ms, c.eager_basis == "device" ? " of GPU time" : "",
+                std::abs(over) * 100, over > 0 ? "slower" : "faster");
   return buf;
 }
 

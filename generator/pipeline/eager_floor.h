@@ -28,13 +28,17 @@ const char* verdict_name(EagerVerdict v);
 struct EagerComparison {
   EagerVerdict verdict = EagerVerdict::not_measured;
   std::optional<double> kernel_ms, eager_ms;
+  // Which of eager's figures `eager_ms` is: "host" (events around the Python call) or "device"
+  // (its GPU time, host overhead hidden); the faster of the two is taken.
+  std::string eager_basis;
   double margin = kEagerNoiseMargin;
   // kernel_ms / eager_ms - 1 (positive: slower), when both are measured.
   std::optional<double> excess() const;
   nlohmann::json to_json() const;
 };
 
-// From a manifest's `timing` object (kernel_ms, eager_ms; null when not measured).
+// From a manifest's `timing` object (kernel_ms, eager_ms, eager_device_ms; null when not
+// measured): the kernel against eager's faster figure.
 EagerComparison compare_with_eager(const nlohmann::json& timing, double margin = kEagerNoiseMargin);
 
 // "kernel 1.3 ms against eager PyTorch's 1 ms (30 % slower)", for the log and errors.

@@ -115,5 +115,16 @@ TEST(Bench, UnverifiedKernelsAreNotFast) {
   EXPECT_EQ(r["summary"]["fast_1_vs_eager"].get<double>(), 0.0);
 }
 
+// A folder of models (each <model>/op.py) runs side by side: every op needs its own name, and so
+// its own output folder. Stems shared by several ops take their folder's name.
+TEST(Bench, OpsThatShareAFileNameGetTheirFoldersName) {
+  const std::vector<std::filesystem::path> ops = {"models/mlp/op.py", "suite/ew_gelu.py",
+                                                  "models/resnet_block/op.py", "a/x/op.py",
+                                                  "b/x/op.py"};
+  EXPECT_EQ(bench_names(ops),
+            (std::vector<std::string>{"mlp_op", "ew_gelu", "resnet_block_op", "x_op", "x_op_2"}));
+  EXPECT_EQ(bench_names({"suite/ew_gelu.py"}), (std::vector<std::string>{"ew_gelu"}));
+}
+
 }  // namespace
 }  // namespace egg::pipeline
