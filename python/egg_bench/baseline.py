@@ -116,12 +116,14 @@ def run_baseline(op_path, compile_=True, min_trials=100, min_time_s=0.5, max_aut
     # Placed and run once under the admission: other EGG jobs' GPU memory is waited for, and what
     # this call allocates stays reserved by PyTorch's allocator for the timed calls after it. The
     # quiet lock is held shared, as for any untimed GPU work, after the admission (its order).
-    with admitted(spec_path, params_bytes, waited), gpu_work_lock(waited), \
-            torch.inference_mode():
+    # Placed outside inference mode, as before (inference-mode parameters would be inference
+    # tensors, which torch.compile's tracing treats differently).
+    with admitted(spec_path, params_bytes, waited), gpu_work_lock(waited):
         model = model.cuda()
         inputs = [to_cuda(t) for t in host_inputs]
-        model(*inputs)  # first call (cuBLAS/cuDNN handles, autotuning) outside the timed span
-        torch.cuda.synchronize()
+        with torch.inference_mode():
+            model(*inputs)  # first call (cuBLAS/cuDNN handles) outside the timed span
+            torch.cuda.synchronize()
     del host_inputs
     result = {
         "schema": 1,
