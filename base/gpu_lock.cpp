@@ -10,6 +10,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "base/flock.h"
+
 namespace egg {
 
 std::optional<std::filesystem::path> gpu_lock_path() {
@@ -26,17 +28,6 @@ std::optional<std::filesystem::path> gpu_lock_path() {
 std::filesystem::path gpu_lock_gate(const std::filesystem::path& lock) {
   return std::filesystem::path(lock.string() + ".gate");
 }
-
-namespace {
-
-int flock_retrying(int fd, int op) {
-  int rc;
-  while ((rc = ::flock(fd, op)) != 0 && errno == EINTR) {
-  }
-  return rc;
-}
-
-}  // namespace
 
 GpuTimingLock::GpuTimingLock(const std::optional<std::filesystem::path>& path,
                              const std::filesystem::path& waiting_marker, Mode mode) {

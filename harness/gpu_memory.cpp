@@ -10,6 +10,8 @@
 #include <fstream>
 #include <thread>
 
+#include "base/flock.h"
+
 namespace egg::harness {
 namespace fs = std::filesystem;
 
@@ -26,9 +28,7 @@ std::optional<fs::path> gpu_memory_lock_path() {
 
 namespace {
 void lock_fd(int fd, int op) {
-  if (fd < 0) return;
-  while (::flock(fd, op) != 0 && errno == EINTR) {
-  }
+  if (fd >= 0) egg::flock_retrying(fd, op);
 }
 std::string gb(std::size_t bytes) {
   return std::to_string(bytes / 100'000'000 / 10.0).substr(0, 5) + " GB";

@@ -8,17 +8,12 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/flock.h"
+
 namespace egg::cache {
 namespace fs = std::filesystem;
 
 namespace {
-
-int flock_retrying(int fd, int op) {
-  int rc;
-  while ((rc = ::flock(fd, op)) != 0 && errno == EINTR) {
-  }
-  return rc;
-}
 
 long holder_of(int fd) {
   char buf[32] = {};
