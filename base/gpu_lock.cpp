@@ -29,12 +29,18 @@ std::filesystem::path gpu_lock_gate(const std::filesystem::path& lock) {
   return std::filesystem::path(lock.string() + ".gate");
 }
 
+std::optional<std::filesystem::path> cpu_lock_path(
+    const std::optional<std::filesystem::path>& gpu_lock) {
+  if (!gpu_lock) return std::nullopt;
+  return std::filesystem::path(gpu_lock->string() + ".cpu");
+}
+
 GpuTimingLock::GpuTimingLock(const std::optional<std::filesystem::path>& path,
                              const std::filesystem::path& waiting_marker, Mode mode) {
   if (!path) return;
   fd_ = ::open(path->c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd_ < 0) {
-    error_ = "cannot open the GPU lock " + path->string() + ": " + std::strerror(errno) +
+    error_ = "cannot open EGG's lock file " + path->string() + ": " + std::strerror(errno) +
              " (set EGG_GPU_LOCK to a writable file, or to off)";
     return;
   }

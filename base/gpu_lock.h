@@ -1,24 +1,27 @@
-// The machine-wide quiet lock: a reader/writer lock of flock(2) on one file per machine, released
-// by the kernel if a holder dies (python/egg_bench/gpu_lock.py is the same lock).
+// The machine-wide quiet locks: two reader/writer locks of flock(2), one file each per machine,
+// released by the kernel if a holder dies (python/egg_bench/gpu_lock.py takes the same ones).
 //
 // Several egg-gen processes run side by side in a parallel build (Ninja -j, `egg-gen bench
 // --jobs`). Verifying candidates side by side is fine; timing them side by side is not, since the
-// kernels would share the SMs and DRAM, and neither is timing while other EGG jobs load the CPU
-// (a baseline timed around a Python call absorbs every host delay). So:
-// - every timed span (egg-harness's trials and copy bandwidth, egg_bench's eager and torch.compile
-//   trials, the calls ncu replays: egg-harness --exclusive-calls) holds the lock exclusively
-//   (GpuTimingLock);
-// - other work that would disturb a timed span holds it shared: CPU-heavy work (nvcc compiles,
-//   frontend tracing, torch.compile's compilation: CpuWorkLock) and untimed GPU work (egg-harness's
-//   verification calls, the reference server's computing: Mode::shared). Any number at once,
-//   never during a timed span. A shared holder waits for nothing else while it holds the lock.
-// A timed span waits for the shared holders already running and blocks new ones meanwhile (writer
-// preference): both kinds first take <lock>.gate exclusively, then the lock, then let the gate go;
-// a timed span waiting for the lock keeps the gate, so new CPU work queues behind it. Locks are
-// taken in one order (quiet lock, nothing after it), and a holder never waits for a child that
-// takes the lock, so nothing deadlocks.
+// kernels would share the SMs and DRAM, and neither is timing a Python call while other EGG jobs
+// load the CPU (a baseline timed around a Python call absorbs every host delay). So:
+// - the GPU lock: every timed span on the GPU holds it exclusively (egg-harness's trials and copy
+//   bandwidth, the calls ncu replays: egg-harness --exclusive-calls, egg_bench's baselines:
+//   GpuTimingLock); untimed GPU work holds it shared (egg-harness's verification calls, the
+//   reference server's computing: Mode::shared);
+// - the CPU lock (<lock>.cpu): CPU-heavy work holds it shared (nvcc compiles, frontend tracing,
+//   torch.compile's compilation, building a model: CpuWorkLock); only a timed span whose figure
+//   includes the host's time holds it exclusively (egg_bench's baselines, in Python). egg-harness
+//   times on a held stream (the launch is enqueued before the start event runs: device time), so
+//   compiles go on beside its trials.
+// Each lock gives a waiting exclusive holder precedence (writer preference): both kinds first take
+// <lock>.gate exclusively, then the lock, then let the gate go; a timed span waiting for the lock
+// keeps the gate, so new work queues behind it. Locks are taken in one order (the CPU lock, then
+// the GPU lock, nothing after it; nobody holding the GPU lock waits for the CPU lock), and a
+// holder never waits for a child that takes a lock, so nothing deadlocks.
 //
-// The file: $EGG_GPU_LOCK if set ("off" disables locking), else <tmp>/egg-gpu-<uid>.lock.
+// The GPU lock's file: $EGG_GPU_LOCK if set ("off" disables both), else <tmp>/egg-gpu-<uid>.lock;
+// the CPU lock's is beside it.
 #pragma once
 
 #include <filesystem>
@@ -37,7 +40,12 @@ std::optional<std::filesystem::path> gpu_lock_path();
 // The gate file beside `lock` (<lock>.gate) that gives timed spans precedence.
 std::filesystem::path gpu_lock_gate(const std::filesystem::path& lock);
 
-// Holds the lock exclusively from construction to destruction (blocking until it is free).
+// The CPU lock's file beside the GPU lock's (<lock>.cpu), or nullopt when locking is disabled.
+std::optional<std::filesystem::path> cpu_lock_path(
+    const std::optional<std::filesystem::path>& gpu_lock = gpu_lock_path());
+
+// Holds a lock (the GPU lock unless told otherwise) exclusively or shared from construction to
+// destruction (blocking until it is free).
 class GpuTimingLock {
  public:
   enum class Mode { exclusive, shared };
@@ -63,13 +71,13 @@ class GpuTimingLock {
   std::string error_;
 };
 
-// Holds the lock shared from construction to destruction: CPU-heavy work, never during a timed
-// span (blocking while one runs or waits). Failing to open the file leaves it unheld (the work
-// proceeds, error() says why).
+// Holds the CPU lock shared from construction to destruction: CPU-heavy work, never during a
+// timed span that includes the host (blocking while one runs or waits); device-timed spans do not
+// stop it. Failing to open the file leaves it unheld (the work proceeds, error() says why).
 class CpuWorkLock {
  public:
-  explicit CpuWorkLock(const std::optional<std::filesystem::path>& path = gpu_lock_path())
-      : lock_(path, {}, GpuTimingLock::Mode::shared) {}
+  explicit CpuWorkLock(const std::optional<std::filesystem::path>& gpu_lock = gpu_lock_path())
+      : lock_(cpu_lock_path(gpu_lock), {}, GpuTimingLock::Mode::shared) {}
   bool held() const { return lock_.held(); }
   double waited_ms() const { return lock_.waited_ms(); }
   const std::string& error() const { return lock_.error(); }

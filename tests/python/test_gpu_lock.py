@@ -1,5 +1,7 @@
-"""egg_bench's quiet lock (the same files and flock(2) as base/gpu_lock.h): timed spans exclusive,
-CPU and untimed GPU work shared, timed spans first."""
+"""egg_bench's quiet locks (the same files and flock(2) as base/gpu_lock.h): timed spans exclusive,
+CPU and untimed GPU work shared, timed spans first; CPU work beside the harness's device-timed
+trials, which hold the GPU lock alone."""
+import fcntl
 import os
 import tempfile
 import threading
@@ -109,6 +111,38 @@ class GpuLockTest(unittest.TestCase):
             t.join()
             self.assertEqual(order, ["beside cpu work", "timed done", "gpu work"])
             self.assertGreater(waited["lock_wait_s"], 0.1)
+
+    def test_cpu_work_goes_on_beside_a_device_timed_span(self):
+        # egg-harness's trials hold the GPU lock alone, exclusively (base/gpu_lock.h).
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.dict(os.environ, {"EGG_GPU_LOCK": os.path.join(tmp, "gpu.lock")}):
+            fd = os.open(lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                waited, done = {}, threading.Event()
+
+                def cpu():
+                    with cpu_work_lock(waited):
+                        done.set()
+
+                t = threading.Thread(target=cpu)
+                t.start()
+                self.assertTrue(done.wait(2.0), "CPU work waited for a device-timed span")
+                t.join()
+                blocked = threading.Event()
+
+                def gpu():
+                    with gpu_work_lock():
+                        blocked.set()
+
+                g = threading.Thread(target=gpu)
+                g.start()
+                self.assertFalse(blocked.wait(0.2), "GPU work ran during a device-timed span")
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                os.close(fd)
+            g.join()
+            self.assertTrue(blocked.is_set())
 
     def test_off_does_not_lock(self):
         with mock.patch.dict(os.environ, {"EGG_GPU_LOCK": "off"}):

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <thread>
 
 #include "base/gpu_lock.h"
@@ -107,28 +108,38 @@ TEST(Process, ReproLineQuotes) {
   EXPECT_EQ(repro_line(p), "/usr/bin/nvcc -c 'a b.cu' 'it'\\''s'");
 }
 
-// The real process runner holds the lock shared around a child marked cpu_work: such a child does
-// not start while a timed span runs.
-TEST(GpuLock, CpuWorkChildrenWaitForATimedSpan) {
+// The real process runner holds the CPU lock shared around a child marked cpu_work: such a child
+// does not start while a timed span that includes the host runs (a baseline holds the CPU lock
+// exclusively), and goes on beside egg-harness's device-timed trials (the GPU lock alone).
+TEST(GpuLock, CpuWorkChildrenWaitForAHostTimedSpanOnly) {
   TempDir dir(std::filesystem::temp_directory_path(), "egg-lock-test");
   const auto path = dir.path() / "gpu.lock";
   setenv("EGG_GPU_LOCK", path.c_str(), 1);
+  auto run_child = [](std::atomic<bool>& done) {
+    SystemProcessRunner runner;
+    ProcessSpec p;
+    p.exe = "/bin/sh";
+    p.args = {"-c", "true"};
+    p.cpu_work = true;
+    EXPECT_TRUE(runner.run(p).ok());
+    done = true;
+  };
+  {
+    GpuTimingLock device_timed(path);
+    ASSERT_TRUE(device_timed.held()) << device_timed.error();
+    std::atomic<bool> done{false};
+    std::thread child(run_child, std::ref(done));
+    child.join();
+    EXPECT_TRUE(done) << "a cpu_work child waited for a device-timed span";
+  }
   std::atomic<bool> done{false};
   std::thread child;
   {
-    GpuTimingLock timed(path);
-    ASSERT_TRUE(timed.held()) << timed.error();
-    child = std::thread([&] {
-      SystemProcessRunner runner;
-      ProcessSpec p;
-      p.exe = "/bin/sh";
-      p.args = {"-c", "true"};
-      p.cpu_work = true;
-      EXPECT_TRUE(runner.run(p).ok());
-      done = true;
-    });
+    GpuTimingLock host_timed(cpu_lock_path(path));
+    ASSERT_TRUE(host_timed.held()) << host_timed.error();
+    child = std::thread(run_child, std::ref(done));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    EXPECT_FALSE(done) << "a cpu_work child ran during a timed span";
+    EXPECT_FALSE(done) << "a cpu_work child ran during a timed span that includes the host";
   }
   child.join();
   unsetenv("EGG_GPU_LOCK");
