@@ -57,8 +57,9 @@ TEST(GpuLock, SecondHolderWaitsForTheFirst) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "wait.marker"));
 }
 
-// CPU work shares the lock; a timed span waits for the running CPU work and goes before CPU work
-// that comes while it waits; CPU work waits for a timed span.
+// CPU work shares the CPU lock; a timed span that includes the host (a baseline: the CPU lock
+// exclusively) waits for the running CPU work and goes before CPU work that comes while it waits;
+// CPU work waits for it.
 TEST(GpuLock, CpuWorkSharesAndTimedSpansGoFirst) {
   testing::Scratch dir;
   const auto path = dir.path() / "gpu.lock";
@@ -78,7 +79,7 @@ TEST(GpuLock, CpuWorkSharesAndTimedSpansGoFirst) {
       log("two cpu holders");
     }
     timed = std::thread([&] {
-      GpuTimingLock lock(path);
+      GpuTimingLock lock(cpu_lock_path(path));
       log("timed");
     });
     std::this_thread::sleep_for(std::chrono::milliseconds(200));  // it waits, holding the gate
@@ -93,7 +94,7 @@ TEST(GpuLock, CpuWorkSharesAndTimedSpansGoFirst) {
   late.join();
   EXPECT_EQ(order, (std::vector<std::string>{"two cpu holders", "first cpu work done", "timed",
                                              "late cpu work"}));
-  EXPECT_TRUE(std::filesystem::exists(gpu_lock_gate(path)));
+  EXPECT_TRUE(std::filesystem::exists(gpu_lock_gate(*cpu_lock_path(path))));
 }
 
 TEST(GpuLock, DisabledOrUnopenableLockIsNotHeldAndSaysWhy) {
