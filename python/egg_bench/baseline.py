@@ -1,9 +1,10 @@
 """`egg_bench baseline`: PyTorch eager and torch.compile (the default mode and
 "max-autotune-no-cudagraphs") of an op.py's Model on its declared inputs (torch.manual_seed(0), as
-the frontend's set 0), timed in this process under torch.inference_mode() with bench(). Every timed
-span holds the quiet lock exclusively (gpu_lock.py: no other timed span and no EGG job's CPU work
-meanwhile); torch.compile's default-mode compilation holds it shared, as other CPU-heavy work does,
-and max-autotune's compilation, which times kernels on the GPU, exclusively."""
+the frontend's set 0, made on the GPU), timed in this process under torch.inference_mode() with
+bench(). Every timed span holds the quiet locks exclusively (gpu_lock.py: no other timed span and
+no EGG job's CPU work meanwhile); torch.compile's default-mode compilation holds the CPU lock
+shared, as other CPU-heavy work does, and max-autotune's compilation, which times kernels on the
+GPU, both exclusively."""
 import contextlib
 import importlib.util
 import json
@@ -53,6 +54,21 @@ def load_op(path):
 
 def to_cuda(x):
     return x.cuda() if isinstance(x, torch.Tensor) else x
+
+
+def make_inputs(mod):
+    """get_inputs() under torch.manual_seed(0) with the GPU as the default device, as the reference
+    server makes its set 0 (python/egg_frontend/loader.py): the same values, no host copy of
+    inputs that can be gigabytes, and no minutes of CPU random numbers. A get_inputs() that does
+    not run that way is called on the CPU and its tensors moved."""
+    torch.manual_seed(0)
+    try:
+        with torch.device("cuda"):
+            inputs = mod.get_inputs()
+    except Exception:  # noqa: B902 - the op's own code; the CPU path reports its real failure
+        torch.manual_seed(0)
+        inputs = mod.get_inputs()
+    return [to_cuda(t) for t in inputs]
 
 
 def build_model(mod):
@@ -106,25 +122,23 @@ def run_baseline(op_path, compile_=True, min_trials=100, min_time_s=0.5, max_aut
     if not torch.cuda.is_available():
         raise SystemExit("egg: error: no CUDA device: the baselines are timed on the GPU")
     waited = {}
-    with cpu_work_lock(waited):  # building the model and its inputs on the host
+    with cpu_work_lock(waited):  # building the model on the host
         mod = load_op(op_path)
         model = build_model(mod)
-        torch.manual_seed(0)
-        host_inputs = mod.get_inputs()
     params_bytes = sum(t.numel() * t.element_size()
                        for t in list(model.parameters()) + list(model.buffers()))
-    # Placed and run once under the admission: other EGG jobs' GPU memory is waited for, and what
-    # this call allocates stays reserved by PyTorch's allocator for the timed calls after it. The
-    # quiet lock is held shared, as for any untimed GPU work, after the admission (its order).
+    # Placed, its inputs made on the GPU, and run once under the admission: other EGG jobs' GPU
+    # memory is waited for, and what this call allocates stays reserved by PyTorch's allocator for
+    # the timed calls after it. The GPU lock is held shared, as for any untimed GPU work, after the
+    # admission (its order).
     # Placed outside inference mode, as before (inference-mode parameters would be inference
     # tensors, which torch.compile's tracing treats differently).
     with admitted(spec_path, params_bytes, waited), gpu_work_lock(waited):
         model = model.cuda()
-        inputs = [to_cuda(t) for t in host_inputs]
+        inputs = make_inputs(mod)
         with torch.inference_mode():
             model(*inputs)  # first call (cuBLAS/cuDNN handles) outside the timed span
             torch.cuda.synchronize()
-    del host_inputs
     result = {
         "schema": 1,
         "op": os.path.abspath(op_path),
@@ -135,7 +149,7 @@ def run_baseline(op_path, compile_=True, min_trials=100, min_time_s=0.5, max_aut
                       "cudnn_allow_tf32": torch.backends.cudnn.allow_tf32},
         "method": "in-process under torch.inference_mode(); CUDA events around each call; L2 "
                   "flushed (2x L2) before each trial; device-wide synchronize after; >= 3 warm-ups; "
-                  ">= min_trials trials and >= min_time_s; each timed span holds the quiet lock "
+                  ">= min_trials trials and >= min_time_s; each timed span holds the GPU and CPU locks "
                   "exclusively (no other timed span, no EGG CPU work). compile: torch.compile's "
                   "default mode; compile_max_autotune: mode max-autotune-no-cudagraphs. "
                   "*_device: the same after a %.1f ms GPU sleep per trial, so host overhead is "

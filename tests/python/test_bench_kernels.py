@@ -152,3 +152,35 @@ class BaselineAdmissionTest(unittest.TestCase):
         from egg_bench import baseline
 
         self.assertIsInstance(baseline.admitted(None, 1000, {}), contextlib.nullcontext)
+
+
+class BaselineInputsTest(unittest.TestCase):
+    """The baseline makes its inputs on the GPU under seed 0, as the reference server's set 0."""
+
+    def test_made_with_the_gpu_as_default_device_else_on_the_cpu(self):
+        import types
+        from unittest import mock
+
+        import torch
+        from egg_bench import baseline
+
+        def device_of_a_new_tensor():
+            # On a machine without a GPU, making a tensor on the CUDA default device raises.
+            try:
+                return torch.empty(1).device.type
+            except (RuntimeError, AssertionError) as e:
+                return "cuda" if "cuda" in str(e).lower() or "nvidia" in str(e).lower() else str(e)
+
+        calls = []
+
+        def cpu_only():
+            calls.append(device_of_a_new_tensor())
+            if calls[-1] == "cuda":
+                raise RuntimeError("this op makes its inputs on the CPU only")
+            return [torch.rand(3)]
+
+        with mock.patch.object(baseline, "to_cuda", side_effect=lambda t: t):
+            out = baseline.make_inputs(types.SimpleNamespace(get_inputs=cpu_only))
+        self.assertEqual(calls, ["cuda", "cpu"])
+        torch.manual_seed(0)
+        self.assertTrue(torch.equal(out[0], torch.rand(3)), "the CPU path is seeded too")
