@@ -480,6 +480,7 @@ class PrebuildingGpu : public FakeGpu {
   std::mutex m;
   int active = 0, max_active = 0;
   std::set<fs::path> prebuilt, run_in;
+  std::vector<fs::path> run_order;
   void prebuild(const fs::path&, const fs::path&, const fs::path& work) override {
     {
       std::lock_guard<std::mutex> lock(m);
@@ -494,6 +495,7 @@ class PrebuildingGpu : public FakeGpu {
                          verify::References& refs, const fs::path& work,
                          const verify::RunOptions& options) override {
     run_in.insert(work);
+    run_order.push_back(work);
     return FakeGpu::run(cu, inc, spec, refs, work, options);
   }
 };
@@ -511,6 +513,19 @@ TEST_F(PipelineTest, WithAGpuAStagesCandidatesAreBuiltSideBySideThenMeasured) {
   }
   for (const auto& work : gpu.prebuilt)
     EXPECT_TRUE(gpu.run_in.count(work)) << work << " was built but never measured";
+}
+
+// The verify step's library (the winner rebuilt for the final check) builds beside its object for
+// every arch, not after it.
+TEST_F(PipelineTest, TheFinalChecksLibraryIsBuiltBesideItsObject) {
+  PrebuildingGpu gpu;
+  Services services{runner, &gpu};
+  auto o = options();
+  o.baseline = false;
+  generate(o, services);
+  ASSERT_FALSE(gpu.run_order.empty());
+  EXPECT_TRUE(gpu.prebuilt.count(gpu.run_order.back()))
+      << gpu.run_order.back() << ": the final check built its library only when it ran";
 }
 
 TEST_F(PipelineTest, AnUnverifiedCacheEntryIsVerifiedOnAGpuAndReplaced) {
