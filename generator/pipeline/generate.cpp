@@ -258,6 +258,13 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
     frontend::FrontendConfig fc{o.python, o.data_dir, o.seeds, o.trace_timeout};
     s = frontend::trace(services.runner, fc, o.op_file, work.path() / "frontend");
     phases.add_since("trace", started);
+    // The frontend's own split of it (import, model, inputs, capture, spec), when it wrote one.
+    if (auto times = read_file(work.path() / "frontend" / "trace_times.json")) {
+      const json parts = json::parse(*times, nullptr, false);
+      if (parts.is_object())
+        for (const auto& [part, seconds] : parts.items())
+          if (seconds.is_number()) phases.add("trace_" + part, seconds.get<double>());
+    }
     if (auto edited = artifacts.override_file("spec.json")) {
       s = spec::read_spec(*edited);
       log::info("spec: taken from " + edited->string());
@@ -514,7 +521,8 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
                                               ? std::optional<double>(timing["eager_ms"])
                                               : std::nullopt);
     json phase_seconds = evaluator.phases().to_json();
-    phase_seconds["trace"] = phases.to_json().value("trace", 0.0);
+    const json trace_seconds = phases.to_json();
+    for (const auto& [phase, seconds] : trace_seconds.items()) phase_seconds[phase] = seconds;
     record = {
         {"candidate", stage2->winner.id},
         {"phases", phase_seconds},

@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+import time
 import warnings
 
 warnings.filterwarnings("ignore", message=".*Failed to initialize NumPy.*")
@@ -62,7 +63,17 @@ def trace(op_path, out_dir, seeds):
 
     The declared inputs are made on the meta device and the model is exported on fake tensors
     of their shapes (no memory, no arithmetic, whatever the op's size); a get_inputs() that
-    cannot run on the meta device (it needs real data) is called again on the CPU."""
+    cannot run on the meta device (it needs real data) is called again on the CPU. Where the
+    time went goes to trace_times.json beside it (seconds per part; egg-gen's manifest shows them
+    as `phases.trace_<part>`), outside the spec, whose bytes are the cache key's."""
+    times = {}
+    mark = [time.perf_counter()]
+
+    def lap(part):
+        now = time.perf_counter()
+        times[part] = now - mark[0]
+        mark[0] = now
+
     with warnings.catch_warnings():  # torch warns when numpy is absent; irrelevant here
         warnings.filterwarnings("ignore", message=".*Failed to initialize NumPy.*")
         try:
@@ -77,12 +88,14 @@ def trace(op_path, out_dir, seeds):
                             "install torch==2.11.0, then EGG_PYTHON=<dir>/bin/python)"
                             % sys.executable) from None
     from . import deps, loader, spec, tracer
+    lap("import")
 
     written = []
     try:
         op = loader.load(op_path)
         try:
             loader.build_model(op)
+            lap("model")
             user_files = [op.path] + op.local_files()
             try:
                 inputs0 = loader.get_inputs(op, 0, "meta")
@@ -90,7 +103,9 @@ def trace(op_path, out_dir, seeds):
                 inputs0 = loader.get_inputs(op, 0)
             tracer.check_arity(op, inputs0)
             loader.reset_state(op)
+            lap("inputs")
             ep = tracer.capture(op, inputs0, user_files)
+            lap("capture")
             loader.reset_state(op)
             tracer.warn_mutations(ep, op, user_files)
             params = spec.collect_params(op.model, spec.constant_names(ep, op, user_files))
@@ -102,6 +117,8 @@ def trace(op_path, out_dir, seeds):
                 # The kernel is specialized to these forward inputs; every set must give them.
                 doc["reference"]["numbers"] = [[i, v] for i, v in numbers]
             _write_json(os.path.join(out_dir, "spec.json"), doc, written)
+            lap("spec")
+            _write_json(os.path.join(out_dir, "trace_times.json"), times, written)
         finally:
             op.close()
     except BaseException:

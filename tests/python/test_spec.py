@@ -42,7 +42,7 @@ class SpecShape(TempOps, unittest.TestCase):
         self.assertEqual(s["deps"], [r.op_path])
         self.assertEqual(s["reference"], {"seeds": 3})
         # Nothing but the spec: reference tensors never go through the disk.
-        self.assertEqual(r.files(), ["spec.json"])
+        self.assertEqual(r.files(), ["spec.json", "trace_times.json"])
 
     def test_a_number_forward_input_is_specialized(self):
         # KernelBench's `A * s` with s from get_inputs(): the kernel is generated for the value, as
@@ -260,6 +260,12 @@ class Subprocess(TempOps, unittest.TestCase):
         self.assertEqual(spec["nodes"][0]["op"], "tanh")
         self.assertEqual(spec["reference"], {"seeds": 3})  # default --seeds 3
         self.assertEqual(p.stdout, "")
+        # Where the time went, beside the spec (not in it: the spec's bytes are the cache key's).
+        with open(os.path.join(out, "trace_times.json"), encoding="utf-8") as f:
+            times = json.load(f)
+        self.assertEqual(sorted(times), ["capture", "import", "inputs", "model", "spec"])
+        self.assertTrue(all(v >= 0 for v in times.values()), times)
+        self.assertNotIn("times", json.dumps(spec))
 
 
 if __name__ == "__main__":

@@ -58,6 +58,7 @@ class PipelineTest : public ::testing::Test {
         return exited(1);
       }
       write_atomic(out / "spec.json", spec.dump());
+      write_atomic(out / "trace_times.json", R"({"import": 1.5, "capture": 0.25, "odd": "x"})");
       return exited(0, "", frontend_stderr);
     }
     if (exe == "nvcc") {
@@ -264,6 +265,10 @@ TEST_F(PipelineTest, WithAGpuTheFastestVerifiedCandidateWinsAndTheStatusSaysVeri
   EXPECT_EQ(gpu.endpoint_calls.load(), gpu.runs);
   for (const char* phase : {"trace", "compile", "references_startup"})
     EXPECT_TRUE(m["phases"].contains(phase)) << phase << " in " << m["phases"].dump();
+  // The frontend's split of the trace (its trace_times.json), numbers only.
+  EXPECT_EQ(m["phases"].value("trace_import", 0.0), 1.5) << m["phases"].dump();
+  EXPECT_EQ(m["phases"].value("trace_capture", 0.0), 0.25);
+  EXPECT_FALSE(m["phases"].contains("trace_odd"));
   // Once a candidate is measured, the others' timing may stop at 1.5x the best so far (a
   // challenger that slow cannot win); before that there is nothing to cut at.
   ASSERT_FALSE(gpu.cutoffs.empty());
