@@ -137,7 +137,7 @@ def main(argv=None):
     op_path = os.path.abspath(args.op)
     try:
         os.makedirs(out_dir, exist_ok=True)
-        _remove([os.path.join(out_dir, "error.json"), os.path.join(out_dir, "spec.json")])
+        _remove([os.path.join(out_dir, f) for f in ("error.json", "spec.json", "trace_times.json")])
         if args.seeds < 0:
             raise UserError(op_path, 0, "--seeds", "--seeds must be >= 0", "pass --seeds 3")
         require_torch(op_path)

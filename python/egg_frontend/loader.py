@@ -31,6 +31,7 @@ class LoadedOp:
         self.model = None
         self.init_inputs = []
         self.initial_state = {}
+        self.param_versions = {}
         self.modules_before = set()
         self.sys_path_entry = None
 
@@ -175,14 +176,33 @@ def build_model(op):
                        "fix Model's constructor or get_init_inputs()")
     op.model = model.cpu()  # traced on the CPU; the reference server moves it to its device
     op.init_inputs = init_inputs
-    op.initial_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    snapshot_state(op)
     return model
 
 
+def snapshot_state(op):
+    """What reset_state restores: a copy of every buffer (a forward may update e.g. BatchNorm
+    stats) and each parameter's version counter. Parameters are not copied (a model's weights can
+    be gigabytes, and a second host copy would double its memory): a forward that changes one in
+    place is found by its version and refused. Taken again after the model moves to a device."""
+    params = dict(op.model.named_parameters())
+    ids = {id(p) for p in params.values()}
+    op.initial_state = {k: v.detach().clone()
+                        for k, v in op.model.state_dict(keep_vars=True).items() if id(v) not in ids}
+    op.param_versions = {n: p._version for n, p in params.items()}
+
+
 def reset_state(op):
-    """Restore parameters and buffers as built (a forward may update e.g. BatchNorm stats)."""
+    """Restore the buffers as built; a parameter a forward changed in place is a user error."""
+    for n, p in op.model.named_parameters():
+        if p._version != op.param_versions.get(n, p._version):
+            raise UserError(op.path, op.def_line("Model"), "forward",
+                            "forward changes the parameter %s in place, so every call starts "
+                            "from other weights and there is no single reference" % n,
+                            "compute a new tensor from the parameter instead of updating it "
+                            "(or make it a buffer that forward resets)")
     with torch.no_grad():
-        op.model.load_state_dict(op.initial_state)
+        op.model.load_state_dict(op.initial_state, strict=False)
 
 
 def get_inputs(op, seed, device="cpu"):

@@ -121,9 +121,11 @@ class References:
         self.pinned = {}
 
     def _place_model(self, device):
+        from . import loader
+        loader.reset_state(self.op)  # a forward that failed on the GPU may have updated buffers
         self.compute_device = device
         self.op.model.to(device)
-        self.op.initial_state = {k: v.to(device) for k, v in self.op.initial_state.items()}
+        loader.snapshot_state(self.op)  # the buffers' copies on the device, the new versions
 
     def _check_decls(self, kind, decls, tensors):
         from .spec import dtype_name

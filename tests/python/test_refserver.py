@@ -107,6 +107,52 @@ class Protocol(TempOps, unittest.TestCase):
         a, b = refs.compute(1)[0], refs.compute(1)[0]
         self.assertTrue(torch.equal(a["outputs"][0], b["outputs"][0]))  # the same, computed twice
 
+    def test_buffers_are_restored_and_parameters_are_not_copied(self):
+        # BatchNorm in training mode updates its running stats on every call: each set starts
+        # from the stats as built. The weights are not copied for that (they can be gigabytes).
+        op = """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.bn = nn.BatchNorm1d(6)
+                self.w = nn.Parameter(torch.randn(6))
+            def forward(self, x):
+                self.bn(x)  # only its running stats
+                return x * self.w + self.bn.running_mean
+        def get_inputs():
+            return [torch.randn(4, 6)]
+        """
+        r, refs = self.refs(op)
+        self.assertEqual(sorted(refs.op.initial_state),
+                         ["bn.num_batches_tracked", "bn.running_mean", "bn.running_var"])
+        self.assertEqual(sorted(refs.op.param_versions), ["bn.bias", "bn.weight", "w"])
+        refs.cache.clear()
+        a, b = refs.compute(1)[0], refs.compute(1)[0]
+        self.assertTrue(torch.equal(a["outputs"][0], b["outputs"][0]))  # same stats each time
+
+    def test_a_forward_that_changes_a_parameter_in_place_is_refused(self):
+        op = """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.ones(6))
+            def forward(self, x):
+                with torch.no_grad():
+                    self.w.mul_(2)
+                return x * self.w
+        def get_inputs():
+            return [torch.randn(4, 6)]
+        """
+        r = self.trace(op)
+        if r.rc != 0:  # refused while tracing already (torch.export sees the mutation)
+            self.assertNotIn("Traceback", r.stderr)
+            return
+        refs = refserver.References(r.op_path, r.spec, 3, "cpu", serve_device="cpu",
+                                    exporter=fake_export)
+        with self.assertRaises(refserver.UserError) as e:
+            refs.warm_up()
+        self.assertIn("changes the parameter w in place", e.exception.message)
+
     def test_a_forward_failing_on_a_seed_is_the_ops_fault_at_startup(self):
         r = self.trace("""
         class Model(nn.Module):
