@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <limits>
+#include <regex>
 
 #include "backend/builtin/builtin_backend.h"
 #include "contract/contract.h"
@@ -607,6 +608,40 @@ TEST(Reduction, TuningAndFallbackAreValid) {
   ASSERT_TRUE(fb.has_value());
   EXPECT_TRUE(has(fb->code.launch_body, "egg_k_row<1>")) << fb->code.launch_body;
   EXPECT_FALSE(family.fallback(s, c, *fb).has_value());
+}
+
+// No thread of a row reduction adds up more than 16 K elements in fp32: a mean over 2^30
+// elements (one row) is split in every structure, tuning and fallback, and a sum of 256 rows of
+// 2^24 is too, though its rows alone would fill the GPU.
+TEST(Reduction, LongRowsAreSplitSoNoThreadAddsUpTooManyElements) {
+  ReductionFamily family(kData);
+  auto per_thread = [](const std::string& id, std::int64_t R) {
+    std::smatch t, sp;
+    EXPECT_TRUE(std::regex_search(id, t, std::regex(":t([0-9]+)"))) << id;
+    const std::int64_t tpr = std::stoll(t[1]);
+    const std::int64_t split =
+        std::regex_search(id, sp, std::regex(":s([0-9]+)")) ? std::stoll(sp[1]) : 1;
+    return (R + tpr * split - 1) / (tpr * split);
+  };
+  for (const auto& [shape, R] : std::vector<std::pair<json, std::int64_t>>{
+           {json{32768, 32768}, std::int64_t{1} << 30}, {json{256, 16777216}, 16777216}}) {
+    const bool full = R == (std::int64_t{1} << 30);
+    auto j = spec_of(x_of(shape), json::array(),
+                     {node("s", "sum", {ref("x")},
+                           {{"dim", full ? json(nullptr) : json(-1)}, {"keepdim", false}},
+                           full ? json::array() : json{256}, 3)},
+                     "s", full ? json::array() : json{256});
+    auto s = spec::parse_spec(j);
+    auto c = contract::derive(s, "k");
+    auto cands = family.structures(s, c);
+    ASSERT_FALSE(cands.empty()) << shape;
+    for (const auto& cand : cands) EXPECT_LE(per_thread(cand.id, R), 16384) << cand.id;
+    for (const auto& t : family.tunings(s, c, cands.front(), "memory"))
+      EXPECT_LE(per_thread(t.id, R), 16384) << t.id;
+    auto fb = family.fallback(s, c, cands.front());
+    ASSERT_TRUE(fb.has_value());
+    EXPECT_LE(per_thread(fb->id, R), 16384) << fb->id;
+  }
 }
 
 TEST(Reduction, MemoryBoundColumnsTryMoreLoadsInFlightFirst) {
