@@ -444,10 +444,37 @@ def _std_mean(x, dim=None, *, correction=None, keepdim=False):
     return torch.sqrt(var), mean
 
 
+def _index_tensor(x, indices):
+    """``x[..., idx, ...]`` with one integer index tensor (the others ``None``, the leading
+    ``:``s): an index_select along that dim, reshaped to torch's result (the index's shape in
+    the indexed dim's place). Several index tensors or a bool mask stay ``aten.index.Tensor``."""
+    given = [(d, t) for d, t in enumerate(indices) if t is not None]
+    if len(given) != 1:
+        return NotImplemented
+    d, idx = given[0]
+    if idx.dtype not in (torch.int64, torch.int32):
+        return NotImplemented
+    picked = torch.index_select(x, d, idx.reshape(-1))
+    return picked.reshape(tuple(x.shape[:d]) + tuple(idx.shape) + tuple(x.shape[d + 1:]))
+
+
+def _roll(x, shifts, dims=()):
+    """torch.roll as slices and a cat per rolled dim (torch's own decomposition gathers by an
+    arange index, which no kernel family takes); without dims, of the flattened tensor."""
+    if len(dims) == 0:
+        return _roll(x.reshape(-1), shifts, [0]).reshape(x.shape)
+    for shift, dim in zip(shifts, dims):
+        size = x.shape[dim]
+        s = shift % size if size else 0
+        if s:
+            x = torch.cat([x.narrow(dim, size - s, s), x.narrow(dim, 0, size - s)], dim)
+    return x
+
+
 def decompositions():
     """torch's default decomposition table without the ops RULES keeps as single nodes (and
     KEEP_WHOLE), with EGG's own rows for ops the table keeps whole (clamp.Tensor; var and std as
-    a mean and a sum)."""
+    a mean and a sum; indexing by one integer tensor as index_select; roll as slices and a cat)."""
     from torch.export import default_decompositions
     table = default_decompositions()
     for op in list(table.keys()):
@@ -456,6 +483,8 @@ def decompositions():
             table.pop(op)
     aten = torch.ops.aten
     table[aten.clamp.Tensor] = _clamp_tensor
+    table[aten.index.Tensor] = _index_tensor
+    table[aten.roll.default] = _roll
     table[aten.var.correction] = _var
     table[aten.var_mean.correction] = _var_mean
     table[aten.std.correction] = _std

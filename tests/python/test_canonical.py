@@ -1,5 +1,6 @@
 """Canonical op names and attrs for every spelling of the element-wise family and anchors."""
 
+import json
 import unittest
 
 from frontend_util import TempOps
@@ -184,6 +185,38 @@ class ElementwiseSpellings(TempOps, unittest.TestCase):
         self.assertEqual(ops["embedding"]["shape"], [2, 4, 8])
         self.assertEqual(ops["index_select"]["attrs"], {"dim": 0})
         self.assertEqual(ops["index_select"]["args"][0], {"node": "x"})
+
+    def test_indexing_by_one_integer_tensor_is_an_index_select(self):
+        # x[idx] and x[:, idx] with a 2-D index: a gather along that dim, reshaped to torch's
+        # result; a bool mask (data-dependent shape) is not.
+        for expr, dim, shape in [("x[idx]", 0, [2, 3, 8]), ("x[:, idx]", 1, [10, 2, 3])]:
+            with self.subTest(expr=expr):
+                r = self.trace("""
+                class Model(nn.Module):
+                    def forward(self, x, idx):
+                        return %s
+                def get_inputs():
+                    return [torch.randn(10, 8), torch.randint(0, 8, (2, 3))]
+                """ % expr)
+                self.assertEqual(r.rc, 0, r.stderr)
+                ops = {n["op"]: n for n in r.spec["nodes"]}
+                self.assertEqual(ops["index_select"]["attrs"], {"dim": dim})
+                self.assertEqual(r.out_node()["shape"], shape)
+                self.assertNotIn("aten.index.Tensor", json.dumps(r.spec))
+
+    def test_roll_is_slices_and_a_cat(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, x):
+                return torch.roll(x, shifts=(-3, 2), dims=(1, 2))
+        def get_inputs():
+            return [torch.randn(2, 7, 5)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        ops = [n["op"] for n in r.spec["nodes"]]
+        self.assertEqual(ops.count("cat"), 2, ops)
+        self.assertEqual(ops.count("slice"), 4, ops)
+        self.assertEqual(r.out_node()["shape"], [2, 7, 5])
 
     def test_inplace_method_is_functionalized(self):
         r = self.trace("""

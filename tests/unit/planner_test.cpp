@@ -448,6 +448,26 @@ TEST(Planner, AnEpilogueWhoseOutputsDifferInSizeBecomesSeveralKernels) {
   EXPECT_EQ(plan.segments[2].reads, std::vector<std::string>{"v"});
 }
 
+// Outputs that share no op and no anchor (a rolled tensor, and an unrelated scaled one): a kernel
+// per part, each fused whole, not a cut in node order (which would copy the cat's first slice by
+// itself).
+TEST(Planner, IndependentPartsWithoutAnAnchorAreAKernelEach) {
+  BuiltinBackend backend(kData);
+  json j = spec_around(
+      {tensor("x", {8, 28, 96}), tensor("y", {4, 4})}, json::array(),
+      {node("a", "slice", {ref("x")}, {{"dim", 1}, {"start", 3}, {"end", nullptr}, {"step", 1}},
+            {8, 25, 96}, 5),
+       node("b", "slice", {ref("x")}, {{"dim", 1}, {"start", 0}, {"end", 3}, {"step", 1}},
+            {8, 3, 96}, 5),
+       node("c", "cat", json::array({json{{"list", {ref("a"), ref("b")}}}}), {{"dim", 1}},
+            {8, 28, 96}, 5),
+       node("m", "mul", {ref("y"), json{{"scalar", 2.0}}}, json::object(), {4, 4}, 6)});
+  j["outputs"] = {{{"name", "out0"}, {"node", "c"}, {"shape", {8, 28, 96}}, {"dtype", "float32"}},
+                  {{"name", "out1"}, {"node", "m"}, {"shape", {4, 4}}, {"dtype", "float32"}}};
+  const Plan plan = backend.plan(spec::parse_spec(j));
+  EXPECT_EQ(layout(plan), "elementwise[a,b,c] elementwise[m]");
+}
+
 TEST(Planner, AChainOfViewsOfAValueTheSameKernelComputesIsComputedThere) {
   BuiltinBackend backend(kData);
   // Swin's window partition: a copy (clone of a transpose), then views of the copy read by the

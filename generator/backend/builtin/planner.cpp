@@ -121,6 +121,42 @@ std::vector<std::vector<std::vector<size_t>>> group_options(const Group& g) {
   return options;
 }
 
+// `nodes` (sorted) in parts that read nothing of each other, through views that alias a value
+// too: the weakly connected components of their dataflow, each sorted, in the order of their
+// first node.
+std::vector<std::vector<size_t>> independent_parts(const spec::Spec& s,
+                                                   const std::vector<NodeRole>& roles,
+                                                   const std::vector<size_t>& nodes) {
+  std::map<std::string, size_t> slot;  // node name -> its place in `nodes`
+  for (size_t k = 0; k < nodes.size(); ++k) slot[s.nodes[nodes[k]].name] = k;
+  std::map<std::string, size_t> index_of;
+  for (size_t i = 0; i < s.nodes.size(); ++i) index_of[s.nodes[i].name] = i;
+  auto source = [&](std::string v) {  // an alias's value is its source's
+    for (auto at = index_of.find(v); at != index_of.end() && roles[at->second] == NodeRole::alias;
+         at = index_of.find(v))
+      v = reads_of(s.nodes[at->second]).front();
+    return v;
+  };
+  std::vector<size_t> parent(nodes.size());
+  for (size_t k = 0; k < parent.size(); ++k) parent[k] = k;
+  auto root = [&](size_t k) {
+    while (parent[k] != k) k = parent[k] = parent[parent[k]];
+    return k;
+  };
+  for (size_t k = 0; k < nodes.size(); ++k)
+    for (const auto& v : reads_of(s.nodes[nodes[k]]))
+      if (auto it = slot.find(source(v)); it != slot.end()) parent[root(k)] = root(it->second);
+  std::map<size_t, size_t> part_of;  // root -> index in parts
+  std::vector<std::vector<size_t>> parts;
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    const size_t r = root(k);
+    auto [it, fresh] = part_of.emplace(r, parts.size());
+    if (fresh) parts.emplace_back();
+    parts[it->second].push_back(nodes[k]);
+  }
+  return parts;
+}
+
 }  // namespace
 
 NodeRole node_role(const spec::Node& node, const OpTable& ops) {
@@ -354,6 +390,12 @@ Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>&
     std::optional<std::vector<PlanSegment>> placed;
     for (const auto& option : options)
       if ((placed = segments_of(option))) break;
+    if (!placed && !g.anchor) {
+      // Outputs that share no op (a graph of independent parts): a kernel per part, each fused
+      // whole, before cutting anything in order.
+      const auto parts = independent_parts(s, roles, options.front().front());
+      if (parts.size() > 1) placed = segments_of(parts);
+    }
     if (!placed) {
       // Last resort: the anchor's piece bare, then the ops after it in order, each kernel as long
       // as a family takes it (a tail whose outputs differ in element count is several kernels).
