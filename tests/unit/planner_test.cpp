@@ -453,15 +453,15 @@ TEST(Planner, AnEpilogueWhoseOutputsDifferInSizeBecomesSeveralKernels) {
 // itself).
 TEST(Planner, IndependentPartsWithoutAnAnchorAreAKernelEach) {
   BuiltinBackend backend(kData);
-  json j = spec_around(
-      {tensor("x", {8, 28, 96}), tensor("y", {4, 4})}, json::array(),
-      {node("a", "slice", {ref("x")}, {{"dim", 1}, {"start", 3}, {"end", nullptr}, {"step", 1}},
-            {8, 25, 96}, 5),
-       node("b", "slice", {ref("x")}, {{"dim", 1}, {"start", 0}, {"end", 3}, {"step", 1}},
-            {8, 3, 96}, 5),
-       node("c", "cat", json::array({json{{"list", {ref("a"), ref("b")}}}}), {{"dim", 1}},
-            {8, 28, 96}, 5),
-       node("m", "mul", {ref("y"), json{{"scalar", 2.0}}}, json::object(), {4, 4}, 6)});
+  json j =
+      spec_around({tensor("x", {8, 28, 96}), tensor("y", {4, 4})}, json::array(),
+                  {node("a", "slice", {ref("x")},
+                        {{"dim", 1}, {"start", 3}, {"end", nullptr}, {"step", 1}}, {8, 25, 96}, 5),
+                   node("b", "slice", {ref("x")},
+                        {{"dim", 1}, {"start", 0}, {"end", 3}, {"step", 1}}, {8, 3, 96}, 5),
+                   node("c", "cat", json::array({json{{"list", {ref("a"), ref("b")}}}}),
+                        {{"dim", 1}}, {8, 28, 96}, 5),
+                   node("m", "mul", {ref("y"), json{{"scalar", 2.0}}}, json::object(), {4, 4}, 6)});
   j["outputs"] = {{{"name", "out0"}, {"node", "c"}, {"shape", {8, 28, 96}}, {"dtype", "float32"}},
                   {{"name", "out1"}, {"node", "m"}, {"shape", {4, 4}}, {"dtype", "float32"}}};
   const Plan plan = backend.plan(spec::parse_spec(j));
