@@ -81,11 +81,11 @@ class Lifecycle(unittest.TestCase):
 
     def leftovers(self):
         """EGG's temp folders and nvcc's files in TMPDIR (torch keeps caches there too). The quiet
-        lock's files (egg-gpu-<uid>.lock and its .gate, base/gpu_lock.h) are machine-wide state
-        that stays by design, not leftovers of a run."""
+        locks' files (egg-gpu-<uid>.lock, the CPU lock's .lock.cpu and each one's .gate,
+        base/gpu_lock.h) are machine-wide state that stays by design, not leftovers of a run."""
         return sorted(p.name for p in self.tmpdir.iterdir()
                       if p.name.startswith(("egg-", "tmpxft"))
-                      and not re.fullmatch(r"egg-gpu-\d+\.lock(\.gate)?", p.name))
+                      and not re.fullmatch(r"egg-gpu-\d+\.lock(\.cpu)?(\.gate)?", p.name))
 
     def wait_for_frontend(self, proc):
         pid_file = self.dir / "frontend.pid"
