@@ -7,12 +7,15 @@
 #   EGG_JOBS=12 bash tools/gpu_jobs_compare.sh --list bench/kernelbench_jobs_sample.txt kb
 #   EGG_JOBS=1  bash tools/gpu_jobs_compare.sh --list bench/kernelbench_jobs_sample.txt kb
 #   python3 tools/jobs_compare.py j12-rows.jsonl j1-rows.jsonl     # here, on what came back
+#   EGG_JOBS=16 bash tools/gpu_jobs_compare.sh --list bench/kernelbench_jobs16_sample.txt kb  # 16 at once
 #
 # EGG_JOBS="12 1" runs both in one call, splitting EGG_JOBS_DEADLINE (default 560 s): a third to
 # -j 12, the rest to -j 1. The -j 1 run skips the baselines (--no-baseline: verdicts only, and
 # nothing else loads the machine); the -j 12 run times them, as a build with baselines does.
 # Output ($OUT, else ./gpu-jobs-out): j<J>-rows.jsonl and j<J>.tgz (that run's gpu_suite.sh
-# files) per jobs count; compare.txt when both ran in this call.
+# files) per jobs count; compare.txt when a -j 1 run and another ran in this call.
+# bench/kernelbench_jobs16_sample.txt (every 3rd line of bench/kernelbench_sample.txt, 16 ops) is
+# the sample for -j 16.
 set -u -o pipefail
 START=$SECONDS
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -32,7 +35,10 @@ for J in $COUNTS; do
   cp "$OUT_ROOT/j$J/rows.jsonl" "$OUT_ROOT/j$J-rows.jsonl"
   (cd "$OUT_ROOT" && tar -czf "j$J.tgz" "j$J" && rm -rf "j$J")
 done
-if [ -f "$OUT_ROOT/j12-rows.jsonl" ] && [ -f "$OUT_ROOT/j1-rows.jsonl" ]; then
-  "$PY" "$ROOT/tools/jobs_compare.py" "$OUT_ROOT/j12-rows.jsonl" "$OUT_ROOT/j1-rows.jsonl" | tee "$OUT_ROOT/compare.txt"
-fi
+for J in $COUNTS; do  # every many-jobs run of this call against its -j 1 run
+  if [ "$J" != 1 ] && [ -f "$OUT_ROOT/j$J-rows.jsonl" ] && [ -f "$OUT_ROOT/j1-rows.jsonl" ]; then
+    "$PY" "$ROOT/tools/jobs_compare.py" "$OUT_ROOT/j$J-rows.jsonl" "$OUT_ROOT/j1-rows.jsonl" \
+      --labels "-j $J" "-j 1" | tee -a "$OUT_ROOT/compare.txt"
+  fi
+done
 echo "gpu_jobs_compare: done after $((SECONDS - START)) s"
