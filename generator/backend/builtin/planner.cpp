@@ -122,21 +122,15 @@ std::vector<std::vector<std::vector<size_t>>> group_options(const Group& g) {
 }
 
 // `nodes` (sorted) in parts that read nothing of each other, through views that alias a value
-// too: the weakly connected components of their dataflow, each sorted, in the order of their
-// first node.
+// (`aliases`, each resolved to its source) too: the weakly connected components of their
+// dataflow, each sorted, in the order of their first node.
 std::vector<std::vector<size_t>> independent_parts(const spec::Spec& s,
-                                                   const std::vector<NodeRole>& roles,
+                                                   const std::vector<PlanAlias>& aliases,
                                                    const std::vector<size_t>& nodes) {
   std::map<std::string, size_t> slot;  // node name -> its place in `nodes`
   for (size_t k = 0; k < nodes.size(); ++k) slot[s.nodes[nodes[k]].name] = k;
-  std::map<std::string, size_t> index_of;
-  for (size_t i = 0; i < s.nodes.size(); ++i) index_of[s.nodes[i].name] = i;
-  auto source = [&](std::string v) {  // an alias's value is its source's
-    for (auto at = index_of.find(v); at != index_of.end() && roles[at->second] == NodeRole::alias;
-         at = index_of.find(v))
-      v = reads_of(s.nodes[at->second]).front();
-    return v;
-  };
+  std::map<std::string, std::string> source;  // an alias's value is its source's
+  for (const auto& a : aliases) source[a.value] = a.source;
   std::vector<size_t> parent(nodes.size());
   for (size_t k = 0; k < parent.size(); ++k) parent[k] = k;
   auto root = [&](size_t k) {
@@ -145,7 +139,8 @@ std::vector<std::vector<size_t>> independent_parts(const spec::Spec& s,
   };
   for (size_t k = 0; k < nodes.size(); ++k)
     for (const auto& v : reads_of(s.nodes[nodes[k]]))
-      if (auto it = slot.find(source(v)); it != slot.end()) parent[root(k)] = root(it->second);
+      if (auto it = slot.find(source.count(v) ? source.at(v) : v); it != slot.end())
+        parent[root(k)] = root(it->second);
   std::map<size_t, size_t> part_of;  // root -> index in parts
   std::vector<std::vector<size_t>> parts;
   for (size_t k = 0; k < nodes.size(); ++k) {
@@ -393,7 +388,7 @@ Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>&
     if (!placed && !g.anchor) {
       // Outputs that share no op (a graph of independent parts): a kernel per part, each fused
       // whole, before cutting anything in order.
-      const auto parts = independent_parts(s, roles, options.front().front());
+      const auto parts = independent_parts(s, plan.aliases, options.front().front());
       if (parts.size() > 1) placed = segments_of(parts);
     }
     if (!placed) {

@@ -97,16 +97,17 @@ int stream_elem_size(const spec::Spec& s, const contract::Contract& c, const Red
   return size;
 }
 
-}  // namespace
-
-namespace {
+// The elements one thread of a row reduction adds up in a row.
+std::int64_t serial_per_thread(const ReductionPlan& plan, const ReductionParams& p) {
+  return ceil_div(plan.R, static_cast<std::int64_t>(p.tpr) * p.split);
+}
 
 // A row reduction's params split so that no thread adds up more than kMaxSerialPerThread
 // elements (unchanged when none does).
 ReductionParams with_serial_bound(const ReductionPlan& plan, ReductionParams p) {
-  const std::int64_t per_split = static_cast<std::int64_t>(p.tpr) * kMaxSerialPerThread;
-  if (ceil_div(plan.R, static_cast<std::int64_t>(p.tpr) * p.split) > kMaxSerialPerThread)
-    p.split = static_cast<int>(std::min<std::int64_t>(ceil_div(plan.R, per_split), 65535));
+  if (serial_per_thread(plan, p) > kMaxSerialPerThread)
+    p.split = static_cast<int>(std::min<std::int64_t>(
+        ceil_div(plan.R, static_cast<std::int64_t>(p.tpr) * kMaxSerialPerThread), 65535));
   return p;
 }
 
@@ -118,9 +119,7 @@ bool reduction_params_valid(const ReductionPlan& plan, int elem_size, const Redu
   if (p.split > 1 && (plan.mode != Mode::reduce)) return false;
   if (plan.row()) {
     if (p.tpr < 32 || p.tpr > p.block || p.block % p.tpr || (p.tpr & (p.tpr - 1))) return false;
-    if (plan.mode == Mode::reduce &&
-        ceil_div(plan.R, static_cast<std::int64_t>(p.tpr) * p.split) > kMaxSerialPerThread)
-      return false;
+    if (plan.mode == Mode::reduce && serial_per_thread(plan, p) > kMaxSerialPerThread) return false;
     if (plan.mode == Mode::scan && (p.items < 1 || p.items > 32)) return false;
     if (p.cache) {
       if (plan.mode != Mode::normalize || p.split > 1) return false;
