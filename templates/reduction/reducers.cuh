@@ -10,6 +10,7 @@
 
 __device__ __forceinline__ float egg_shfl_xor(float v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
 __device__ __forceinline__ long long egg_shfl_xor(long long v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
+__device__ __forceinline__ int egg_shfl_xor(int v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
 
 struct EggRedSum {
   float v;
@@ -44,12 +45,14 @@ struct EggRedMin {
 };
 
 // Value and index of the maximum (GREATER) or minimum; NaN wins, ties go to the smaller index
-// (PyTorch returns the first occurrence).
-template <bool GREATER>
+// (PyTorch returns the first occurrence). I holds the index: int where the reduced dim has fewer
+// than 2^31 elements (EggRedArgMax32), else long long.
+template <bool GREATER, typename I = long long>
 struct EggRedArg {
+  static constexpr I kNone = sizeof(I) == 8 ? I(LLONG_MAX) : I(INT_MAX);  // no element yet
   float v;
-  long long i;
-  __device__ __forceinline__ static bool better(float a, long long ia, float b, long long ib) {
+  I i;
+  __device__ __forceinline__ static bool better(float a, I ia, float b, I ib) {
     const bool an = a != a, bn = b != b;
     if (an || bn) return an && (!bn || ia < ib);
     if (GREATER ? (a > b) : (a < b)) return true;
@@ -57,20 +60,34 @@ struct EggRedArg {
   }
   __device__ __forceinline__ void init() {
     v = GREATER ? -INFINITY : INFINITY;
-    i = LLONG_MAX;
+    i = kNone;
   }
+  // ix comes after every index folded in so far, so a tie keeps the held element and the index
+  // comparison of better() is not needed: the first element, a strictly better one, or the first
+  // NaN takes the place.
   __device__ __forceinline__ void push(float x, long long ix) {
-    if (better(x, ix, v, i)) { v = x; i = ix; }
+    if ((GREATER ? (x > v) : (x < v)) || (x != x && v == v) || i == kNone) {
+      v = x;
+      i = I(ix);
+    }
   }
-  __device__ __forceinline__ void merge(const EggRedArg& o) { push(o.v, o.i); }
+  __device__ __forceinline__ void take_if_better(float ov, I oi) {
+    if (better(ov, oi, v, i)) {
+      v = ov;
+      i = oi;
+    }
+  }
+  __device__ __forceinline__ void merge(const EggRedArg& o) { take_if_better(o.v, o.i); }
   __device__ __forceinline__ void shfl_merge(int m) {
     const float ov = egg_shfl_xor(v, m);
-    const long long oi = egg_shfl_xor(i, m);
-    push(ov, oi);
+    const I oi = egg_shfl_xor(i, m);
+    take_if_better(ov, oi);
   }
 };
 using EggRedArgMax = EggRedArg<true>;
 using EggRedArgMin = EggRedArg<false>;
+using EggRedArgMax32 = EggRedArg<true, int>;
+using EggRedArgMin32 = EggRedArg<false, int>;
 
 // Online softmax state: running maximum m and sum s of exp(x - m) (one pass for both).
 struct EggRedSoftmax {

@@ -337,9 +337,20 @@ TEST(Reduction, ArgmaxWritesInt64Indices) {
       {node("a", "argmax", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {64, 512}, 5, "int64")},
       "a", {64, 512}, "int64");
   auto r = render_first(j);
-  EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedArgMax;"));
+  // The reduced dim has 1024 elements: the index is carried in 32 bits, written as int64.
+  EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedArgMax32;"));
   EXPECT_TRUE(has(r.device, "out0[egg_o] = static_cast<std::int64_t>(egg_st.i);")) << r.device;
   EXPECT_TRUE(has(r.device, "std::int64_t* __restrict__ out0"));
+}
+
+TEST(Reduction, AnIndexPast32BitsIsCarriedIn64) {
+  const std::int64_t n = std::int64_t{1} << 31;
+  auto j =
+      spec_of(x_of({2, n}), json::array(),
+              {node("a", "argmin", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {2}, 5, "int64")},
+              "a", {2}, "int64");
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedArgMin;")) << r.device;
 }
 
 // ---- vector norms and F.normalize ------------------------------------------------------------
@@ -416,7 +427,7 @@ TEST(Reduction, MinIndicesThroughGetitemKeepTheArgReducer) {
                     node("i", "getitem", {ref("m"), num(1)}, json::object(), {4096}, 5, "int64")},
                    "i", {4096}, "int64");
   auto r = render_first(j);
-  EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedArgMin;")) << r.device;
+  EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedArgMin32;")) << r.device;
   EXPECT_TRUE(has(r.device, "static_cast<std::int64_t>(egg_st.i)")) << r.device;
 }
 
