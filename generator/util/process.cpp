@@ -1,6 +1,7 @@
 #include "util/process.h"
 
 #include "base/child_env.h"
+#include "base/cpu_slot.h"
 #include "base/gpu_lock.h"
 #include "base/quote.h"
 #include "util/files.h"
@@ -17,8 +18,16 @@ std::string repro_line(const ProcessSpec& spec) {
 }
 
 ProcessResult SystemProcessRunner::run(const ProcessSpec& spec) {
+  // A CPU slot first, then the CPU lock shared (base/cpu_slot.h, base/gpu_lock.h).
+  std::optional<CpuSlot> slot;
   std::optional<CpuWorkLock> quiet;
-  if (spec.cpu_work) quiet.emplace();
+  if (spec.cpu_work) {
+    slot.emplace(cpu_lock_path());
+    if (slot->waited_ms() > 1000)
+      log::debug("waited " + std::to_string(static_cast<long>(slot->waited_ms() / 1000)) +
+                 " s for a CPU slot (EGG_CPU_SLOTS) before " + spec.exe.filename().string());
+    quiet.emplace();
+  }
   ProcessResult result;
   TempDir io(std::filesystem::temp_directory_path(), "egg-proc");
   const auto out_path = io.path() / "out";

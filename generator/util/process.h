@@ -26,9 +26,10 @@ struct ProcessSpec {
   std::chrono::milliseconds progress_every{std::chrono::seconds(15)};
   // A TMPDIR of its own, removed with the run (nvcc leaves tmpxft_* files when it is killed).
   bool private_tmp = false;
-  // CPU-heavy work (nvcc, frontend tracing): the real runner holds the machine-wide quiet lock
-  // shared while the child runs, so it never runs during a timed span (base/gpu_lock.h). Never
-  // for a child that takes the lock itself (egg-harness, egg_bench).
+  // CPU-heavy work (nvcc, frontend tracing): the real runner holds one of the machine's CPU slots
+  // (base/cpu_slot.h) and the machine-wide CPU lock shared while the child runs, so at most
+  // EGG_CPU_SLOTS such children run at once and none during a timed span (base/gpu_lock.h).
+  // Never for a child that takes the lock itself (egg-harness, egg_bench).
   bool cpu_work = false;
 };
 

@@ -50,9 +50,9 @@ def expectation(path):
             "line": lines[0] if lines else None}
 
 
-# The quiet locks' files (base/gpu_lock.h: the GPU lock, the CPU lock beside it, their gates) are
-# machine-wide state that stays by design.
-QUIET_LOCK = re.compile(r"egg-gpu-\d+\.lock(\.cpu)?(\.gate)?")
+# The quiet locks' files (base/gpu_lock.h: the GPU lock, the CPU lock beside it, their gates; the CPU
+# slots of base/cpu_slot.h) are machine-wide state that stays by design.
+QUIET_LOCK = re.compile(r"egg-gpu-\d+\.lock(\.cpu)?(\.gate|\.slot\d+)?")
 
 
 def files_under(root):

@@ -81,11 +81,11 @@ class Lifecycle(unittest.TestCase):
 
     def leftovers(self):
         """EGG's temp folders and nvcc's files in TMPDIR (torch keeps caches there too). The quiet
-        locks' files (egg-gpu-<uid>.lock, the CPU lock's .lock.cpu and each one's .gate,
-        base/gpu_lock.h) are machine-wide state that stays by design, not leftovers of a run."""
+        locks' files (egg-gpu-<uid>.lock, the CPU lock's .lock.cpu, each one's .gate and the
+        CPU slots' .lock.cpu.slot<K>, base/gpu_lock.h, base/cpu_slot.h) are machine-wide state that stays by design, not leftovers of a run."""
         return sorted(p.name for p in self.tmpdir.iterdir()
                       if p.name.startswith(("egg-", "tmpxft"))
-                      and not re.fullmatch(r"egg-gpu-\d+\.lock(\.cpu)?(\.gate)?", p.name))
+                      and not re.fullmatch(r"egg-gpu-\d+\.lock(\.cpu)?(\.gate|\.slot\d+)?", p.name))
 
     def wait_for_frontend(self, proc):
         pid_file = self.dir / "frontend.pid"

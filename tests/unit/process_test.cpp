@@ -10,6 +10,7 @@
 #include <functional>
 #include <thread>
 
+#include "base/cpu_slot.h"
 #include "base/gpu_lock.h"
 #include "util/files.h"
 
@@ -142,6 +143,36 @@ TEST(GpuLock, CpuWorkChildrenWaitForAHostTimedSpanOnly) {
     EXPECT_FALSE(done) << "a cpu_work child ran during a timed span that includes the host";
   }
   child.join();
+  unsetenv("EGG_GPU_LOCK");
+  EXPECT_TRUE(done);
+}
+
+// A cpu_work child takes one of the machine's CPU slots: with EGG_CPU_SLOTS=1 and the slot held
+// elsewhere (another egg-gen's nvcc), it starts only once the slot is free.
+TEST(CpuSlot, CpuWorkChildrenTakeAMachineSlot) {
+  TempDir dir(std::filesystem::temp_directory_path(), "egg-slot-test");
+  const auto path = dir.path() / "gpu.lock";
+  setenv("EGG_GPU_LOCK", path.c_str(), 1);
+  setenv("EGG_CPU_SLOTS", "1", 1);
+  std::atomic<bool> done{false};
+  std::thread child;
+  {
+    CpuSlot other(cpu_lock_path(path), 1);
+    ASSERT_TRUE(other.held()) << other.error();
+    child = std::thread([&] {
+      SystemProcessRunner runner;
+      ProcessSpec p;
+      p.exe = "/bin/sh";
+      p.args = {"-c", "true"};
+      p.cpu_work = true;
+      EXPECT_TRUE(runner.run(p).ok());
+      done = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_FALSE(done) << "a cpu_work child ran with the machine's one CPU slot taken";
+  }
+  child.join();
+  unsetenv("EGG_CPU_SLOTS");
   unsetenv("EGG_GPU_LOCK");
   EXPECT_TRUE(done);
 }
