@@ -64,12 +64,12 @@ struct EggRedArg {
   }
   // ix comes after every index folded in so far, so a tie keeps the held element and the index
   // comparison of better() is not needed: the first element, a strictly better one, or the first
-  // NaN takes the place.
+  // NaN takes the place. Bitwise, without a branch: short-circuit operators become branches
+  // between the unrolled loads, and each load then waits for the compare before it.
   __device__ __forceinline__ void push(float x, long long ix) {
-    if ((GREATER ? (x > v) : (x < v)) || (x != x && v == v) || i == kNone) {
-      v = x;
-      i = I(ix);
-    }
+    const bool take = (GREATER ? (x > v) : (x < v)) | ((x != x) & (v == v)) | (i == kNone);
+    v = take ? x : v;
+    i = take ? I(ix) : i;
   }
   __device__ __forceinline__ void take_if_better(float ov, I oi) {
     if (better(ov, oi, v, i)) {
