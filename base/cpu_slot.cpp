@@ -40,7 +40,8 @@ CpuSlot::CpuSlot(const std::optional<std::filesystem::path>& cpu_lock, int slots
     const int fd = ::open(cpu_slot_file(*cpu_lock, k).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0) {
       error_ = "cannot open EGG's CPU slot " + cpu_slot_file(*cpu_lock, k).string() + ": " +
-               std::strerror(errno) + " (set EGG_GPU_LOCK to a file in a writable folder, or to off)";
+               std::strerror(errno) +
+               " (set EGG_GPU_LOCK to a file in a writable folder, or to off)";
       break;
     }
     if (flock_retrying(fd, LOCK_EX | LOCK_NB) == 0) {
@@ -58,7 +59,8 @@ CpuSlot::CpuSlot(const std::optional<std::filesystem::path>& cpu_lock, int slots
       slot_ = first;
       waiting_fd = -1;
     } else {
-      error_ = "cannot lock " + cpu_slot_file(*cpu_lock, first).string() + ": " + std::strerror(errno);
+      error_ =
+          "cannot lock " + cpu_slot_file(*cpu_lock, first).string() + ": " + std::strerror(errno);
     }
   }
   if (waiting_fd >= 0) ::close(waiting_fd);

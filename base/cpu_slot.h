@@ -27,7 +27,8 @@ std::filesystem::path cpu_slot_file(const std::filesystem::path& cpu_lock, int k
 // why, and the work proceeds unbounded.
 class CpuSlot {
  public:
-  explicit CpuSlot(const std::optional<std::filesystem::path>& cpu_lock, int slots = cpu_slot_count());
+  explicit CpuSlot(const std::optional<std::filesystem::path>& cpu_lock,
+                   int slots = cpu_slot_count());
   ~CpuSlot();
   CpuSlot(const CpuSlot&) = delete;
   CpuSlot& operator=(const CpuSlot&) = delete;
