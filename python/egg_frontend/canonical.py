@@ -458,6 +458,15 @@ def _index_tensor(x, indices):
     return picked.reshape(tuple(x.shape[:d]) + tuple(idx.shape) + tuple(x.shape[d + 1:]))
 
 
+def _copy(dst, src, non_blocking=False):
+    """``aten.copy`` (what export makes of ``dst.copy_(src)``): ``src`` in ``dst``'s dtype,
+    broadcast to its shape; nothing of ``dst`` is read."""
+    out = src.to(dst.dtype)
+    if tuple(out.shape) != tuple(dst.shape):
+        out = out.expand(dst.shape)
+    return out.clone()
+
+
 def _roll(x, shifts, dims=()):
     """torch.roll as slices and a cat per rolled dim (torch's own decomposition gathers by an
     arange index, which no kernel family takes); without dims, of the flattened tensor."""
@@ -474,7 +483,8 @@ def _roll(x, shifts, dims=()):
 def decompositions():
     """torch's default decomposition table without the ops RULES keeps as single nodes (and
     KEEP_WHOLE), with EGG's own rows for ops the table keeps whole (clamp.Tensor; var and std as
-    a mean and a sum; indexing by one integer tensor as index_select; roll as slices and a cat)."""
+    a mean and a sum; indexing by one integer tensor as index_select; roll as slices and a cat; copy as its
+    source, cast and broadcast)."""
     from torch.export import default_decompositions
     table = default_decompositions()
     for op in list(table.keys()):
@@ -485,6 +495,7 @@ def decompositions():
     table[aten.clamp.Tensor] = _clamp_tensor
     table[aten.index.Tensor] = _index_tensor
     table[aten.roll.default] = _roll
+    table[aten.copy.default] = _copy
     table[aten.var.correction] = _var
     table[aten.var_mean.correction] = _var_mean
     table[aten.std.correction] = _std

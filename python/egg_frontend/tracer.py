@@ -71,9 +71,24 @@ def _fake(inputs):
                      for t in inputs)
 
 
+def tensor_attributes_as_buffers(model):
+    """Plain tensor attributes of ``model`` and its submodules (``self.h = torch.randn(...)`` in
+    ``__init__``) become non-persistent buffers, as torch.export requires of a tensor that forward
+    changes in place (``self.h.copy_(h0)``). Returns their qualified names."""
+    moved = []
+    for prefix, module in model.named_modules():
+        for name, value in list(vars(module).items()):
+            if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter):
+                delattr(module, name)
+                module.register_buffer(name, value, persistent=False)
+                moved.append(prefix + "." + name if prefix else name)
+    return moved
+
+
 def capture(op, inputs, user_files):
     """The normalized ExportedProgram of ``op.model`` at the shapes of ``inputs``; random ops
     are refused as exported (``dropout``, ``bernoulli``), before decompositions rename them."""
+    tensor_attributes_as_buffers(op.model)
     try:
         with _quiet(), _full_stacks(), canonical.python_ops():
             torch.manual_seed(0)
@@ -165,22 +180,30 @@ def refuse_random(ep, op, user_files):
 
 
 def warn_mutations(ep, op, user_files):
-    """A warning per forward input that forward changes in place (export records the new value
-    as a ``USER_INPUT_MUTATION`` output)."""
+    """A warning per forward input, and per buffer (model state), that forward changes in place
+    (export records the new value as a ``USER_INPUT_MUTATION`` or ``BUFFER_MUTATION`` output)."""
     from torch.export.graph_signature import OutputKind
     nodes = {n.name: n for n in ep.graph.nodes}
     for out in ep.graph_signature.output_specs:
-        if out.kind != OutputKind.USER_INPUT_MUTATION:
+        if out.kind not in (OutputKind.USER_INPUT_MUTATION, OutputKind.BUFFER_MUTATION):
             continue
         node = nodes.get(getattr(out.arg, "name", ""))
         file, line, code = location(node, user_files) if node is not None else ("", 0, "")
-        sys.stderr.write("egg: warning: %s:%d: forward: forward changes its input %s in place "
-                         "(%s); the generated kernel leaves its inputs unchanged, so code that "
-                         "relies on the change differs from it\n"
-                         % (file or op.path, line, out.target,
-                            one_line(code or "an in-place operation")))
-        sys.stderr.write("egg: hint: compute a new tensor instead (x = x + 1, not x += 1 or "
-                         "x.add_(1))\n")
+        if out.kind == OutputKind.USER_INPUT_MUTATION:
+            sys.stderr.write("egg: warning: %s:%d: forward: forward changes its input %s in place "
+                             "(%s); the generated kernel leaves its inputs unchanged, so code that "
+                             "relies on the change differs from it\n"
+                             % (file or op.path, line, out.target,
+                                one_line(code or "an in-place operation")))
+            sys.stderr.write("egg: hint: compute a new tensor instead (x = x + 1, not x += 1 or "
+                             "x.add_(1))\n")
+        else:
+            sys.stderr.write("egg: warning: %s:%d: forward: forward changes the model's state "
+                             "self.%s (%s); the generated kernel computes the outputs from its "
+                             "inputs and keeps no state between calls\n"
+                             % (file or op.path, line, out.target,
+                                one_line(code or "an in-place operation")))
+            sys.stderr.write("egg: hint: pass the state in as an input and return the new one\n")
 
 
 def location(node, user_files):

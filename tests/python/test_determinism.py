@@ -1,6 +1,7 @@
 """Non-determinism: a forward that draws random numbers is a user error naming the line; one that
-changes its input in place traces, with a warning naming the line."""
+changes its input or its state in place traces, with a warning naming the line."""
 
+import json
 import unittest
 
 from frontend_util import TempOps
@@ -80,6 +81,34 @@ class MutatedInput(TempOps, unittest.TestCase):
         """)
         self.assertEqual(r.rc, 0, r.stderr)
         self.assertNotIn("warning", r.stderr)
+
+
+class MutatedState(TempOps, unittest.TestCase):
+    def test_a_tensor_attribute_that_forward_overwrites_traces_with_a_warning(self):
+        # A recurrent cell's hidden state as a plain tensor attribute (not a buffer), overwritten
+        # from an input and then reassigned: torch.export refuses a mutated constant, so it
+        # becomes a buffer; the output reads the copied input, never the stale state.
+        r = self.trace("""
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.hidden = torch.randn(4, 8)
+                self.i2h = nn.Linear(16, 8)
+            def forward(self, x, h0):
+                self.hidden.copy_(h0)
+                self.hidden = torch.tanh(self.i2h(torch.cat((x, self.hidden), dim=1)))
+                return self.hidden * 2.0
+        def get_inputs():
+            return [torch.randn(4, 8), torch.randn(4, 8)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        self.assertIn("forward changes the model's state self.hidden", r.stderr)
+        ops = [n["op"] for n in r.spec["nodes"]]
+        self.assertNotIn("copy", ops)
+        self.assertIn("cat", ops)
+        cat = next(n for n in r.spec["nodes"] if n["op"] == "cat")
+        # The cat's second operand comes from h0 (through the copy's clone), not from a buffer.
+        self.assertNotIn("hidden", json.dumps(cat["args"]))
 
 
 if __name__ == "__main__":
