@@ -483,8 +483,8 @@ def _roll(x, shifts, dims=()):
 def decompositions():
     """torch's default decomposition table without the ops RULES keeps as single nodes (and
     KEEP_WHOLE), with EGG's own rows for ops the table keeps whole (clamp.Tensor; var and std as
-    a mean and a sum; indexing by one integer tensor as index_select; roll as slices and a cat; copy as its
-    source, cast and broadcast)."""
+    a mean and a sum; indexing by one integer tensor as index_select; roll as slices and a cat;
+    copy as its source, cast and broadcast)."""
     from torch.export import default_decompositions
     table = default_decompositions()
     for op in list(table.keys()):

@@ -174,10 +174,26 @@ def build_model(op):
     torch.manual_seed(0)
     model = _call_user(op, lambda: model_cls(*init_inputs), "Model",
                        "fix Model's constructor or get_init_inputs()")
+    tensor_attributes_as_buffers(model)
     op.model = model.cpu()  # traced on the CPU; the reference server moves it to its device
     op.init_inputs = init_inputs
     snapshot_state(op)
     return model
+
+
+def tensor_attributes_as_buffers(model):
+    """Plain tensor attributes of ``model`` and its submodules (``self.h = torch.randn(...)`` in
+    ``__init__``) become non-persistent buffers, as torch.export requires of a tensor that forward
+    changes in place (``self.h.copy_(h0)``). Done where the model is built, so the tracer and the
+    reference server list the same buffers in the same order. Returns their qualified names."""
+    moved = []
+    for prefix, module in model.named_modules():
+        for name, value in list(vars(module).items()):
+            if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter):
+                delattr(module, name)
+                module.register_buffer(name, value, persistent=False)
+                moved.append(prefix + "." + name if prefix else name)
+    return moved
 
 
 def snapshot_state(op):

@@ -71,24 +71,9 @@ def _fake(inputs):
                      for t in inputs)
 
 
-def tensor_attributes_as_buffers(model):
-    """Plain tensor attributes of ``model`` and its submodules (``self.h = torch.randn(...)`` in
-    ``__init__``) become non-persistent buffers, as torch.export requires of a tensor that forward
-    changes in place (``self.h.copy_(h0)``). Returns their qualified names."""
-    moved = []
-    for prefix, module in model.named_modules():
-        for name, value in list(vars(module).items()):
-            if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter):
-                delattr(module, name)
-                module.register_buffer(name, value, persistent=False)
-                moved.append(prefix + "." + name if prefix else name)
-    return moved
-
-
 def capture(op, inputs, user_files):
     """The normalized ExportedProgram of ``op.model`` at the shapes of ``inputs``; random ops
     are refused as exported (``dropout``, ``bernoulli``), before decompositions rename them."""
-    tensor_attributes_as_buffers(op.model)
     try:
         with _quiet(), _full_stacks(), canonical.python_ops():
             torch.manual_seed(0)

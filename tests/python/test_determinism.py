@@ -4,6 +4,7 @@ changes its input or its state in place traces, with a warning naming the line."
 import json
 import unittest
 
+from egg_frontend import loader, spec
 from frontend_util import TempOps
 
 
@@ -109,6 +110,36 @@ class MutatedState(TempOps, unittest.TestCase):
         cat = next(n for n in r.spec["nodes"] if n["op"] == "cat")
         # The cat's second operand comes from h0 (through the copy's clone), not from a buffer.
         self.assertNotIn("hidden", json.dumps(cat["args"]))
+
+
+    def test_the_reference_server_lists_the_params_in_the_tracers_order(self):
+        # A plain tensor attribute in an early submodule and a real buffer in a later one: both
+        # processes build the model through the loader, so the moved attribute sits in the same
+        # place (the reference server matches the spec's params by position and shape).
+        r = self.trace("""
+        class Holder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = torch.full((8,), 2.0)
+            def forward(self, x):
+                return x * self.scale
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = Holder()
+                self.bn = nn.BatchNorm1d(8)
+            def forward(self, x):
+                return self.bn(self.a(x))
+        def get_inputs():
+            return [torch.randn(4, 8)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        traced = [p["name"] for p in r.spec["params"]]
+        self.assertIn("a.scale", traced)
+        op = loader.load(r.op_path)
+        loader.build_model(op)
+        served = [n for n, _, _ in spec.collect_params(op.model, traced)]
+        self.assertEqual(served, traced)
 
 
 if __name__ == "__main__":
