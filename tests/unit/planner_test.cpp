@@ -178,6 +178,38 @@ TEST(Planner, SingleAnchorSpecIsUnchanged) {
   EXPECT_FALSE(planned[0].params.contains("plan"));
 }
 
+// A deep network's stage 1 tries its library floor second: every convolution on cuDNN at once
+// (PyTorch's own route), not only the first segment's alternatives.
+TEST(Planner, StageOneTriesEverySegmentOnItsLibraryRouteSecond) {
+  BuiltinBackend backend(kData, "default", Cudnn::any_engine);
+  const json attrs = {{"stride", {1, 1}}, {"padding", {1, 1}}, {"dilation", {1, 1}}, {"groups", 1}};
+  const json none = {{"none", true}};
+  const auto s = make_spec(
+      {tensor("x", {8, 64, 28, 28})},
+      {tensor("c1.weight", {64, 64, 3, 3}, "parameter"),
+       tensor("c2.weight", {64, 64, 3, 3}, "parameter"),
+       tensor("c3.weight", {64, 64, 3, 3}, "parameter")},
+      {node("c1", "conv2d", {ref("x"), ref("c1.weight"), none}, attrs, {8, 64, 28, 28}, 5),
+       node("r1", "relu", {ref("c1")}, json::object(), {8, 64, 28, 28}, 6),
+       node("c2", "conv2d", {ref("r1"), ref("c2.weight"), none}, attrs, {8, 64, 28, 28}, 7),
+       node("r2", "relu", {ref("c2")}, json::object(), {8, 64, 28, 28}, 8),
+       node("c3", "conv2d", {ref("r2"), ref("c3.weight"), none}, attrs, {8, 64, 28, 28}, 9)});
+  const auto c = contract::derive(s, "k");
+  const auto cands = backend.propose(request(s, c, "stage1"));
+  ASSERT_GE(cands.size(), 2u);
+  auto on_cudnn = [](const Candidate& cand) {
+    int n = 0;
+    for (const auto& part : cand.params.at("plan"))
+      n += part.at("params").value("structure", std::string()) == "cudnn";
+    return n;
+  };
+  ASSERT_EQ(cands[0].params.at("plan").size(), 3u);
+  EXPECT_EQ(on_cudnn(cands[0]), 0) << cands[0].id;
+  EXPECT_EQ(on_cudnn(cands[1]), 3) << cands[1].id;
+  std::set<std::string> ids;
+  for (const auto& cand : cands) EXPECT_TRUE(ids.insert(cand.id).second) << "twice: " << cand.id;
+}
+
 TEST(Planner, ImpossibleGraphNamesTheOpAndLine) {
   BuiltinBackend backend(kData);
   auto s = make_spec({tensor("x", {64, 256})}, {tensor("fc.weight", {512, 256}, "parameter")},

@@ -24,6 +24,11 @@ const json* plan_record(const Candidate& c, const Plan& plan) {
   return &record;
 }
 
+// A library route (cuDNN, cuBLASLt: what PyTorch eager runs), by the libraries its params link.
+bool links_a_library(const Candidate& c) {
+  return c.params.is_object() && c.params.contains("link") && !c.params["link"].empty();
+}
+
 // True when `text` names `name` as a whole identifier part (not `name` followed by a digit).
 bool names(const std::string& text, const std::string& name) {
   for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
@@ -86,11 +91,28 @@ std::vector<Candidate> BuiltinBackend::propose_plan(const StageRequest& request)
     std::vector<Candidate> first;
     for (const auto& list : structures) first.push_back(list.front());
     out.push_back(plan_code_.combine(s, c, p, first));
+    // Second, the library floor: every segment on the library route PyTorch itself takes where
+    // its family offers one (cuDNN for each convolution, ...). Varying one segment at a time
+    // would reach it only for the first few segments of a deep network within the budget.
+    std::vector<Candidate> floor = first;
+    bool differs = false;
+    for (size_t k = 0; k < structures.size(); ++k)
+      if (!links_a_library(first[k]))
+        for (const auto& option : structures[k])
+          if (links_a_library(option)) {
+            floor[k] = option;
+            differs = true;
+            break;
+          }
+    if (differs) out.push_back(plan_code_.combine(s, c, p, floor));
+    std::set<std::string> seen;
+    for (const auto& o : out) seen.insert(o.id);
     for (size_t k = 0; k < p.segments.size(); ++k)
       for (size_t i = 1; i < structures[k].size() && out.size() < kMaxPlanCandidates; ++i) {
         auto parts = first;
         parts[k] = structures[k][i];
-        out.push_back(plan_code_.combine(s, c, p, parts));
+        Candidate combined = plan_code_.combine(s, c, p, parts);
+        if (seen.insert(combined.id).second) out.push_back(std::move(combined));
       }
     return out;
   }
