@@ -30,6 +30,12 @@ struct Candidate {
   KernelCode code;
 };
 
+// A library route (cuBLASLt, cuDNN: what PyTorch eager itself runs), by the libraries its
+// parameters link.
+inline bool library_route(const Candidate& c) {
+  return c.params.is_object() && c.params.contains("link") && !c.params["link"].empty();
+}
+
 // A one-line record of an earlier attempt, as agents see it inside a stage.
 struct AttemptSummary {
   std::string candidate_id;

@@ -35,12 +35,6 @@ std::string first_lines(const std::string& text, int lines) {
   return pos == std::string::npos ? text : text.substr(0, pos);
 }
 
-// A library route (cuBLASLt, cuDNN: what PyTorch eager itself runs), by the libraries its
-// parameters link.
-bool library_route(const backend::Candidate& c) {
-  return c.params.is_object() && c.params.contains("link") && !c.params["link"].empty();
-}
-
 }  // namespace
 
 json failure_record(const std::string& candidate, const backend::Failure& failure) {
@@ -141,9 +135,10 @@ StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
     passed.emplace_back(candidate, ev);
     // The library floor is preferred: it replaces a kernel of EGG's own when faster at all, while
     // any other challenger must beat the incumbent beyond the timing noise.
-    const double margin = best && library_route(candidate) && !library_route(best->winner)
-                              ? 0.0
-                              : budget.noise_margin;
+    const double margin =
+        best && backend::library_route(candidate) && !backend::library_route(best->winner)
+            ? 0.0
+            : budget.noise_margin;
     const bool better = !best || (!took_new && !measure) ||
                         (ev.kernel_ms && best->evaluation.kernel_ms &&
                          *ev.kernel_ms < *best->evaluation.kernel_ms * (1.0 - margin)) ||

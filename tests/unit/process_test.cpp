@@ -109,6 +109,17 @@ TEST(Process, ReproLineQuotes) {
   EXPECT_EQ(repro_line(p), "/usr/bin/nvcc -c 'a b.cu' 'it'\\''s'");
 }
 
+// Runs `true` through the real process runner as cpu_work, then sets `done`.
+void run_cpu_work_child(std::atomic<bool>& done) {
+  SystemProcessRunner runner;
+  ProcessSpec p;
+  p.exe = "/bin/sh";
+  p.args = {"-c", "true"};
+  p.cpu_work = true;
+  EXPECT_TRUE(runner.run(p).ok());
+  done = true;
+}
+
 // The real process runner holds the CPU lock shared around a child marked cpu_work: such a child
 // does not start while a timed span that includes the host runs (a baseline holds the CPU lock
 // exclusively), and goes on beside egg-harness's device-timed trials (the GPU lock alone).
@@ -116,20 +127,11 @@ TEST(GpuLock, CpuWorkChildrenWaitForAHostTimedSpanOnly) {
   TempDir dir(std::filesystem::temp_directory_path(), "egg-lock-test");
   const auto path = dir.path() / "gpu.lock";
   setenv("EGG_GPU_LOCK", path.c_str(), 1);
-  auto run_child = [](std::atomic<bool>& done) {
-    SystemProcessRunner runner;
-    ProcessSpec p;
-    p.exe = "/bin/sh";
-    p.args = {"-c", "true"};
-    p.cpu_work = true;
-    EXPECT_TRUE(runner.run(p).ok());
-    done = true;
-  };
   {
     GpuTimingLock device_timed(path);
     ASSERT_TRUE(device_timed.held()) << device_timed.error();
     std::atomic<bool> done{false};
-    std::thread child(run_child, std::ref(done));
+    std::thread child(run_cpu_work_child, std::ref(done));
     child.join();
     EXPECT_TRUE(done) << "a cpu_work child waited for a device-timed span";
   }
@@ -138,7 +140,7 @@ TEST(GpuLock, CpuWorkChildrenWaitForAHostTimedSpanOnly) {
   {
     GpuTimingLock host_timed(cpu_lock_path(path));
     ASSERT_TRUE(host_timed.held()) << host_timed.error();
-    child = std::thread(run_child, std::ref(done));
+    child = std::thread(run_cpu_work_child, std::ref(done));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     EXPECT_FALSE(done) << "a cpu_work child ran during a timed span that includes the host";
   }
@@ -159,15 +161,7 @@ TEST(CpuSlot, CpuWorkChildrenTakeAMachineSlot) {
   {
     CpuSlot other(cpu_lock_path(path), 1);
     ASSERT_TRUE(other.held()) << other.error();
-    child = std::thread([&] {
-      SystemProcessRunner runner;
-      ProcessSpec p;
-      p.exe = "/bin/sh";
-      p.args = {"-c", "true"};
-      p.cpu_work = true;
-      EXPECT_TRUE(runner.run(p).ok());
-      done = true;
-    });
+    child = std::thread(run_cpu_work_child, std::ref(done));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     EXPECT_FALSE(done) << "a cpu_work child ran with the machine's one CPU slot taken";
   }

@@ -24,11 +24,6 @@ const json* plan_record(const Candidate& c, const Plan& plan) {
   return &record;
 }
 
-// A library route (cuDNN, cuBLASLt: what PyTorch eager runs), by the libraries its params link.
-bool links_a_library(const Candidate& c) {
-  return c.params.is_object() && c.params.contains("link") && !c.params["link"].empty();
-}
-
 // True when `text` names `name` as a whole identifier part (not `name` followed by a digit).
 bool names(const std::string& text, const std::string& name) {
   for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
@@ -97,9 +92,9 @@ std::vector<Candidate> BuiltinBackend::propose_plan(const StageRequest& request)
     std::vector<Candidate> floor = first;
     bool differs = false;
     for (size_t k = 0; k < structures.size(); ++k)
-      if (!links_a_library(first[k]))
+      if (!library_route(first[k]))
         for (const auto& option : structures[k])
-          if (links_a_library(option)) {
+          if (library_route(option)) {
             floor[k] = option;
             differs = true;
             break;
