@@ -23,8 +23,12 @@ struct Comparison {
   std::int64_t nan_count = 0;         // NaN in out where ref is not NaN
   std::int64_t first_bad_index = -1;  // flat index of the first failing element
   double bad_value = 0, ref_value = 0;
-  double max_abs_error = 0;  // over finite pairs
-  double max_rel_error = 0;  // |out-ref| / |ref|, over finite pairs with ref != 0
+  double max_abs_error = 0;       // over finite pairs
+  double max_rel_error = 0;       // |out-ref| / |ref|, over finite pairs with ref != 0
+  std::int64_t finite_count = 0;  // pairs where both are finite
+  double sum_abs_error = 0;       // over finite pairs (the mean error is this / finite_count)
+  double max_abs_ref = 0;         // max |ref| over finite pairs
+  double mean_abs_error() const { return finite_count ? sum_abs_error / finite_count : 0; }
   bool ok() const { return bad_count == 0; }
 };
 

@@ -17,8 +17,8 @@ Tolerance default_tolerance(std::string_view dtype) {
 
 namespace {
 
-template <class T>
-Comparison compare_impl(std::span<const T> out, std::span<const T> ref, Tolerance tol) {
+template <class O, class R>
+Comparison compare_impl(std::span<const O> out, std::span<const R> ref, Tolerance tol) {
   Comparison c;
   c.count = static_cast<std::int64_t>(out.size());
   for (std::size_t i = 0; i < out.size(); ++i) {
@@ -28,6 +28,9 @@ Comparison compare_impl(std::span<const T> out, std::span<const T> ref, Toleranc
     if (v.finite) {
       c.max_abs_error = std::max(c.max_abs_error, v.err);
       c.max_rel_error = std::max(c.max_rel_error, v.rel);
+      ++c.finite_count;
+      c.sum_abs_error += v.err;
+      c.max_abs_ref = std::max(c.max_abs_ref, std::fabs(r));
     }
     if (v.bad) {
       if (c.bad_count == 0) {
@@ -48,6 +51,10 @@ Comparison compare(std::span<const double> out, std::span<const double> ref, Tol
 }
 
 Comparison compare(std::span<const float> out, std::span<const float> ref, Tolerance tol) {
+  return compare_impl(out, ref, tol);
+}
+
+Comparison compare(std::span<const float> out, std::span<const double> ref, Tolerance tol) {
   return compare_impl(out, ref, tol);
 }
 

@@ -14,5 +14,7 @@ namespace egg {
 Comparison compare(std::span<const double> out, std::span<const double> ref, Tolerance tol);
 // The same for float32 data, without converting to double first (errors are computed in double).
 Comparison compare(std::span<const float> out, std::span<const float> ref, Tolerance tol);
+// float32 data against a float64 reference (the accuracy rule's comparison: base/accuracy.h).
+Comparison compare(std::span<const float> out, std::span<const double> ref, Tolerance tol);
 
 }  // namespace egg

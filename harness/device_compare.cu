@@ -15,7 +15,8 @@ namespace {
 constexpr int kThreads = 256;
 
 struct Stats {
-  unsigned long long bad, nan, first_bad, max_abs_bits, max_rel_bits;
+  unsigned long long bad, nan, first_bad, max_abs_bits, max_rel_bits, finite, max_ref_bits;
+  double sum_abs;
 };
 
 __device__ double as_double(float v) { return v; }
@@ -30,11 +31,11 @@ __device__ double as_double(unsigned char v) { return v; }
 // Non-negative doubles order like their bit patterns.
 __device__ unsigned long long bits(double v) { return __double_as_longlong(v); }
 
-template <class T>
-__global__ void compare_kernel(const T* out, const T* ref, long long n, double atol, double rtol,
+template <class O, class R>
+__global__ void compare_kernel(const O* out, const R* ref, long long n, double atol, double rtol,
                                Stats* s) {
-  unsigned long long bad = 0, nan = 0, first = ~0ull;
-  double max_abs = 0, max_rel = 0;
+  unsigned long long bad = 0, nan = 0, first = ~0ull, finite = 0;
+  double max_abs = 0, max_rel = 0, sum_abs = 0, max_ref = 0;
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<long long>(gridDim.x) * blockDim.x) {
     const ElementVerdict v = judge_element(as_double(out[i]), as_double(ref[i]), atol, rtol);
@@ -42,6 +43,9 @@ __global__ void compare_kernel(const T* out, const T* ref, long long n, double a
     if (v.finite) {
       max_abs = fmax(max_abs, v.err);
       max_rel = fmax(max_rel, v.rel);
+      ++finite;
+      sum_abs += v.err;
+      max_ref = fmax(max_ref, fabs(as_double(ref[i])));
     }
     if (v.bad) {
       if (bad == 0) first = static_cast<unsigned long long>(i);
@@ -54,6 +58,9 @@ __global__ void compare_kernel(const T* out, const T* ref, long long n, double a
     first = min(first, __shfl_down_sync(0xffffffffu, first, d));
     max_abs = fmax(max_abs, __shfl_down_sync(0xffffffffu, max_abs, d));
     max_rel = fmax(max_rel, __shfl_down_sync(0xffffffffu, max_rel, d));
+    finite += __shfl_down_sync(0xffffffffu, finite, d);
+    sum_abs += __shfl_down_sync(0xffffffffu, sum_abs, d);
+    max_ref = fmax(max_ref, __shfl_down_sync(0xffffffffu, max_ref, d));
   }
   if ((threadIdx.x & 31) != 0) return;
   if (bad) atomicAdd(&s->bad, bad);
@@ -61,6 +68,9 @@ __global__ void compare_kernel(const T* out, const T* ref, long long n, double a
   if (first != ~0ull) atomicMin(&s->first_bad, first);
   atomicMax(&s->max_abs_bits, bits(max_abs));
   atomicMax(&s->max_rel_bits, bits(max_rel));
+  if (finite) atomicAdd(&s->finite, finite);
+  if (sum_abs > 0) atomicAdd(&s->sum_abs, sum_abs);
+  atomicMax(&s->max_ref_bits, bits(max_ref));
 }
 
 __device__ unsigned long long mix64(unsigned long long x) {  // splitmix64's finalizer
@@ -158,13 +168,36 @@ class Scratch {
 };
 
 template <class T>
+double host_double(T v) {
+  if constexpr (std::is_same_v<T, __half>)
+    return __half2float(v);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return __bfloat162float(v);
+  else
+    return static_cast<double>(v);
+}
+
+template <class T>
+cudaError_t read_element(const void* p, unsigned long long i, cudaStream_t stream, double& value) {
+  T raw;
+  if (const cudaError_t e = cudaMemcpyAsync(&raw, static_cast<const T*>(p) + i, sizeof(T),
+                                            cudaMemcpyDeviceToHost, stream);
+      e != cudaSuccess)
+    return e;
+  if (const cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess) return e;
+  value = host_double(raw);
+  return cudaSuccess;
+}
+
+template <class O, class R>
 cudaError_t compare_typed(const void* out, const void* ref, std::int64_t n, Tolerance tol,
                           cudaStream_t stream, Comparison& c) {
   Scratch<Stats> s;
-  if (const cudaError_t e = s.init(Stats{0, 0, ~0ull, 0, 0}, stream); e != cudaSuccess) return e;
+  if (const cudaError_t e = s.init(Stats{0, 0, ~0ull, 0, 0, 0, 0, 0.0}, stream); e != cudaSuccess)
+    return e;
   if (n > 0)
-    compare_kernel<T><<<grid_for(static_cast<unsigned long long>(n)), kThreads, 0, stream>>>(
-        static_cast<const T*>(out), static_cast<const T*>(ref), n, tol.atol, tol.rtol, s.get());
+    compare_kernel<O, R><<<grid_for(static_cast<unsigned long long>(n)), kThreads, 0, stream>>>(
+        static_cast<const O*>(out), static_cast<const R*>(ref), n, tol.atol, tol.rtol, s.get());
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   Stats h{};
   if (const cudaError_t e = s.read(h, stream); e != cudaSuccess) return e;
@@ -174,47 +207,43 @@ cudaError_t compare_typed(const void* out, const void* ref, std::int64_t n, Tole
   c.nan_count = static_cast<std::int64_t>(h.nan);
   std::memcpy(&c.max_abs_error, &h.max_abs_bits, sizeof(double));
   std::memcpy(&c.max_rel_error, &h.max_rel_bits, sizeof(double));
+  std::memcpy(&c.max_abs_ref, &h.max_ref_bits, sizeof(double));
+  c.finite_count = static_cast<std::int64_t>(h.finite);
+  c.sum_abs_error = h.sum_abs;
   if (h.bad == 0) return cudaSuccess;
   c.first_bad_index = static_cast<std::int64_t>(h.first_bad);
   // The first bad pair, read back and converted as the kernel converted it.
-  double values[2] = {0, 0};
-  T raw[2];
-  if (const cudaError_t e = cudaMemcpyAsync(&raw[0], static_cast<const T*>(out) + h.first_bad,
-                                            sizeof(T), cudaMemcpyDeviceToHost, stream);
+  if (const cudaError_t e = read_element<O>(out, h.first_bad, stream, c.bad_value);
       e != cudaSuccess)
     return e;
-  if (const cudaError_t e = cudaMemcpyAsync(&raw[1], static_cast<const T*>(ref) + h.first_bad,
-                                            sizeof(T), cudaMemcpyDeviceToHost, stream);
-      e != cudaSuccess)
-    return e;
-  if (const cudaError_t e = cudaStreamSynchronize(stream); e != cudaSuccess) return e;
-  for (int i = 0; i < 2; ++i) {
-    if constexpr (std::is_same_v<T, __half>)
-      values[i] = __half2float(raw[i]);
-    else if constexpr (std::is_same_v<T, __nv_bfloat16>)
-      values[i] = __bfloat162float(raw[i]);
-    else
-      values[i] = static_cast<double>(raw[i]);
-  }
-  c.bad_value = values[0];
-  c.ref_value = values[1];
-  return cudaSuccess;
+  return read_element<R>(ref, h.first_bad, stream, c.ref_value);
 }
 
 }  // namespace
 
-cudaError_t compare_on_device(const void* out, const void* ref, const std::string& dtype,
-                              std::int64_t n, Tolerance tol, cudaStream_t stream,
-                              Comparison& result) {
-  if (dtype == "float32") return compare_typed<float>(out, ref, n, tol, stream, result);
-  if (dtype == "float16") return compare_typed<__half>(out, ref, n, tol, stream, result);
-  if (dtype == "bfloat16") return compare_typed<__nv_bfloat16>(out, ref, n, tol, stream, result);
-  if (dtype == "float64") return compare_typed<double>(out, ref, n, tol, stream, result);
-  if (dtype == "int64") return compare_typed<long long>(out, ref, n, tol, stream, result);
-  if (dtype == "int32") return compare_typed<int>(out, ref, n, tol, stream, result);
-  if (dtype == "int8") return compare_typed<signed char>(out, ref, n, tol, stream, result);
+cudaError_t compare_on_device(const void* out, const std::string& dtype, const void* ref,
+                              const std::string& ref_dtype, std::int64_t n, Tolerance tol,
+                              cudaStream_t stream, Comparison& result) {
+  if (ref_dtype == "float64" && dtype != ref_dtype) {  // against the float64 reference
+    if (dtype == "float32") return compare_typed<float, double>(out, ref, n, tol, stream, result);
+    if (dtype == "float16") return compare_typed<__half, double>(out, ref, n, tol, stream, result);
+    if (dtype == "bfloat16")
+      return compare_typed<__nv_bfloat16, double>(out, ref, n, tol, stream, result);
+    return cudaErrorInvalidValue;
+  }
+  if (dtype != ref_dtype) return cudaErrorInvalidValue;
+  if (dtype == "float32") return compare_typed<float, float>(out, ref, n, tol, stream, result);
+  if (dtype == "float16") return compare_typed<__half, __half>(out, ref, n, tol, stream, result);
+  if (dtype == "bfloat16")
+    return compare_typed<__nv_bfloat16, __nv_bfloat16>(out, ref, n, tol, stream, result);
+  if (dtype == "float64") return compare_typed<double, double>(out, ref, n, tol, stream, result);
+  if (dtype == "int64")
+    return compare_typed<long long, long long>(out, ref, n, tol, stream, result);
+  if (dtype == "int32") return compare_typed<int, int>(out, ref, n, tol, stream, result);
+  if (dtype == "int8")
+    return compare_typed<signed char, signed char>(out, ref, n, tol, stream, result);
   if (dtype == "uint8" || dtype == "bool")
-    return compare_typed<unsigned char>(out, ref, n, tol, stream, result);
+    return compare_typed<unsigned char, unsigned char>(out, ref, n, tol, stream, result);
   return cudaErrorInvalidValue;
 }
 

@@ -14,11 +14,13 @@
 
 namespace egg::harness {
 
-// compare() of tolerance.h, on device buffers of `n` elements of spec dtype `dtype`; bad_value
-// and ref_value are read back for the first bad element only. Synchronizes `stream`.
-cudaError_t compare_on_device(const void* out, const void* ref, const std::string& dtype,
-                              std::int64_t n, Tolerance tol, cudaStream_t stream,
-                              Comparison& result);
+// compare() of tolerance.h, on device buffers of `n` elements: `out` of spec dtype `dtype`, `ref`
+// of the same dtype or, for a floating `out`, "float64" (the accuracy rule's reference,
+// base/accuracy.h). bad_value and ref_value are read back for the first bad element only.
+// Synchronizes `stream`.
+cudaError_t compare_on_device(const void* out, const std::string& dtype, const void* ref,
+                              const std::string& ref_dtype, std::int64_t n, Tolerance tol,
+                              cudaStream_t stream, Comparison& result);
 
 // A 64-bit digest of `bytes` bytes (equal bits give equal digests; different bits differ but for
 // a 2^-64 chance) and whether every byte is `poison`. Synchronizes `stream`.

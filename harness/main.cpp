@@ -4,7 +4,8 @@
 //   result.json
 //                      [--source cand.cu] [--atol A --rtol R] [--time] [--strict]
 //                      [--max-sets N] [--no-guard] [--no-cupti] [--timeout S] [--wait-marker F]
-//                      [--cutoff-ms MS] [--exclusive-calls]
+//                      [--cutoff-ms MS] [--exclusive-calls] [--accuracy off|auto|on]
+//                      [--accuracy-factor K]
 //
 // Exit status: 0 verified, 10 the candidate was rejected (result.json says why), 2 usage error,
 // 3 harness or spec error, 4 no GPU. result.json is written in every case but a usage error.
@@ -36,6 +37,7 @@ constexpr const char* kUsage =
     "                          [--source <cand.cu>] [--atol A] [--rtol R] [--time] [--strict]\n"
     "                          [--max-sets N] [--no-guard] [--no-cupti] [--timeout SECONDS]\n"
     "                          [--wait-marker <file>] [--cutoff-ms MS] [--exclusive-calls]\n"
+    "                          [--accuracy off|auto|on] [--accuracy-factor K]\n"
     "\n"
     "  --lib      the candidate: a shared library exporting\n"
     "             extern \"C\" cudaError_t egg_candidate_launch(void* const* args, cudaStream_t)\n"
@@ -45,6 +47,11 @@ constexpr const char* kUsage =
     "  --work     folder for logs and mismatching tensors\n"
     "  --source   the candidate's .cu, scanned for torch/ATen/c10 use\n"
     "  --atol/--rtol  tolerance (default per dtype: fp32 1e-4/1e-4, fp16/bf16 1e-2/1e-2)\n"
+    "  --accuracy  judge floating outputs against a float64 computation of the model, passing "
+    "one\n"
+    "             whose max and mean error are at most K times PyTorch's own (default K = 2):\n"
+    "             auto (default) where PyTorch's output misses float64 beyond the tolerance,\n"
+    "             on for every output, off never\n"
     "  --time     time the candidate (CUDA events, L2 flushed, CUPTI kernel time)\n"
     "  --strict   first run compute-sanitizer memcheck on the candidate\n"
     "  --timeout  exit with status 'timeout' after this many seconds (egg-gen's runner also "
@@ -154,6 +161,8 @@ std::optional<VerifyResult> run_sanitizer(const HarnessOptions& o, VerifyResult&
       "--wait-marker", o.marker().string()};
   if (o.atol) argv.insert(argv.end(), {"--atol", std::to_string(*o.atol)});
   if (o.rtol) argv.insert(argv.end(), {"--rtol", std::to_string(*o.rtol)});
+  argv.insert(argv.end(), {"--accuracy", std::string(accuracy_mode_name(o.accuracy)),
+                           "--accuracy-factor", std::to_string(o.accuracy_factor)});
   RunOptions limits(std::chrono::minutes(10));
   limits.pause_marker = o.marker();
   const auto outcome =
@@ -227,7 +236,16 @@ int main(int argc, char** argv) {
         o.atol = std::stod(value());
       else if (a == "--rtol")
         o.rtol = std::stod(value());
-      else if (a == "--time")
+      else if (a == "--accuracy") {
+        const std::string v = value();
+        const auto m = accuracy_mode_from_name(v);
+        if (!m) throw std::invalid_argument("--accuracy " + v + ": use off, auto or on");
+        o.accuracy = *m;
+      } else if (a == "--accuracy-factor") {
+        o.accuracy_factor = std::stod(value());
+        if (!(o.accuracy_factor >= 1))
+          throw std::invalid_argument("--accuracy-factor must be at least 1");
+      } else if (a == "--time")
         o.time = true;
       else if (a == "--strict")
         o.strict = true;

@@ -110,13 +110,43 @@ void RefClient::release() {
   if (!holding_) return;
   unmap();
   holding_ = false;
+  exact_fetched_ = false;
   request(R"({"cmd": "release", "index": )" + std::to_string(current_.index) + "}");
+}
+
+std::vector<ServedTensor> RefClient::map_tensors(const json& list) {
+  std::vector<ServedTensor> out;
+  for (const auto& t : list) {
+    ServedTensor st;
+    st.name = t.value("name", "");
+    st.dtype = t.value("dtype", "");
+    st.shape = t.value("shape", std::vector<std::int64_t>{});
+    st.bytes = t.value("bytes", std::size_t{0});
+    if (st.bytes > 0) {
+      const std::string hex = t.at("handle").get<std::string>();
+      auto it = mapped_.find(hex);
+      if (it == mapped_.end()) {
+        void* base = nullptr;
+        const cudaIpcMemHandle_t h = parse_handle(hex);
+        const cudaError_t e = cudaIpcOpenMemHandle(&base, h, cudaIpcMemLazyEnablePeerAccess);
+        if (e != cudaSuccess)
+          throw RefError(std::string("cudaIpcOpenMemHandle failed for '") + st.name +
+                             "': " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e),
+                         false);
+        it = mapped_.emplace(hex, base).first;
+      }
+      st.ptr = static_cast<const std::byte*>(it->second) + t.at("offset").get<std::size_t>();
+    }
+    out.push_back(std::move(st));
+  }
+  return out;
 }
 
 const ServedSet& RefClient::fetch(int k) {
   release();
   const json j = json::parse(request(R"({"cmd": "set", "index": )" + std::to_string(k) + "}"));
   holding_ = true;
+  exact_fetched_ = false;
   current_.index = k;
   ServedSet s;
   s.index = j.value("index", k);
@@ -124,38 +154,28 @@ const ServedSet& RefClient::fetch(int k) {
   s.declared = j.value("declared", k == 0);
   s.compute_ms = j.value("compute_ms", 0.0);
   s.wait_ms = j.value("wait_ms", 0.0);
-  auto tensors = [&](const char* field) {
-    std::vector<ServedTensor> out;
-    for (const auto& t : j.at(field)) {
-      ServedTensor st;
-      st.name = t.value("name", "");
-      st.dtype = t.value("dtype", "");
-      st.shape = t.value("shape", std::vector<std::int64_t>{});
-      st.bytes = t.value("bytes", std::size_t{0});
-      if (st.bytes > 0) {
-        const std::string hex = t.at("handle").get<std::string>();
-        auto it = mapped_.find(hex);
-        if (it == mapped_.end()) {
-          void* base = nullptr;
-          const cudaIpcMemHandle_t h = parse_handle(hex);
-          const cudaError_t e = cudaIpcOpenMemHandle(&base, h, cudaIpcMemLazyEnablePeerAccess);
-          if (e != cudaSuccess)
-            throw RefError(std::string("cudaIpcOpenMemHandle failed for '") + st.name +
-                               "': " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e),
-                           false);
-          it = mapped_.emplace(hex, base).first;
-        }
-        st.ptr = static_cast<const std::byte*>(it->second) + t.at("offset").get<std::size_t>();
-      }
-      out.push_back(std::move(st));
-    }
-    return out;
-  };
-  s.inputs = tensors("inputs");
-  s.params = tensors("params");
-  s.outputs = tensors("outputs");
+  s.inputs = map_tensors(j.at("inputs"));
+  s.params = map_tensors(j.at("params"));
+  s.outputs = map_tensors(j.at("outputs"));
   current_ = std::move(s);
   return current_;
+}
+
+const ExactOutputs& RefClient::fetch_exact() {
+  if (!holding_) throw RefError("fetch_exact() without a set fetched", false);
+  if (exact_fetched_) return exact_;
+  const json j =
+      json::parse(request(R"({"cmd": "exact", "index": )" + std::to_string(current_.index) + "}"));
+  ExactOutputs e;
+  e.compute_ms = j.value("compute_ms", 0.0);
+  e.why = j.value("why", std::string());
+  if (j.contains("outputs") && j["outputs"].is_array()) {
+    e.available = true;
+    e.outputs = map_tensors(j["outputs"]);
+  }
+  exact_ = std::move(e);
+  exact_fetched_ = true;
+  return exact_;
 }
 
 }  // namespace egg::harness

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -27,6 +28,15 @@ struct ServedSet {
   bool declared = false;
   std::vector<ServedTensor> inputs, params, outputs;
   double compute_ms = 0, wait_ms = 0;  // the server's time for this set; waiting for GPU memory
+};
+
+// Set k's outputs computed in float64 by the same model (the accuracy rule's reference,
+// base/accuracy.h); none, with the reason, where the model does not run in float64.
+struct ExactOutputs {
+  bool available = false;
+  std::vector<ServedTensor> outputs;
+  std::string why;
+  double compute_ms = 0;
 };
 
 // Why the server could not serve; `op_fault` when the op itself failed (a forward that raises on
@@ -51,11 +61,14 @@ class RefClient {
   std::size_t need_bytes() const { return need_bytes_; }
   // Set k, mapped (valid until release(k) or another fetch). Throws RefError.
   const ServedSet& fetch(int k);
+  // The float64 outputs of the set fetch() holds (mapped until release()). Throws RefError.
+  const ExactOutputs& fetch_exact();
   void release();
   double waited_ms() const { return waited_ms_; }  // total time requests waited for the server
 
  private:
   std::string request(const std::string& line);
+  std::vector<ServedTensor> map_tensors(const nlohmann::json& list);
   void unmap();
 
   int fd_ = -1;
@@ -65,6 +78,8 @@ class RefClient {
   std::size_t need_bytes_ = 0;
   double waited_ms_ = 0;
   ServedSet current_;
+  ExactOutputs exact_;
+  bool exact_fetched_ = false;
   bool holding_ = false;
   std::map<std::string, void*> mapped_;  // IPC handle (hex) -> base address in this process
 };

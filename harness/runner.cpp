@@ -58,6 +58,14 @@ std::vector<std::string> harness_argv(const CandidateRun& run, const fs::path& r
     r << run.tolerance->rtol;
     argv.insert(argv.end(), {"--atol", a.str(), "--rtol", r.str()});
   }
+  if (run.accuracy != AccuracyMode::automatic)
+    argv.insert(argv.end(), {"--accuracy", std::string(accuracy_mode_name(run.accuracy))});
+  if (run.accuracy_factor != kDefaultAccuracyFactor) {
+    std::ostringstream k;
+    k.precision(17);
+    k << run.accuracy_factor;
+    argv.insert(argv.end(), {"--accuracy-factor", k.str()});
+  }
   if (run.time) argv.push_back("--time");
   if (run.time && run.time_cutoff_ms) {
     std::ostringstream c;

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "base/accuracy.h"
 #include "base/process.h"
 #include "base/tolerance.h"
 #include "verify_result.h"
@@ -33,7 +34,9 @@ struct CandidateRun {
   std::filesystem::path refs;      // the reference server's socket (verify/references.h)
   std::filesystem::path work_dir;  // created; holds the source copy, logs, result.json, mismatches
   std::filesystem::path source;  // the candidate's .cu (copied into work_dir and scanned); optional
-  std::optional<Tolerance> tolerance;    // default: per output dtype (tolerance.h)
+  std::optional<Tolerance> tolerance;               // default: per output dtype (tolerance.h)
+  AccuracyMode accuracy = AccuracyMode::automatic;  // against float64: base/accuracy.h
+  double accuracy_factor = kDefaultAccuracyFactor;
   bool time = false;                     // also time the candidate (events + CUPTI)
   std::optional<double> time_cutoff_ms;  // timing stops early above this (--cutoff-ms)
   bool strict = false;                   // also run compute-sanitizer memcheck

@@ -10,13 +10,16 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <sstream>
 #include <thread>
 
 #include <cuda_runtime_api.h>
 
+#include "base/accuracy.h"
 #include "base/gpu_lock.h"
 #include "base/stats.h"
 #include "base/tolerance.h"
@@ -111,6 +114,8 @@ struct CallSummary {
   std::vector<Digest> outputs;     // the candidate's outputs
   std::vector<Digest> references;  // the reference outputs of the same set
   std::vector<Comparison> comparisons;
+  // Per output: the accuracy rule's verdict against the float64 reference, where it was asked.
+  std::vector<std::optional<AccuracyVerdict>> accuracy;
   bool all_poison() const {
     return std::all_of(outputs.begin(), outputs.end(),
                        [](const Digest& d) { return d.all_poison; });
@@ -138,6 +143,14 @@ class Verifier {
   Group make_group();
   void upload(Group& g, const ServedSet& set);
   CallSummary call(Group& g, int k, const std::string& label);
+  Tolerance tolerance_for(const TensorDecl& d) const;
+  GpuTimingLock::Mode call_lock_mode() const {
+    return opts_.exclusive_calls ? GpuTimingLock::Mode::exclusive : GpuTimingLock::Mode::shared;
+  }
+  bool rule_judges(const TensorDecl& d, const Comparison& c) const;
+  void judge_against_exact(const Group& g, const ServedSet& set,
+                           const std::vector<std::size_t>& outputs, CallSummary& summary);
+  void record_accuracy(const AccuracyVerdict& v, const std::string& output);
   void check_guards(const DeviceBuffer& b, const std::string& label) const;
   void save_mismatch(const DeviceBuffer& out, const ServedTensor& ref, int k);
   void classify(const std::vector<CallSummary>& calls, const CallSummary& repeat);
@@ -156,6 +169,7 @@ class Verifier {
   double kernels_per_call_ = 0;
   double refs_ms_ = 0;              // the server's compute time for the sets this run fetched
   double verify_lock_wait_ms_ = 0;  // waiting for the quiet lock (shared) before each call
+  double accuracy_ratio_ = 0;       // record_accuracy's kept comparison: kernel / PyTorch error
   std::vector<void*> allocations_;
   VerifyResult result_;
 };
@@ -347,10 +361,9 @@ CallSummary Verifier::call(Group& g, int k, const std::string& label) {
   const ServedSet& set = *served;
   // The candidate's runs and the comparisons are GPU work: never during another job's timed span
   // (base/gpu_lock.h). Taken after the set is fetched, so nothing is awaited while it is held.
-  const GpuTimingLock quiet(
-      gpu_lock_path(), opts_.marker(),
-      opts_.exclusive_calls ? GpuTimingLock::Mode::exclusive : GpuTimingLock::Mode::shared);
-  verify_lock_wait_ms_ += quiet.waited_ms();
+  std::optional<GpuTimingLock> quiet;
+  quiet.emplace(gpu_lock_path(), opts_.marker(), call_lock_mode());
+  verify_lock_wait_ms_ += quiet->waited_ms();
   upload(g, set);
   for (const auto& b : g.out) check(cudaMemset(b.ptr(), kPoisonByte, b.bytes), "poison outputs");
   check(cudaDeviceSynchronize(), "before launch");
@@ -403,11 +416,10 @@ CallSummary Verifier::call(Group& g, int k, const std::string& label) {
   for (std::size_t i = 0; i < g.par.size(); ++i) unchanged(g.par[i], set.params[i], "parameter");
   CallSummary summary;
   summary.label = label;
+  std::vector<std::size_t> by_rule;  // outputs the accuracy rule judges
   for (std::size_t i = 0; i < g.out.size(); ++i) {
     const TensorDecl& d = spec_.outputs[i];
-    Tolerance tol = default_tolerance(d.dtype);
-    if (opts_.atol) tol.atol = *opts_.atol;
-    if (opts_.rtol) tol.rtol = *opts_.rtol;
+    const Tolerance tol = tolerance_for(d);
     Digest out_digest, ref_digest;
     check(digest_on_device(g.out[i].ptr(), g.out[i].bytes, kPoisonByte, stream_, out_digest),
           "digest");
@@ -415,13 +427,20 @@ CallSummary Verifier::call(Group& g, int k, const std::string& label) {
                            ref_digest),
           "digest");
     Comparison c;
-    check(
-        compare_on_device(g.out[i].ptr(), set.outputs[i].ptr, d.dtype, d.numel(), tol, stream_, c),
-        "compare");
+    check(compare_on_device(g.out[i].ptr(), d.dtype, set.outputs[i].ptr, d.dtype, d.numel(), tol,
+                            stream_, c),
+          "compare");
     if (!c.ok()) save_mismatch(g.out[i], set.outputs[i], k);
+    if (rule_judges(d, c)) by_rule.push_back(i);
     summary.outputs.push_back(out_digest);
     summary.references.push_back(ref_digest);
     summary.comparisons.push_back(c);
+  }
+  summary.accuracy.resize(g.out.size());
+  if (!by_rule.empty()) {
+    // The server computes the float64 outputs under the quiet lock itself: ours goes first.
+    quiet.reset();
+    judge_against_exact(g, set, by_rule, summary);
   }
   try {
     refs_->release();
@@ -429,6 +448,76 @@ CallSummary Verifier::call(Group& g, int k, const std::string& label) {
     throw Reject{VerifyStatus::harness_error, e.what()};
   }
   return summary;
+}
+
+Tolerance Verifier::tolerance_for(const TensorDecl& d) const {
+  Tolerance tol = default_tolerance(d.dtype);
+  if (opts_.atol) tol.atol = *opts_.atol;
+  if (opts_.rtol) tol.rtol = *opts_.rtol;
+  return tol;
+}
+
+bool Verifier::rule_judges(const TensorDecl& d, const Comparison& c) const {
+  const bool floating = d.dtype == "float32" || d.dtype == "float16" || d.dtype == "bfloat16";
+  if (!floating) return false;
+  return opts_.accuracy == AccuracyMode::on ||
+         (opts_.accuracy == AccuracyMode::automatic && !c.ok());
+}
+
+void Verifier::judge_against_exact(const Group& g, const ServedSet& set,
+                                   const std::vector<std::size_t>& outputs, CallSummary& summary) {
+  const ExactOutputs* exact = nullptr;
+  try {
+    exact = &refs_->fetch_exact();
+  } catch (const RefError& e) {
+    throw Reject{e.op_fault ? VerifyStatus::spec_error : VerifyStatus::harness_error, e.what()};
+  }
+  refs_ms_ += exact->compute_ms;
+  if (!exact->available) {
+    result_.float64_unavailable = exact->why;
+    return;
+  }
+  const GpuTimingLock quiet(gpu_lock_path(), opts_.marker(), call_lock_mode());
+  verify_lock_wait_ms_ += quiet.waited_ms();
+  // Errors only: an infinite atol fails a pair only where NaN or inf differ.
+  const Tolerance any{std::numeric_limits<double>::infinity(), 0.0};
+  for (const std::size_t i : outputs) {
+    const TensorDecl& d = spec_.outputs[i];
+    const ServedTensor& r64 = exact->outputs.at(i);
+    if (r64.dtype != "float64" || r64.bytes != static_cast<std::size_t>(d.numel()) * 8) {
+      result_.float64_unavailable = "the float64 output '" + r64.name + "' is " + r64.dtype;
+      continue;
+    }
+    AccuracyInputs in;
+    check(compare_on_device(set.outputs[i].ptr, d.dtype, r64.ptr, "float64", d.numel(),
+                            tolerance_for(d), stream_, in.torch_vs_exact),
+          "compare with float64");
+    check(compare_on_device(g.out[i].ptr(), d.dtype, r64.ptr, "float64", d.numel(), any, stream_,
+                            in.kernel_vs_exact),
+          "compare with float64");
+    check(compare_on_device(g.out[i].ptr(), d.dtype, set.outputs[i].ptr, d.dtype, d.numel(), any,
+                            stream_, in.kernel_vs_torch_special),
+          "compare NaN and inf");
+    summary.accuracy[i] = judge_accuracy(in, opts_.accuracy, opts_.accuracy_factor);
+  }
+}
+
+// Keeps the judged comparison nearest to failing (or the failing one).
+void Verifier::record_accuracy(const AccuracyVerdict& v, const std::string& output) {
+  const double ratio =
+      v.kernel_max_abs / std::max({v.torch_max_abs, v.floor, std::numeric_limits<double>::min()});
+  AccuracyRecord& a = result_.accuracy ? *result_.accuracy : result_.accuracy.emplace();
+  ++a.judged;
+  if (!a.passed || (a.judged > 1 && v.ok() && ratio <= accuracy_ratio_)) return;
+  accuracy_ratio_ = ratio;
+  a.mode = std::string(accuracy_mode_name(opts_.accuracy));
+  a.output = output;
+  a.factor = v.factor;
+  a.passed = v.ok();
+  a.torch_max_abs_error = v.torch_max_abs;
+  a.kernel_max_abs_error = v.kernel_max_abs;
+  a.torch_mean_abs_error = v.torch_mean_abs;
+  a.kernel_mean_abs_error = v.kernel_mean_abs;
 }
 
 std::string index_text(std::int64_t flat, const std::vector<std::int64_t>& shape) {
@@ -440,6 +529,21 @@ std::string index_text(std::int64_t flat, const std::vector<std::int64_t>& shape
   std::string s = "[";
   for (std::size_t d = 0; d < idx.size(); ++d) s += (d ? ", " : "") + std::to_string(idx[d]);
   return s + "]";
+}
+
+std::string accuracy_message(const std::string& label, const std::string& output,
+                             const AccuracyVerdict& v, Tolerance tol, AccuracyMode mode) {
+  std::string msg =
+      label + ", output '" + output + "', judged against the model computed in " + "float64 (" +
+      (mode == AccuracyMode::on ? std::string("the accuracy rule is on")
+                                : "PyTorch's own output misses it beyond " + fmt(tol.atol) + " + " +
+                                      fmt(tol.rtol) + "*|ref|") +
+      "): ";
+  if (v.outcome == AccuracyOutcome::special_values)
+    return msg + "NaN or inf where PyTorch's output has a number, or the other way round";
+  return msg + "max abs error " + fmt(v.kernel_max_abs) + " (PyTorch's " + fmt(v.torch_max_abs) +
+         "), mean abs error " + fmt(v.kernel_mean_abs) + " (PyTorch's " + fmt(v.torch_mean_abs) +
+         "); at most " + fmt(v.factor) + " times PyTorch's own error passes";
 }
 
 void Verifier::classify(const std::vector<CallSummary>& calls, const CallSummary& repeat) {
@@ -484,13 +588,17 @@ void Verifier::classify(const std::vector<CallSummary>& calls, const CallSummary
   auto judge = [&](const CallSummary& call, const std::string& label, VerifyStatus on_fail) {
     for (std::size_t i = 0; i < call.comparisons.size(); ++i) {
       const TensorDecl& d = spec_.outputs[i];
-      Tolerance tol = default_tolerance(d.dtype);
-      if (opts_.atol) tol.atol = *opts_.atol;
-      if (opts_.rtol) tol.rtol = *opts_.rtol;
+      const Tolerance tol = tolerance_for(d);
       const Comparison& c = call.comparisons[i];
+      const std::optional<AccuracyVerdict>& acc = call.accuracy[i];
       result_.max_abs_error = std::max(result_.max_abs_error, c.max_abs_error);
       result_.max_rel_error = std::max(result_.max_rel_error, c.max_rel_error);
       if (result_.output.empty()) result_.atol = tol.atol, result_.rtol = tol.rtol;
+      if (acc && acc->applied()) {
+        record_accuracy(*acc, d.name);
+        if (acc->ok()) continue;
+        throw Reject{on_fail, accuracy_message(label, d.name, *acc, tol, opts_.accuracy)};
+      }
       if (c.ok()) continue;
       result_.output = d.name;
       result_.atol = tol.atol;
@@ -508,6 +616,13 @@ void Verifier::classify(const std::vector<CallSummary>& calls, const CallSummary
           fmt(c.max_rel_error) + "; first at index " + std::to_string(c.first_bad_index) + " " +
           index_text(c.first_bad_index, d.shape) + ": got " + fmt(c.bad_value) + ", expected " +
           fmt(c.ref_value);
+      if (acc)  // asked, and PyTorch's own output is determined to the tolerance
+        msg +=
+            "; PyTorch's own output is within the tolerance of the model computed in float64 "
+            "(max abs error " +
+            fmt(acc->torch_max_abs) + "), so the tolerance check stands";
+      else if (!result_.float64_unavailable.empty())
+        msg += "; no float64 reference to judge accuracy by (" + result_.float64_unavailable + ")";
       VerifyStatus status = on_fail;
       if (c.nan_count > 0 && on_fail == VerifyStatus::mismatch) {
         status = VerifyStatus::nan_output;

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "base/accuracy.h"
 #include "verify_result.h"
 
 namespace egg::harness {
@@ -12,10 +13,14 @@ struct HarnessOptions {
   std::filesystem::path lib, spec, work, out, source;
   std::filesystem::path refs;        // the reference server's socket (python -m egg_frontend serve)
   std::optional<double> atol, rtol;  // override the per-dtype defaults
-  bool time = false;                 // time the candidate after it verifies
-  bool strict = false;               // compute-sanitizer memcheck first (handled by main)
-  bool guard = true;                 // guard bytes around every buffer (off under the sanitizer)
-  bool cupti = true;                 // CUPTI kernel trace (off under the sanitizer)
+  // The accuracy rule against a float64 reference (base/accuracy.h): by default where PyTorch's
+  // own output is not determined to the tolerance.
+  AccuracyMode accuracy = AccuracyMode::automatic;
+  double accuracy_factor = kDefaultAccuracyFactor;
+  bool time = false;    // time the candidate after it verifies
+  bool strict = false;  // compute-sanitizer memcheck first (handled by main)
+  bool guard = true;    // guard bytes around every buffer (off under the sanitizer)
+  bool cupti = true;    // CUPTI kernel trace (off under the sanitizer)
   // Each verification call holds the GPU lock exclusively, not shared: a profiler replaying the
   // candidate (ncu) makes the call a timed span. The caller must not hold the lock itself.
   bool exclusive_calls = false;

@@ -110,6 +110,19 @@ nlohmann::json to_json(const VerifyResult& r) {
                    {"hold_timeouts", t.hold_timeouts},
                    {"cut_short", t.cut_short}};
   }
+  if (r.accuracy) {
+    const AccuracyRecord& a = *r.accuracy;
+    j["accuracy"] = {{"mode", a.mode},
+                     {"output", a.output},
+                     {"factor", a.factor},
+                     {"judged", a.judged},
+                     {"passed", a.passed},
+                     {"torch_max_abs_error", a.torch_max_abs_error},
+                     {"kernel_max_abs_error", a.kernel_max_abs_error},
+                     {"torch_mean_abs_error", a.torch_mean_abs_error},
+                     {"kernel_mean_abs_error", a.kernel_mean_abs_error}};
+  }
+  if (!r.float64_unavailable.empty()) j["float64_unavailable"] = r.float64_unavailable;
   if (!r.repro.empty()) j["repro"] = r.repro;
   if (!r.work_dir.empty()) j["work_dir"] = r.work_dir;
   j["exit_code"] = r.exit_code;
@@ -161,6 +174,21 @@ VerifyResult result_from_json(const nlohmann::json& j) {
     timing.cut_short = t.value("cut_short", false);
     r.timing = timing;
   }
+  if (j.contains("accuracy") && j["accuracy"].is_object()) {
+    const auto& a = j["accuracy"];
+    AccuracyRecord rec;
+    rec.mode = a.value("mode", std::string("auto"));
+    rec.output = a.value("output", std::string());
+    rec.factor = num(a, "factor", 2.0);
+    rec.judged = a.value("judged", 0);
+    rec.passed = a.value("passed", true);
+    rec.torch_max_abs_error = num(a, "torch_max_abs_error");
+    rec.kernel_max_abs_error = num(a, "kernel_max_abs_error");
+    rec.torch_mean_abs_error = num(a, "torch_mean_abs_error");
+    rec.kernel_mean_abs_error = num(a, "kernel_mean_abs_error");
+    r.accuracy = rec;
+  }
+  r.float64_unavailable = j.value("float64_unavailable", std::string());
   r.repro = j.value("repro", "");
   r.work_dir = j.value("work_dir", "");
   r.exit_code = j.value("exit_code", 0);

@@ -12,6 +12,10 @@
 //               "kernels_per_launch": 1, "trials": 100, "warmups": 3, "l2_flush_bytes": ...,
 //               "bytes_moved": ..., "achieved_gbps": ..., "copy_gbps": ...},
 //    "phases_ms": {"load": .., "verify": .., "time": .., "total": ..},
+//    "accuracy": {"mode": "auto", "factor": 2, "output": "out0", "judged": 5, "passed": true,
+//                 "torch_max_abs_error": .., "kernel_max_abs_error": ..,
+//                 "torch_mean_abs_error": .., "kernel_mean_abs_error": ..},   (when the rule ran)
+//    "float64_unavailable": "forward fails in float64: ...",   (when it was asked and could not)
 //    "gpu": {"name": "NVIDIA H200", "cc": "9.0", "driver": "13.0", "runtime": "13.0"},
 //    "files": ["mismatch_out0_out.pt", "mismatch_out0_ref.pt"]}
 #pragma once
@@ -85,6 +89,18 @@ struct GpuInfo {
   std::string name, cc, driver, runtime;
 };
 
+// Where the accuracy rule (base/accuracy.h) judged outputs: the comparison nearest to failing (or
+// the failing one), against the float64 reference.
+struct AccuracyRecord {
+  std::string mode;    // "auto" or "on"
+  std::string output;  // the output the figures refer to
+  double factor = 2;
+  int judged = 0;  // output comparisons (outputs x sets) the rule judged
+  bool passed = true;
+  double torch_max_abs_error = 0, kernel_max_abs_error = 0;
+  double torch_mean_abs_error = 0, kernel_mean_abs_error = 0;
+};
+
 struct VerifyResult {
   VerifyStatus status = VerifyStatus::harness_error;
   std::string message;
@@ -98,6 +114,8 @@ struct VerifyResult {
   bool deterministic_bitwise = true;
   std::string sanitizer = "not run";
   std::optional<Timing> timing;
+  std::optional<AccuracyRecord> accuracy;
+  std::string float64_unavailable;  // why no float64 reference was there where the rule asked
   nlohmann::json phases_ms = nlohmann::json::object();
   GpuInfo gpu;
   std::vector<std::string> files;  // files written into the work folder (mismatch tensors, logs)

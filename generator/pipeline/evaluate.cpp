@@ -230,7 +230,13 @@ void Evaluator::account(std::chrono::steady_clock::time_point started,
 Evaluation Evaluator::evaluate(const backend::Candidate& candidate, bool time, bool strict,
                                bool all_arches, std::optional<double> time_cutoff_ms) {
   Evaluation ev;
-  const verify::RunOptions run_options{time, strict, config_.atol, config_.rtol, time_cutoff_ms};
+  verify::RunOptions run_options;
+  run_options.time = time;
+  run_options.strict = strict;
+  run_options.atol = config_.atol;
+  run_options.rtol = config_.rtol;
+  run_options.accuracy = config_.accuracy;
+  run_options.time_cutoff_ms = time_cutoff_ms;
   // A prepared candidate keeps its folder (where its library was prebuilt); others get a new one.
   fs::path dir;
   if (auto it = prepared_.find(prepared_key(candidate)); it != prepared_.end() && !all_arches) {

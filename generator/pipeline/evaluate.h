@@ -67,6 +67,7 @@ class Evaluator {
     std::string op_file_name;
     double bytes = 0, flops = 0;  // the problem's minimum traffic and arithmetic (roofline)
     double atol = 1e-4, rtol = 1e-4;
+    AccuracyMode accuracy = AccuracyMode::automatic;  // OPTIONS accuracy=
     verify::References* refs = nullptr;  // the op's references on the GPU (with a GPU only)
   };
   Evaluator(Config config, const contract::Contract& contract, toolchain::Nvcc& nvcc,

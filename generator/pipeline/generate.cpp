@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <future>
 
@@ -125,6 +126,18 @@ bool deterministic(const GenerateOptions& o) {
                   "torch.backends.cudnn.deterministic), or deterministic=off (the default)");
 }
 
+// OPTIONS accuracy=auto|on|off (base/accuracy.h): auto (the default) judges an output against
+// the model computed in float64 where PyTorch's own output misses that by more than the
+// tolerance; on judges every floating output so; off keeps the tolerance check alone.
+AccuracyMode accuracy(const GenerateOptions& o) {
+  const auto it = o.options.find("accuracy");
+  if (it == o.options.end()) return AccuracyMode::automatic;
+  if (const auto m = accuracy_mode_from_name(it->second)) return *m;
+  throw UserError("OPTIONS accuracy='" + it->second + "' is not known",
+                  "use OPTIONS accuracy=auto (the default: against float64 where PyTorch's own "
+                  "output is not determined to the tolerance), on, or off");
+}
+
 // For the message when the chosen kernel and every runner-up failed the final check.
 std::string tried_after(const json& rejected) {
   std::string text;
@@ -163,6 +176,26 @@ std::string join_status(const json& status) {
   for (auto it = status.begin(); it != status.end(); ++it)
     s += (s.empty() ? "" : ", ") + it.key() + ": " + it->value("text", "");
   return s;
+}
+
+// Says so in the build log where the winner was judged against the model computed in float64.
+void report_accuracy(const std::string& name, const json& harness) {
+  if (!harness.contains("accuracy") || !harness["accuracy"].is_object()) return;
+  const json& a = harness["accuracy"];
+  if (!a.value("passed", false)) return;
+  auto num = [&](const char* k) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.3g", a.value(k, 0.0));
+    return std::string(buf);
+  };
+  log::info(name + ": verified against the model computed in float64 (accuracy " +
+            a.value("mode", std::string("auto")) + ", " + std::to_string(a.value("judged", 0)) +
+            " output comparisons): PyTorch's own output misses it by up to " +
+            num("torch_max_abs_error") + " (mean " + num("torch_mean_abs_error") +
+            "), this kernel's by up to " + num("kernel_max_abs_error") + " (mean " +
+            num("kernel_mean_abs_error") + "); at most " + num("factor") +
+            " times PyTorch's own error passes (OPTIONS accuracy=off keeps the tolerance check "
+            "alone)");
 }
 
 // Per-arch status after generation: the GPU's own arch verified (or not), the others compiled only.
@@ -231,6 +264,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
   if (o.options.count("transcript")) bc.replay_transcript = o.options.at("transcript");
   bc.precision = precision(o);
   const bool bitwise = deterministic(o);
+  (void)accuracy(o);  // an unknown OPTIONS accuracy= is a user error before op.py runs
   backend::check_config(bc);
   if (!o.remote_cache.empty() && !o.remote_key.empty())
     (void)cache::EntrySigner(o.remote_key);  // a key too short to sign with is a user error
@@ -382,10 +416,10 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
                                      o.baseline_max_autotune, o.baseline_compile, spec_json);
       });
     }
-    Evaluator evaluator(
-        {o.data_dir, work.path() / "candidates", spec_json, arches, backend->name(),
-         o.op_file.filename().string(), bytes, flops, tol.first, tol.second, refs.get()},
-        contract, nvcc, services.gpu);
+    Evaluator evaluator({o.data_dir, work.path() / "candidates", spec_json, arches, backend->name(),
+                         o.op_file.filename().string(), bytes, flops, tol.first, tol.second,
+                         accuracy(o), refs.get()},
+                        contract, nvcc, services.gpu);
     StageBudget budget;
     budget.max_candidates = std::max(1, o.budget);
     Progress progress = log_progress(result.name);
@@ -471,6 +505,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
                         "run again with --keep-work to inspect the candidate");
     }
     json status = arch_status(arches, services.gpu, final_eval, tol, skip_verify, o.no_gpu_reason);
+    report_accuracy(result.name, final_eval.profile.value("harness", json::object()));
     // The baselines, timed the same way on the same GPU in the same run.
     json timing = {{"kernel_ms", nullptr},
                    {"eager_ms", nullptr},
@@ -590,6 +625,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
       {"precision", precision(o)},
       {"tolerance", {{"atol", tol.first}, {"rtol", tol.second}}},
       {"tolerance_basis", tolerance_basis(o, s)},
+      {"accuracy_mode", std::string(accuracy_mode_name(accuracy(o)))},
       {"candidate", record.value("candidate", "")},
       {"summary", record.value("summary", "")},
       {"params", record.value("params", json::object())},

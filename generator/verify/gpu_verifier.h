@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "base/accuracy.h"
 #include "verify/references.h"
 #include "verify_result.h"
 
@@ -28,6 +29,9 @@ struct RunOptions {
   bool time = false;    // also time it (after it verifies)
   bool strict = false;  // compute-sanitizer memcheck first
   double atol = 1e-4, rtol = 1e-4;
+  // Judging against the model computed in float64 where PyTorch's own output misses it
+  // (base/accuracy.h).
+  AccuracyMode accuracy = AccuracyMode::automatic;
   // With time: timing stops after a few trials whose fastest is slower than this (the best so
   // far, with room), so a candidate that cannot win holds the GPU lock only that long.
   std::optional<double> time_cutoff_ms;

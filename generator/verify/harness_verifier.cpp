@@ -81,6 +81,7 @@ GpuOutcome HarnessVerifier::run(const fs::path& cu, const fs::path& include_dir,
   run.work_dir = work;
   run.source = cu;
   run.tolerance = Tolerance{options.atol, options.rtol};
+  run.accuracy = options.accuracy;
   run.time = options.time;
   run.time_cutoff_ms = options.time_cutoff_ms;
   run.strict = options.strict;

@@ -11,6 +11,10 @@ there).
 Protocol: one JSON object per line each way.
   {"cmd": "set", "index": k}   -> {"ok": true, "index", "seed", "declared", "inputs": [T],
                                    "params": [T], "outputs": [T], "compute_ms", "wait_ms"}
+  {"cmd": "exact", "index": k} -> {"ok": true, "index", "outputs": [T] | null, "why",
+                                   "compute_ms", "wait_ms"}
+       (set k's outputs computed in float64, for the accuracy rule, base/accuracy.h; null with
+       the reason where the model does not run in float64)
   {"cmd": "release", "index": k} -> {"ok": true}
   {"cmd": "info"}              -> {"ok": true, "sets", "device", "compute_device"}
   T = {"name", "dtype", "shape", "bytes", "handle" (hex cudaIpcMemHandle_t), "offset"}
@@ -22,6 +26,7 @@ once: {"ok": true, "pid", "sets", "device", "compute_device", "startup_ms", "set
 The server ends when its standard input closes (its egg-gen ended, however it ended).
 """
 
+import copy
 import json
 import os
 import socket
@@ -118,6 +123,7 @@ class References:
             self._place_model(self.compute_device)
         _retry_oom(torch, place, waited)
         self.cache = {}
+        self.exact_cache = {}
         self.pinned = {}
 
     def _place_model(self, device):
@@ -194,6 +200,74 @@ class References:
             self.cache[k] = s
         return s, total_ms - wait_ms, wait_ms
 
+    def _compute_exact(self, k):
+        """Set k's outputs in float64: a float64 copy of the model (floating parameters and
+        buffers converted) run on the floating inputs converted, with float64 the default dtype
+        (tensors forward creates). (outputs, "") or (None, why not)."""
+        torch = self.torch
+        from . import loader
+        from .errors import describe
+        dev = self.compute_device
+        loader.reset_state(self.op)
+        try:
+            model64 = copy.deepcopy(self.op.model).double()
+        except Exception as e:  # noqa: B902 - a model that cannot be copied has no float64 twin
+            return None, "the model cannot be copied to float64: %s" % describe(e)
+        inputs = [t.double() if isinstance(t, torch.Tensor) and t.is_floating_point() else t
+                  for t in loader.get_inputs(self.op, k, dev.type)]
+        previous = torch.get_default_dtype()
+        torch.set_default_dtype(torch.float64)
+        try:
+            torch.manual_seed(k)
+            with torch.no_grad():
+                result = model64(*inputs)
+        except Exception as e:  # noqa: B902 - any failure only means: no float64 reference
+            if _is_oom(e):
+                raise
+            return None, "forward fails in float64: %s" % describe(e)
+        finally:
+            torch.set_default_dtype(previous)
+            del model64
+        items = list(result) if isinstance(result, (tuple, list)) else [result]
+        decls = self.spec["outputs"]
+        if len(items) != len(decls) or not all(isinstance(t, torch.Tensor) for t in items):
+            return None, "forward in float64 returns other outputs than in float32"
+        outs = []
+        for d, t in zip(decls, items):
+            if list(t.shape) != d["shape"]:
+                return None, "output %s has shape %s in float64" % (d["name"], list(t.shape))
+            if d["dtype"] in ("float32", "float16", "bfloat16") and t.dtype != torch.float64:
+                return None, "output %s stays %s when the model runs in float64" % (
+                    d["name"], str(t.dtype).replace("torch.", ""))
+            outs.append(t.detach().to(self.serve_device).contiguous())
+        if self.serve_device.type == "cuda":
+            torch.cuda.synchronize()
+        return outs, ""
+
+    def exact(self, k):
+        """compute(k)'s float64 twin: (outputs or None, why not, compute ms, wait ms)."""
+        torch = self.torch
+        from egg_bench.gpu_lock import gpu_work_lock
+
+        from . import gpu_memory
+        if k in self.exact_cache:
+            return self.exact_cache[k] + (0.0, 0.0)
+        waited = {}
+        t0 = time.perf_counter()
+
+        def attempt():
+            if self.serve_device.type != "cuda":
+                return self._compute_exact(k)
+            # float64 doubles the set's bytes and the model's
+            with gpu_memory.admission(torch, 2 * self.need_bytes, waited), gpu_work_lock(waited):
+                return self._compute_exact(k)
+        outs, why = _retry_oom(torch, attempt, waited)
+        total_ms = (time.perf_counter() - t0) * 1e3
+        wait_ms = waited.get("wait_s", 0.0) * 1e3
+        if self.keep:
+            self.exact_cache[k] = (outs, why)
+        return outs, why, total_ms - wait_ms, wait_ms
+
     def warm_up(self):
         """Computes every set once (a forward failing on a seed is the op's fault, found here),
         falling back to the CPU when the model does not run on the GPU."""
@@ -237,8 +311,17 @@ class References:
             return {"ok": False, "kind": "internal", "error": "no reference set %r" % (k,)}
         if cmd == "release":
             pinned.pop(k, None)
+            pinned.pop(("exact", k), None)
             self._empty_cache()
             return {"ok": True}
+        if cmd == "exact":
+            outs, why, compute_ms, wait_ms = self.exact(k)
+            pinned[("exact", k)] = outs
+            decls = [dict(d, dtype="float64" if t.dtype == self.torch.float64 else d["dtype"])
+                     for d, t in zip(self.spec["outputs"], outs or [])]
+            return {"ok": True, "index": k,
+                    "outputs": self.describe(outs, decls) if outs is not None else None,
+                    "why": why, "compute_ms": compute_ms, "wait_ms": wait_ms}
         if cmd != "set":
             return {"ok": False, "kind": "internal", "error": "unknown command %r" % (cmd,)}
         s, compute_ms, wait_ms = self.compute(k)

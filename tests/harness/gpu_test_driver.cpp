@@ -4,7 +4,8 @@
 //
 //   egg_harness_gpu_test --harness H --nvcc N --python P --pythonpath D --planted DIR --make-spec F
 //                        --op OP --work DIR (--case NAME --expect STATUS [--rows R --cols C]
-//                        [--max-disk-mb M] [--time] [--strict] | --baseline)
+//                        [--max-disk-mb M] [--expect-accuracy passed|failed] [--time]
+//                        [--strict] | --baseline)
 //
 // Each case starts its own reference server (python3 -m egg_frontend serve, the path egg-gen
 // uses), so every planted candidate is judged against references that live on the GPU.
@@ -218,6 +219,13 @@ int main(int argc, char** argv) {
   const double disk_mb = static_cast<double>(disk_bytes(dir)) / (1 << 20);
   std::cout << "disk:     " << disk_mb << " MiB in " << dir
             << "\nhost:     " << usage.ru_maxrss / 1024.0 << " MiB peak resident (largest child)\n";
+  // --expect-accuracy passed|failed: the accuracy rule judged the outputs, with that verdict.
+  if (a.count("--expect-accuracy")) {
+    const std::string want = a["--expect-accuracy"];
+    const std::string have = !r.accuracy ? "none" : r.accuracy->passed ? "passed" : "failed";
+    std::cout << "accuracy: " << have << " (expected " << want << ")\n";
+    ok = ok && have == want;
+  }
   if (a.count("--max-disk-mb") && disk_mb > std::stod(a["--max-disk-mb"])) {
     std::cout << "disk use over the limit of " << a["--max-disk-mb"] << " MiB\n";
     ok = false;

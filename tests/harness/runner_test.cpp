@@ -55,12 +55,18 @@ TEST_F(Runner, OptionsBecomeArgv) {
   run.strict = true;
   run.tolerance = Tolerance{0.5, 0.25};
   run.time_cutoff_ms = 1.5;
+  run.accuracy = egg::AccuracyMode::on;
+  run.accuracy_factor = 3;
   const VerifyResult r = run_candidate(run);
   EXPECT_EQ(r.status, VerifyStatus::mismatch);
   EXPECT_EQ(r.exit_code, 10);
-  for (const char* s : {"--time", "--cutoff-ms 1.5", "--strict", "--atol 0.5", "--rtol 0.25",
-                        "--source", "candidate.cu", "--spec"})
+  for (const char* s :
+       {"--time", "--cutoff-ms 1.5", "--strict", "--atol 0.5", "--rtol 0.25", "--source",
+        "candidate.cu", "--spec", "--accuracy on", "--accuracy-factor 3"})
     EXPECT_NE(r.message.find(s), std::string::npos) << s << " not in " << r.message;
+  // The defaults (auto, k = 2) are the harness's own: nothing on the command line.
+  const VerifyResult plain = run_candidate(run_with("args.sh"));
+  EXPECT_EQ(plain.message.find("--accuracy"), std::string::npos) << plain.message;
 }
 
 // The harness (and the candidate it loads) sees the allowlist of base/child_env.h: the settings it

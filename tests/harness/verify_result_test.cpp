@@ -41,4 +41,32 @@ TEST(VerifyResult, JsonRoundTrip) {
   EXPECT_EQ(back.timing->hold_timeouts, 2);
   EXPECT_TRUE(back.timing->cut_short);
   EXPECT_THROW(result_from_json(nlohmann::json{{"status", "bogus"}}), nlohmann::json::exception);
+  EXPECT_FALSE(back.accuracy);
+}
+
+TEST(VerifyResult, TheAccuracyRecordRoundTrips) {
+  VerifyResult r;
+  r.status = VerifyStatus::verified;
+  AccuracyRecord a;
+  a.mode = "auto";
+  a.output = "out0";
+  a.judged = 5;
+  a.torch_max_abs_error = 0.024;
+  a.kernel_max_abs_error = 0.019;
+  a.torch_mean_abs_error = 1e-3;
+  a.kernel_mean_abs_error = 8e-4;
+  r.accuracy = a;
+  r.float64_unavailable = "forward fails in float64: dtype mismatch";
+  const nlohmann::json j = to_json(r);
+  EXPECT_EQ(j["accuracy"]["judged"], 5);
+  const VerifyResult back = result_from_json(j);
+  ASSERT_TRUE(back.accuracy);
+  EXPECT_EQ(back.accuracy->mode, "auto");
+  EXPECT_EQ(back.accuracy->output, "out0");
+  EXPECT_EQ(back.accuracy->judged, 5);
+  EXPECT_TRUE(back.accuracy->passed);
+  EXPECT_DOUBLE_EQ(back.accuracy->factor, 2.0);
+  EXPECT_DOUBLE_EQ(back.accuracy->torch_max_abs_error, 0.024);
+  EXPECT_DOUBLE_EQ(back.accuracy->kernel_mean_abs_error, 8e-4);
+  EXPECT_EQ(back.float64_unavailable, r.float64_unavailable);
 }

@@ -72,6 +72,56 @@ class Protocol(TempOps, unittest.TestCase):
         self.assertEqual(reply["outputs"][0]["bytes"], 96)
         self.assertEqual(self.ask(f, {"cmd": "release", "index": 2}), {"ok": True})
 
+    def test_exact_is_the_model_computed_in_float64(self):
+        op = """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(6, 5)
+                self.register_buffer("scale", torch.full((5,), 3.0))
+            def forward(self, x):
+                # a tensor forward creates follows the default dtype (float64 in the twin)
+                return self.lin(x) * self.scale + torch.ones(5)
+        def get_inputs():
+            return [torch.randn(4, 6)]
+        """
+        r, refs = self.refs(op)
+        f = self.serve(refs)
+        self.assertTrue(self.ask(f, {"cmd": "set", "index": 1})["ok"])
+        reply = self.ask(f, {"cmd": "exact", "index": 1})
+        self.assertTrue(reply["ok"], reply)
+        self.assertEqual(reply["why"], "")
+        self.assertEqual([(o["name"], o["dtype"], o["bytes"]) for o in reply["outputs"]],
+                         [(r.spec["outputs"][0]["name"], "float64", 4 * 5 * 8)])
+        outs, why, _, _ = refs.exact(1)
+        s, _, _ = refs.compute(1)
+        x64 = s["inputs"][0].double()
+        w, b = refs.params[0].double(), refs.params[1].double()
+        want = (x64 @ w.T + b) * 3.0 + 1.0
+        self.assertEqual(outs[0].dtype, torch.float64)
+        self.assertTrue(torch.allclose(outs[0], want, rtol=0, atol=1e-12))
+        # the float32 reference is PyTorch's own float32 computation, unchanged
+        self.assertEqual(s["outputs"][0].dtype, torch.float32)
+        self.assertEqual(self.ask(f, {"cmd": "release", "index": 1}), {"ok": True})
+
+    def test_exact_says_why_where_the_model_does_not_run_in_float64(self):
+        op = """
+        class Model(nn.Module):
+            def forward(self, x):
+                return x.float() * 2
+        def get_inputs():
+            return [torch.randn(4, 6)]
+        """
+        r, refs = self.refs(op)
+        f = self.serve(refs)
+        self.assertTrue(self.ask(f, {"cmd": "set", "index": 0})["ok"])
+        reply = self.ask(f, {"cmd": "exact", "index": 0})
+        self.assertTrue(reply["ok"], reply)
+        self.assertIsNone(reply["outputs"])
+        self.assertIn("stays float32 when the model runs in float64", reply["why"])
+        # the failure changes nothing else: the float32 sets are still served
+        self.assertTrue(self.ask(f, {"cmd": "set", "index": 1})["ok"])
+
     def test_bad_requests_are_answers(self):
         r, refs = self.refs()
         f = self.serve(refs)
