@@ -165,30 +165,41 @@ def refuse_random(ep, op, user_files):
 
 
 def warn_mutations(ep, op, user_files):
-    """A warning per forward input, and per buffer (model state), that forward changes in place
-    (export records the new value as a ``USER_INPUT_MUTATION`` or ``BUFFER_MUTATION`` output)."""
+    """A warning per forward input that forward changes in place, and one for the buffers (model
+    state) it changes (export records each new value as a ``USER_INPUT_MUTATION`` or
+    ``BUFFER_MUTATION`` output): a model in training mode with hundreds of BatchNorm layers gets
+    one line naming the first few, not three per layer."""
     from torch.export.graph_signature import OutputKind
     nodes = {n.name: n for n in ep.graph.nodes}
+    state = []
     for out in ep.graph_signature.output_specs:
         if out.kind not in (OutputKind.USER_INPUT_MUTATION, OutputKind.BUFFER_MUTATION):
             continue
         node = nodes.get(getattr(out.arg, "name", ""))
         file, line, code = location(node, user_files) if node is not None else ("", 0, "")
-        if out.kind == OutputKind.USER_INPUT_MUTATION:
-            sys.stderr.write("egg: warning: %s:%d: forward: forward changes its input %s in place "
-                             "(%s); the generated kernel leaves its inputs unchanged, so code that "
-                             "relies on the change differs from it\n"
-                             % (file or op.path, line, out.target,
-                                one_line(code or "an in-place operation")))
-            sys.stderr.write("egg: hint: compute a new tensor instead (x = x + 1, not x += 1 or "
-                             "x.add_(1))\n")
-        else:
-            sys.stderr.write("egg: warning: %s:%d: forward: forward changes the model's state "
-                             "self.%s (%s); the generated kernel computes the outputs from its "
-                             "inputs and keeps no state between calls\n"
-                             % (file or op.path, line, out.target,
-                                one_line(code or "an in-place operation")))
-            sys.stderr.write("egg: hint: pass the state in as an input and return the new one\n")
+        if out.kind == OutputKind.BUFFER_MUTATION:
+            state.append((out.target, file, line, code))
+            continue
+        sys.stderr.write("egg: warning: %s:%d: forward: forward changes its input %s in place "
+                         "(%s); the generated kernel leaves its inputs unchanged, so code that "
+                         "relies on the change differs from it\n"
+                         % (file or op.path, line, out.target,
+                            one_line(code or "an in-place operation")))
+        sys.stderr.write("egg: hint: compute a new tensor instead (x = x + 1, not x += 1 or "
+                         "x.add_(1))\n")
+    if not state:
+        return
+    target, file, line, code = state[0]
+    shown = ", ".join("self." + t for t, _, _, _ in state[:3])
+    more = " and %d more" % (len(state) - 3) if len(state) > 3 else ""
+    sys.stderr.write("egg: warning: %s:%d: forward: forward changes the model's state %s%s (%s); "
+                     "the generated kernel computes the outputs from its inputs and keeps no "
+                     "state between calls\n"
+                     % (file or op.path, line, shown, more,
+                        one_line(code or "an in-place operation")))
+    sys.stderr.write("egg: hint: pass the state in as an input and return the new one (a "
+                     "BatchNorm in training mode updates its running statistics; the kernel "
+                     "normalizes with the batch's, as forward does)\n")
 
 
 def location(node, user_files):

@@ -111,6 +111,23 @@ class MutatedState(TempOps, unittest.TestCase):
         # The cat's second operand comes from h0 (through the copy's clone), not from a buffer.
         self.assertNotIn("hidden", json.dumps(cat["args"]))
 
+    def test_many_changed_buffers_are_one_warning(self):
+        # Two BatchNorms in training mode update six buffers: one warning names the first three.
+        r = self.trace("""
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = nn.BatchNorm2d(3)
+                self.b = nn.BatchNorm2d(3)
+            def forward(self, x):
+                return self.b(self.a(x))
+        def get_inputs():
+            return [torch.randn(4, 3, 5, 5)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        self.assertEqual(r.stderr.count("changes the model's state"), 1, r.stderr)
+        self.assertIn("self.a.running_mean, self.a.running_var, self.a.num_batches_tracked "
+                      "and 3 more", r.stderr)
 
     def test_the_reference_server_lists_the_params_in_the_tracers_order(self):
         # A plain tensor attribute in an early submodule and a real buffer in a later one: both
