@@ -29,7 +29,7 @@ std::filesystem::path cpu_slot_file(const std::filesystem::path& cpu_lock, int k
   return std::filesystem::path(cpu_lock.string() + ".slot" + std::to_string(k));
 }
 
-CpuSlot::CpuSlot(const std::optional<std::filesystem::path>& cpu_lock, int slots) {
+CpuSlot::CpuSlot(const std::optional<std::filesystem::path>& cpu_lock, int slots, bool wait) {
   if (!cpu_lock || slots < 1) return;
   const auto start = std::chrono::steady_clock::now();
   const int first = static_cast<int>(getpid() % slots);
@@ -53,7 +53,7 @@ CpuSlot::CpuSlot(const std::optional<std::filesystem::path>& cpu_lock, int slots
       ::close(fd);
     }
   }
-  if (fd_ < 0 && waiting_fd >= 0 && error_.empty()) {
+  if (fd_ < 0 && waiting_fd >= 0 && error_.empty() && wait) {
     if (flock_retrying(waiting_fd, LOCK_EX) == 0) {
       fd_ = waiting_fd;
       slot_ = first;

@@ -22,13 +22,14 @@ int cpu_slot_count();
 // The file of slot `k` beside the CPU lock `cpu_lock`.
 std::filesystem::path cpu_slot_file(const std::filesystem::path& cpu_lock, int k);
 
-// Holds one of `slots` slots from construction to destruction (blocking until one is free).
-// No lock path (locking disabled) or a slot file that cannot be opened: not held, error() says
-// why, and the work proceeds unbounded.
+// Holds one of `slots` slots from construction to destruction (blocking until one is free, or
+// with `wait` false only taking one that is free now: not held() when none is). No lock path
+// (locking disabled) or a slot file that cannot be opened: not held, error() says why, and the
+// work proceeds unbounded.
 class CpuSlot {
  public:
   explicit CpuSlot(const std::optional<std::filesystem::path>& cpu_lock,
-                   int slots = cpu_slot_count());
+                   int slots = cpu_slot_count(), bool wait = true);
   ~CpuSlot();
   CpuSlot(const CpuSlot&) = delete;
   CpuSlot& operator=(const CpuSlot&) = delete;

@@ -43,6 +43,10 @@ class Nvcc {
   std::vector<std::string> extra_flags_;
 };
 
+// The most threads one nvcc is given for cicc and ptxas (--split-compile), when that many CPU
+// slots are free (util/process.h: ProcessSpec::max_threads).
+constexpr int kNvccMaxThreads = 8;
+
 // The numeric part of "sm_90" ("90"), or an empty string when malformed.
 std::string arch_number(const std::string& arch);
 

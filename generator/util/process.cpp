@@ -1,5 +1,7 @@
 #include "util/process.h"
 
+#include <list>
+
 #include "base/child_env.h"
 #include "base/cpu_slot.h"
 #include "base/gpu_lock.h"
@@ -20,12 +22,24 @@ std::string repro_line(const ProcessSpec& spec) {
 ProcessResult SystemProcessRunner::run(const ProcessSpec& spec) {
   // A CPU slot first, then the CPU lock shared (base/cpu_slot.h, base/gpu_lock.h).
   std::optional<CpuSlot> slot;
+  std::list<CpuSlot> more_slots;  // for a child's extra threads (not movable: a list)
   std::optional<CpuWorkLock> quiet;
+  std::vector<std::string> args = spec.args;
   if (spec.cpu_work) {
     slot.emplace(cpu_lock_path());
     if (slot->waited_ms() > 1000)
       log::debug("waited " + std::to_string(static_cast<long>(slot->waited_ms() / 1000)) +
                  " s for a CPU slot (EGG_CPU_SLOTS) before " + spec.exe.filename().string());
+    if (slot->held())
+      for (int t = 1; t < spec.max_threads; ++t) {
+        more_slots.emplace_back(cpu_lock_path(), cpu_slot_count(), false);
+        if (!more_slots.back().held()) {
+          more_slots.pop_back();
+          break;
+        }
+      }
+    if (!more_slots.empty() && !spec.threads_flag.empty())
+      args.push_back(spec.threads_flag + std::to_string(1 + more_slots.size()));
     quiet.emplace();
   }
   ProcessResult result;
@@ -39,7 +53,7 @@ ProcessResult SystemProcessRunner::run(const ProcessSpec& spec) {
     env["TMPDIR"] = (io.path() / "tmp").string();
   }
   std::vector<std::string> argv = {spec.exe.string()};
-  argv.insert(argv.end(), spec.args.begin(), spec.args.end());
+  argv.insert(argv.end(), args.begin(), args.end());
   RunOptions options;
   options.time_limit = spec.timeout;
   options.cwd = spec.cwd;

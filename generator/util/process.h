@@ -31,6 +31,12 @@ struct ProcessSpec {
   // EGG_CPU_SLOTS such children run at once and none during a timed span (base/gpu_lock.h).
   // Never for a child that takes the lock itself (egg-harness, egg_bench).
   bool cpu_work = false;
+  // CPU work that can use several threads (nvcc's --split-compile): besides the slot it waits
+  // for, the runner takes up to max_threads - 1 more that are free right now (never waiting, so
+  // a loaded machine gives it one) and, when it holds more than one, appends `threads_flag`
+  // followed by their count to the arguments (e.g. "--split-compile=" gives --split-compile=4).
+  int max_threads = 1;
+  std::string threads_flag;
 };
 
 // How it ended.

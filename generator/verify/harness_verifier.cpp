@@ -35,7 +35,9 @@ ProcessSpec HarnessVerifier::build_spec(const fs::path& cu, const fs::path& incl
   p.timeout = std::chrono::minutes(5);
   p.activity = "compiling " + cu.filename().string() + " with nvcc";
   p.private_tmp = true;
-  p.cpu_work = true;  // nvcc: never during a timed span (base/gpu_lock.h)
+  p.cpu_work = true;                           // nvcc: never during a timed span (base/gpu_lock.h)
+  p.max_threads = toolchain::kNvccMaxThreads;  // cicc and ptxas over the free cores
+  p.threads_flag = "--split-compile=";
   return p;
 }
 

@@ -31,7 +31,8 @@ struct EggRedProd {
 struct EggRedMax {
   float v;
   __device__ __forceinline__ void init() { v = -INFINITY; }
-  __device__ __forceinline__ void push(float x, long long) { v = (x != x || x > v) ? x : v; }
+  // Bitwise |, not ||: a short-circuit becomes a branch between the unrolled loads.
+  __device__ __forceinline__ void push(float x, long long) { v = ((x != x) | (x > v)) ? x : v; }
   __device__ __forceinline__ void merge(const EggRedMax& o) { push(o.v, 0); }
   __device__ __forceinline__ void shfl_merge(int m) { push(egg_shfl_xor(v, m), 0); }
 };
@@ -39,7 +40,7 @@ struct EggRedMax {
 struct EggRedMin {
   float v;
   __device__ __forceinline__ void init() { v = INFINITY; }
-  __device__ __forceinline__ void push(float x, long long) { v = (x != x || x < v) ? x : v; }
+  __device__ __forceinline__ void push(float x, long long) { v = ((x != x) | (x < v)) ? x : v; }
   __device__ __forceinline__ void merge(const EggRedMin& o) { push(o.v, 0); }
   __device__ __forceinline__ void shfl_merge(int m) { push(egg_shfl_xor(v, m), 0); }
 };
@@ -94,13 +95,15 @@ struct EggRedSoftmax {
   float m;
   float s;
   __device__ __forceinline__ void init() { m = -INFINITY; s = 0.0f; }
+  // Without a branch (see EggRedArg::push): the sum rescaled to the new maximum plus the new
+  // term; the same bits as adding exp(x - m) when x <= m, or rescaling and adding 1 when x > m.
+  // `base` is 0 while every element so far is -inf, so -inf - -inf never makes a NaN; a NaN x
+  // leaves m and makes s NaN (as PyTorch's softmax of a row with a NaN).
   __device__ __forceinline__ void push(float x, long long) {
-    if (x > m) {
-      s = s * expf(m - x) + 1.0f;  // m == -inf: s == 0 and expf(-inf) == 0
-      m = x;
-    } else if (m != -INFINITY || x != x) {
-      s += expf(x - m);
-    }
+    const float nm = fmaxf(m, x);
+    const float base = nm == -INFINITY ? 0.0f : nm;
+    s = s * expf(m - base) + expf(x - base);
+    m = nm;
   }
   __device__ __forceinline__ void merge(const EggRedSoftmax& o) {
     const float nm = fmaxf(m, o.m);

@@ -66,6 +66,20 @@ TEST(CpuSlot, AFreeSlotIsTakenWithoutWaiting) {
   EXPECT_LT(c.waited_ms(), 250);
 }
 
+// Without waiting, a slot is taken only when one is free now.
+TEST(CpuSlot, OneThatDoesNotWaitTakesOnlyAFreeSlot) {
+  testing::Scratch dir;
+  const auto lock = dir.path() / "gpu.lock.cpu";
+  CpuSlot a(lock, 2);
+  CpuSlot b(lock, 2, false);
+  EXPECT_TRUE(a.held() && b.held());
+  const auto t0 = std::chrono::steady_clock::now();
+  CpuSlot c(lock, 2, false);
+  EXPECT_FALSE(c.held());
+  EXPECT_TRUE(c.error().empty()) << c.error();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(250));
+}
+
 TEST(CpuSlot, DisabledOrUnopenableIsNotHeldAndSaysWhy) {
   CpuSlot off(std::nullopt, 4);
   EXPECT_FALSE(off.held());

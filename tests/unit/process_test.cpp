@@ -171,5 +171,39 @@ TEST(CpuSlot, CpuWorkChildrenTakeAMachineSlot) {
   EXPECT_TRUE(done);
 }
 
+// A cpu_work child that can use several threads (nvcc's --split-compile) gets the free slots, up
+// to its max_threads, and is told how many; a single slot adds no flag.
+TEST(CpuSlot, AThreadedChildIsGivenTheFreeSlots) {
+  TempDir dir(std::filesystem::temp_directory_path(), "egg-slot-test");
+  const auto path = dir.path() / "gpu.lock";
+  setenv("EGG_GPU_LOCK", path.c_str(), 1);
+  setenv("EGG_CPU_SLOTS", "4", 1);
+  SystemProcessRunner runner;
+  // sh -c 'echo "$@"' sh [--threads=N]: prints the arguments after $0, the flag if any.
+  auto threads = [&](int max_threads) {
+    ProcessSpec p;
+    p.exe = "/bin/sh";
+    p.args = {"-c", "echo \"$@\"", "sh"};
+    p.cpu_work = true;
+    p.max_threads = max_threads;
+    p.threads_flag = "--threads=";
+    const ProcessResult r = runner.run(p);
+    EXPECT_TRUE(r.ok()) << r.err;
+    return r.out;
+  };
+  EXPECT_EQ(threads(8), "--threads=4\n");
+  EXPECT_EQ(threads(3), "--threads=3\n");
+  EXPECT_EQ(threads(1), "\n");
+  {
+    CpuSlot other(cpu_lock_path(path), 4), another(cpu_lock_path(path), 4);
+    ASSERT_TRUE(other.held() && another.held());
+    EXPECT_EQ(threads(8), "--threads=2\n");
+    CpuSlot third(cpu_lock_path(path), 4);
+    EXPECT_EQ(threads(8), "\n");  // one slot left: one thread, no flag
+  }
+  unsetenv("EGG_CPU_SLOTS");
+  unsetenv("EGG_GPU_LOCK");
+}
+
 }  // namespace
 }  // namespace egg
