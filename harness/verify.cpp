@@ -534,7 +534,7 @@ std::string index_text(std::int64_t flat, const std::vector<std::int64_t>& shape
 std::string accuracy_message(const std::string& label, const std::string& output,
                              const AccuracyVerdict& v, Tolerance tol, AccuracyMode mode) {
   std::string msg =
-      label + ", output '" + output + "', judged against the model computed in " + "float64 (" +
+      label + ", output '" + output + "', judged against the model computed in float64 (" +
       (mode == AccuracyMode::on ? std::string("the accuracy rule is on")
                                 : "PyTorch's own output misses it beyond " + fmt(tol.atol) + " + " +
                                       fmt(tol.rtol) + "*|ref|") +
@@ -597,7 +597,10 @@ void Verifier::classify(const std::vector<CallSummary>& calls, const CallSummary
       if (acc && acc->applied()) {
         record_accuracy(*acc, d.name);
         if (acc->ok()) continue;
-        throw Reject{on_fail, accuracy_message(label, d.name, *acc, tol, opts_.accuracy)};
+        // Unwritten (NaN-poisoned) elements are skipped work, whichever rule found them.
+        throw Reject{c.nan_count > 0 && on_fail == VerifyStatus::mismatch ? VerifyStatus::nan_output
+                                                                          : on_fail,
+                     accuracy_message(label, d.name, *acc, tol, opts_.accuracy)};
       }
       if (c.ok()) continue;
       result_.output = d.name;
