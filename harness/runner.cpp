@@ -33,6 +33,14 @@ std::string signal_text(int sig) {
   return std::string("SIG") + (name ? name : "?") + " (signal " + std::to_string(sig) + ")";
 }
 
+// A number for the harness's command line, every bit of it kept (17 significant digits).
+std::string exact_text(double v) {
+  std::ostringstream s;
+  s.precision(17);
+  s << v;
+  return s.str();
+}
+
 }  // namespace
 
 std::vector<std::string> harness_argv(const CandidateRun& run, const fs::path& result_json,
@@ -50,29 +58,16 @@ std::vector<std::string> harness_argv(const CandidateRun& run, const fs::path& r
   if (!run.refs.empty()) argv.insert(argv.end(), {"--refs", fs::absolute(run.refs).string()});
   if (!kept_source.empty())
     argv.insert(argv.end(), {"--source", fs::absolute(kept_source).string()});
-  if (run.tolerance) {
-    std::ostringstream a, r;
-    a.precision(17);
-    r.precision(17);
-    a << run.tolerance->atol;
-    r << run.tolerance->rtol;
-    argv.insert(argv.end(), {"--atol", a.str(), "--rtol", r.str()});
-  }
+  if (run.tolerance)
+    argv.insert(argv.end(), {"--atol", exact_text(run.tolerance->atol), "--rtol",
+                             exact_text(run.tolerance->rtol)});
   if (run.accuracy != AccuracyMode::automatic)
     argv.insert(argv.end(), {"--accuracy", std::string(accuracy_mode_name(run.accuracy))});
-  if (run.accuracy_factor != kDefaultAccuracyFactor) {
-    std::ostringstream k;
-    k.precision(17);
-    k << run.accuracy_factor;
-    argv.insert(argv.end(), {"--accuracy-factor", k.str()});
-  }
+  if (run.accuracy_factor != kDefaultAccuracyFactor)
+    argv.insert(argv.end(), {"--accuracy-factor", exact_text(run.accuracy_factor)});
   if (run.time) argv.push_back("--time");
-  if (run.time && run.time_cutoff_ms) {
-    std::ostringstream c;
-    c.precision(17);
-    c << *run.time_cutoff_ms;
-    argv.insert(argv.end(), {"--cutoff-ms", c.str()});
-  }
+  if (run.time && run.time_cutoff_ms)
+    argv.insert(argv.end(), {"--cutoff-ms", exact_text(*run.time_cutoff_ms)});
   if (run.strict) argv.push_back("--strict");
   argv.insert(argv.end(), run.extra_args.begin(), run.extra_args.end());
   return argv;

@@ -175,30 +175,36 @@ class References:
             torch.cuda.synchronize()
         return {"inputs": inputs, "outputs": outs}
 
-    def compute(self, k):
-        """Set k, computed (waiting for GPU memory when the GPU is full) or from the cache."""
+    def _on_gpu(self, fn, need_bytes):
+        """fn() run as GPU work, waiting for GPU memory when the GPU is full: (its result, compute
+        ms, wait ms)."""
         torch = self.torch
         from egg_bench.gpu_lock import gpu_work_lock
 
         from . import gpu_memory
-        if k in self.cache:
-            return self.cache[k], 0.0, 0.0
         waited = {}
         t0 = time.perf_counter()
 
         def attempt():
             if self.serve_device.type != "cuda":
-                return self._compute(k)
+                return fn()
             # Memory first, then the quiet lock shared (computing on the GPU is never done during
             # another job's timed span; nothing is awaited while it is held).
-            with gpu_memory.admission(torch, self.need_bytes, waited), gpu_work_lock(waited):
-                return self._compute(k)
-        s = _retry_oom(torch, attempt, waited)
+            with gpu_memory.admission(torch, need_bytes, waited), gpu_work_lock(waited):
+                return fn()
+        result = _retry_oom(torch, attempt, waited)
         total_ms = (time.perf_counter() - t0) * 1e3
         wait_ms = waited.get("wait_s", 0.0) * 1e3
+        return result, total_ms - wait_ms, wait_ms
+
+    def compute(self, k):
+        """Set k, computed (waiting for GPU memory when the GPU is full) or from the cache."""
+        if k in self.cache:
+            return self.cache[k], 0.0, 0.0
+        s, compute_ms, wait_ms = self._on_gpu(lambda: self._compute(k), self.need_bytes)
         if self.keep:
             self.cache[k] = s
-        return s, total_ms - wait_ms, wait_ms
+        return s, compute_ms, wait_ms
 
     def _compute_exact(self, k):
         """Set k's outputs in float64: a float64 copy of the model (floating parameters and
@@ -246,27 +252,14 @@ class References:
 
     def exact(self, k):
         """compute(k)'s float64 twin: (outputs or None, why not, compute ms, wait ms)."""
-        torch = self.torch
-        from egg_bench.gpu_lock import gpu_work_lock
-
-        from . import gpu_memory
         if k in self.exact_cache:
             return self.exact_cache[k] + (0.0, 0.0)
-        waited = {}
-        t0 = time.perf_counter()
-
-        def attempt():
-            if self.serve_device.type != "cuda":
-                return self._compute_exact(k)
-            # float64 doubles the set's bytes and the model's
-            with gpu_memory.admission(torch, 2 * self.need_bytes, waited), gpu_work_lock(waited):
-                return self._compute_exact(k)
-        outs, why = _retry_oom(torch, attempt, waited)
-        total_ms = (time.perf_counter() - t0) * 1e3
-        wait_ms = waited.get("wait_s", 0.0) * 1e3
+        # float64 doubles the set's bytes and the model's
+        (outs, why), compute_ms, wait_ms = self._on_gpu(lambda: self._compute_exact(k),
+                                                        2 * self.need_bytes)
         if self.keep:
             self.exact_cache[k] = (outs, why)
-        return outs, why, total_ms - wait_ms, wait_ms
+        return outs, why, compute_ms, wait_ms
 
     def warm_up(self):
         """Computes every set once (a forward failing on a seed is the op's fault, found here),
