@@ -228,6 +228,38 @@ TEST(Planner, ImpossibleGraphNamesTheOpAndLine) {
   EXPECT_THROW(backend.propose(request(s, c, "stage1")), UserError);
 }
 
+// A group no cut places is explained by the piece that no family takes, with that piece's line:
+// here the bool mask `tril(full(...))`, read by an op of the next group, is cut off after a scan
+// whose epilogue (an outer difference) grows the element count, and no kernel writes a bool
+// tensor; the whole group's reasons ("no matmul in the op") name no line.
+TEST(Planner, TheRejectedPieceIsExplainedWithItsLine) {
+  BuiltinBackend backend(kData);
+  json not_mask = node("not", "aten.bitwise_not.default", {ref("mask")}, json::object(), {64, 64},
+                       33, "bool");
+  not_mask["target"] = "aten.bitwise_not.default";
+  auto s = make_spec(
+      {tensor("x", {4, 64})}, json::array(),
+      {node("cs", "cumsum", {ref("x")}, {{"dim", -1}}, {4, 64}, 30),
+       node("a", "unsqueeze", {ref("cs")}, {{"dim", -1}}, {4, 64, 1}, 31),
+       node("b", "unsqueeze", {ref("cs")}, {{"dim", -2}}, {4, 1, 64}, 31),
+       node("d", "sub", {ref("a"), ref("b")}, json::object(), {4, 64, 64}, 31),
+       node("full", "full", json::array(), {{"size", {64, 64}}, {"fill_value", true}}, {64, 64},
+            32, "bool"),
+       node("mask", "tril", {ref("full")}, {{"diagonal", 0}}, {64, 64}, 32, "bool"),
+       not_mask,
+       node("out", "where", {ref("not"), json{{"scalar", -1e30}}, ref("d")}, json::object(),
+            {4, 64, 64}, 34)});
+  try {
+    backend.check_supported(s);
+    const auto c = contract::derive(s, "k");
+    backend.propose(request(s, c, "stage1"));
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_GT(e.where().line, 0) << e.describe();
+    EXPECT_FALSE(has(e.describe(), "no linear, matmul")) << e.describe();
+  }
+}
+
 // An op outside EGG's op set (kept by its ATen name) is named, with its line, even when another
 // family's reason about the same part comes first (a GEMM's "no matmul in the op").
 TEST(Planner, AnOpOutsideTheOpSetIsTheReasonGiven) {

@@ -296,10 +296,23 @@ UserError explain_rejection(const spec::Spec& s,
     if (!why) continue;
     if (!best || (why->where().line > 0 && best->where().line == 0)) best = why;
   }
-  if (best) return *best;
-  const SourceLocation at =
-      s.nodes.empty() ? SourceLocation{s.op_file, 0, "op"} : s.nodes.front().where;
-  return UserError(at, "no builtin family implements this part of the op");
+  if (best && best->where().line > 0) return *best;
+  // No family's reason names a line (each says its anchor is missing): the part's first op is
+  // where the user looks, with the best reason given.
+  if (s.nodes.empty())
+    return best ? *best
+                : UserError(SourceLocation{s.op_file, 0, "op"},
+                            "no builtin family implements this part of the op");
+  const spec::Node& first = s.nodes.front();
+  std::string ops;
+  for (const auto& n : s.nodes) ops += (ops.empty() ? "" : ", ") + quote(n);
+  return UserError(first.where,
+                   "no builtin family implements the part of the op made of " + ops +
+                       (best ? std::string(" (") + best->what() + ")" : std::string()),
+                   best && !best->hint().empty()
+                       ? best->hint()
+                       : "rewrite this part with the ops docs/SPEC.md lists, or generate the "
+                         "kernel with an LLM backend (egg_kernel BACKEND openai or anthropic)");
 }
 
 Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& families,
@@ -383,6 +396,7 @@ Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>&
   for (const Group& g : group_nodes(s, roles)) {
     const auto options = group_options(g);
     std::optional<std::vector<PlanSegment>> placed;
+    std::vector<size_t> failed;  // the piece that no family takes, once known
     for (const auto& option : options)
       if ((placed = segments_of(option))) break;
     if (!placed && !g.anchor) {
@@ -418,12 +432,19 @@ Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>&
       }
       if (!current.empty()) pieces.push_back(current);
       placed = segments_of(pieces);
+      // The first piece no family takes is the one to explain: its ops are the reason.
+      for (const auto& piece : pieces)
+        if (!placed && !piece.empty() && !segment_of(piece)) {
+          failed = with_views(piece);
+          break;
+        }
     }
     if (!placed) {
-      std::vector<size_t> all;
-      for (const auto& piece : options.front()) all.insert(all.end(), piece.begin(), piece.end());
-      std::sort(all.begin(), all.end());
-      throw explain_rejection(sub_spec(s, all), families);
+      if (failed.empty())
+        for (const auto& piece : options.front())
+          failed.insert(failed.end(), piece.begin(), piece.end());
+      std::sort(failed.begin(), failed.end());
+      throw explain_rejection(sub_spec(s, failed), families);
     }
     for (auto& seg : *placed) {
       for (const auto& n : seg.nodes)
