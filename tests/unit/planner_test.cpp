@@ -234,8 +234,8 @@ TEST(Planner, ImpossibleGraphNamesTheOpAndLine) {
 // tensor; the whole group's reasons ("no matmul in the op") name no line.
 TEST(Planner, TheRejectedPieceIsExplainedWithItsLine) {
   BuiltinBackend backend(kData);
-  json not_mask = node("not", "aten.bitwise_not.default", {ref("mask")}, json::object(), {64, 64},
-                       33, "bool");
+  json not_mask =
+      node("not", "aten.bitwise_not.default", {ref("mask")}, json::object(), {64, 64}, 33, "bool");
   not_mask["target"] = "aten.bitwise_not.default";
   auto s = make_spec(
       {tensor("x", {4, 64})}, json::array(),
@@ -243,10 +243,9 @@ TEST(Planner, TheRejectedPieceIsExplainedWithItsLine) {
        node("a", "unsqueeze", {ref("cs")}, {{"dim", -1}}, {4, 64, 1}, 31),
        node("b", "unsqueeze", {ref("cs")}, {{"dim", -2}}, {4, 1, 64}, 31),
        node("d", "sub", {ref("a"), ref("b")}, json::object(), {4, 64, 64}, 31),
-       node("full", "full", json::array(), {{"size", {64, 64}}, {"fill_value", true}}, {64, 64},
-            32, "bool"),
-       node("mask", "tril", {ref("full")}, {{"diagonal", 0}}, {64, 64}, 32, "bool"),
-       not_mask,
+       node("full", "full", json::array(), {{"size", {64, 64}}, {"fill_value", true}}, {64, 64}, 32,
+            "bool"),
+       node("mask", "tril", {ref("full")}, {{"diagonal", 0}}, {64, 64}, 32, "bool"), not_mask,
        node("out", "where", {ref("not"), json{{"scalar", -1e30}}, ref("d")}, json::object(),
             {4, 64, 64}, 34)});
   try {
