@@ -1,5 +1,7 @@
 #include "base/quote.h"
 
+#include <charconv>
+
 namespace egg {
 
 std::string shell_quote(std::string_view word) {
@@ -19,6 +21,12 @@ std::string quote_command(const std::vector<std::string>& argv) {
     out += shell_quote(a);
   }
   return out;
+}
+
+std::string exact_number(double v) {
+  char text[32];  // the shortest text that reads back as v: at most 24 characters
+  const auto end = std::to_chars(text, text + sizeof text, v).ptr;
+  return std::string(text, end);
 }
 
 }  // namespace egg

@@ -1,4 +1,5 @@
-// Shell quoting for repro lines: what a user can paste into a POSIX shell to rerun a child.
+// Command-line text: shell quoting for repro lines (what a user can paste into a POSIX shell to
+// rerun a child), and numbers written so that reading them back gives the same double.
 #pragma once
 
 #include <string>
@@ -13,5 +14,9 @@ std::string shell_quote(std::string_view word);
 
 // argv as one shell-quoted line.
 std::string quote_command(const std::vector<std::string>& argv);
+
+// `v` as the shortest text that reads back as the same double (1e-07, where std::to_string writes
+// 0.000000), for a child's command line or a cache key.
+std::string exact_number(double v);
 
 }  // namespace egg

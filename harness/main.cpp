@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "base/child_env.h"
+#include "base/quote.h"
 #include "runner.h"
 #include "verify.h"
 
@@ -159,10 +160,10 @@ std::optional<VerifyResult> run_sanitizer(const HarnessOptions& o, VerifyResult&
       (dir / "result.json").string(), "--max-sets", "1", "--no-guard", "--no-cupti",
       // Its waits (the verification calls take the GPU lock shared) pause this limit and egg-gen's.
       "--wait-marker", o.marker().string()};
-  if (o.atol) argv.insert(argv.end(), {"--atol", std::to_string(*o.atol)});
-  if (o.rtol) argv.insert(argv.end(), {"--rtol", std::to_string(*o.rtol)});
+  if (o.atol) argv.insert(argv.end(), {"--atol", exact_number(*o.atol)});
+  if (o.rtol) argv.insert(argv.end(), {"--rtol", exact_number(*o.rtol)});
   argv.insert(argv.end(), {"--accuracy", std::string(accuracy_mode_name(o.accuracy)),
-                           "--accuracy-factor", std::to_string(o.accuracy_factor)});
+                           "--accuracy-factor", exact_number(o.accuracy_factor)});
   RunOptions limits(std::chrono::minutes(10));
   limits.pause_marker = o.marker();
   const auto outcome =

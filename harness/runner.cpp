@@ -33,14 +33,6 @@ std::string signal_text(int sig) {
   return std::string("SIG") + (name ? name : "?") + " (signal " + std::to_string(sig) + ")";
 }
 
-// A number for the harness's command line, every bit of it kept (17 significant digits).
-std::string exact_text(double v) {
-  std::ostringstream s;
-  s.precision(17);
-  s << v;
-  return s.str();
-}
-
 }  // namespace
 
 std::vector<std::string> harness_argv(const CandidateRun& run, const fs::path& result_json,
@@ -59,15 +51,15 @@ std::vector<std::string> harness_argv(const CandidateRun& run, const fs::path& r
   if (!kept_source.empty())
     argv.insert(argv.end(), {"--source", fs::absolute(kept_source).string()});
   if (run.tolerance)
-    argv.insert(argv.end(), {"--atol", exact_text(run.tolerance->atol), "--rtol",
-                             exact_text(run.tolerance->rtol)});
+    argv.insert(argv.end(), {"--atol", exact_number(run.tolerance->atol), "--rtol",
+                             exact_number(run.tolerance->rtol)});
   if (run.accuracy != AccuracyMode::automatic)
     argv.insert(argv.end(), {"--accuracy", std::string(accuracy_mode_name(run.accuracy))});
   if (run.accuracy_factor != kDefaultAccuracyFactor)
-    argv.insert(argv.end(), {"--accuracy-factor", exact_text(run.accuracy_factor)});
+    argv.insert(argv.end(), {"--accuracy-factor", exact_number(run.accuracy_factor)});
   if (run.time) argv.push_back("--time");
   if (run.time && run.time_cutoff_ms)
-    argv.insert(argv.end(), {"--cutoff-ms", exact_text(*run.time_cutoff_ms)});
+    argv.insert(argv.end(), {"--cutoff-ms", exact_number(*run.time_cutoff_ms)});
   if (run.strict) argv.push_back("--strict");
   argv.insert(argv.end(), run.extra_args.begin(), run.extra_args.end());
   return argv;

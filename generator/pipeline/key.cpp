@@ -1,5 +1,6 @@
 #include "pipeline/key.h"
 
+#include "base/quote.h"
 #include "emit/emit.h"
 #include "util/sha256.h"
 #include "version.h"
@@ -22,7 +23,7 @@ cache::KeyBuilder build_key(const GenerateOptions& o, const std::string& name, c
   key.add("model", o.model);
   std::string opts;
   for (const auto& [k, v] : o.options) opts += k + "=" + v + ";";
-  opts += "atol=" + std::to_string(o.atol) + ";rtol=" + std::to_string(o.rtol) + ";";
+  opts += "atol=" + exact_number(o.atol) + ";rtol=" + exact_number(o.rtol) + ";";
   key.add("options", opts);
   std::string templates;
   for (const auto& t : emit::contract_templates(o.data_dir))

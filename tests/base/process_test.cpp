@@ -177,5 +177,14 @@ TEST(Quote, QuotesOnlyWhatNeedsIt) {
   EXPECT_EQ(shell_quote("$HOME"), "'$HOME'");
 }
 
+TEST(Quote, AnExactNumberReadsBackAsTheSameDouble) {
+  for (double v : {1e-7, 2.5e-8, 0.1, 1.0 / 3.0, 2.0, 1e30}) {
+    const std::string text = exact_number(v);
+    EXPECT_EQ(std::stod(text), v) << text;
+  }
+  EXPECT_EQ(exact_number(1e-7), "1e-07");
+  EXPECT_EQ(exact_number(2), "2");
+}
+
 }  // namespace
 }  // namespace egg

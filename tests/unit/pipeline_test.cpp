@@ -145,6 +145,17 @@ TEST_F(PipelineTest, ChangedConstantRegenerates) {
             std::string::npos);
 }
 
+// Tolerances below 1e-6 are keys of their own (std::to_string wrote both as 0.000000).
+TEST_F(PipelineTest, ATighterToleranceRegenerates) {
+  auto o = options();
+  o.atol = 1e-7;
+  auto first = run(o);
+  o.atol = 2e-7;
+  auto second = run(o);
+  EXPECT_NE(first.cache_key, second.cache_key);
+  EXPECT_EQ(second.cache_status, "miss");
+}
+
 TEST_F(PipelineTest, FrontendUserErrorLeavesNothingBehind) {
   frontend_error = {{"kind", "user"},
                     {"file", "/src/op.py"},
