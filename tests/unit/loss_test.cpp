@@ -271,6 +271,25 @@ TEST(Loss, TuningAndFallbackAreValid) {
 // Writes every candidate of each spec.json under $EGG_LOSS_SPEC_DIR to
 // $EGG_LOSS_OUT_DIR/<spec>/<n>.cu with its header, for compiling with nvcc by hand. Skipped unless
 // both are set.
+// The op→CUDA knowledge is the table's (templates/loss/losses.json).
+TEST(LossTable, ExpressionsAndAttributesComeFromTheTable) {
+  const LossOps table(kData);
+  const LossEntry* huber = table.loss("huber_loss");
+  ASSERT_NE(huber, nullptr);
+  EXPECT_EQ(table.pointwise(*huber, {{"delta", 0.5}}, "a", "b"), "egg_loss_huber(a, b, 0.5f)");
+  EXPECT_EQ(table.pointwise(*huber, nlohmann::json::object(), "a", "b"),
+            "egg_loss_huber(a, b, 1.0f)");
+  const LossEntry* kl = table.loss("kl_div");
+  EXPECT_EQ(table.pointwise(*kl, {{"log_target", true}}, "a", "b"),
+            "egg_loss_kl_div_log_target(a, b)");
+  EXPECT_EQ(table.pointwise(*kl, {{"log_target", false}}, "a", "b"), "egg_loss_kl_div(a, b)");
+  EXPECT_TRUE(table.loss("cross_entropy")->rows);
+  EXPECT_EQ(table.loss("triplet_margin_loss")->state, "EggLossTriplet");
+  EXPECT_TRUE(table.unsupported("nll_loss"));
+  EXPECT_EQ(table.loss("nll_loss"), nullptr);
+  EXPECT_NE(table.supported().find("triplet_margin_loss"), std::string::npos);
+}
+
 TEST(Loss, DumpEveryCandidateForNvcc) {
   const char* in = std::getenv("EGG_LOSS_SPEC_DIR");
   const char* out = std::getenv("EGG_LOSS_OUT_DIR");

@@ -14,6 +14,7 @@
 
 #include "backend/builtin/builtin_backend.h"
 #include "contract/contract.h"
+#include "util/files.h"
 
 namespace egg::backend::builtin {
 namespace {
@@ -685,6 +686,57 @@ TEST(Reduction, MemoryBoundColumnsTryMoreLoadsInFlightFirst) {
 // Writes every candidate (structures, tunings, fallback) of each spec.json under
 // $EGG_RED_SPEC_DIR to $EGG_RED_OUT_DIR/<spec>/<n>.cu with its header, for compiling with nvcc by
 // hand (tools outside the unit run). Skipped unless both are set.
+// The op→CUDA knowledge is the table's (templates/reduction/anchors.json): modes, reducers and
+// expressions, the norm orders' cases with their fields filled.
+TEST(ReductionTable, AnchorsAndNormCasesComeFromTheTable) {
+  const ReductionOps table(kData);
+  ASSERT_NE(table.anchor("softmax"), nullptr);
+  EXPECT_EQ(table.anchor("softmax")->mode, ReductionMode::normalize);
+  EXPECT_EQ(table.anchor("softmax")->reducer, "EggRedSoftmax");
+  EXPECT_EQ(table.anchor("cumprod")->mode, ReductionMode::scan);
+  EXPECT_EQ(table.anchor("cumprod")->scan_op, "*");
+  EXPECT_EQ(table.anchor("max")->with_indices, "EggRedArgMax");
+  EXPECT_TRUE(table.anchor("argmin")->indices);
+  EXPECT_EQ(table.anchor("relu"), nullptr);
+  EXPECT_EQ(table.norm_case(2).row, "sqrtf(egg_st.v)");
+  EXPECT_EQ(table.norm_case(3).in, "powf(fabsf(egg_x), 3.0f)");
+  EXPECT_EQ(table.norm_case(3).row, "powf(egg_st.v, 0.333333343f)");
+  EXPECT_EQ(table.norm_case(-std::numeric_limits<double>::infinity()).reducer, "EggRedMin");
+  EXPECT_EQ(table.norm_case(1).row, "");  // the anchor's own: the sum itself
+}
+
+TEST(ReductionTable, APlanTakesTheTablesExpressions) {
+  const ReductionFamily family(kData);
+  auto reduce = [&](const char* op, json attrs) {
+    return family.plan(spec::parse_spec(
+        egg::testing::spec_around({egg::testing::tensor("x", {8, 96})}, json::array(),
+                                  {node("r", op, {ref("x")}, attrs, {8}, 4)})));
+  };
+  const auto norm3 = reduce("norm", {{"p", 3}, {"dim", 1}});
+  EXPECT_EQ(norm3.in_expr, "powf(fabsf(egg_x), 3.0f)");
+  EXPECT_EQ(norm3.row_expr, "powf(egg_st.v, 0.333333343f)");
+  EXPECT_EQ(reduce("mean", {{"dim", 1}}).row_expr, "(egg_st.v / 96.0f)");
+  EXPECT_EQ(reduce("amax", {{"dim", 1}}).reducer, "EggRedMax");
+}
+
+// A table that is not what the family reads is an internal error naming the file, before any
+// spec is planned.
+TEST(ReductionTable, ABrokenTableIsAnInternalErrorNamingTheFile) {
+  TempDir dir(std::filesystem::temp_directory_path(), "egg-reduction-table");
+  std::filesystem::create_directories(dir.path() / "reduction");
+  write_atomic(dir.path() / "reduction" / "anchors.json", "{\"anchors\": {}}");
+  try {
+    ReductionOps table(dir.path());
+    FAIL() << "expected an InternalError";
+  } catch (const InternalError& e) {
+    EXPECT_NE(std::string(e.what()).find("anchors.json"), std::string::npos) << e.what();
+  }
+  write_atomic(dir.path() / "reduction" / "anchors.json",
+               "{\"anchors\": {\"sum\": {\"mode\": \"fold\", \"reducer\": \"EggRedSum\"}}, "
+               "\"norms\": {}}");
+  EXPECT_THROW(ReductionOps{dir.path()}, InternalError);
+}
+
 TEST(Reduction, DumpEveryCandidateForNvcc) {
   const char* in = std::getenv("EGG_RED_SPEC_DIR");
   const char* out = std::getenv("EGG_RED_OUT_DIR");

@@ -51,6 +51,7 @@ json LossParams::to_json() const {
 
 LossFamily::LossFamily(const std::filesystem::path& data_dir)
     : ops_(data_dir),
+      losses_table_(data_dir),
       losses_(render::load_template(data_dir, "loss/losses.cuh")),
       common_(render::load_template(data_dir, "loss/common.cuh.tmpl")),
       pointwise_(render::load_template(data_dir, "loss/pointwise.cuh.tmpl")),
@@ -59,19 +60,20 @@ LossFamily::LossFamily(const std::filesystem::path& data_dir)
 
 std::vector<std::pair<std::string, std::string>> LossFamily::key_inputs() const {
   auto inputs = ops_.key_inputs();
+  inputs.push_back(losses_table_.key_input());
   for (const auto* t : {&losses_, &common_, &pointwise_, &rows_, &launch_})
     inputs.push_back({t->name, t->text});
   return inputs;
 }
 
 std::optional<UserError> LossFamily::cannot_implement(const spec::Spec& s) const {
-  auto plan = plan_loss(s, ops_);
+  auto plan = plan_loss(s, ops_, losses_table_);
   if (auto* e = std::get_if<UserError>(&plan)) return *e;
   return std::nullopt;
 }
 
 LossPlan LossFamily::plan(const spec::Spec& s) const {
-  auto plan = plan_loss(s, ops_);
+  auto plan = plan_loss(s, ops_, losses_table_);
   if (auto* e = std::get_if<UserError>(&plan)) throw *e;
   return std::get<LossPlan>(plan);
 }
@@ -182,14 +184,6 @@ Candidate LossFamily::render(const spec::Spec& s, const contract::Contract& c, c
     result = "egg_t.x / egg_t.y";
   else if (plan.reduction == "mean" || plan.reduction == "batchmean")
     result = "egg_t.x / " + float_literal(plan.divisor);
-  std::string ce_loss = "(egg_lse - egg_v[0])";
-  if (plan.label_smoothing > 0)
-    ce_loss = float_literal(1.0 - plan.label_smoothing) + " * (egg_lse - egg_v[0]) + " +
-              float_literal(plan.label_smoothing) + " * (egg_lse - egg_st.sx / " +
-              float_literal(static_cast<double>(plan.len)) + ")";
-  std::string push = plan.kind == "triplet" ? "egg_st.push(egg_v[0], egg_v[1], egg_v[2], " +
-                                                  float_literal(plan.eps) + ")"
-                                            : "egg_st.push(egg_v[0])";
 
   const std::string structure =
       (plan.rows ? "row loss, " + std::to_string(tpr) + " threads per row"
@@ -232,14 +226,14 @@ Candidate LossFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"tpr", tpr},
               {"groups", groups},
               {"multi_warp", tpr > 32},
-              {"state", plan.kind == "triplet" ? "EggLossTriplet" : "EggLossCE"},
-              {"push", push},
+              {"state", plan.state},
+              {"push", plan.push_expr},
               {"ce", plan.kind == "cross_entropy"},
               {"triplet", plan.kind == "triplet"},
               {"swap", plan.swap},
               {"target", c.args.empty() ? "" : contract::c_identifier(plan.target)},
               {"ignore_index", std::to_string(plan.ignore_index)},
-              {"ce_loss", ce_loss},
+              {"ce_loss", plan.row_loss_expr},
               {"margin", float_literal(plan.margin)},
               {"block", p.block},
               {"grid", grid},

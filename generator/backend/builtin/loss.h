@@ -15,6 +15,7 @@
 
 #include "backend/backend.h"
 #include "backend/builtin/family.h"
+#include "backend/builtin/loss_ops.h"
 #include "backend/builtin/op_table.h"
 #include "render/template.h"
 
@@ -33,7 +34,9 @@ struct LossPlan {
   std::int64_t n = 1;                 // elements (element-wise) or rows (row losses)
   std::int64_t len = 1;               // row losses: row length (classes or features)
   double divisor = 1;                 // mean/batchmean: what the sum is divided by (CE: the count)
-  std::string loss_expr;              // element-wise: the loss of egg_v[0], egg_v[1]
+  // The table's CUDA expressions (templates/loss/losses.json), fields filled: element-wise, the
+  // loss of egg_v[0], egg_v[1]; rows, the state type, how an element enters it, a row's loss.
+  std::string loss_expr, state, push_expr, row_loss_expr;
   double margin = 1.0, eps = 1e-6, label_smoothing = 0.0;
   std::int64_t ignore_index = -100;
   bool swap = false;
@@ -42,7 +45,8 @@ struct LossPlan {
 };
 
 // The plan of a spec, or why the loss family cannot implement it (naming op and line).
-std::variant<LossPlan, UserError> plan_loss(const spec::Spec& spec, const OpTable& ops);
+std::variant<LossPlan, UserError> plan_loss(const spec::Spec& spec, const OpTable& ops,
+                                            const LossOps& losses);
 
 // Tunable parameters of the loss templates.
 struct LossParams {
@@ -78,6 +82,7 @@ class LossFamily : public Family {
 
  private:
   OpTable ops_;
+  LossOps losses_table_;
   render::Template losses_, common_, pointwise_, rows_, launch_;
 };
 

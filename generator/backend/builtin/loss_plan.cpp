@@ -13,25 +13,6 @@ namespace {
 using nlohmann::json;
 using spec::Shape;
 
-// Canonical loss op → kind, and the losses the family knows but does not implement.
-const std::map<std::string, std::string> kLosses = {{"mse_loss", "mse"},
-                                                    {"l1_loss", "l1"},
-                                                    {"huber_loss", "huber"},
-                                                    {"smooth_l1_loss", "smooth_l1"},
-                                                    {"kl_div", "kl_div"},
-                                                    {"hinge_embedding_loss", "hinge"},
-                                                    {"cross_entropy", "cross_entropy"},
-                                                    {"triplet_margin_loss", "triplet"}};
-const std::set<std::string> kOtherLosses = {"nll_loss",
-                                            "binary_cross_entropy",
-                                            "binary_cross_entropy_with_logits",
-                                            "margin_ranking_loss",
-                                            "multi_margin_loss",
-                                            "cosine_embedding_loss",
-                                            "soft_margin_loss",
-                                            "multilabel_margin_loss",
-                                            "poisson_nll_loss"};
-
 double number(const json& attrs, const std::string& key, double fallback) {
   return attrs.contains(key) && attrs[key].is_number() ? attrs[key].get<double>() : fallback;
 }
@@ -50,31 +31,33 @@ std::optional<Shape> broadcast(const Shape& a, const Shape& b) {
 
 }  // namespace
 
-std::variant<LossPlan, UserError> plan_loss(const spec::Spec& s, const OpTable& ops) {
+std::variant<LossPlan, UserError> plan_loss(const spec::Spec& s, const OpTable& ops,
+                                            const LossOps& losses) {
   const SourceLocation file_only{s.op_file, 0, "output"};
   LossPlan plan;
+  const LossEntry* entry = nullptr;
   for (const auto& n : s.nodes) {
     const bool unknown_loss = n.op.rfind("torch.nn.functional.", 0) == 0 && n.op.size() > 5 &&
                               n.op.compare(n.op.size() - 5, 5, "_loss") == 0;
-    if (kOtherLosses.count(n.op) || unknown_loss)
-      return UserError(
-          n.where, quote(n) + " is not implemented by the builtin loss family",
-          "supported losses: mse_loss, l1_loss, huber_loss, smooth_l1_loss, kl_div, cross_entropy, "
-          "hinge_embedding_loss, triplet_margin_loss");
-    if (!kLosses.count(n.op)) continue;
+    if (losses.unsupported(n.op) || unknown_loss)
+      return UserError(n.where, quote(n) + " is not implemented by the builtin loss family",
+                       "supported losses: " + losses.supported());
+    if (!losses.loss(n.op)) continue;
     if (plan.anchor)
       return UserError(n.where,
                        quote(n) + " is a second loss after `" + plan.anchor->target + "`" +
                            at_line(*plan.anchor) + "; the builtin loss family fuses exactly one",
                        "split the op into two op.py files (one loss each)");
     plan.anchor = &n;
+    entry = losses.loss(n.op);
   }
   if (!plan.anchor)
     return UserError(file_only, "the graph has no loss op (the loss family's anchor)");
   const spec::Node& an = *plan.anchor;
   const json& at = an.attrs;
-  plan.kind = kLosses.at(an.op);
-  plan.rows = plan.kind == "cross_entropy" || plan.kind == "triplet";
+  plan.kind = entry->kind;
+  plan.rows = entry->rows;
+  plan.state = entry->state;
   plan.reduction = at.value("reduction", std::string("mean"));
   if (plan.reduction != "mean" && plan.reduction != "sum" && plan.reduction != "none" &&
       !(plan.reduction == "batchmean" && plan.kind == "kl_div"))
@@ -163,27 +146,20 @@ std::variant<LossPlan, UserError> plan_loss(const spec::Spec& s, const OpTable& 
                                      " and " + spec::shape_string(shapes[1]) + " do not broadcast");
     plan.elem_shape = *b;
     plan.n = spec::numel(plan.elem_shape);
-    const std::string x = "egg_v[0]", y = "egg_v[1]";
-    if (plan.kind == "mse")
-      plan.loss_expr = "egg_loss_mse(" + x + ", " + y + ")";
-    else if (plan.kind == "l1")
-      plan.loss_expr = "egg_loss_l1(" + x + ", " + y + ")";
-    else if (plan.kind == "huber") {
-      const double delta = number(at, "delta", 1.0);
-      if (delta <= 0) return UserError(an.where, quote(an) + " needs delta > 0");
-      plan.loss_expr = "egg_loss_huber(" + x + ", " + y + ", " + float_literal(delta) + ")";
-    } else if (plan.kind == "smooth_l1") {
-      const double beta = number(at, "beta", 1.0);
-      if (beta < 0) return UserError(an.where, quote(an) + " needs beta >= 0");
-      plan.loss_expr = "egg_loss_smooth_l1(" + x + ", " + y + ", " + float_literal(beta) + ")";
-    } else if (plan.kind == "kl_div") {
-      plan.loss_expr = std::string(at.value("log_target", false) ? "egg_loss_kl_div_log_target("
-                                                                 : "egg_loss_kl_div(") +
-                       x + ", " + y + ")";
-    } else {
-      plan.loss_expr =
-          "egg_loss_hinge(" + x + ", " + y + ", " + float_literal(number(at, "margin", 1.0)) + ")";
-    }
+    if (plan.kind == "huber" && number(at, "delta", 1.0) <= 0)
+      return UserError(an.where, quote(an) + " needs delta > 0");
+    if (plan.kind == "smooth_l1" && number(at, "beta", 1.0) < 0)
+      return UserError(an.where, quote(an) + " needs beta >= 0");
+    plan.loss_expr = losses.pointwise(*entry, at, "egg_v[0]", "egg_v[1]");
+  }
+  if (plan.rows) {  // the table's row expressions, their fields filled
+    plan.push_expr = fill_fields(entry->push, {{"eps", float_literal(plan.eps)}});
+    plan.row_loss_expr = plan.label_smoothing > 0
+                             ? fill_fields(entry->row_loss_smoothed,
+                                           {{"keep", float_literal(1.0 - plan.label_smoothing)},
+                                            {"smoothing", float_literal(plan.label_smoothing)},
+                                            {"len", float_literal(static_cast<double>(plan.len))}})
+                             : entry->row_loss;
   }
   if (plan.n == 0 || spec::numel(plan.elem_shape) == 0)
     return UserError(an.where, quote(an) + " reads an empty tensor");

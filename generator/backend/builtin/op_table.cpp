@@ -31,6 +31,25 @@ std::string substitute(const std::string& expr, const std::vector<std::string>& 
 
 }  // namespace
 
+std::string fill_fields(const std::string& expr, const std::map<std::string, std::string>& fields) {
+  std::string out;
+  for (size_t i = 0; i < expr.size(); ++i) {
+    const size_t close = expr[i] == '{' ? expr.find('}', i) : std::string::npos;
+    if (close == std::string::npos) {
+      out += expr[i];
+      continue;
+    }
+    const std::string key = expr.substr(i + 1, close - i - 1);
+    const auto it = fields.find(key);
+    if (it == fields.end())
+      throw InternalError("the table expression `" + expr + "` has a field {" + key +
+                          "} its family does not fill");
+    out += it->second;
+    i = close;
+  }
+  return out;
+}
+
 std::string float_literal(double v) {
   if (std::isnan(v)) return "NAN";
   // The frontend writes +-inf as +-DBL_MAX (JSON has no infinity); both become float infinity.

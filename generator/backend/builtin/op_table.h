@@ -20,6 +20,10 @@ namespace egg::backend::builtin {
 // INFINITY).
 std::string float_literal(double v);
 
+// `expr` of a family's op table with each {field} replaced by its value in `fields` (an unknown
+// field is an InternalError: the table and the code disagree).
+std::string fill_fields(const std::string& expr, const std::map<std::string, std::string>& fields);
+
 // Right-aligned broadcast check of `operand` against `out`.
 bool broadcasts_to(const spec::Shape& operand, const spec::Shape& out);
 

@@ -46,6 +46,7 @@ json ReductionParams::to_json() const {
 
 ReductionFamily::ReductionFamily(const std::filesystem::path& data_dir)
     : ops_(data_dir),
+      anchors_(data_dir),
       reducers_(render::load_template(data_dir, "reduction/reducers.cuh")),
       common_(render::load_template(data_dir, "reduction/common.cuh.tmpl")),
       row_(render::load_template(data_dir, "reduction/row.cuh.tmpl")),
@@ -55,19 +56,20 @@ ReductionFamily::ReductionFamily(const std::filesystem::path& data_dir)
 
 std::vector<std::pair<std::string, std::string>> ReductionFamily::key_inputs() const {
   auto inputs = ops_.key_inputs();
+  inputs.push_back(anchors_.key_input());
   for (const auto* t : {&reducers_, &common_, &row_, &col_, &scan_, &launch_})
     inputs.push_back({t->name, t->text});
   return inputs;
 }
 
 std::optional<UserError> ReductionFamily::cannot_implement(const spec::Spec& s) const {
-  auto plan = plan_reduction(s, ops_);
+  auto plan = plan_reduction(s, ops_, anchors_);
   if (auto* e = std::get_if<UserError>(&plan)) return *e;
   return std::nullopt;
 }
 
 ReductionPlan ReductionFamily::plan(const spec::Spec& s) const {
-  auto plan = plan_reduction(s, ops_);
+  auto plan = plan_reduction(s, ops_, anchors_);
   if (auto* e = std::get_if<UserError>(&plan)) throw *e;
   return std::get<ReductionPlan>(plan);
 }
@@ -220,37 +222,10 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
   }
   const std::string pro_result = value_of.at(plan.input);
 
-  // The anchor's value: per row (reduce) or per element (normalize, scan).
-  const std::string R = std::to_string(plan.R);
-  std::string anchor_row = "egg_st.v", anchor_elem = "egg_a";
-  if (an.op == "mean") anchor_row = "(egg_st.v / " + R + ".0f)";
-  if (an.op == "logsumexp" || plan.reducer == "EggRedSoftmax")
-    anchor_row = "(egg_st.m + logf(egg_st.s))";
-  // Vector norms: each element enters as |x|^p, the row's value is the 1/p-th power of the sum
-  // (max/min of |x| for p = +-inf, the count of non-zeros for p = 0).
-  std::string in_value = "egg_x";
-  if (plan.norm_p) {
-    const double p = *plan.norm_p;
-    if (p == 2.0) {
-      in_value = "(egg_x * egg_x)";
-      anchor_row = "sqrtf(egg_st.v)";
-    } else if (p == 1.0 || std::isinf(p)) {
-      in_value = "fabsf(egg_x)";
-    } else if (p == 0.0) {
-      in_value = "(egg_x != 0.0f ? 1.0f : 0.0f)";
-    } else {
-      in_value = "powf(fabsf(egg_x), " + float_literal(p) + ")";
-      anchor_row = "powf(egg_st.v, " + float_literal(1.0 / p) + ")";
-    }
-  }
-  if (an.op == "normalize")  // F.normalize: x / norm.clamp_min(eps), NaN-propagating as clamp_min
-    anchor_elem = "(egg_x / egg_maximum(" + anchor_row + ", " + float_literal(plan.norm_eps) + "))";
-  else if (an.op == "softmax")
-    anchor_elem = "(expf(egg_x - egg_st.m) / egg_st.s)";
-  else if (an.op == "log_softmax")
-    anchor_elem = "(egg_x - egg_st.m - logf(egg_st.s))";
-  else if (plan.mode == Mode::normalize)
-    anchor_elem = anchor_row;
+  // The anchor's value: per row (reduce) or per element (normalize, scan), as the table writes it.
+  const std::string anchor_row = plan.row_expr;
+  const std::string in_value = plan.in_expr;
+  std::string anchor_elem = plan.mode == Mode::scan ? "egg_a" : plan.element_expr;
 
   // Epilogue: which values it reads decides whether the write pass needs the operands again.
   auto epi_value_of = value_of;
@@ -321,8 +296,9 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
   // Softmax and log-softmax over a row held in registers: max, then sum of exponentials, from the
   // registers (two passes, no online rescale); softmax keeps the exponentials for the write pass.
   const bool two_pass = cache && plan.reducer == "EggRedSoftmax";
-  const bool store_exp = two_pass && an.op == "softmax" && !epi_x;  // the epilogue never reads x
-  if (store_exp) anchor_elem = "(egg_x / egg_st.s)";  // egg_x holds exp(x - max) there
+  // The epilogue never reads x: the registers hold exp(x - max) for the write pass.
+  const bool store_exp = two_pass && !plan.element_exp_expr.empty() && !epi_x;
+  if (store_exp) anchor_elem = plan.element_exp_expr;
   // A row scan keeps its input in registers when the epilogue reads only that (cumsum(x) - x);
   // other epilogue reads of the operands load them again.
   const bool keep_x = scan && row && epi_x && !epi_ops;
@@ -408,8 +384,8 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
               // softmax 5 % slower.
               {"first_load", reduce ? "egg_load_vec_once" : "egg_load_vec"},
               {"vec", vec},
-              {"scan_op", an.op == "cumprod" ? "*" : "+"},
-              {"scan_identity", an.op == "cumprod" ? "1.0f" : "0.0f"},
+              {"scan_op", plan.scan_op},
+              {"scan_identity", plan.scan_identity},
               {"keep_x", keep_x},
               {"in_rev", plan.in_rev},
               {"out_rev", plan.out_rev},

@@ -18,13 +18,14 @@
 #include "backend/backend.h"
 #include "backend/builtin/family.h"
 #include "backend/builtin/op_table.h"
+#include "backend/builtin/reduction_ops.h"
 #include "render/template.h"
 
 namespace egg::backend::builtin {
 
 // What the graph is, in the terms of the reduction templates.
 struct ReductionPlan {
-  enum class Mode { reduce, normalize, scan };
+  using Mode = ReductionMode;
   Mode mode = Mode::reduce;
   const spec::Node* anchor = nullptr;
   std::string input;      // the spec value the anchor reads (a leaf or a prologue node)
@@ -32,6 +33,11 @@ struct ReductionPlan {
   spec::Shape out_shape;  // the outputs' shape
   std::int64_t outer = 1, R = 1, inner = 1;  // in_shape as [outer, reduced, inner]
   std::string reducer;  // EggRedSum, EggRedSoftmax, ... (templates/reduction/reducers.cuh)
+  // The anchor's CUDA float expressions, from the table (templates/reduction/anchors.json), their
+  // fields filled: an element x (egg_x) entering the reducer, the row's value from the state
+  // egg_st, a normalized element (normalize mode) and the same from egg_x = exp(x - max) (empty:
+  // the anchor has no such form), a scan's combining op and identity.
+  std::string in_expr, row_expr, element_expr, element_exp_expr, scan_op, scan_identity;
   std::vector<const spec::Node*> prologue;  // element-wise ops the anchor's input is computed with
   std::vector<const spec::Node*> epilogue;  // element-wise ops after the anchor
   std::vector<std::string> index_values;    // spec values that are indices (argmax, max(..)[1])
@@ -52,7 +58,8 @@ struct ReductionPlan {
 };
 
 // The plan of a spec, or why the reduction family cannot implement it (naming op and line).
-std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& spec, const OpTable& ops);
+std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& spec, const OpTable& ops,
+                                                      const ReductionOps& anchors);
 
 // Tunable parameters of the reduction templates.
 struct ReductionParams {
@@ -90,6 +97,7 @@ class ReductionFamily : public Family {
 
  private:
   OpTable ops_;
+  ReductionOps anchors_;
   render::Template reducers_, common_, row_, col_, scan_, launch_;
 };
 

@@ -15,12 +15,6 @@ namespace {
 
 using spec::Shape;
 
-const std::set<std::string> kReduce = {"sum",    "mean",      "prod", "amax",
-                                       "amin",   "max",       "min",  "argmax",
-                                       "argmin", "logsumexp", "norm", "vector_norm"};
-const std::set<std::string> kNormalize = {"softmax", "log_softmax", "normalize"};
-const std::set<std::string> kNorms = {"norm", "vector_norm", "normalize"};
-
 // The order p of a vector norm: a number (inf and -inf arrive as +-DBL_MAX)
 // or 'fro' (torch.norm's default: 2 over the reduced dims); anything else is an error.
 std::variant<double, UserError> norm_order(const spec::Node& n) {
@@ -43,19 +37,14 @@ std::variant<double, UserError> norm_order(const spec::Node& n) {
                        " is not supported by the builtin backend (vector norms only)",
                    "use a numeric order (2, 1, inf, -inf, 0 or any p), or 'fro'");
 }
-const std::set<std::string> kScan = {"cumsum", "cumprod"};
-
-bool is_anchor(const spec::Node& n) {
-  return kReduce.count(n.op) || kNormalize.count(n.op) || kScan.count(n.op);
-}
-
 // The reduced dims of the anchor (sorted, non-negative), or an error.
-std::variant<std::vector<int>, UserError> reduced_dims(const spec::Node& n, size_t rank) {
+std::variant<std::vector<int>, UserError> reduced_dims(const spec::Node& n,
+                                                       const ReductionAnchor& entry, size_t rank) {
   const nlohmann::json dim = n.attrs.contains("dim") ? n.attrs["dim"] : nlohmann::json();
   std::vector<int> dims;
   const bool all = dim.is_null() || (dim.is_array() && dim.empty());
   if (all) {
-    if (kNormalize.count(n.op) || kScan.count(n.op))
+    if (entry.mode != ReductionMode::reduce)
       return UserError(n.where, quote(n) + " needs an explicit dim for the builtin backend",
                        "pass dim=-1 (or the dim you mean)");
     for (size_t d = 0; d < rank; ++d) dims.push_back(static_cast<int>(d));
@@ -150,11 +139,13 @@ std::optional<UserError> check_flip(const spec::Node& n, const ReductionPlan& pl
 
 }  // namespace
 
-std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const OpTable& ops) {
+std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const OpTable& ops,
+                                                      const ReductionOps& anchors) {
   const SourceLocation file_only{s.op_file, 0, "output"};
   ReductionPlan plan;
+  const ReductionAnchor* entry = nullptr;
   for (const auto& n : s.nodes) {
-    if (!is_anchor(n)) continue;
+    if (!anchors.anchor(n.op)) continue;
     if (plan.anchor)
       return UserError(n.where,
                        quote(n) + " is a second reduction/softmax/scan after `" +
@@ -162,6 +153,7 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
                            "; the builtin reduction family fuses exactly one",
                        "split the op into two op.py files (one reduction each)");
     plan.anchor = &n;
+    entry = anchors.anchor(n.op);
   }
   if (!plan.anchor)
     return UserError(
@@ -185,7 +177,7 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
                        quote(an) + " with a tensor option is not supported by the builtin backend");
 
   // Reduced dims → [outer, R, inner].
-  auto dims_or = reduced_dims(an, plan.in_shape.size());
+  auto dims_or = reduced_dims(an, *entry, plan.in_shape.size());
   if (auto* e = std::get_if<UserError>(&dims_or)) return *e;
   const auto dims = std::get<std::vector<int>>(dims_or);
   for (size_t d = 0; d < plan.in_shape.size(); ++d) {
@@ -199,36 +191,36 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
   }
   if (spec::numel(plan.in_shape) == 0)
     return UserError(an.where, quote(an) + " reads an empty tensor");
-  if (kScan.count(an.op) && dims.size() == 1) plan.scan_dim = dims.front();
+  if (entry->mode == ReductionMode::scan && dims.size() == 1) plan.scan_dim = dims.front();
   const bool keepdim = an.attrs.value("keepdim", false);
 
-  // Mode and reducer.
+  // Mode, reducer and expressions (the table's).
   const std::string& op = an.op;
   const bool with_indices =
-      (op == "max" || op == "min") && an.attrs.contains("dim") && !an.attrs["dim"].is_null();
-  if (kScan.count(op))
-    plan.mode = ReductionPlan::Mode::scan;
-  else if (kNormalize.count(op))
-    plan.mode = ReductionPlan::Mode::normalize;
-  static const std::map<std::string, std::string> reducer = {
-      {"sum", "EggRedSum"},         {"mean", "EggRedSum"},
-      {"prod", "EggRedProd"},       {"amax", "EggRedMax"},
-      {"amin", "EggRedMin"},        {"max", "EggRedMax"},
-      {"min", "EggRedMin"},         {"argmax", "EggRedArgMax"},
-      {"argmin", "EggRedArgMin"},   {"logsumexp", "EggRedSoftmax"},
-      {"softmax", "EggRedSoftmax"}, {"log_softmax", "EggRedSoftmax"},
-      {"cumsum", "EggRedSum"},      {"cumprod", "EggRedProd"},
-      {"norm", "EggRedSum"},        {"vector_norm", "EggRedSum"},
-      {"normalize", "EggRedSum"}};
-  plan.reducer = reducer.at(op);
-  if (kNorms.count(op)) {
+      !entry->with_indices.empty() && an.attrs.contains("dim") && !an.attrs["dim"].is_null();
+  plan.mode = entry->mode;
+  plan.reducer = with_indices ? entry->with_indices : entry->reducer;
+  plan.in_expr = entry->in;
+  std::string row = entry->row;
+  if (entry->norm) {
     auto p_or = norm_order(an);
     if (auto* e = std::get_if<UserError>(&p_or)) return *e;
     plan.norm_p = std::get<double>(p_or);
-    if (std::isinf(*plan.norm_p)) plan.reducer = *plan.norm_p > 0 ? "EggRedMax" : "EggRedMin";
+    const NormCase c = anchors.norm_case(*plan.norm_p);
+    plan.in_expr = c.in;
+    if (!c.row.empty()) row = c.row;
+    if (!c.reducer.empty()) plan.reducer = c.reducer;
     if (op == "normalize") plan.norm_eps = an.attrs.value("eps", 1e-12);
   }
-  if (with_indices) plan.reducer = op == "max" ? "EggRedArgMax" : "EggRedArgMin";
+  const std::map<std::string, std::string> fields = {{"R", std::to_string(plan.R)}};
+  plan.row_expr = fill_fields(row, fields);
+  plan.element_expr = entry->element.empty()
+                          ? plan.row_expr
+                          : fill_fields(entry->element, {{"row", plan.row_expr},
+                                                         {"eps", float_literal(plan.norm_eps)}});
+  plan.element_exp_expr = entry->element_exp;
+  plan.scan_op = entry->scan_op;
+  plan.scan_identity = entry->scan_identity;
   // An index below 2^31 is carried in 32 bits (two registers and a 64-bit compare fewer per step).
   if (plan.reducer.starts_with("EggRedArg") && plan.R < std::numeric_limits<std::int32_t>::max())
     plan.reducer += "32";
@@ -237,7 +229,7 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
                      quote(an) + " with dtype " + spec::dtype_name(an.dtype) +
                          " is not supported by the builtin backend",
                      "accumulate in float32, float16 or bfloat16");
-  if (op == "argmax" || op == "argmin") plan.index_values.push_back(an.name);
+  if (entry->indices) plan.index_values.push_back(an.name);
 
   // Prologue: the anchor's ancestors.
   std::set<std::string> pro;
@@ -423,8 +415,7 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
   }
   // max/min with a dim whose indices nobody reads: the values alone, with the value reducer (the
   // same values, NaN included, without an index compared and carried per element).
-  if (with_indices && plan.index_values.empty())
-    plan.reducer = op == "max" ? "EggRedMax" : "EggRedMin";
+  if (with_indices && plan.index_values.empty()) plan.reducer = entry->reducer;
   if (plan.mode == ReductionPlan::Mode::scan) {
     std::optional<int> fo;
     for (const auto& o : s.outputs) {
