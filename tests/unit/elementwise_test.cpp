@@ -25,7 +25,7 @@ TEST(Elementwise, RendersTheFusedChain) {
   auto s = spec::parse_spec(testing::gelu_bias_spec());
   ASSERT_FALSE(family.cannot_implement(s).has_value());
   auto c = contract::derive(s, "gelu_bias");
-  auto cand = family.render(s, c, ElementwiseParams{});
+  auto cand = family.render(s, c, family.plan(s), ElementwiseParams{});
   const auto& code = cand.code.device_code;
   EXPECT_TRUE(has(code, "const float egg_v0 = (egg_e_x * 0.5f);")) << code;
   EXPECT_TRUE(has(code, "const IndexT egg_i0 = (i % 1024);"));  // broadcast operand: index math
@@ -49,14 +49,14 @@ TEST(Elementwise, BroadcastIndexMergesDims) {
   for (auto& n : j["nodes"]) n["shape"] = {8, 16, 32, 32};
   j["params"][0]["shape"] = {16, 1, 1};
   auto s = spec::parse_spec(j);
-  auto cand = family.render(s, contract::derive(s, "k"), ElementwiseParams{});
+  auto cand = family.render(s, contract::derive(s, "k"), family.plan(s), ElementwiseParams{});
   EXPECT_TRUE(has(cand.code.device_code, "const IndexT egg_i2 = ((i / 1024) % 16);"))
       << cand.code.device_code;
   EXPECT_TRUE(has(cand.code.device_code, "bias[egg_i2]"));
   // A bias over the last three dims: one digit of i, (i % 16384), not three.
   j["params"][0]["shape"] = {16, 32, 32};
   s = spec::parse_spec(j);
-  cand = family.render(s, contract::derive(s, "k"), ElementwiseParams{});
+  cand = family.render(s, contract::derive(s, "k"), family.plan(s), ElementwiseParams{});
   EXPECT_TRUE(has(cand.code.device_code, "const IndexT egg_i4 = (i % 16384);"))
       << cand.code.device_code;
   EXPECT_TRUE(has(cand.code.device_code, "bias[egg_i4]"));
@@ -69,7 +69,7 @@ TEST(Elementwise, HalfUsesEightWideVectors) {
   j["params"][0]["dtype"] = "float16";
   j["outputs"][0]["dtype"] = "float16";
   auto s = spec::parse_spec(j);
-  auto cand = family.render(s, contract::derive(s, "k"), ElementwiseParams{});
+  auto cand = family.render(s, contract::derive(s, "k"), family.plan(s), ElementwiseParams{});
   EXPECT_TRUE(has(cand.code.launch_body, "egg_k_run<std::int32_t, 8>")) << cand.code.launch_body;
   EXPECT_TRUE(has(cand.code.device_code, "egg_from_float<__half>"));
 }
@@ -131,7 +131,7 @@ TEST(Elementwise, ClampWithOneBoundUsesInfinity) {
                    {"dtype", "float32"}};
   j["outputs"][0]["node"] = "clamp";
   auto s = spec::parse_spec(j);
-  auto cand = family.render(s, contract::derive(s, "k"), ElementwiseParams{});
+  auto cand = family.render(s, contract::derive(s, "k"), family.plan(s), ElementwiseParams{});
   EXPECT_TRUE(has(cand.code.device_code, "egg_clamp(egg_v2, 0.0f, INFINITY)"))
       << cand.code.device_code;
 }
@@ -159,7 +159,8 @@ json scalar_arg(double v) { return {{"scalar", v}}; }
 std::string render_chain(const spec::Spec& s) {
   ElementwiseFamily family(kData);
   EXPECT_FALSE(family.cannot_implement(s).has_value());
-  return family.render(s, contract::derive(s, "k"), ElementwiseParams{}).code.device_code;
+  return family.render(s, contract::derive(s, "k"), family.plan(s), ElementwiseParams{})
+      .code.device_code;
 }
 
 TEST(Elementwise, IntegerPowersBecomeMultiplies) {
@@ -243,7 +244,8 @@ TEST(Contract, HeaderAndCandidateEntry) {
   auto s = spec::parse_spec(testing::gelu_bias_spec());
   auto c = contract::derive(s, "gelu_bias");
   ElementwiseFamily family(kData);
-  auto src = emit::render_sources(kData, c, family.render(s, c, {}), "builtin", "op.py");
+  auto src =
+      emit::render_sources(kData, c, family.render(s, c, family.plan(s), {}), "builtin", "op.py");
   EXPECT_TRUE(has(src.header, "namespace egg::gelu_bias {"));
   EXPECT_TRUE(has(src.header,
                   "cudaError_t launch(const float* x, const float* bias, float* out0, cudaStream_t "

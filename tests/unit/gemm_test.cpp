@@ -113,14 +113,14 @@ TEST(Gemm, CanImplementLinearMatmulBmmAddmm) {
                        {{"beta", 1}, {"alpha", 2}}, {64, 16}, "float32");
   auto s = spec::parse_spec(j);
   ASSERT_FALSE(family.cannot_implement(s).has_value()) << family.cannot_implement(s)->describe();
-  auto p = family.analyze(s);
+  auto p = family.plan(s);
   EXPECT_EQ(p.bias, "c");
   EXPECT_EQ(p.alpha, 2.0);
 }
 
 TEST(Gemm, ProblemOfLinear) {
   GemmFamily family(kData);
-  auto p = family.analyze(spec::parse_spec(linear_spec()));
+  auto p = family.plan(spec::parse_spec(linear_spec()));
   EXPECT_TRUE(p.b_nk);
   EXPECT_EQ(p.m, 256);
   EXPECT_EQ(p.k, 512);
@@ -271,7 +271,7 @@ TEST(Gemm, TransposedSecondOperandIsReadTransposed) {
   GemmFamily family(kData);
   auto s = spec::parse_spec(j);
   ASSERT_FALSE(family.cannot_implement(s).has_value()) << family.cannot_implement(s)->describe();
-  auto p = family.analyze(s);
+  auto p = family.plan(s);
   EXPECT_TRUE(p.b_nk);
   EXPECT_EQ(p.n, 256);
   EXPECT_EQ(p.k, 128);
@@ -320,7 +320,7 @@ TEST(Gemm, PermutedOperandsAreReadTransposedByCublasLt) {
        {std::pair{true, false}, std::pair{false, true}, std::pair{true, true}}) {
     auto s = spec::parse_spec(permuted(ta, tb));
     ASSERT_FALSE(family.cannot_implement(s).has_value()) << family.cannot_implement(s)->describe();
-    const auto p = family.analyze(s);
+    const auto p = family.plan(s);
     EXPECT_EQ(p.a_km, ta);
     EXPECT_EQ(p.b_nk, tb);
     EXPECT_EQ(p.m, 2048);
@@ -396,9 +396,10 @@ TEST(Gemm, Tf32OnlyWhenAsked) {
   auto c = contract::derive(s, "k");
   GemmParams q;
   q.tf32 = true;
-  EXPECT_TRUE(has(family.render(s, c, q).code.device_code, "CUBLAS_COMPUTE_32F_FAST_TF32"));
+  EXPECT_TRUE(
+      has(family.render(s, c, family.plan(s), q).code.device_code, "CUBLAS_COMPUTE_32F_FAST_TF32"));
   q.tf32 = false;
-  EXPECT_FALSE(has(family.render(s, c, q).code.device_code, "TF32"));
+  EXPECT_FALSE(has(family.render(s, c, family.plan(s), q).code.device_code, "TF32"));
 }
 
 TEST(Gemm, TuningsAndFallback) {

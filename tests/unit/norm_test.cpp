@@ -137,7 +137,7 @@ TEST(Norm, GroupNormAffineIndexIsTheChannel) {
                            {{"num_groups", 8}, {"eps", 1e-5}}, shape)});
   NormFamily family(kData);
   auto s = spec::parse_spec(j);
-  auto pb = family.problem(s);
+  auto pb = family.plan(s);
   EXPECT_EQ(pb.seg_len, 8 * 64);
   EXPECT_EQ(pb.num_stats, 4 * 8);
   auto cands = family.structures(s, contract::derive(s, "k"));
@@ -160,7 +160,7 @@ TEST(Norm, GroupNormOfAnNByCInputHasOneElementPerChannel) {
   NormFamily family(kData);
   auto s = spec::parse_spec(j);
   ASSERT_FALSE(family.cannot_implement(s).has_value());
-  auto pb = family.problem(s);
+  auto pb = family.plan(s);
   EXPECT_EQ(pb.spatial, 1);
   EXPECT_EQ(pb.seg_len, 16);
   EXPECT_EQ(pb.num_stats, 64 * 8);
@@ -195,7 +195,7 @@ TEST(Norm, BatchNormTrainingUsesBatchStatisticsPerChannel) {
   NormFamily family(kData);
   auto s = spec::parse_spec(batch_norm_relu(true));
   ASSERT_FALSE(family.cannot_implement(s).has_value());
-  auto pb = family.problem(s);
+  auto pb = family.plan(s);
   EXPECT_FALSE(pb.running);
   EXPECT_EQ(pb.num_stats, 16);
   EXPECT_EQ(pb.stat_count(), 8 * 196);

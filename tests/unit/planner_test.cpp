@@ -8,8 +8,10 @@
 #include <set>
 
 #include "backend/builtin/builtin_backend.h"
+#include "backend/builtin/families.h"
 #include "backend/builtin/norm.h"
 #include "contract/contract.h"
+#include "dump_candidates.h"
 #include "spec_fixtures.h"
 
 namespace egg::backend::builtin {
@@ -646,6 +648,18 @@ TEST(Planner, StageTwoTunesEverySegmentAndRepairFallsBack) {
   EXPECT_NE(fixed->id, broken.id);
   EXPECT_EQ(fixed->params["plan"][0]["id"], broken.params["plan"][0]["id"]);
   EXPECT_NE(fixed->params["plan"][1]["id"], broken.params["plan"][1]["id"]);
+}
+
+// A manual aid: every family's candidates (cuDNN structures included) for every spec.json under
+// $EGG_FAMILY_SPEC_DIR that the family implements, written under $EGG_FAMILY_OUT_DIR/<family>/ (a
+// refactor of the families compares two such trees).
+TEST(Families, DumpEveryCandidateForNvcc) {
+  const char* in = std::getenv("EGG_FAMILY_SPEC_DIR");
+  const char* out = std::getenv("EGG_FAMILY_OUT_DIR");
+  if (!in || !out) GTEST_SKIP() << "set EGG_FAMILY_SPEC_DIR and EGG_FAMILY_OUT_DIR";
+  for (const auto& f : make_families(kData, "default", Cudnn::any_engine))
+    egg::testing::dump_every_candidate(*f, kData, in,
+                                       (std::filesystem::path(out) / f->name()).c_str(), true);
 }
 
 }  // namespace

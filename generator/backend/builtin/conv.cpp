@@ -316,16 +316,8 @@ std::vector<std::pair<std::string, std::string>> ConvFamily::key_inputs() const 
   return inputs;
 }
 
-std::optional<UserError> ConvFamily::cannot_implement(const spec::Spec& s) const {
-  auto plan = plan_conv(s, ops_);
-  if (auto* e = std::get_if<UserError>(&plan)) return *e;
-  return std::nullopt;
-}
-
-ConvPlan ConvFamily::plan(const spec::Spec& s) const {
-  auto plan = plan_conv(s, ops_);
-  if (auto* e = std::get_if<UserError>(&plan)) throw *e;
-  return std::get<ConvPlan>(plan);
+std::variant<ConvPlan, UserError> ConvFamily::analyze(const spec::Spec& s) const {
+  return plan_conv(s, ops_);
 }
 
 Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, const ConvPlan& plan,
@@ -595,11 +587,10 @@ std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& i
   return out;
 }
 
-std::vector<Candidate> ConvFamily::structures(const spec::Spec& s,
-                                              const contract::Contract& c) const {
-  const auto pl = plan(s);
-  std::vector<Candidate> out;
-  for (const auto& q : conv_structures(pl)) out.push_back(render(s, c, pl, q));
+std::vector<ConvParams> ConvFamily::structure_params(const spec::Spec& s,
+                                                     const contract::Contract& c,
+                                                     const ConvPlan& pl) const {
+  std::vector<ConvParams> out = conv_structures(pl);
   // cuDNN second: stage 1 measures it against EGG's own first structure on a GPU; without one
   // (nothing measured, the first candidate wins) the build keeps EGG's own kernel.
   // Channels-last third: the layouts cuDNN's fastest engines take, the layout change counted.
@@ -607,37 +598,30 @@ std::vector<Candidate> ConvFamily::structures(const spec::Spec& s,
   dnn.structure = "cudnn";
   if (cudnn_use_ != Cudnn::absent && !conv_params_unsupported(pl, dnn) && cudnn_scratch(s, c, pl)) {
     const auto at = std::min<std::ptrdiff_t>(1, static_cast<std::ptrdiff_t>(out.size()));
-    out.insert(out.begin() + at, render(s, c, pl, dnn));
+    out.insert(out.begin() + at, dnn);
     ConvParams last = dnn;
     last.nhwc = true;
-    if (!conv_params_unsupported(pl, last))
-      out.insert(out.begin() + at + 1, render(s, c, pl, last));
+    if (!conv_params_unsupported(pl, last)) out.insert(out.begin() + at + 1, last);
   }
   return out;
 }
 
-std::vector<Candidate> ConvFamily::tunings(const spec::Spec& s, const contract::Contract& c,
-                                           const Candidate& incumbent,
-                                           const std::string& bottleneck) const {
-  const auto pl = plan(s);
-  std::vector<Candidate> out;
-  for (const auto& q : conv_tuning_space(pl, ConvParams::from_json(incumbent.params), bottleneck))
-    out.push_back(render(s, c, pl, q));
-  return out;
+std::vector<ConvParams> ConvFamily::tuning_params(const spec::Spec&, const contract::Contract&,
+                                                  const ConvPlan& pl, const ConvParams& incumbent,
+                                                  const std::string& bottleneck) const {
+  return conv_tuning_space(pl, incumbent, bottleneck);
 }
 
-std::optional<Candidate> ConvFamily::fallback(const spec::Spec& s, const contract::Contract& c,
-                                              const Candidate& failed) const {
-  // The simplest structure: the direct (or gather) kernel, a thread per output, 256 threads.
-  const auto pl = plan(s);
-  const ConvParams f = ConvParams::from_json(failed.params);
+std::optional<ConvParams> ConvFamily::fallback_params(const spec::Spec&, const contract::Contract&,
+                                                      const ConvPlan& pl,
+                                                      const ConvParams& failed) const {
   // A rank cuDNN's heuristic does not reach for this convolution, or channels-last it does not
   // take: nothing to repair (rank 0 in NCHW was measured already).
-  if (f.structure == "cudnn" && (f.algo > 0 || f.nhwc)) return std::nullopt;
+  if (failed.structure == "cudnn" && (failed.algo > 0 || failed.nhwc)) return std::nullopt;
+  // The simplest structure: the direct (or gather) kernel, a thread per output, 256 threads.
   ConvParams q;
   q.structure = pl.transposed ? "transpose" : "direct";
-  if (f.to_json() == q.to_json()) return std::nullopt;
-  return render(s, c, pl, q);
+  return q;
 }
 
 }  // namespace egg::backend::builtin

@@ -28,6 +28,7 @@
 #include "backend/backend.h"
 #include "backend/builtin/family.h"
 #include "backend/builtin/op_table.h"
+#include "backend/builtin/planned_family.h"
 #include "render/template.h"
 
 namespace egg::backend::builtin {
@@ -91,7 +92,7 @@ struct ConvParams {
 inline constexpr int kCudnnRanksTuned = 8;
 
 // The conv family.
-class ConvFamily : public Family {
+class ConvFamily : public PlannedFamily<ConvPlan, ConvParams> {
  public:
   // fp32 convolutions run on TF32 tensor cores under every PRECISION (PyTorch's default for
   // convolutions), with the fp32-accurate 3xTF32 and direct structures as alternatives.
@@ -100,21 +101,23 @@ class ConvFamily : public Family {
   explicit ConvFamily(const std::filesystem::path& data_dir, Cudnn cudnn = Cudnn::absent);
 
   std::string name() const override { return "conv"; }
-  std::optional<UserError> cannot_implement(const spec::Spec& spec) const override;
-  std::vector<Candidate> structures(const spec::Spec& spec,
-                                    const contract::Contract& contract) const override;
-  std::vector<Candidate> tunings(const spec::Spec& spec, const contract::Contract& contract,
-                                 const Candidate& incumbent,
-                                 const std::string& bottleneck) const override;
-  std::optional<Candidate> fallback(const spec::Spec& spec, const contract::Contract& contract,
-                                    const Candidate& failed) const override;
   std::vector<std::pair<std::string, std::string>> key_inputs() const override;
-
-  // The plan, or throws the UserError.
-  ConvPlan plan(const spec::Spec& spec) const;
+  std::variant<ConvPlan, UserError> analyze(const spec::Spec& spec) const override;
   // Renders a candidate with these parameters (valid for the plan: see conv_params_unsupported).
   Candidate render(const spec::Spec& spec, const contract::Contract& contract, const ConvPlan& plan,
-                   const ConvParams& params) const;
+                   const ConvParams& params) const override;
+
+ protected:
+  std::vector<ConvParams> structure_params(const spec::Spec& spec,
+                                           const contract::Contract& contract,
+                                           const ConvPlan& plan) const override;
+  std::vector<ConvParams> tuning_params(const spec::Spec& spec, const contract::Contract& contract,
+                                        const ConvPlan& plan, const ConvParams& incumbent,
+                                        const std::string& bottleneck) const override;
+  std::optional<ConvParams> fallback_params(const spec::Spec& spec,
+                                            const contract::Contract& contract,
+                                            const ConvPlan& plan,
+                                            const ConvParams& failed) const override;
 
  private:
   OpTable ops_;

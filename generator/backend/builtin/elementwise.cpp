@@ -37,7 +37,7 @@ std::vector<std::pair<std::string, std::string>> ElementwiseFamily::key_inputs()
   return inputs;
 }
 
-std::optional<UserError> ElementwiseFamily::cannot_implement(const spec::Spec& s) const {
+std::variant<ElementwisePlan, UserError> ElementwiseFamily::analyze(const spec::Spec& s) const {
   const SourceLocation file_only{s.op_file, 0, "output"};
   if (s.outputs.empty()) return UserError(file_only, "the op has no outputs");
   const std::int64_t n = spec::numel(s.outputs.front().shape);
@@ -69,14 +69,14 @@ std::optional<UserError> ElementwiseFamily::cannot_implement(const spec::Spec& s
     return std::nullopt;
   };
   for (const auto& node : s.nodes) {
-    if (auto e = index_ir_check(s, node, ops_)) return e;
+    if (auto e = index_ir_check(s, node, ops_)) return *e;
     std::vector<std::string> reads = node_args(node);
     for (const auto& a : node.args)
       for (const auto& item : a.items)
         if (item.kind == spec::Arg::Kind::node) reads.push_back(item.node);
     for (const auto& r : reads) {
       if (const auto* t = s.find_tensor(r))
-        if (auto e = check_leaf(*t, node.where)) return e;
+        if (auto e = check_leaf(*t, node.where)) return *e;
       // The kernels compute in float. An integer value is read where PyTorch converts it to a
       // floating type anyway (an op with a floating result: a cast, int * 0.5) or moved by a
       // layout op; integer arithmetic, and comparisons of integers, are not theirs.
@@ -102,13 +102,13 @@ std::optional<UserError> ElementwiseFamily::cannot_implement(const spec::Spec& s
   }
   for (const auto& o : s.outputs)
     if (const auto* t = s.find_tensor(o.node))
-      if (auto e = check_leaf(*t, file_only)) return e;
-  return std::nullopt;
+      if (auto e = check_leaf(*t, file_only)) return *e;
+  return ElementwisePlan{n};
 }
 
 Candidate ElementwiseFamily::render(const spec::Spec& s, const contract::Contract& c,
-                                    const ElementwiseParams& p) const {
-  const std::int64_t n = spec::numel(s.outputs.front().shape);
+                                    const ElementwisePlan& plan, const ElementwiseParams& p) const {
+  const std::int64_t n = plan.numel;
   const std::string fn = "egg_" + c.name;
 
   std::map<std::string, std::string> ptr_of;  // tensor → launch() argument
@@ -223,35 +223,42 @@ std::vector<ElementwiseParams> elementwise_tuning_space(std::int64_t numel,
   return space;
 }
 
-std::vector<Candidate> ElementwiseFamily::structures(const spec::Spec& s,
-                                                     const contract::Contract& c) const {
+std::vector<ElementwiseParams> ElementwiseFamily::structure_params(const spec::Spec&,
+                                                                   const contract::Contract&,
+                                                                   const ElementwisePlan&) const {
   // One fused pass with 16-byte vectors (least traffic, fewest instructions), then the scalar pass.
-  std::vector<Candidate> out;
+  std::vector<ElementwiseParams> out;
   for (bool vectorized : {true, false}) {
     ElementwiseParams p;
     p.vectorized = vectorized;
-    out.push_back(render(s, c, p));
+    out.push_back(p);
   }
   return out;
 }
 
-std::vector<Candidate> ElementwiseFamily::tunings(const spec::Spec& s, const contract::Contract& c,
-                                                  const Candidate& incumbent,
-                                                  const std::string& bottleneck) const {
-  std::vector<Candidate> out;
-  for (const auto& p : elementwise_tuning_space(spec::numel(s.outputs.front().shape), bottleneck,
-                                                incumbent.params.value("vectorized", true)))
-    out.push_back(render(s, c, p));
-  return out;
+ElementwiseParams ElementwiseParams::from_json(const json& j) {
+  ElementwiseParams p;
+  p.block = j.value("block", p.block);
+  p.unroll = j.value("unroll", p.unroll);
+  p.vectorized = j.value("vectorized", p.vectorized);
+  p.persistent = j.value("persistent", p.persistent);
+  p.blocks_per_sm = j.value("blocks_per_sm", p.blocks_per_sm);
+  return p;
 }
 
-std::optional<Candidate> ElementwiseFamily::fallback(const spec::Spec& s,
-                                                     const contract::Contract& c,
-                                                     const Candidate& failed) const {
-  if (!failed.params.value("vectorized", true)) return std::nullopt;
+std::vector<ElementwiseParams> ElementwiseFamily::tuning_params(
+    const spec::Spec&, const contract::Contract&, const ElementwisePlan& plan,
+    const ElementwiseParams& incumbent, const std::string& bottleneck) const {
+  return elementwise_tuning_space(plan.numel, bottleneck, incumbent.vectorized);
+}
+
+std::optional<ElementwiseParams> ElementwiseFamily::fallback_params(
+    const spec::Spec&, const contract::Contract&, const ElementwisePlan&,
+    const ElementwiseParams& failed) const {
+  if (!failed.vectorized) return std::nullopt;
   ElementwiseParams p;
   p.vectorized = false;
-  return render(s, c, p);
+  return p;
 }
 
 }  // namespace egg::backend::builtin

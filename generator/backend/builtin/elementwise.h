@@ -9,6 +9,7 @@
 #include "backend/backend.h"
 #include "backend/builtin/family.h"
 #include "backend/builtin/op_table.h"
+#include "backend/builtin/planned_family.h"
 #include "render/template.h"
 
 namespace egg::backend::builtin {
@@ -21,27 +22,38 @@ struct ElementwiseParams {
   bool persistent = false;  // grid capped at blocks_per_sm * SMs (grid-stride loop)
   int blocks_per_sm = 8;
   nlohmann::json to_json() const;
+  static ElementwiseParams from_json(const nlohmann::json& j);
+};
+
+// What the family's analysis finds: the elements every output has (the kernel walks them).
+struct ElementwisePlan {
+  std::int64_t numel = 0;
 };
 
 // The element-wise family: any chain of element-wise ops, fused into one vectorized pass.
-class ElementwiseFamily : public Family {
+class ElementwiseFamily : public PlannedFamily<ElementwisePlan, ElementwiseParams> {
  public:
   explicit ElementwiseFamily(const std::filesystem::path& data_dir);
 
   std::string name() const override { return "elementwise"; }
-  std::optional<UserError> cannot_implement(const spec::Spec& spec) const override;
-  std::vector<Candidate> structures(const spec::Spec& spec,
-                                    const contract::Contract& contract) const override;
-  std::vector<Candidate> tunings(const spec::Spec& spec, const contract::Contract& contract,
-                                 const Candidate& incumbent,
-                                 const std::string& bottleneck) const override;
-  std::optional<Candidate> fallback(const spec::Spec& spec, const contract::Contract& contract,
-                                    const Candidate& failed) const override;
   std::vector<std::pair<std::string, std::string>> key_inputs() const override;
-
-  // Renders a candidate with these parameters.
+  std::variant<ElementwisePlan, UserError> analyze(const spec::Spec& spec) const override;
   Candidate render(const spec::Spec& spec, const contract::Contract& contract,
-                   const ElementwiseParams& params) const;
+                   const ElementwisePlan& plan, const ElementwiseParams& params) const override;
+
+ protected:
+  std::vector<ElementwiseParams> structure_params(const spec::Spec& spec,
+                                                  const contract::Contract& contract,
+                                                  const ElementwisePlan& plan) const override;
+  std::vector<ElementwiseParams> tuning_params(const spec::Spec& spec,
+                                               const contract::Contract& contract,
+                                               const ElementwisePlan& plan,
+                                               const ElementwiseParams& incumbent,
+                                               const std::string& bottleneck) const override;
+  std::optional<ElementwiseParams> fallback_params(const spec::Spec& spec,
+                                                   const contract::Contract& contract,
+                                                   const ElementwisePlan& plan,
+                                                   const ElementwiseParams& failed) const override;
 
  private:
   OpTable ops_;

@@ -108,16 +108,15 @@ std::vector<std::pair<std::string, std::string>> GemmFamily::key_inputs() const 
   return inputs;
 }
 
-std::optional<UserError> GemmFamily::cannot_implement(const spec::Spec& s) const {
+std::variant<GemmProblem, UserError> GemmFamily::analyze(const spec::Spec& s) const {
   try {
-    analyze(s);
-    return std::nullopt;
+    return problem_of(s);
   } catch (const UserError& e) {
     return e;
   }
 }
 
-GemmProblem GemmFamily::analyze(const spec::Spec& s) const {
+GemmProblem GemmFamily::problem_of(const spec::Spec& s) const {
   GemmProblem p;
   // The anchor: exactly one GEMM. Without one, the error has no line so that a family whose anchor
   // is in the graph explains better.
@@ -455,9 +454,8 @@ std::optional<std::string> GemmFamily::tc_unsupported(const GemmProblem& p, cons
   return std::nullopt;
 }
 
-Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c,
+Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, const GemmProblem& p,
                              const GemmParams& q) const {
-  const GemmProblem p = analyze(s);
   const std::string fn = "egg_" + c.name;
   std::map<std::string, std::string> var_of;  // spec name → launch() variable
   std::string out_var;
@@ -708,54 +706,47 @@ std::vector<GemmParams> gemm_lt_tuning_space(const GemmProblem& p, const GemmPar
   return space;
 }
 
-std::vector<Candidate> GemmFamily::structures(const spec::Spec& s,
-                                              const contract::Contract& c) const {
-  const GemmProblem p = analyze(s);
-  std::vector<Candidate> out;
+std::vector<GemmParams> GemmFamily::structure_params(const spec::Spec& s, const contract::Contract&,
+                                                     const GemmProblem& p) const {
+  std::vector<GemmParams> out;
   GemmParams q;
   if (native_epilogue(s, p)) {
     q.structure = "lt_native";
-    out.push_back(render(s, c, q));
+    out.push_back(q);
   }
   // The plain cuBLASLt GEMM + the fused epilogue kernel, unless the GEMM has no epilogue at all
   // (then it is the native structure's code).
   const bool has_epilogue = !p.epilogue.empty() || !p.bias.empty() || p.alpha != 1.0;
   if (out.empty() || has_epilogue) {
     q.structure = "lt_epilogue";
-    out.push_back(render(s, c, q));
+    out.push_back(q);
   }
   GemmParams tc;
   tc.structure = "tc";
-  if (!tc_unsupported(p, tc)) out.push_back(render(s, c, tc));
+  if (!tc_unsupported(p, tc)) out.push_back(tc);
   return out;
 }
 
-std::vector<Candidate> GemmFamily::tunings(const spec::Spec& s, const contract::Contract& c,
-                                           const Candidate& incumbent,
-                                           const std::string& bottleneck) const {
+std::vector<GemmParams> GemmFamily::tuning_params(const spec::Spec& s, const contract::Contract&,
+                                                  const GemmProblem& p, const GemmParams& base,
+                                                  const std::string& bottleneck) const {
   (void)bottleneck;  // a GEMM is compute-bound at these sizes; the space is the same either way
-  const GemmProblem p = analyze(s);
-  const GemmParams base = GemmParams::from_json(incumbent.params);
-  std::vector<Candidate> out;
-  if (base.structure == "tc") {
-    for (const auto& q : gemm_tc_tuning_space(p)) out.push_back(render(s, c, q));
-    return out;
-  }
-  if (base.structure == "lt_native" && !native_epilogue(s, p)) return out;
-  for (const auto& q : gemm_lt_tuning_space(p, base)) out.push_back(render(s, c, q));
+  if (base.structure == "tc") return gemm_tc_tuning_space(p);
+  if (base.structure == "lt_native" && !native_epilogue(s, p)) return {};
+  std::vector<GemmParams> out = gemm_lt_tuning_space(p, base);
   if (base.structure == "lt_epilogue" && !p.epilogue.empty()) {
     GemmParams q = base;
     q.epilogue_block = base.epilogue_block == 256 ? 512 : 256;
-    out.push_back(render(s, c, q));
+    out.push_back(q);
   }
   return out;
 }
 
-std::optional<Candidate> GemmFamily::fallback(const spec::Spec& s, const contract::Contract& c,
-                                              const Candidate& failed) const {
+std::optional<GemmParams> GemmFamily::fallback_params(const spec::Spec&, const contract::Contract&,
+                                                      const GemmProblem&,
+                                                      const GemmParams& f) const {
   // The simplest structure that always runs: cuBLASLt's first heuristic algo, plain epilogue
   // DEFAULT, the whole epilogue in the fused kernel.
-  const GemmParams f = GemmParams::from_json(failed.params);
   if (f.structure == "lt_epilogue" && f.algo == 0 && f.epilogue_block == 256) return std::nullopt;
   // A ranked index or split the heuristic does not offer for this problem: nothing to repair (the
   // incumbent, index 0, was measured already).
@@ -763,7 +754,7 @@ std::optional<Candidate> GemmFamily::fallback(const spec::Spec& s, const contrac
   GemmParams q;
   q.structure = "lt_epilogue";
   q.tf32 = f.tf32;
-  return render(s, c, q);
+  return q;
 }
 
 }  // namespace egg::backend::builtin

@@ -16,6 +16,7 @@
 #include "backend/backend.h"
 #include "backend/builtin/family.h"
 #include "backend/builtin/op_table.h"
+#include "backend/builtin/planned_family.h"
 #include "render/template.h"
 
 namespace egg::backend::builtin {
@@ -58,35 +59,41 @@ struct GemmParams {
   static GemmParams from_json(const nlohmann::json& j);
 };
 
-class GemmFamily : public Family {
+class GemmFamily : public PlannedFamily<GemmProblem, GemmParams> {
  public:
   // `precision`: "default" (PyTorch's: fp32 without TF32), "tf32" or "bf16" (opted in with
   // PRECISION).
   explicit GemmFamily(const std::filesystem::path& data_dir, std::string precision = "default");
 
   std::string name() const override { return "gemm"; }
-  std::optional<UserError> cannot_implement(const spec::Spec& spec) const override;
-  std::vector<Candidate> structures(const spec::Spec& spec,
-                                    const contract::Contract& contract) const override;
-  std::vector<Candidate> tunings(const spec::Spec& spec, const contract::Contract& contract,
-                                 const Candidate& incumbent,
-                                 const std::string& bottleneck) const override;
-  std::optional<Candidate> fallback(const spec::Spec& spec, const contract::Contract& contract,
-                                    const Candidate& failed) const override;
   std::vector<std::pair<std::string, std::string>> key_inputs() const override;
-
   // The problem, or the reason it is not one this family takes (names op and line).
-  GemmProblem analyze(const spec::Spec& spec) const;
+  std::variant<GemmProblem, UserError> analyze(const spec::Spec& spec) const override;
+  Candidate render(const spec::Spec& spec, const contract::Contract& contract,
+                   const GemmProblem& problem, const GemmParams& params) const override;
+
   // The epilogue as cuBLASLt computes it natively, or nullopt when it cannot.
   static std::optional<GemmNativeEpilogue> native_epilogue(const spec::Spec& spec,
                                                            const GemmProblem& p);
   // Why the own tensor-core kernel cannot run this problem with these parameters, or nullopt.
   static std::optional<std::string> tc_unsupported(const GemmProblem& p, const GemmParams& params);
-  // Renders a candidate with these parameters.
-  Candidate render(const spec::Spec& spec, const contract::Contract& contract,
-                   const GemmParams& params) const;
+
+ protected:
+  std::vector<GemmParams> structure_params(const spec::Spec& spec,
+                                           const contract::Contract& contract,
+                                           const GemmProblem& problem) const override;
+  std::vector<GemmParams> tuning_params(const spec::Spec& spec, const contract::Contract& contract,
+                                        const GemmProblem& problem, const GemmParams& incumbent,
+                                        const std::string& bottleneck) const override;
+  std::optional<GemmParams> fallback_params(const spec::Spec& spec,
+                                            const contract::Contract& contract,
+                                            const GemmProblem& problem,
+                                            const GemmParams& failed) const override;
 
  private:
+  // The analysis; throws the UserError (its operand checks run inside helpers that return values).
+  GemmProblem problem_of(const spec::Spec& spec) const;
+
   std::string precision_;
   OpTable ops_;
   render::Template lt_;

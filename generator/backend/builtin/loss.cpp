@@ -22,16 +22,6 @@ bool loss_params_valid(const LossPlan& plan, const LossParams& p) {
   return true;
 }
 
-LossParams params_of(const json& j) {
-  LossParams p;
-  p.block = j.value("block", p.block);
-  p.tpr = j.value("tpr", p.tpr);
-  p.grid = j.value("grid", p.grid);
-  p.blocks_per_sm = j.value("blocks_per_sm", p.blocks_per_sm);
-  p.vectorized = j.value("vectorized", p.vectorized);
-  return p;
-}
-
 std::string divide_text(const LossPlan& plan) {
   if (plan.reduction == "sum") return "the sum";
   if (plan.kind == "cross_entropy" && plan.reduction == "mean")
@@ -66,16 +56,18 @@ std::vector<std::pair<std::string, std::string>> LossFamily::key_inputs() const 
   return inputs;
 }
 
-std::optional<UserError> LossFamily::cannot_implement(const spec::Spec& s) const {
-  auto plan = plan_loss(s, ops_, losses_table_);
-  if (auto* e = std::get_if<UserError>(&plan)) return *e;
-  return std::nullopt;
+std::variant<LossPlan, UserError> LossFamily::analyze(const spec::Spec& s) const {
+  return plan_loss(s, ops_, losses_table_);
 }
 
-LossPlan LossFamily::plan(const spec::Spec& s) const {
-  auto plan = plan_loss(s, ops_, losses_table_);
-  if (auto* e = std::get_if<UserError>(&plan)) throw *e;
-  return std::get<LossPlan>(plan);
+LossParams LossParams::from_json(const json& j) {
+  LossParams p;
+  p.block = j.value("block", p.block);
+  p.tpr = j.value("tpr", p.tpr);
+  p.grid = j.value("grid", p.grid);
+  p.blocks_per_sm = j.value("blocks_per_sm", p.blocks_per_sm);
+  p.vectorized = j.value("vectorized", p.vectorized);
+  return p;
 }
 
 Candidate LossFamily::render(const spec::Spec& s, const contract::Contract& c, const LossPlan& plan,
@@ -326,31 +318,23 @@ std::vector<LossParams> loss_tuning_space(const LossPlan& plan, const LossParams
   return out;
 }
 
-std::vector<Candidate> LossFamily::structures(const spec::Spec& s,
-                                              const contract::Contract& c) const {
-  const auto pl = plan(s);
-  std::vector<Candidate> out;
-  for (const auto& p : loss_structures(pl)) out.push_back(render(s, c, pl, p));
-  return out;
+std::vector<LossParams> LossFamily::structure_params(const spec::Spec&, const contract::Contract&,
+                                                     const LossPlan& pl) const {
+  return loss_structures(pl);
 }
 
-std::vector<Candidate> LossFamily::tunings(const spec::Spec& s, const contract::Contract& c,
-                                           const Candidate& incumbent,
-                                           const std::string& bottleneck) const {
-  const auto pl = plan(s);
-  std::vector<Candidate> out;
-  for (const auto& p : loss_tuning_space(pl, params_of(incumbent.params), bottleneck))
-    out.push_back(render(s, c, pl, p));
-  return out;
+std::vector<LossParams> LossFamily::tuning_params(const spec::Spec&, const contract::Contract&,
+                                                  const LossPlan& pl, const LossParams& incumbent,
+                                                  const std::string& bottleneck) const {
+  return loss_tuning_space(pl, incumbent, bottleneck);
 }
 
-std::optional<Candidate> LossFamily::fallback(const spec::Spec& s, const contract::Contract& c,
-                                              const Candidate& failed) const {
+std::optional<LossParams> LossFamily::fallback_params(const spec::Spec&, const contract::Contract&,
+                                                      const LossPlan&, const LossParams&) const {
   // The simplest structure: scalar loads, a warp per row, 256 threads, default grid.
   LossParams p;
   p.vectorized = false;
-  if (params_of(failed.params).to_json() == p.to_json()) return std::nullopt;
-  return render(s, c, plan(s), p);
+  return p;
 }
 
 }  // namespace egg::backend::builtin

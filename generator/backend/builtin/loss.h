@@ -17,6 +17,7 @@
 #include "backend/builtin/family.h"
 #include "backend/builtin/loss_ops.h"
 #include "backend/builtin/op_table.h"
+#include "backend/builtin/planned_family.h"
 #include "render/template.h"
 
 namespace egg::backend::builtin {
@@ -56,29 +57,31 @@ struct LossParams {
   int blocks_per_sm = 8;   // grid cap per SM when grid == 0
   bool vectorized = true;  // 16-byte loads when lengths and pointers allow
   nlohmann::json to_json() const;
+  static LossParams from_json(const nlohmann::json& j);
 };
 
 // The loss family.
-class LossFamily : public Family {
+class LossFamily : public PlannedFamily<LossPlan, LossParams> {
  public:
   explicit LossFamily(const std::filesystem::path& data_dir);
 
   std::string name() const override { return "loss"; }
-  std::optional<UserError> cannot_implement(const spec::Spec& spec) const override;
-  std::vector<Candidate> structures(const spec::Spec& spec,
-                                    const contract::Contract& contract) const override;
-  std::vector<Candidate> tunings(const spec::Spec& spec, const contract::Contract& contract,
-                                 const Candidate& incumbent,
-                                 const std::string& bottleneck) const override;
-  std::optional<Candidate> fallback(const spec::Spec& spec, const contract::Contract& contract,
-                                    const Candidate& failed) const override;
   std::vector<std::pair<std::string, std::string>> key_inputs() const override;
-
-  // Renders a candidate with these parameters (the plan must come from plan_loss).
+  std::variant<LossPlan, UserError> analyze(const spec::Spec& spec) const override;
   Candidate render(const spec::Spec& spec, const contract::Contract& contract, const LossPlan& plan,
-                   const LossParams& params) const;
-  // The plan, or throws the UserError.
-  LossPlan plan(const spec::Spec& spec) const;
+                   const LossParams& params) const override;
+
+ protected:
+  std::vector<LossParams> structure_params(const spec::Spec& spec,
+                                           const contract::Contract& contract,
+                                           const LossPlan& plan) const override;
+  std::vector<LossParams> tuning_params(const spec::Spec& spec, const contract::Contract& contract,
+                                        const LossPlan& plan, const LossParams& incumbent,
+                                        const std::string& bottleneck) const override;
+  std::optional<LossParams> fallback_params(const spec::Spec& spec,
+                                            const contract::Contract& contract,
+                                            const LossPlan& plan,
+                                            const LossParams& failed) const override;
 
  private:
   OpTable ops_;

@@ -61,15 +61,10 @@ Shape normalized_shape(const spec::Node& n) {
 
 // The values the spec computes, split around the norm: the prologue (the norm input's ancestors)
 // and the epilogue (what the outputs need, given the norm's input and result).
-struct Plan {
-  const spec::Node* norm = nullptr;
-  std::string input;  // the norm's input value (a node or a tensor)
-  std::vector<const spec::Node*> pro_steps, epi_steps;
-  std::vector<std::string> pro_leaves, epi_leaves;  // tensors, in spec order
-};
+NormProblem problem_of(const spec::Spec& s);
 
-Plan make_plan(const spec::Spec& s) {
-  Plan p;
+NormGraph make_graph(const spec::Spec& s) {
+  NormGraph p;
   p.norm = find_norm(s);
   p.input = p.norm->args.at(0).node;
   auto collect = [&](const std::vector<std::string>& targets, const std::set<std::string>& stops,
@@ -122,7 +117,7 @@ std::vector<std::pair<std::string, std::string>> NormFamily::key_inputs() const 
   return inputs;
 }
 
-std::optional<UserError> NormFamily::cannot_implement(const spec::Spec& s) const {
+std::variant<NormProblem, UserError> NormFamily::analyze(const spec::Spec& s) const {
   const SourceLocation file_only{s.op_file, 0, "norm"};
   const spec::Node* norm = find_norm(s);
   if (!norm)
@@ -188,7 +183,7 @@ std::optional<UserError> NormFamily::cannot_implement(const spec::Spec& s) const
       return UserError(at, what + " needs a numeric eps");
     return std::nullopt;
   };
-  if (auto e = eps_ok()) return e;
+  if (auto e = eps_ok()) return *e;
   Shape affine;
   if (norm->op == "layer_norm" || norm->op == "rms_norm") {
     const Shape ns = normalized_shape(*norm);
@@ -224,17 +219,17 @@ std::optional<UserError> NormFamily::cannot_implement(const spec::Spec& s) const
       for (int k : {na.running_mean, na.running_var})
         if (!arg_tensor(s, *norm, k))
           return UserError(at, what + " in eval mode needs running_mean and running_var tensors");
-      if (auto e = param_of_shape(na.running_mean, affine, "running_mean")) return e;
-      if (auto e = param_of_shape(na.running_var, affine, "running_var")) return e;
+      if (auto e = param_of_shape(na.running_mean, affine, "running_mean")) return *e;
+      if (auto e = param_of_shape(na.running_var, affine, "running_var")) return *e;
     }
   }
-  if (auto e = param_of_shape(na.weight, affine, "weight")) return e;
-  if (auto e = param_of_shape(na.bias, affine, "bias")) return e;
+  if (auto e = param_of_shape(na.weight, affine, "weight")) return *e;
+  if (auto e = param_of_shape(na.bias, affine, "bias")) return *e;
 
   // Everything else is element-wise around the norm, broadcasting to its shape.
   for (const auto& n : s.nodes) {
     if (&n == norm) continue;
-    if (auto e = ops_.check(s, n)) return e;
+    if (auto e = ops_.check(s, n)) return *e;
     for (const auto& a : n.args)
       if (a.kind == spec::Arg::Kind::node)
         if (const auto* t = s.find_tensor(a.node)) {
@@ -269,13 +264,17 @@ std::optional<UserError> NormFamily::cannot_implement(const spec::Spec& s) const
       if (!float_dtype(t->dtype))
         return UserError(file_only, "output " + o.name + " is not a float tensor");
   }
-  return std::nullopt;
+  return problem_of(s);
 }
 
-NormProblem NormFamily::problem(const spec::Spec& s) const {
+namespace {
+
+// The problem of a spec that passed the analysis's checks.
+NormProblem problem_of(const spec::Spec& s) {
   const spec::Node& n = *find_norm(s);
   const Shape& shape = n.shape;
   NormProblem p;
+  p.graph = make_graph(s);
   p.kind = n.op;
   p.numel = spec::numel(shape);
   p.center = n.op != "rms_norm";
@@ -308,6 +307,8 @@ NormProblem NormFamily::problem(const spec::Spec& s) const {
   }
   return p;
 }
+
+}  // namespace
 
 int norm_row_items(std::int64_t row_len, int tpr, int vec) {
   const std::int64_t per = static_cast<std::int64_t>(tpr) * vec;
@@ -343,9 +344,9 @@ int norm_split_prior(std::int64_t num_stats, std::int64_t stat_count) {
 namespace egg::backend::builtin {
 
 Candidate NormFamily::render(const spec::Spec& s, const contract::Contract& c,
-                             const NormParams& p) const {
-  const NormProblem pb = problem(s);
-  const Plan plan = make_plan(s);
+                             const NormProblem& problem, const NormParams& p) const {
+  const NormProblem& pb = problem;
+  const NormGraph& plan = problem.graph;
   const Shape& shape = plan.norm->shape;
   const std::string fn = "egg_" + c.name;
   const NormArgs na = norm_args(plan.norm->op);
@@ -611,44 +612,41 @@ std::vector<NormParams> norm_tuning_space(const NormProblem& pb, const NormParam
   return space;
 }
 
-std::vector<Candidate> NormFamily::structures(const spec::Spec& s,
-                                              const contract::Contract& c) const {
+std::vector<NormParams> NormFamily::structure_params(const spec::Spec& s, const contract::Contract&,
+                                                     const NormProblem& pb) const {
   // Row in registers (one read, one write) first when the row fits; the split statistics structure
   // (two reads) always works; the running-statistics case is one element-wise pass.
-  const NormProblem pb = problem(s);
-  std::vector<Candidate> out;
+  std::vector<NormParams> out;
   if (!pb.running && pb.contiguous_rows())
-    if (auto row = norm_row_prior(pb.seg_len, pb.num_stats, norm_vec(s, pb)))
-      out.push_back(render(s, c, *row));
-  out.push_back(render(s, c, split_params(pb, true)));
+    if (auto row = norm_row_prior(pb.seg_len, pb.num_stats, norm_vec(s, pb))) out.push_back(*row);
+  out.push_back(split_params(pb, true));
   return out;
 }
 
-std::vector<Candidate> NormFamily::tunings(const spec::Spec& s, const contract::Contract& c,
-                                           const Candidate& incumbent,
-                                           const std::string& bottleneck) const {
-  const NormProblem pb = problem(s);
-  NormParams inc;
-  inc.structure = incumbent.params.value("structure", std::string("split"));
-  inc.tpr = incumbent.params.value("tpr", 256);
-  inc.rpb = incumbent.params.value("rpb", 1);
-  inc.block = incumbent.params.value("block", 256);
-  inc.splits = incumbent.params.value("splits", 1);
-  inc.vectorized = incumbent.params.value("vectorized", true);
-  std::vector<Candidate> out;
-  for (const auto& p : norm_tuning_space(pb, inc, norm_vec(s, pb), bottleneck))
-    out.push_back(render(s, c, p));
-  return out;
+NormParams NormParams::from_json(const json& j) {
+  NormParams p;
+  p.structure = j.value("structure", std::string("split"));
+  p.tpr = j.value("tpr", 256);
+  p.rpb = j.value("rpb", 1);
+  p.block = j.value("block", 256);
+  p.splits = j.value("splits", 1);
+  p.vectorized = j.value("vectorized", true);
+  return p;
 }
 
-std::optional<Candidate> NormFamily::fallback(const spec::Spec& s, const contract::Contract& c,
-                                              const Candidate& failed) const {
+std::vector<NormParams> NormFamily::tuning_params(const spec::Spec& s, const contract::Contract&,
+                                                  const NormProblem& pb,
+                                                  const NormParams& incumbent,
+                                                  const std::string& bottleneck) const {
+  return norm_tuning_space(pb, incumbent, norm_vec(s, pb), bottleneck);
+}
+
+std::optional<NormParams> NormFamily::fallback_params(const spec::Spec&, const contract::Contract&,
+                                                      const NormProblem& pb,
+                                                      const NormParams& failed) const {
   // The simplest structure: scalar split statistics (or scalar running-statistics pass).
-  const NormProblem pb = problem(s);
-  const std::string structure = failed.params.value("structure", std::string());
-  if (structure != "row" && !failed.params.value("vectorized", true)) return std::nullopt;
-  NormParams p = split_params(pb, false);
-  return render(s, c, p);
+  if (failed.structure != "row" && !failed.vectorized) return std::nullopt;
+  return split_params(pb, false);
 }
 
 }  // namespace egg::backend::builtin

@@ -18,6 +18,7 @@
 #include "backend/backend.h"
 #include "backend/builtin/family.h"
 #include "backend/builtin/op_table.h"
+#include "backend/builtin/planned_family.h"
 #include "render/template.h"
 
 namespace egg::backend::builtin {
@@ -34,6 +35,16 @@ struct NormParams {
   int splits = 1;          // split: blocks per statistic in the partial kernel
   bool vectorized = true;  // 16-byte vector path when the pointers are aligned
   nlohmann::json to_json() const;
+  static NormParams from_json(const nlohmann::json& j);  // a missing structure reads as "split"
+};
+
+// The norm's place in the graph: the node, its input, the element-wise ops computing the input
+// (prologue) and after it (epilogue), and the tensors each reads, in spec order.
+struct NormGraph {
+  const spec::Node* norm = nullptr;
+  std::string input;  // the norm's input value (a node or a tensor)
+  std::vector<const spec::Node*> pro_steps, epi_steps;
+  std::vector<std::string> pro_leaves, epi_leaves;
 };
 
 // What the family derives from the spec about the norm (static shapes).
@@ -50,31 +61,33 @@ struct NormProblem {
   std::int64_t spatial = 1;     // product of the dims after C
   std::int64_t groups = 1;      // group_norm
   double eps = 1e-5;
+  NormGraph graph;
   bool contiguous_rows() const { return segments == 1; }
   std::int64_t stat_count() const { return seg_len * segments; }
 };
 
 // The norm family.
-class NormFamily : public Family {
+class NormFamily : public PlannedFamily<NormProblem, NormParams> {
  public:
   explicit NormFamily(const std::filesystem::path& data_dir);
 
   std::string name() const override { return "norm"; }
-  std::optional<UserError> cannot_implement(const spec::Spec& spec) const override;
-  std::vector<Candidate> structures(const spec::Spec& spec,
-                                    const contract::Contract& contract) const override;
-  std::vector<Candidate> tunings(const spec::Spec& spec, const contract::Contract& contract,
-                                 const Candidate& incumbent,
-                                 const std::string& bottleneck) const override;
-  std::optional<Candidate> fallback(const spec::Spec& spec, const contract::Contract& contract,
-                                    const Candidate& failed) const override;
   std::vector<std::pair<std::string, std::string>> key_inputs() const override;
-
-  // Renders a candidate with these parameters (the spec must pass cannot_implement).
+  std::variant<NormProblem, UserError> analyze(const spec::Spec& spec) const override;
   Candidate render(const spec::Spec& spec, const contract::Contract& contract,
-                   const NormParams& params) const;
-  // The problem the spec's norm node poses (the spec must pass cannot_implement).
-  NormProblem problem(const spec::Spec& spec) const;
+                   const NormProblem& problem, const NormParams& params) const override;
+
+ protected:
+  std::vector<NormParams> structure_params(const spec::Spec& spec,
+                                           const contract::Contract& contract,
+                                           const NormProblem& problem) const override;
+  std::vector<NormParams> tuning_params(const spec::Spec& spec, const contract::Contract& contract,
+                                        const NormProblem& problem, const NormParams& incumbent,
+                                        const std::string& bottleneck) const override;
+  std::optional<NormParams> fallback_params(const spec::Spec& spec,
+                                            const contract::Contract& contract,
+                                            const NormProblem& problem,
+                                            const NormParams& failed) const override;
 
  private:
   OpTable ops_;

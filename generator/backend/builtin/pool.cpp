@@ -27,15 +27,6 @@ bool pool_params_valid(const PoolPlan& plan, const PoolParams& p) {
   return p.opt <= plan.out[2];
 }
 
-PoolParams params_of(const json& j) {
-  PoolParams p;
-  p.block = j.value("block", p.block);
-  p.opt = j.value("opt", p.opt);
-  p.unroll = j.value("unroll", p.unroll);
-  p.vectorized = j.value("vectorized", p.vectorized);
-  return p;
-}
-
 }  // namespace
 
 json PoolParams::to_json() const {
@@ -54,16 +45,17 @@ std::vector<std::pair<std::string, std::string>> PoolFamily::key_inputs() const 
   return inputs;
 }
 
-std::optional<UserError> PoolFamily::cannot_implement(const spec::Spec& s) const {
-  auto plan = plan_pool(s, ops_);
-  if (auto* e = std::get_if<UserError>(&plan)) return *e;
-  return std::nullopt;
+std::variant<PoolPlan, UserError> PoolFamily::analyze(const spec::Spec& s) const {
+  return plan_pool(s, ops_);
 }
 
-PoolPlan PoolFamily::plan(const spec::Spec& s) const {
-  auto plan = plan_pool(s, ops_);
-  if (auto* e = std::get_if<UserError>(&plan)) throw *e;
-  return std::get<PoolPlan>(plan);
+PoolParams PoolParams::from_json(const json& j) {
+  PoolParams p;
+  p.block = j.value("block", p.block);
+  p.opt = j.value("opt", p.opt);
+  p.unroll = j.value("unroll", p.unroll);
+  p.vectorized = j.value("vectorized", p.vectorized);
+  return p;
 }
 
 Candidate PoolFamily::render(const spec::Spec& s, const contract::Contract& c, const PoolPlan& plan,
@@ -230,34 +222,25 @@ std::vector<PoolParams> pool_tuning_space(const PoolPlan& plan, int out_elem_siz
   return out;
 }
 
-std::vector<Candidate> PoolFamily::structures(const spec::Spec& s,
-                                              const contract::Contract& c) const {
-  const auto pl = plan(s);
-  std::vector<Candidate> out;
-  for (const auto& p : pool_structures(pl, out_elem_size(c))) out.push_back(render(s, c, pl, p));
-  return out;
+std::vector<PoolParams> PoolFamily::structure_params(const spec::Spec&, const contract::Contract& c,
+                                                     const PoolPlan& pl) const {
+  return pool_structures(pl, out_elem_size(c));
 }
 
-std::vector<Candidate> PoolFamily::tunings(const spec::Spec& s, const contract::Contract& c,
-                                           const Candidate& incumbent,
-                                           const std::string& bottleneck) const {
-  const auto pl = plan(s);
-  std::vector<Candidate> out;
-  for (const auto& p :
-       pool_tuning_space(pl, out_elem_size(c), params_of(incumbent.params), bottleneck))
-    out.push_back(render(s, c, pl, p));
-  return out;
+std::vector<PoolParams> PoolFamily::tuning_params(const spec::Spec&, const contract::Contract& c,
+                                                  const PoolPlan& pl, const PoolParams& incumbent,
+                                                  const std::string& bottleneck) const {
+  return pool_tuning_space(pl, out_elem_size(c), incumbent, bottleneck);
 }
 
-std::optional<Candidate> PoolFamily::fallback(const spec::Spec& s, const contract::Contract& c,
-                                              const Candidate& failed) const {
+std::optional<PoolParams> PoolFamily::fallback_params(const spec::Spec&, const contract::Contract&,
+                                                      const PoolPlan&, const PoolParams&) const {
   // The simplest structure: a thread per output, a plain window loop, scalar stores.
   PoolParams p;
   p.opt = 1;
   p.unroll = false;
   p.vectorized = false;
-  if (params_of(failed.params).to_json() == p.to_json()) return std::nullopt;
-  return render(s, c, plan(s), p);
+  return p;
 }
 
 }  // namespace egg::backend::builtin

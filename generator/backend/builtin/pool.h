@@ -19,6 +19,7 @@
 #include "backend/backend.h"
 #include "backend/builtin/family.h"
 #include "backend/builtin/op_table.h"
+#include "backend/builtin/planned_family.h"
 #include "render/template.h"
 
 namespace egg::backend::builtin {
@@ -56,29 +57,31 @@ struct PoolParams {
   bool unroll = true;      // unroll the window loops fully (small windows)
   bool vectorized = true;  // 16-byte stores of a thread's outputs when opt*elem == 16 bytes
   nlohmann::json to_json() const;
+  static PoolParams from_json(const nlohmann::json& j);
 };
 
 // The pool family.
-class PoolFamily : public Family {
+class PoolFamily : public PlannedFamily<PoolPlan, PoolParams> {
  public:
   explicit PoolFamily(const std::filesystem::path& data_dir);
 
   std::string name() const override { return "pool"; }
-  std::optional<UserError> cannot_implement(const spec::Spec& spec) const override;
-  std::vector<Candidate> structures(const spec::Spec& spec,
-                                    const contract::Contract& contract) const override;
-  std::vector<Candidate> tunings(const spec::Spec& spec, const contract::Contract& contract,
-                                 const Candidate& incumbent,
-                                 const std::string& bottleneck) const override;
-  std::optional<Candidate> fallback(const spec::Spec& spec, const contract::Contract& contract,
-                                    const Candidate& failed) const override;
   std::vector<std::pair<std::string, std::string>> key_inputs() const override;
-
-  // Renders a candidate with these parameters (the plan must come from plan_pool).
+  std::variant<PoolPlan, UserError> analyze(const spec::Spec& spec) const override;
   Candidate render(const spec::Spec& spec, const contract::Contract& contract, const PoolPlan& plan,
-                   const PoolParams& params) const;
-  // The plan, or throws the UserError.
-  PoolPlan plan(const spec::Spec& spec) const;
+                   const PoolParams& params) const override;
+
+ protected:
+  std::vector<PoolParams> structure_params(const spec::Spec& spec,
+                                           const contract::Contract& contract,
+                                           const PoolPlan& plan) const override;
+  std::vector<PoolParams> tuning_params(const spec::Spec& spec, const contract::Contract& contract,
+                                        const PoolPlan& plan, const PoolParams& incumbent,
+                                        const std::string& bottleneck) const override;
+  std::optional<PoolParams> fallback_params(const spec::Spec& spec,
+                                            const contract::Contract& contract,
+                                            const PoolPlan& plan,
+                                            const PoolParams& failed) const override;
 
  private:
   OpTable ops_;

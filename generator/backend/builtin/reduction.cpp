@@ -62,16 +62,8 @@ std::vector<std::pair<std::string, std::string>> ReductionFamily::key_inputs() c
   return inputs;
 }
 
-std::optional<UserError> ReductionFamily::cannot_implement(const spec::Spec& s) const {
-  auto plan = plan_reduction(s, ops_, anchors_);
-  if (auto* e = std::get_if<UserError>(&plan)) return *e;
-  return std::nullopt;
-}
-
-ReductionPlan ReductionFamily::plan(const spec::Spec& s) const {
-  auto plan = plan_reduction(s, ops_, anchors_);
-  if (auto* e = std::get_if<UserError>(&plan)) throw *e;
-  return std::get<ReductionPlan>(plan);
+std::variant<ReductionPlan, UserError> ReductionFamily::analyze(const spec::Spec& s) const {
+  return plan_reduction(s, ops_, anchors_);
 }
 
 namespace {
@@ -594,17 +586,13 @@ std::vector<ReductionParams> reduction_tuning_space(const ReductionPlan& plan, i
   return out;
 }
 
-std::vector<Candidate> ReductionFamily::structures(const spec::Spec& s,
-                                                   const contract::Contract& c) const {
-  const auto pl = plan(s);
-  std::vector<Candidate> out;
-  for (const auto& p : reduction_structures(pl, stream_elem_size(s, c, pl)))
-    out.push_back(render(s, c, pl, p));
-  return out;
+std::vector<ReductionParams> ReductionFamily::structure_params(const spec::Spec& s,
+                                                               const contract::Contract& c,
+                                                               const ReductionPlan& pl) const {
+  return reduction_structures(pl, stream_elem_size(s, c, pl));
 }
 
-namespace {
-ReductionParams params_of(const json& j) {
+ReductionParams ReductionParams::from_json(const json& j) {
   ReductionParams p;
   p.block = j.value("block", p.block);
   p.tpr = j.value("tpr", p.tpr);
@@ -616,24 +604,21 @@ ReductionParams params_of(const json& j) {
   p.cgroups = j.value("cgroups", p.cgroups);
   return p;
 }
-}  // namespace
 
-std::vector<Candidate> ReductionFamily::tunings(const spec::Spec& s, const contract::Contract& c,
-                                                const Candidate& incumbent,
-                                                const std::string& bottleneck) const {
-  const auto pl = plan(s);
-  std::vector<Candidate> out;
-  for (const auto& p : reduction_tuning_space(pl, stream_elem_size(s, c, pl),
-                                              params_of(incumbent.params), bottleneck))
-    out.push_back(render(s, c, pl, p));
-  return out;
+std::vector<ReductionParams> ReductionFamily::tuning_params(const spec::Spec& s,
+                                                            const contract::Contract& c,
+                                                            const ReductionPlan& pl,
+                                                            const ReductionParams& incumbent,
+                                                            const std::string& bottleneck) const {
+  return reduction_tuning_space(pl, stream_elem_size(s, c, pl), incumbent, bottleneck);
 }
 
-std::optional<Candidate> ReductionFamily::fallback(const spec::Spec& s, const contract::Contract& c,
-                                                   const Candidate& failed) const {
+std::optional<ReductionParams> ReductionFamily::fallback_params(const spec::Spec&,
+                                                                const contract::Contract&,
+                                                                const ReductionPlan& pl,
+                                                                const ReductionParams&) const {
   // The simplest structure: scalar accesses, a warp per row (or a thread per column), no split,
   // no register cache.
-  const auto pl = plan(s);
   ReductionParams p;
   p.block = 256;
   p.tpr = 32;
@@ -641,8 +626,7 @@ std::optional<Candidate> ReductionFamily::fallback(const spec::Spec& s, const co
   p.items = 4;
   p.unroll = 1;
   if (pl.row() && pl.mode == Mode::reduce) p = with_serial_bound(pl, p);
-  if (params_of(failed.params).to_json() == p.to_json()) return std::nullopt;
-  return render(s, c, pl, p);
+  return p;
 }
 
 }  // namespace egg::backend::builtin

@@ -18,6 +18,7 @@
 #include "backend/backend.h"
 #include "backend/builtin/family.h"
 #include "backend/builtin/op_table.h"
+#include "backend/builtin/planned_family.h"
 #include "backend/builtin/reduction_ops.h"
 #include "render/template.h"
 
@@ -72,28 +73,32 @@ struct ReductionParams {
   int unroll = 4;          // column layouts: unroll of the walk down the reduced dim
   int cgroups = 1;         // column reductions: threads of a block sharing each column
   nlohmann::json to_json() const;
+  static ReductionParams from_json(const nlohmann::json& j);
 };
 
-class ReductionFamily : public Family {
+class ReductionFamily : public PlannedFamily<ReductionPlan, ReductionParams> {
  public:
   explicit ReductionFamily(const std::filesystem::path& data_dir);
 
   std::string name() const override { return "reduction"; }
-  std::optional<UserError> cannot_implement(const spec::Spec& spec) const override;
-  std::vector<Candidate> structures(const spec::Spec& spec,
-                                    const contract::Contract& contract) const override;
-  std::vector<Candidate> tunings(const spec::Spec& spec, const contract::Contract& contract,
-                                 const Candidate& incumbent,
-                                 const std::string& bottleneck) const override;
-  std::optional<Candidate> fallback(const spec::Spec& spec, const contract::Contract& contract,
-                                    const Candidate& failed) const override;
   std::vector<std::pair<std::string, std::string>> key_inputs() const override;
-
-  // Renders a candidate with these parameters (the plan must come from plan_reduction).
+  std::variant<ReductionPlan, UserError> analyze(const spec::Spec& spec) const override;
   Candidate render(const spec::Spec& spec, const contract::Contract& contract,
-                   const ReductionPlan& plan, const ReductionParams& params) const;
-  // The plan, or throws the UserError.
-  ReductionPlan plan(const spec::Spec& spec) const;
+                   const ReductionPlan& plan, const ReductionParams& params) const override;
+
+ protected:
+  std::vector<ReductionParams> structure_params(const spec::Spec& spec,
+                                                const contract::Contract& contract,
+                                                const ReductionPlan& plan) const override;
+  std::vector<ReductionParams> tuning_params(const spec::Spec& spec,
+                                             const contract::Contract& contract,
+                                             const ReductionPlan& plan,
+                                             const ReductionParams& incumbent,
+                                             const std::string& bottleneck) const override;
+  std::optional<ReductionParams> fallback_params(const spec::Spec& spec,
+                                                 const contract::Contract& contract,
+                                                 const ReductionPlan& plan,
+                                                 const ReductionParams& failed) const override;
 
  private:
   OpTable ops_;
