@@ -247,6 +247,17 @@ TEST(Conv, RejectsPrologueSecondConvAndNonElementwiseEpilogueWithLines) {
   EXPECT_EQ(e4.where().line, 6);
   EXPECT_TRUE(has(e4.what(), "weight is not an input or parameter")) << e4.describe();
 
+  // An epilogue op that does not read the convolution's result (the shared epilogue walk).
+  auto aside = resnet();
+  aside["nodes"].push_back(
+      node("x2", "mul", {ref("x"), num(2.0)}, json::object(), {32, 64, 56, 56}, 13));
+  aside["nodes"].push_back(
+      node("sum2", "add", {ref("relu"), ref("x2")}, json::object(), {32, 64, 56, 56}, 14));
+  aside["outputs"][0]["node"] = "sum2";
+  auto e5 = rejection(aside);
+  EXPECT_EQ(e5.where().line, 13) << e5.describe();
+  EXPECT_TRUE(has(e5.what(), "does not read the result of")) << e5.describe();
+
   auto mixed = resnet();
   mixed["params"][0]["dtype"] = "float16";
   EXPECT_TRUE(has(rejection(mixed).what(), "mixes dtypes"));

@@ -224,6 +224,18 @@ TEST(Pool, RejectsReadingThePoolInputAfterThePool) {
   ASSERT_TRUE(why.has_value());
   EXPECT_EQ(why->where().line, 8);
   EXPECT_TRUE(has(why->describe(), "only element-wise ops fuse")) << why->describe();
+
+  // An epilogue op reading the pool's input side: the epilogue sees the pool's result only.
+  auto side =
+      spec_of({8, 16, 32, 32},
+              {node("r", "relu", {ref("x")}, json::object(), {8, 16, 32, 32}, 3),
+               node("p", "max_pool2d", {ref("r")}, max2d(2, 2, 0, 1, false), {8, 16, 16, 16}, 4),
+               node("m", "mul", {ref("p"), ref("r")}, json::object(), {8, 16, 16, 16}, 9)},
+              "m", {8, 16, 16, 16});
+  auto side_why = family.cannot_implement(spec::parse_spec(side));
+  ASSERT_TRUE(side_why.has_value());
+  EXPECT_EQ(side_why->where().line, 9);
+  EXPECT_TRUE(has(side_why->describe(), "sees its result only")) << side_why->describe();
 }
 
 TEST(Pool, BackendPicksPool) {

@@ -249,35 +249,19 @@ std::variant<ConvPlan, UserError> plan_conv(const spec::Spec& s, const OpTable& 
                                    " has more groups or channels than the builtin conv "
                                    "kernels index (65535 groups, 2^30 channels)");
 
-  // Epilogue: every other node, element-wise on the output shape.
-  auto check_leaf = [&](const spec::Tensor& t, const spec::Node& at_node) {
+  // Epilogue: every other node, element-wise on the output shape, computed from the result.
+  EpilogueRule rule;
+  rule.shape = plan.out_shape;
+  rule.shape_of = "the convolution output";
+  rule.from_anchor = true;
+  rule.skip = [](const spec::Node& n) { return is_convolution(n.op); };
+  rule.check_leaf = [&](const spec::Tensor& t, const spec::Node& at_node) {
     return check_leaf_tensor(t, plan.out_shape, at_node, "the conv epilogue reads",
                              "the convolution's output ");
   };
-  const std::string after = "after " + quote(an) + at_line(an) + " only element-wise ops fuse";
-  std::set<std::string> epi;
-  for (const auto& n : s.nodes) {
-    if (&n == &an || is_convolution(n.op)) continue;
-    if (auto e = ops.check(s, n))
-      return UserError(n.where, std::string(e->what()) + "; " + after, e->hint());
-    bool from_conv = false;
-    for (const auto& a : node_args(n)) {
-      if (a == an.name || epi.count(a)) from_conv = true;
-      if (const auto* t = s.find_tensor(a))
-        if (auto e = check_leaf(*t, n)) return *e;
-    }
-    if (!from_conv)
-      return UserError(
-          n.where,
-          quote(n) + " does not read the convolution's result; " + after + " on its result",
-          "compute it in get_inputs() or the model's parameters, or split the op");
-    if (n.shape != plan.out_shape)
-      return UserError(n.where, quote(n) + " produces shape " + spec::shape_string(n.shape) +
-                                    ", not the convolution output " +
-                                    spec::shape_string(plan.out_shape) + "; " + after);
-    epi.insert(n.name);
-    plan.epilogue.push_back(&n);
-  }
+  auto epi = collect_epilogue(s, ops, an, rule);
+  if (auto* e = std::get_if<UserError>(&epi)) return *e;
+  plan.epilogue = std::get<std::vector<const spec::Node*>>(std::move(epi));
   if (auto e = check_anchor_outputs(s, an, plan.epilogue, plan.out_shape, file_only,
                                     "the convolution's result", "conv", "the convolution's"))
     return *e;

@@ -2,9 +2,11 @@
 // kernel stores, which values a node reads.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "backend/builtin/op_table.h"
@@ -52,6 +54,58 @@ inline std::optional<UserError> check_leaf_tensor(const spec::Tensor& t, const s
                                    " does not broadcast to " + shape_label +
                                    spec::shape_string(shape) + " in " + quote(at));
   return std::nullopt;
+}
+
+// How a one-anchor kernel's epilogue is found: every node but the anchor and the ones `skip` takes
+// out (the prologue, ...) is an element-wise op of the table after the anchor, producing the
+// anchor's output `shape` (`shape_of` names it in messages: "the pool output"), with its tensors
+// passing `check_leaf`. It reads none of `input_side` (values before the anchor: the epilogue sees
+// the anchor's result only) and, with `from_anchor`, reads the anchor's result or an earlier
+// epilogue value.
+struct EpilogueRule {
+  spec::Shape shape;
+  std::string shape_of;
+  std::set<std::string> input_side;
+  bool from_anchor = false;
+  std::function<bool(const spec::Node&)> skip;
+  std::function<std::optional<UserError>(const spec::Tensor&, const spec::Node&)> check_leaf;
+};
+
+// The epilogue of anchor `an` in spec order, or the reason (op and line) it is not one.
+inline std::variant<std::vector<const spec::Node*>, UserError> collect_epilogue(
+    const spec::Spec& s, const OpTable& ops, const spec::Node& an, const EpilogueRule& rule) {
+  const std::string after = "after " + quote(an) + at_line(an) + " only element-wise ops fuse";
+  std::vector<const spec::Node*> epilogue;
+  std::set<std::string> epi;
+  for (const auto& n : s.nodes) {
+    if (&n == &an || (rule.skip && rule.skip(n))) continue;
+    if (auto e = ops.check(s, n))
+      return UserError(n.where, std::string(e->what()) + "; " + after, e->hint());
+    bool from_anchor = false;
+    for (const auto& a : node_args(n)) {
+      if (rule.input_side.count(a))
+        return UserError(n.where,
+                         quote(n) + " reads `" + a + "`, which " + quote(an) +
+                             " reads, after it; the epilogue of " + quote(an) +
+                             " sees its result only",
+                         "split the op into two op.py files");
+      if (a == an.name || epi.count(a)) from_anchor = true;
+      if (const auto* t = s.find_tensor(a))
+        if (auto e = rule.check_leaf(*t, n)) return *e;
+    }
+    if (rule.from_anchor && !from_anchor)
+      return UserError(
+          n.where,
+          quote(n) + " does not read the result of " + quote(an) + "; " + after + " on its result",
+          "compute it in get_inputs() or the model's parameters, or split the op");
+    if (n.shape != rule.shape)
+      return UserError(n.where, quote(n) + " produces shape " + spec::shape_string(n.shape) +
+                                    ", not " + rule.shape_of + " " +
+                                    spec::shape_string(rule.shape) + "; " + after);
+    epi.insert(n.name);
+    epilogue.push_back(&n);
+  }
+  return epilogue;
 }
 
 // The outputs of a one-anchor kernel: each is the anchor `an` or one of its `epilogue` nodes,

@@ -197,27 +197,18 @@ std::variant<PoolPlan, UserError> plan_pool(const spec::Spec& s, const OpTable& 
 
   // Epilogue: everything else, element-wise on the output shape, never reading the pool's input
   // side.
-  const std::string after = "after " + quote(an) + at_line(an) + " only element-wise ops fuse";
-  for (const auto& n : s.nodes) {
-    if (&n == &an || pro.count(n.name)) continue;
-    if (is_pool(n.op)) continue;
-    if (auto e = ops.check(s, n))
-      return UserError(n.where, std::string(e->what()) + "; " + after, e->hint());
-    for (const auto& a : node_args(n)) {
-      if (pro.count(a) || a == plan.input)
-        return UserError(n.where,
-                         quote(n) + " reads `" + a + "`, the input side of " + quote(an) +
-                             ", after the pool; the pool's epilogue sees pooled values only",
-                         "split the op into two op.py files");
-      if (const auto* t = s.find_tensor(a))
-        if (auto e = check_leaf(*t, plan.out_shape, n)) return *e;
-    }
-    if (n.shape != plan.out_shape)
-      return UserError(n.where, quote(n) + " produces shape " + spec::shape_string(n.shape) +
-                                    ", not the pool output " + spec::shape_string(plan.out_shape) +
-                                    "; " + after);
-    plan.epilogue.push_back(&n);
-  }
+  EpilogueRule rule;
+  rule.shape = plan.out_shape;
+  rule.shape_of = "the pool output";
+  rule.input_side = pro;
+  rule.input_side.insert(plan.input);
+  rule.skip = [&](const spec::Node& n) { return pro.count(n.name) > 0 || is_pool(n.op); };
+  rule.check_leaf = [&](const spec::Tensor& t, const spec::Node& at_node) {
+    return check_leaf(t, plan.out_shape, at_node);
+  };
+  auto epi = collect_epilogue(s, ops, an, rule);
+  if (auto* e = std::get_if<UserError>(&epi)) return *e;
+  plan.epilogue = std::get<std::vector<const spec::Node*>>(std::move(epi));
   if (auto e = check_anchor_outputs(s, an, plan.epilogue, plan.out_shape, file_only,
                                     "the pool's result", "pool", "the pool's"))
     return *e;
