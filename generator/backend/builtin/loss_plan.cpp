@@ -175,16 +175,7 @@ std::variant<LossPlan, UserError> plan_loss(const spec::Spec& s, const OpTable& 
                      "this is a bug in EGG's loss family; please report it with the op.py");
 
   // Prologue: the float operands' ancestors, element-wise on the element shape.
-  std::set<std::string> pro;
-  std::vector<std::string> todo = plan.operands;
-  while (!todo.empty()) {
-    std::string v = todo.back();
-    todo.pop_back();
-    const auto* n = s.find_node(v);
-    if (!n || pro.count(v)) continue;
-    pro.insert(v);
-    for (auto& a : node_args(*n)) todo.push_back(a);
-  }
+  const std::set<std::string> pro = ancestors(s, plan.operands);
   auto check_leaf = [&](const spec::Tensor& t, const Shape& shape,
                         const spec::Node& at_node) -> std::optional<UserError> {
     if (!float_storage(t.dtype) && t.dtype != spec::DType::boolean)

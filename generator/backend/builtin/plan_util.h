@@ -38,6 +38,21 @@ inline std::vector<std::string> node_args(const spec::Node& n) {
   return out;
 }
 
+// The nodes the values `roots` are computed from, the roots among them (a prologue's nodes: the
+// ancestors of the anchor's operands; inputs and params are no nodes).
+inline std::set<std::string> ancestors(const spec::Spec& s, std::vector<std::string> roots) {
+  std::set<std::string> found;
+  while (!roots.empty()) {
+    const std::string v = roots.back();
+    roots.pop_back();
+    const auto* n = s.find_node(v);
+    if (!n || found.count(v)) continue;
+    found.insert(v);
+    for (auto& a : node_args(*n)) roots.push_back(a);
+  }
+  return found;
+}
+
 // A tensor an element-wise prologue or epilogue reads: float or bool storage, broadcasting to
 // `shape`. `reader` says who reads it ("the builtin pool kernels read"), `shape_label` what
 // `shape` is ("" or "the convolution's output ").

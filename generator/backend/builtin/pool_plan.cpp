@@ -165,16 +165,7 @@ std::variant<PoolPlan, UserError> plan_pool(const spec::Spec& s, const OpTable& 
                                    "; the builtin pool family reads float32, float16 or bfloat16");
 
   // Prologue: the pool input's ancestors, element-wise on the input shape.
-  std::set<std::string> pro;
-  std::vector<std::string> todo = {plan.input};
-  while (!todo.empty()) {
-    std::string v = todo.back();
-    todo.pop_back();
-    const auto* n = s.find_node(v);
-    if (!n || pro.count(v)) continue;
-    pro.insert(v);
-    for (auto& a : node_args(*n)) todo.push_back(a);
-  }
+  const std::set<std::string> pro = ancestors(s, {plan.input});
   auto check_leaf = [](const spec::Tensor& t, const Shape& shape, const spec::Node& at_node) {
     return check_leaf_tensor(t, shape, at_node, "the builtin pool kernels read");
   };

@@ -232,16 +232,7 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
   if (entry->indices) plan.index_values.push_back(an.name);
 
   // Prologue: the anchor's ancestors.
-  std::set<std::string> pro;
-  std::vector<std::string> todo = {plan.input};
-  while (!todo.empty()) {
-    std::string v = todo.back();
-    todo.pop_back();
-    const auto* n = s.find_node(v);
-    if (!n || pro.count(v)) continue;
-    pro.insert(v);
-    for (auto& a : node_args(*n)) todo.push_back(a);
-  }
+  const std::set<std::string> pro = ancestors(s, {plan.input});
   auto check_leaf = [](const spec::Tensor& t, const Shape& shape, const spec::Node& at) {
     return check_leaf_tensor(t, shape, at, "the builtin reduction kernels read");
   };
