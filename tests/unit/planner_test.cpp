@@ -261,6 +261,23 @@ TEST(Planner, TheRejectedPieceIsExplainedWithItsLine) {
   }
 }
 
+// When no family's reason names a line (each says its anchor is missing, the element-wise family
+// that the outputs differ in size), the part's first op is where the error points, naming its ops.
+TEST(Planner, APartNoReasonLocatesPointsAtItsFirstOp) {
+  auto j = spec_around(
+      {tensor("x", {8, 16})}, json::array(),
+      {node("a", "relu", {ref("x")}, json::object(), {8, 16}, 3),
+       node("b", "slice", {ref("a")}, {{"dim", 1}, {"start", 0}, {"end", 4}}, {8, 4}, 4)});
+  j["outputs"].push_back(
+      {{"name", "out1"}, {"node", "a"}, {"shape", {8, 16}}, {"dtype", "float32"}});
+  const auto families = make_families(kData);
+  const UserError e = explain_rejection(spec::parse_spec(j), families);
+  EXPECT_EQ(e.where().line, 3) << e.describe();
+  EXPECT_TRUE(has(e.describe(), "`torch.relu`")) << e.describe();
+  EXPECT_TRUE(has(e.describe(), "`torch.slice`")) << e.describe();
+  EXPECT_TRUE(has(e.describe(), "different element counts")) << e.describe();
+}
+
 // An op outside EGG's op set (kept by its ATen name) is named, with its line, even when another
 // family's reason about the same part comes first (a GEMM's "no matmul in the op").
 TEST(Planner, AnOpOutsideTheOpSetIsTheReasonGiven) {

@@ -294,18 +294,24 @@ UserError explain_rejection(const spec::Spec& s,
       continue;
     }
     if (!why) continue;
-    if (!best || (why->where().line > 0 && best->where().line == 0)) best = why;
+    // The first reason with a line wins. Without one, the last family's: the anchor families only
+    // say their anchor is missing, the element-wise family (last) says what of the graph it cannot
+    // write.
+    if (!best || best->where().line == 0) best = why;
   }
   if (best && best->where().line > 0) return *best;
-  // No family's reason names a line (each says its anchor is missing): the part's first op is
-  // where the user looks, with the best reason given.
+  // No family's reason names a line: the part's first op is where the user looks, with the
+  // element-wise family's reason.
   if (s.nodes.empty())
     return best ? *best
                 : UserError(SourceLocation{s.op_file, 0, "op"},
                             "no builtin family implements this part of the op");
   const spec::Node& first = s.nodes.front();
-  std::string ops;
-  for (const auto& n : s.nodes) ops += (ops.empty() ? "" : ", ") + quote(n);
+  std::string ops;  // the first few, then how many more
+  constexpr size_t kNamed = 4;
+  for (size_t i = 0; i < std::min(s.nodes.size(), kNamed); ++i)
+    ops += (i ? ", " : "") + quote(s.nodes[i]);
+  if (s.nodes.size() > kNamed) ops += " and " + std::to_string(s.nodes.size() - kNamed) + " more";
   return UserError(first.where,
                    "no builtin family implements the part of the op made of " + ops +
                        (best ? std::string(" (") + best->what() + ")" : std::string()),
