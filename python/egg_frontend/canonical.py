@@ -119,9 +119,8 @@ RULES.update({
     "aten::mm": Rule("matmul", ("self", "mat2")),
     "aten::bmm": Rule("bmm", ("self", "mat2")),
     "aten::addmm": Rule("addmm", ("self", "mat1", "mat2"), {"beta": "beta", "alpha": "alpha"}),
-    "aten::baddbmm": Rule("baddbmm", ("self", "batch1", "batch2"),
-                          {"beta": "beta", "alpha": "alpha"}),
-    "aten::einsum": Rule("einsum", ("tensors",), {"equation": "equation"}),
+    # baddbmm and einsum are not kept: torch's decompositions write them as bmm with permutes,
+    # views and element-wise ops (a pairwise contraction per operand), which the families take.
     "aten::layer_norm": Rule("layer_norm", ("input", "weight", "bias"),
                              {"normalized_shape": "normalized_shape", "eps": "eps"}),
     "aten::rms_norm": Rule("rms_norm", ("input", "weight"),
@@ -458,6 +457,17 @@ def _index_tensor(x, indices):
     return picked.reshape(tuple(x.shape[:d]) + tuple(idx.shape) + tuple(x.shape[d + 1:]))
 
 
+def _bitwise_not(x):
+    """~x: for a bool tensor (a mask) its logical not, x == 0; for integers -x - 1, the same bits
+    in two's complement. torch's table keeps it whole."""
+    return x == 0 if x.dtype == torch.bool else -x - 1
+
+
+def _logical_not(x):
+    """torch.logical_not: x == 0, a bool for every dtype."""
+    return x == 0
+
+
 def _copy(dst, src, non_blocking=False):
     """``aten.copy`` (what export makes of ``dst.copy_(src)``): ``src`` in ``dst``'s dtype,
     broadcast to its shape; nothing of ``dst`` is read."""
@@ -484,7 +494,7 @@ def decompositions():
     """torch's default decomposition table without the ops RULES keeps as single nodes (and
     KEEP_WHOLE), with EGG's own rows for ops the table keeps whole (clamp.Tensor; var and std as
     a mean and a sum; indexing by one integer tensor as index_select; roll as slices and a cat;
-    copy as its source, cast and broadcast)."""
+    copy as its source, cast and broadcast; the nots of a mask as x == 0)."""
     from torch.export import default_decompositions
     table = default_decompositions()
     for op in list(table.keys()):
@@ -495,6 +505,8 @@ def decompositions():
     table[aten.clamp.Tensor] = _clamp_tensor
     table[aten.index.Tensor] = _index_tensor
     table[aten.roll.default] = _roll
+    table[aten.bitwise_not.default] = _bitwise_not
+    table[aten.logical_not.default] = _logical_not
     table[aten.copy.default] = _copy
     table[aten.var.correction] = _var
     table[aten.var_mean.correction] = _var_mean

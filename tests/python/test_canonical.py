@@ -218,6 +218,37 @@ class ElementwiseSpellings(TempOps, unittest.TestCase):
         self.assertEqual(ops.count("slice"), 4, ops)
         self.assertEqual(r.out_node()["shape"], [2, 7, 5])
 
+    def test_einsum_and_baddbmm_are_bmm_with_views(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, q, k, c):
+                s = torch.einsum("bhqd,bhkd->bhqk", q, k)
+                return torch.baddbmm(c, s.reshape(8, 16, 16), c, beta=0.5)
+        def get_inputs():
+            return [torch.randn(2, 4, 16, 8), torch.randn(2, 4, 16, 8), torch.randn(8, 16, 16)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        ops = [n["op"] for n in r.spec["nodes"]]
+        self.assertNotIn("einsum", ops)
+        self.assertNotIn("baddbmm", ops)
+        self.assertEqual(ops.count("bmm"), 2, ops)
+
+    def test_the_nots_of_a_mask_are_eq_zero(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, x):
+                m = x > 0
+                return (~m).float() + torch.logical_not(m).float()
+        def get_inputs():
+            return [torch.randn(4, 8)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        eqs = [n for n in r.spec["nodes"] if n["op"] == "eq"]
+        self.assertEqual(len(eqs), 2, [n["op"] for n in r.spec["nodes"]])
+        for n in eqs:
+            self.assertEqual(n["args"][1], {"scalar": 0})
+        self.assertNotIn("bitwise_not", json.dumps(r.spec))
+
     def test_inplace_method_is_functionalized(self):
         r = self.trace("""
         class Model(nn.Module):

@@ -278,6 +278,28 @@ TEST(Planner, APartNoReasonLocatesPointsAtItsFirstOp) {
   EXPECT_TRUE(has(e.describe(), "different element counts")) << e.describe();
 }
 
+// A value computed from no input or parameter (a bool mask built in forward) is no buffer: each
+// kernel that reads it computes it, here the masking before a GEMM and the one after it.
+TEST(Planner, AMaskBuiltInForwardIsComputedByEachKernelThatReadsIt) {
+  BuiltinBackend backend(kData);
+  auto s = make_spec({tensor("x", {64, 64})}, {tensor("w", {64, 64}, "parameter")},
+                     {node("ones", "full", json::array(),
+                           {{"size", {64, 64}}, {"fill_value", true}}, {64, 64}, 3, "bool"),
+                      node("mask", "tril", {ref("ones")}, {{"diagonal", 0}}, {64, 64}, 3, "bool"),
+                      node("xm", "where", {ref("mask"), ref("x"), json{{"scalar", 0.0}}},
+                           json::object(), {64, 64}, 4),
+                      node("mm", "matmul", {ref("xm"), ref("w")}, json::object(), {64, 64}, 5),
+                      node("out", "where", {ref("mask"), ref("mm"), json{{"scalar", 0.0}}},
+                           json::object(), {64, 64}, 6)});
+  const Plan plan = backend.plan(s);
+  ASSERT_EQ(plan.segments.size(), 3u) << layout(plan);
+  for (const auto& seg : plan.segments) {
+    for (const auto& w : seg.writes) EXPECT_TRUE(w != "ones" && w != "mask") << layout(plan);
+    for (const auto& r : seg.reads) EXPECT_TRUE(r != "ones" && r != "mask") << layout(plan);
+  }
+  EXPECT_EQ(layout(plan), "elementwise[ones,mask,xm] gemm[mm] elementwise[ones,mask,out]");
+}
+
 // An op outside EGG's op set (kept by its ATen name) is named, with its line, even when another
 // family's reason about the same part comes first (a GEMM's "no matmul in the op").
 TEST(Planner, AnOpOutsideTheOpSetIsTheReasonGiven) {

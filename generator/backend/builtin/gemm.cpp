@@ -15,12 +15,6 @@ const std::set<std::string>& anchor_ops() {
   return ops;
 }
 
-// GEMM-like ops this family knows but does not take (so their error names them).
-const std::set<std::string>& unsupported_anchor_ops() {
-  static const std::set<std::string> ops = {"baddbmm", "einsum"};
-  return ops;
-}
-
 std::int64_t prod(const Shape& s, size_t from, size_t to) {
   std::int64_t p = 1;
   for (size_t d = from; d < to; ++d) p *= s[d];
@@ -133,11 +127,6 @@ GemmProblem GemmFamily::problem_of(const spec::Spec& s) const {
     at = i;
   }
   if (at == s.nodes.size()) {
-    for (const auto& n : s.nodes)
-      if (unsupported_anchor_ops().count(n.op))
-        throw UserError(n.where, "`" + n.target + "` is not supported by the builtin GEMM family",
-                        "write it as torch.matmul / torch.bmm / nn.Linear / torch.addmm on "
-                        "contiguous operands");
     throw UserError(SourceLocation{s.op_file, 0, "matmul"},
                     "no linear, matmul, mm, bmm or addmm in the op");
   }

@@ -223,7 +223,8 @@ std::vector<NodeRole> node_roles(const spec::Spec& s, const OpTable& ops) {
   return roles;
 }
 
-spec::Spec sub_spec(const spec::Spec& s, const std::vector<size_t>& indices) {
+spec::Spec sub_spec(const spec::Spec& s, const std::vector<size_t>& indices,
+                    const std::set<std::string>& recomputed) {
   std::set<std::string> inside, read, used_outside;
   for (size_t i : indices) inside.insert(s.nodes[i].name);
   for (size_t i : indices)
@@ -255,7 +256,7 @@ spec::Spec sub_spec(const spec::Spec& s, const std::vector<size_t>& indices) {
         out.outputs.push_back(o);
         graph_output = true;
       }
-    if (!graph_output && used_outside.count(n.name))
+    if (!graph_output && used_outside.count(n.name) && !recomputed.count(n.name))
       out.outputs.push_back(spec::Output{n.name, n.name, n.shape, n.dtype});
   }
   return out;
@@ -344,6 +345,24 @@ Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>&
   // the value's buffer is written by the kernel that would read it).
   std::map<std::string, size_t> index_of;
   for (size_t i = 0; i < s.nodes.size(); ++i) index_of[s.nodes[i].name] = i;
+  // Values computed from no input or parameter (a mask built in forward, tril(ones(T, T))): every
+  // kernel that reads one computes it itself, never a buffer of its own (a bool mask could not be
+  // one), so they are left out of the pieces and pulled into their readers. An anchor or a graph
+  // output is computed as any other value.
+  std::set<std::string> constant;
+  for (size_t i = 0; i < s.nodes.size(); ++i) {
+    const auto& n = s.nodes[i];
+    bool from_nothing = roles[i] != NodeRole::anchor;
+    for (const auto& v : reads_of(n)) from_nothing = from_nothing && constant.count(v) > 0;
+    for (const auto& o : s.outputs) from_nothing = from_nothing && o.node != n.name;
+    if (from_nothing) constant.insert(n.name);
+  }
+  auto without_constants = [&](const std::vector<size_t>& piece) {
+    std::vector<size_t> kept;
+    for (size_t i : piece)
+      if (!constant.count(s.nodes[i].name)) kept.push_back(i);
+    return kept;
+  };
   std::set<std::string> computed_views;
   auto with_views = [&](std::vector<size_t> piece) {
     std::set<std::string> inside;
@@ -352,6 +371,12 @@ Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>&
       grew = false;
       for (size_t k = 0; k < piece.size(); ++k)
         for (const auto& v : reads_of(s.nodes[piece[k]])) {
+          if (constant.count(v) && !inside.count(v)) {  // computed here too
+            piece.push_back(index_of.at(v));
+            inside.insert(v);
+            grew = true;
+            continue;
+          }
           // The chain of views from v back to the first value that is no view outside the piece.
           std::vector<size_t> chain;
           std::string cur = v;
@@ -374,9 +399,9 @@ Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>&
   };
   // The segment computing `piece` (its views added), or nullopt when no family takes it.
   auto segment_of = [&](const std::vector<size_t>& nodes) -> std::optional<PlanSegment> {
-    const std::vector<size_t> piece = with_views(nodes);
+    const std::vector<size_t> piece = with_views(without_constants(nodes));
     PlanSegment seg;
-    seg.spec = sub_spec(s, piece);
+    seg.spec = sub_spec(s, piece, constant);
     seg.family = family_taking(seg.spec, families);
     if (!seg.family) return std::nullopt;
     for (size_t i : piece) seg.nodes.push_back(s.nodes[i].name);
@@ -392,7 +417,7 @@ Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>&
       -> std::optional<std::vector<PlanSegment>> {
     std::vector<PlanSegment> segments;
     for (const auto& piece : pieces) {
-      if (piece.empty()) continue;
+      if (without_constants(piece).empty()) continue;
       auto seg = segment_of(piece);
       if (!seg) return std::nullopt;
       segments.push_back(std::move(*seg));
@@ -417,7 +442,13 @@ Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>&
       std::vector<std::vector<size_t>> pieces;
       std::vector<size_t> tail = g.epilogue;
       if (g.anchor) {
-        pieces.push_back(g.prologue);
+        // The prologue one kernel, or one per independent part (the operands of a contraction
+        // permuted each on its own: outputs that differ in element count).
+        if (g.prologue.empty() || segment_of(g.prologue))
+          pieces.push_back(g.prologue);
+        else
+          for (auto& part : independent_parts(s, plan.aliases, g.prologue))
+            pieces.push_back(std::move(part));
         std::vector<size_t> main = g.views;
         main.push_back(*g.anchor);
         std::sort(main.begin(), main.end());
@@ -427,6 +458,7 @@ Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>&
       }
       std::vector<size_t> current;
       for (size_t i : tail) {
+        if (constant.count(s.nodes[i].name)) continue;  // computed by its readers
         std::vector<size_t> longer = current;
         longer.push_back(i);
         if (current.empty() || segment_of(longer)) {
@@ -440,17 +472,23 @@ Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>&
       placed = segments_of(pieces);
       // The first piece no family takes is the one to explain: its ops are the reason.
       for (const auto& piece : pieces)
-        if (!placed && !piece.empty() && !segment_of(piece)) {
-          failed = with_views(piece);
+        if (!placed && !without_constants(piece).empty() && !segment_of(piece)) {
+          failed = with_views(without_constants(piece));
           break;
         }
     }
     if (!placed) {
-      if (failed.empty())
-        for (const auto& piece : options.front())
-          failed.insert(failed.end(), piece.begin(), piece.end());
-      std::sort(failed.begin(), failed.end());
-      throw explain_rejection(sub_spec(s, failed), families);
+      // The whole group's reason where it names a line (it speaks of the graph's own outputs),
+      // else the reason of the first piece no family takes.
+      std::vector<size_t> all;
+      for (const auto& piece : options.front()) all.insert(all.end(), piece.begin(), piece.end());
+      std::sort(all.begin(), all.end());
+      UserError why = explain_rejection(sub_spec(s, all, constant), families);
+      if (why.where().line == 0 && !failed.empty()) {
+        std::sort(failed.begin(), failed.end());
+        why = explain_rejection(sub_spec(s, failed, constant), families);
+      }
+      throw why;
     }
     for (auto& seg : *placed) {
       for (const auto& n : seg.nodes)

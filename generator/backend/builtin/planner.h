@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -60,8 +61,10 @@ std::vector<NodeRole> node_roles(const spec::Spec& s, const OpTable& ops);
 
 // The sub-spec computing the nodes at `indices` (ascending) of `s`: it reads graph inputs and
 // params as they are and values of other nodes as inputs named after them; it writes the values
-// that other nodes or the graph's outputs use (a graph output keeps its name).
-spec::Spec sub_spec(const spec::Spec& s, const std::vector<size_t>& indices);
+// that other nodes or the graph's outputs use (a graph output keeps its name), but the ones in
+// `recomputed` (values every reader computes itself) unless the graph returns them.
+spec::Spec sub_spec(const spec::Spec& s, const std::vector<size_t>& indices,
+                    const std::set<std::string>& recomputed = {});
 
 // The most specific reason no family takes `s` (a family whose anchor is in the graph explains
 // best).
