@@ -322,8 +322,12 @@ UserError explain_rejection(const spec::Spec& s,
                          "kernel with an LLM backend (egg_kernel BACKEND openai or anthropic)");
 }
 
-Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& families,
-                const OpTable& ops) {
+namespace {
+
+// One partition of the graph; with `recompute_constants`, values of no input are left out of the
+// pieces and computed by their readers (plan_graph tries without first).
+Plan partition(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& families,
+               const OpTable& ops, bool recompute_constants) {
   for (const auto& o : s.outputs)
     if (!s.find_node(o.node))
       throw UserError(
@@ -350,7 +354,7 @@ Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>&
   // one), so they are left out of the pieces and pulled into their readers. An anchor or a graph
   // output is computed as any other value.
   std::set<std::string> constant;
-  for (size_t i = 0; i < s.nodes.size(); ++i) {
+  for (size_t i = 0; recompute_constants && i < s.nodes.size(); ++i) {
     const auto& n = s.nodes[i];
     bool from_nothing = roles[i] != NodeRole::anchor;
     for (const auto& v : reads_of(n)) from_nothing = from_nothing && constant.count(v) > 0;
@@ -514,6 +518,27 @@ Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>&
     plan.aliases = std::move(kept);
   }
   return plan;
+}
+
+}  // namespace
+
+Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& families,
+                const OpTable& ops) {
+  try {
+    return partition(s, families, ops, false);
+  } catch (const UserError& first) {
+    // Values of no input (a bool mask built in forward) computed where they are read, each
+    // kernel its own copy: only where materializing them fails, so a plan that works keeps its
+    // buffers (a GEMM operand of ones stays a buffer the GEMM reads). Its reason is the first's.
+    bool any = false;
+    for (const auto& n : s.nodes) any = any || reads_of(n).empty();
+    if (!any) throw;
+    try {
+      return partition(s, families, ops, true);
+    } catch (const UserError&) {
+      throw first;
+    }
+  }
 }
 
 }  // namespace egg::backend::builtin
