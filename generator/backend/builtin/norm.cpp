@@ -59,10 +59,10 @@ Shape normalized_shape(const spec::Node& n) {
   return out;
 }
 
-// The values the spec computes, split around the norm: the prologue (the norm input's ancestors)
-// and the epilogue (what the outputs need, given the norm's input and result).
 NormProblem problem_of(const spec::Spec& s);
 
+// The values the spec computes, split around the norm: the prologue (the norm input's ancestors)
+// and the epilogue (what the outputs need, given the norm's input and result).
 NormGraph make_graph(const spec::Spec& s) {
   NormGraph p;
   p.norm = find_norm(s);
