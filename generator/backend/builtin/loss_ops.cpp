@@ -9,13 +9,7 @@ using nlohmann::json;
 
 constexpr const char* kFile = "templates/loss/losses.json";
 
-std::string text(const json& entry, const char* key) {
-  const auto it = entry.find(key);
-  if (it == entry.end()) return "";
-  if (!it->is_string())
-    throw InternalError(std::string(kFile) + ": field '" + key + "' is not a string");
-  return it->get<std::string>();
-}
+std::string text(const json& entry, const char* key) { return table_text(entry, key, "", kFile); }
 
 }  // namespace
 

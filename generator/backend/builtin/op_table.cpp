@@ -50,6 +50,15 @@ std::string fill_fields(const std::string& expr, const std::map<std::string, std
   return out;
 }
 
+std::string table_text(const json& entry, const char* key, const std::string& fallback,
+                       const char* file) {
+  const auto it = entry.find(key);
+  if (it == entry.end()) return fallback;
+  if (!it->is_string())
+    throw InternalError(std::string(file) + ": field '" + key + "' is not a string");
+  return it->get<std::string>();
+}
+
 std::string float_literal(double v) {
   if (std::isnan(v)) return "NAN";
   // The frontend writes +-inf as +-DBL_MAX (JSON has no infinity); both become float infinity.

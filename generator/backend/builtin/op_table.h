@@ -24,6 +24,11 @@ std::string float_literal(double v);
 // field is an InternalError: the table and the code disagree).
 std::string fill_fields(const std::string& expr, const std::map<std::string, std::string>& fields);
 
+// The string field `key` of an entry of a family's op table (`file`, for the message), or
+// `fallback` when it is missing; a field that is not a string is an InternalError.
+std::string table_text(const nlohmann::json& entry, const char* key, const std::string& fallback,
+                       const char* file);
+
 // Right-aligned broadcast check of `operand` against `out`.
 bool broadcasts_to(const spec::Shape& operand, const spec::Shape& out);
 

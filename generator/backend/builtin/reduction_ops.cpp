@@ -13,11 +13,7 @@ using nlohmann::json;
 constexpr const char* kFile = "templates/reduction/anchors.json";
 
 std::string text_field(const json& entry, const char* key, const std::string& fallback) {
-  const auto it = entry.find(key);
-  if (it == entry.end()) return fallback;
-  if (!it->is_string())
-    throw InternalError(std::string(kFile) + ": field '" + key + "' is not a string");
-  return it->get<std::string>();
+  return table_text(entry, key, fallback, kFile);
 }
 
 ReductionMode mode_of(const std::string& op, const std::string& mode) {
