@@ -35,7 +35,8 @@ struct ReductionPlan {
   std::int64_t outer = 1, R = 1, inner = 1;  // in_shape as [outer, reduced, inner]
   std::string reducer;  // EggRedSum, EggRedSoftmax, ... (templates/reduction/reducers.cuh)
   // The anchor's CUDA float expressions, from the table (templates/reduction/anchors.json), their
-  // fields filled: an element x (egg_x) entering the reducer, the row's value from the state
+  // fields filled (a vector norm's order p by the table's norm cases: |x|^p in, the 1/p-th power
+  // out): an element x (egg_x) entering the reducer, the row's value from the state
   // egg_st, a normalized element (normalize mode) and the same from egg_x = exp(x - max) (empty:
   // the anchor has no such form), a scan's combining op and identity.
   std::string in_expr, row_expr, element_expr, element_exp_expr, scan_op, scan_identity;
@@ -46,12 +47,6 @@ struct ReductionPlan {
   // Scans only: torch.flip along the scanned dim (flip nodes sit in prologue/epilogue as aliases of
   // their operand). The scan runs over logical positions i; in_rev: the tensors that vary along
   // the scanned dim are read at R-1-i; out_rev: the outputs are written at R-1-i.
-  // Vector norms (torch.norm, Tensor.norm, torch.linalg.vector_norm) and F.normalize: the order
-  // p (inf and -inf allowed); each element enters the reducer as |x|^p (x*x for 2, |x| for 1,
-  // x != 0 for 0, |x| for ±inf with max/min), the row's value is its 1/p-th power. F.normalize's
-  // eps bounds the norm from below (x / max(norm, eps)).
-  std::optional<double> norm_p;
-  double norm_eps = 0.0;
   int scan_dim = -1;  // the scanned dim of in_shape
   bool in_rev = false, out_rev = false;
   bool row() const { return inner == 1; }

@@ -202,22 +202,22 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
   plan.reducer = with_indices ? entry->with_indices : entry->reducer;
   plan.in_expr = entry->in;
   std::string row = entry->row;
+  double eps = 0.0;  // F.normalize's lower bound of the norm (x / max(norm, eps))
   if (entry->norm) {
     auto p_or = norm_order(an);
     if (auto* e = std::get_if<UserError>(&p_or)) return *e;
-    plan.norm_p = std::get<double>(p_or);
-    const NormCase c = anchors.norm_case(*plan.norm_p);
+    const NormCase c = anchors.norm_case(std::get<double>(p_or));
     plan.in_expr = c.in;
     if (!c.row.empty()) row = c.row;
     if (!c.reducer.empty()) plan.reducer = c.reducer;
-    if (op == "normalize") plan.norm_eps = an.attrs.value("eps", 1e-12);
+    if (op == "normalize") eps = an.attrs.value("eps", 1e-12);
   }
   const std::map<std::string, std::string> fields = {{"R", std::to_string(plan.R)}};
   plan.row_expr = fill_fields(row, fields);
-  plan.element_expr = entry->element.empty()
-                          ? plan.row_expr
-                          : fill_fields(entry->element, {{"row", plan.row_expr},
-                                                         {"eps", float_literal(plan.norm_eps)}});
+  plan.element_expr =
+      entry->element.empty()
+          ? plan.row_expr
+          : fill_fields(entry->element, {{"row", plan.row_expr}, {"eps", float_literal(eps)}});
   plan.element_exp_expr = entry->element_exp;
   plan.scan_op = entry->scan_op;
   plan.scan_identity = entry->scan_identity;
