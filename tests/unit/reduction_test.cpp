@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <limits>
 #include <regex>
+#include <set>
 
 #include "backend/builtin/builtin_backend.h"
 #include "contract/contract.h"
@@ -306,6 +307,103 @@ TEST(Reduction, SoftmaxIsOnlineAndKeepsTheRowOnChip) {
   // online max + sum in one pass, without a branch
   EXPECT_TRUE(has(streamed.device, "s = s * expf(m - base) + expf(x - base);"));
   EXPECT_TRUE(has(streamed.device, "const float egg_a = (expf(egg_x - egg_st.m) / egg_st.s);"));
+}
+
+// Rows too long for registers stay on chip in the shared memory of a cluster of blocks: the
+// input is read once. Softmax over 1.5 MB rows: 8 blocks of 192 KiB, max then the exponentials
+// from shared memory, merged through distributed shared memory in rank order.
+TEST(Reduction, LongSoftmaxRowsStayOnChipInAClusterOfBlocks) {
+  auto j = spec_of(x_of({256, 393216}), json::array(),
+                   {node("r", "softmax", {ref("x")}, {{"dim", 1}}, {256, 393216}, 5)}, "r",
+                   {256, 393216});
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.id, ":cl8")) << r.id;
+  EXPECT_TRUE(has(r.device, "constexpr egg_k_idx kChunk = 49152;")) << r.device;
+  EXPECT_TRUE(
+      has(r.device, "egg_k_smem_load<VEC>(egg_g, egg_base, egg_lo, egg_buf, egg_mx, x, 0);"));
+  EXPECT_TRUE(has(r.device, "egg_mx = egg_k_cluster_merge(egg_mx, &egg_max_slot, egg_cluster);"));
+  EXPECT_TRUE(has(r.device, "egg_all.merge(*egg_cluster.map_shared_rank(egg_slot, egg_r));"));
+  EXPECT_TRUE(has(r.device, "const float egg_e = expf(egg_buf[egg_i] - egg_mx.v);"));
+  EXPECT_TRUE(has(r.device, "egg_buf[egg_i] = egg_e;"));  // exponentials kept for the write pass
+  EXPECT_TRUE(has(r.device, "const float egg_a = (egg_x / egg_st.s);"));
+  // The two-pass row kernel (the fallback without clusters) keeps its own, online form.
+  EXPECT_TRUE(has(r.device, "const float egg_a = (expf(egg_x - egg_st.m) / egg_st.s);"));
+  EXPECT_TRUE(has(r.launch, "egg_attr[0].val.clusterDim.x = 8;")) << r.launch;
+  EXPECT_TRUE(has(r.launch, "cudaFuncAttributeMaxDynamicSharedMemorySize, 196624"));
+  EXPECT_TRUE(has(r.launch, "egg_cfg.gridDim = dim3(2048);"));
+  EXPECT_TRUE(has(r.launch, "return cudaLaunchKernelEx(&egg_cfg, egg_kernel, x, out0, 0);"));
+  EXPECT_TRUE(has(r.launch, "egg_k_row<4><<<egg_grid, 1024, 0, stream>>>(x, out0, 0);"));
+  // The second structure is the two-pass row kernel alone.
+  EXPECT_FALSE(has(render_first(j, 1).id, ":cl")) << render_first(j, 1).id;
+}
+
+// An L1 normalization of rows of odd length: the chunks are read as 16-byte vectors between a
+// scalar head and tail; the epilogue divides x itself, not |x|, so shared memory keeps x (the
+// operand) and the write pass recomputes |x| from it rather than reading x again.
+TEST(Reduction, OddLengthRowsOnChipKeepTheOperandTheEpilogueReads) {
+  auto j = spec_of(x_of({1024, 65535}), json::array(),
+                   {node("a", "abs", {ref("x")}, json::object(), {1024, 65535}, 3),
+                    node("s", "sum", {ref("a")}, {{"dim", 1}, {"keepdim", true}}, {1024, 1}, 3),
+                    node("d", "div", {ref("x"), ref("s")}, json::object(), {1024, 65535}, 3)},
+                   "d", {1024, 65535});
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.id, ":v4:cl4")) << r.id;  // 65535 is no multiple of 4: vectors even so
+  EXPECT_TRUE(has(r.device, "constexpr egg_k_idx egg_k_kStride = 16388;")) << r.device;
+  EXPECT_TRUE(
+      has(r.device,
+          "egg_store_vec<float, VEC>(egg_buf + 0 * egg_k_kStride + (egg_g - egg_lo), egg_ov);"));
+  EXPECT_TRUE(has(r.device,
+                  "const EggVec<float, VEC> x_v = egg_load_vec<float, VEC>(egg_buf + 0 * "
+                  "egg_k_kStride + (egg_g - egg_lo));"));
+  EXPECT_TRUE(has(r.device, "egg_k_smem_load<1>(egg_g, egg_base, egg_lo, egg_buf, egg_st, x, 0);"));
+  EXPECT_FALSE(has(r.device, "egg_mx = egg_k_cluster_merge"));  // a sum: one pass
+  EXPECT_TRUE(has(r.launch, "cudaFuncAttributeMaxDynamicSharedMemorySize, 65552"));
+  EXPECT_TRUE(has(r.launch, "egg_k_row<1><<<egg_grid, 512, 0, stream>>>(x, out0, 0);"));
+}
+
+// Stage 2 around a row on chip: other cluster and block sizes, each within shared memory; a row
+// that fits in registers keeps the register cache first, and reductions never take a cluster.
+TEST(Reduction, RowOnChipTuningStaysWithinSharedMemory) {
+  ReductionFamily family(kData);
+  auto j = spec_of(x_of({256, 393216}), json::array(),
+                   {node("r", "log_softmax", {ref("x")}, {{"dim", 1}}, {256, 393216}, 5)}, "r",
+                   {256, 393216});
+  auto s = spec::parse_spec(j);
+  auto c = contract::derive(s, "k");
+  auto cands = family.structures(s, c);
+  ASSERT_FALSE(cands.empty());
+  ASSERT_TRUE(has(cands.front().id, ":cl8")) << cands.front().id;
+  std::set<int> clusters;
+  for (const auto& t : family.tunings(s, c, cands.front(), "memory")) {
+    const int cl = t.params.value("cluster", 0);
+    clusters.insert(cl);
+    if (cl == 0) continue;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(t.code.launch_body, m,
+                                  std::regex("MaxDynamicSharedMemorySize, ([0-9]+)")));
+    EXPECT_LE(std::stoll(m[1]), 220 * 1024) << t.id;
+    if (cl == 16) {
+      EXPECT_TRUE(has(t.code.launch_body, "NonPortableClusterSizeAllowed")) << t.id;
+    }
+  }
+  EXPECT_TRUE(clusters.count(8) && clusters.count(16)) << clusters.size();
+  EXPECT_FALSE(clusters.count(4));  // 384 KiB per block: beyond shared memory
+
+  auto plan = std::get<ReductionPlan>(family.analyze(s));
+  ReductionParams p;
+  p.cluster = 8;
+  p.block = p.tpr = 1024;
+  EXPECT_TRUE(reduction_params_valid(plan, 4, p));
+  p.tpr = 512;
+  EXPECT_FALSE(reduction_params_valid(plan, 4, p));  // a block per chunk
+  plan.mode = ReductionMode::reduce;
+  p.tpr = 1024;
+  EXPECT_FALSE(reduction_params_valid(plan, 4, p));
+
+  auto fits = spec_of(x_of({4096, 8192}), json::array(),
+                      {node("r", "softmax", {ref("x")}, {{"dim", -1}}, {4096, 8192}, 5)}, "r",
+                      {4096, 8192});
+  EXPECT_FALSE(has(render_first(fits).id, ":cl")) << render_first(fits).id;
 }
 
 TEST(Reduction, KeepdimMeanBroadcastEpilogue) {

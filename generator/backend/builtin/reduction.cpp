@@ -31,6 +31,29 @@ int vec_width(const ReductionPlan& plan, int elem_size, const ReductionParams& p
   return vec;
 }
 
+// A row kept on chip by a cluster of blocks (ReductionParams::cluster): each block's chunk of the
+// row, a multiple of the vector width, and the dynamic shared memory it takes (the chunk as floats,
+// with room for a chunk whose first element is not on a vector boundary, per array of
+// ReductionPlan::on_chip_arrays).
+struct SmemLayout {
+  int vec = 1;
+  std::int64_t chunk = 0, stride = 0, bytes = 0;  // stride: floats per array
+};
+
+SmemLayout smem_layout(const ReductionPlan& plan, int elem_size, const ReductionParams& p) {
+  SmemLayout l;
+  // 16-byte vectors of the streamed type whose float copies are whole 16-byte words too.
+  l.vec = p.vectorized && 16 / elem_size >= 4 ? 16 / elem_size : 1;
+  l.chunk = ceil_div(ceil_div(plan.R, std::max(1, p.cluster)), l.vec) * l.vec;
+  l.stride = l.chunk + l.vec;
+  l.bytes = ceil_div(plan.on_chip_arrays * l.stride * 4, 16) * 16;
+  return l;
+}
+
+// Dynamic shared memory a block of a row-on-chip cluster may take: below the H100/H200 opt-in
+// limit of 227 KiB, leaving room for the merge's static shared memory.
+constexpr std::int64_t kMaxSmemBytes = 220 * 1024;
+
 std::string mode_name(Mode m) {
   return m == Mode::reduce ? "reduce" : m == Mode::normalize ? "normalize" : "scan";
 }
@@ -41,6 +64,7 @@ json ReductionParams::to_json() const {
   json j = {{"block", block}, {"tpr", tpr},     {"vectorized", vectorized}, {"cache", cache},
             {"split", split}, {"items", items}, {"unroll", unroll}};
   if (cgroups != 1) j["cgroups"] = cgroups;  // absent: the layout before shared columns
+  if (cluster != 0) j["cluster"] = cluster;  // absent: no row kept on chip by a cluster
   return j;
 }
 
@@ -50,6 +74,7 @@ ReductionFamily::ReductionFamily(const std::filesystem::path& data_dir)
       reducers_(render::load_template(data_dir, "reduction/reducers.cuh")),
       common_(render::load_template(data_dir, "reduction/common.cuh.tmpl")),
       row_(render::load_template(data_dir, "reduction/row.cuh.tmpl")),
+      row_smem_(render::load_template(data_dir, "reduction/row_smem.cuh.tmpl")),
       col_(render::load_template(data_dir, "reduction/col.cuh.tmpl")),
       scan_(render::load_template(data_dir, "reduction/scan.cuh.tmpl")),
       launch_(render::load_template(data_dir, "reduction/launch.tmpl")) {}
@@ -57,13 +82,55 @@ ReductionFamily::ReductionFamily(const std::filesystem::path& data_dir)
 std::vector<std::pair<std::string, std::string>> ReductionFamily::key_inputs() const {
   auto inputs = ops_.key_inputs();
   inputs.push_back(anchors_.key_input());
-  for (const auto* t : {&reducers_, &common_, &row_, &col_, &scan_, &launch_})
+  for (const auto* t : {&reducers_, &common_, &row_, &row_smem_, &col_, &scan_, &launch_})
     inputs.push_back({t->name, t->text});
   return inputs;
 }
 
+namespace {
+
+// The tensors a normalize or scan kernel reads per element: the anchor's input, the prologue's
+// and the epilogue's leaves.
+std::set<std::string> element_leaves(const spec::Spec& s, const ReductionPlan& plan) {
+  std::set<std::string> leaves;
+  if (s.find_tensor(plan.input)) leaves.insert(plan.input);
+  add_tensor_leaves(s, plan.prologue, leaves);
+  add_tensor_leaves(s, plan.epilogue, leaves);
+  return leaves;
+}
+
+// Whether a normalize epilogue reads the prologue's values or operands other than the anchor's
+// input x (so the write pass needs the operands again).
+bool epilogue_reads_operands(const spec::Spec& s, const ReductionPlan& plan) {
+  std::set<std::string> pro_names;
+  for (const auto* n : plan.prologue) pro_names.insert(n->name);
+  const std::set<std::string> leaves = element_leaves(s, plan);
+  for (const auto* n : plan.epilogue)
+    for (const auto& a : n->args)
+      if (a.kind == spec::Arg::Kind::node && a.node != plan.input &&
+          (pro_names.count(a.node) || leaves.count(a.node)))
+        return true;
+  return false;
+}
+
+// ReductionPlan::on_chip_arrays: x alone, or every full-size operand the kernel reads.
+int on_chip_arrays(const spec::Spec& s, const ReductionPlan& plan) {
+  if (plan.mode != Mode::normalize || !epilogue_reads_operands(s, plan)) return 1;
+  int arrays = 0;
+  for (const auto& name : element_leaves(s, plan))
+    if (const auto* t = s.find_tensor(name);
+        t && spec::numel(t->shape) == spec::numel(plan.in_shape))
+      ++arrays;
+  return std::max(arrays, 1);
+}
+
+}  // namespace
+
 std::variant<ReductionPlan, UserError> ReductionFamily::analyze(const spec::Spec& s) const {
-  return plan_reduction(s, ops_, anchors_);
+  auto result = plan_reduction(s, ops_, anchors_);
+  if (auto* plan = std::get_if<ReductionPlan>(&result))
+    plan->on_chip_arrays = on_chip_arrays(s, *plan);
+  return result;
 }
 
 namespace {
@@ -125,6 +192,17 @@ bool reduction_params_valid(const ReductionPlan& plan, int elem_size, const Redu
   } else if (p.cache) {
     return false;
   }
+  if (p.cluster != 0) {
+    // A row on chip: normalize rows only, a block per chunk, clusters of at most 16 blocks (16 is
+    // beyond the portable 8), every thread with a vector of the chunk at least, and the chunk
+    // within shared memory.
+    if (!plan.row() || plan.mode != Mode::normalize || p.cache || p.split != 1) return false;
+    if (plan.in_rev || plan.out_rev || p.tpr != p.block) return false;
+    if (p.cluster < 1 || p.cluster > 16 || (p.cluster & (p.cluster - 1))) return false;
+    const SmemLayout l = smem_layout(plan, elem_size, p);
+    if (l.bytes > kMaxSmemBytes || l.chunk < static_cast<std::int64_t>(p.block) * l.vec)
+      return false;
+  }
   if (p.cgroups != 1) {
     // Shared columns: column reductions only; each group at least a warp of adjacent columns; the
     // handed-over states (at most 16 bytes each, a 16-byte vector of columns per thread) fit in
@@ -183,7 +261,7 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
                "])";
       operands.push_back({{"ptr", a.var}, {"ctype", ctype}, {"value", value}, {"load", load}});
       if (vector_load) {
-        full_operands.push_back({{"ptr", a.var}, {"ctype", ctype}});
+        full_operands.push_back({{"ptr", a.var}, {"ctype", ctype}, {"slot", full_operands.size()}});
         full_ptrs.push_back(a.var);
       }
       args.push_back(a.var);
@@ -285,16 +363,30 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
   }
   const std::int64_t split = ceil_div(plan.R, chunk);  // chunks that hold elements
   const bool cache = p.cache && row && plan.mode == Mode::normalize;
-  // Softmax and log-softmax over a row held in registers: max, then sum of exponentials, from the
-  // registers (two passes, no online rescale); softmax keeps the exponentials for the write pass.
-  const bool two_pass = cache && plan.reducer == "EggRedSoftmax";
-  // The epilogue never reads x: the registers hold exp(x - max) for the write pass.
-  const bool store_exp = two_pass && !plan.element_exp_expr.empty() && !epi_x;
+  // The row on chip in the shared memory of a cluster of blocks.
+  const bool smem = p.cluster != 0 && row && plan.mode == Mode::normalize;
+  const SmemLayout sl = smem_layout(plan, esize, p);
+  // Softmax and log-softmax over a row held on chip: max, then sum of exponentials, from the
+  // registers (two_pass) or the shared memory holding x (smem_two_pass), with no online rescale.
+  // Softmax whose epilogue never reads x keeps the exponentials there for the write pass.
+  const bool softmax = plan.reducer == "EggRedSoftmax";
+  const bool two_pass = cache && softmax;
+  const bool smem_two_pass = smem && softmax && !epilogue_reads_operands(s, plan);
+  const bool exp_form = !plan.element_exp_expr.empty() && !epi_x;
+  const bool store_exp = two_pass && exp_form, smem_store_exp = smem_two_pass && exp_form;
+  const std::string smem_anchor_elem = smem_store_exp ? plan.element_exp_expr : anchor_elem;
   if (store_exp) anchor_elem = plan.element_exp_expr;
   // A row scan keeps its input in registers when the epilogue reads only that (cumsum(x) - x);
   // other epilogue reads of the operands load them again.
   const bool keep_x = scan && row && epi_x && !epi_ops;
   const bool epi_pro = scan ? (epi_ops || (epi_x && !keep_x)) : epi_ops;
+  // A row on chip whose epilogue reads operands keeps the full-size operands in shared memory
+  // (x is recomputed from them), else x itself.
+  const bool smem_operands = smem && epi_pro;
+  if (smem_operands && plan.on_chip_arrays != static_cast<int>(full_operands.size()))
+    throw InternalError("reduction family: " + std::to_string(full_operands.size()) +
+                        " full-size operands, but the plan counted " +
+                        std::to_string(plan.on_chip_arrays) + " arrays on chip");
   const int cgroups = row ? 1 : p.cgroups;
   const int col_threads = p.block / cgroups;  // column threads per block
   const std::int64_t grid_x = row ? ceil_div(rows, groups) : ceil_div(rows / vec, col_threads);
@@ -312,6 +404,12 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
                    " elements per thread, double carry across chunks"
              : "column scan, a thread per column with a running double carry") +
         direction;
+  else if (smem)
+    structure = "row normalize on chip: a cluster of " + std::to_string(p.cluster) + " blocks of " +
+                std::to_string(p.block) + " threads per row, each keeping " +
+                std::to_string(sl.chunk) + " elements in shared memory (" +
+                std::to_string(sl.bytes / 1024) + " KiB), " + std::to_string(sl.vec) +
+                "-wide vectors, input read once (two-pass row kernel where clusters are absent)";
   else if (row)
     structure = (rows == 1 ? "full reduction as one row" : "row " + mode_name(plan.mode)) + ", " +
                 std::to_string(tpr) + " threads per row, " + std::to_string(vec) + "-wide vectors" +
@@ -388,6 +486,19 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
               {"col_in_r", plan.in_rev ? "kR - 1 - egg_r" : "egg_r"},
               {"col_out_r", plan.out_rev ? "kR - 1 - egg_r" : "egg_r"},
               {"row", row && !scan},
+              {"row_smem", smem},
+              {"cluster", p.cluster},
+              {"cluster_nonportable", p.cluster > 8},
+              {"smem_chunk", sl.chunk},
+              {"smem_vec", sl.vec},
+              {"smem_bytes", sl.bytes},
+              {"smem_stride", sl.stride},
+              {"smem_operands", smem_operands},
+              {"smem_grid", rows * p.cluster},
+              {"smem_in", smem_two_pass ? std::string("egg_x") : fn + "_in(egg_x)"},
+              {"smem_two_pass", smem_two_pass},
+              {"smem_store_exp", smem_store_exp},
+              {"smem_anchor_elem", smem_anchor_elem},
               {"col", !row},
               {"col_vec", !row && vec > 1},
               {"scan_row", row && scan},
@@ -406,19 +517,21 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
     device += render::render(scan_.text, ctx, scan_.name);
   else
     device += render::render(row_.text, ctx, row_.name);
+  if (smem) device += render::render(row_smem_.text, ctx, row_smem_.name);
 
   Candidate cand;
   cand.id = "reduction." + std::string(scan ? "scan" : mode_name(plan.mode)) +
             (row ? ".row" : ".col") + ":b" + std::to_string(p.block) +
-            (row ? ":t" + std::to_string(tpr) + ":v" + std::to_string(vec) : "") +
+            (row ? ":t" + std::to_string(tpr) + ":v" + std::to_string(smem ? sl.vec : vec) : "") +
             (split > 1 ? ":s" + std::to_string(split) : "") + (cache ? ":cache" : "") +
             (scan && row ? ":i" + std::to_string(p.items) : "") +
             (!row ? ":v" + std::to_string(vec) + ":u" + std::to_string(p.unroll) : "") +
-            (cgroups > 1 ? ":g" + std::to_string(cgroups) : "") + (plan.in_rev ? ":rin" : "") +
+            (cgroups > 1 ? ":g" + std::to_string(cgroups) : "") +
+            (smem ? ":cl" + std::to_string(p.cluster) : "") + (plan.in_rev ? ":rin" : "") +
             (plan.out_rev ? ":rout" : "");
   cand.summary = an.target + ": " + structure + ", block " + std::to_string(p.block);
   cand.params = p.to_json();
-  cand.params["vec"] = vec;
+  cand.params["vec"] = smem ? sl.vec : vec;
   cand.params["split"] = split;
   cand.params["cache"] = cache;
   cand.code.device_code = device;
@@ -427,6 +540,29 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
 }
 
 // ---- stage 1 and stage 2 ------------------------------------------------------------------
+
+namespace {
+
+// A normalize row too long for registers kept on chip instead: the fewest blocks per row whose
+// chunks leave room for two blocks per multiprocessor (about 112 KiB each), else one (the
+// portable cluster sizes first, 16 last); enough threads for several vectors each.
+std::optional<ReductionParams> smem_prior(const ReductionPlan& plan, int elem_size) {
+  if (!plan.row() || plan.mode != Mode::normalize) return std::nullopt;
+  for (const std::int64_t limit : {std::int64_t{112} * 1024, kMaxSmemBytes})
+    for (const int cluster : {1, 2, 4, 8, 16}) {
+      if (cluster == 16 && limit != kMaxSmemBytes) continue;
+      ReductionParams p;
+      p.cluster = cluster;
+      const SmemLayout l = smem_layout(plan, elem_size, p);
+      if (l.bytes > limit) continue;
+      const std::int64_t vectors = l.chunk / l.vec;
+      p.block = p.tpr = vectors >= 8192 ? 1024 : vectors >= 2048 ? 512 : 256;
+      if (reduction_params_valid(plan, elem_size, p)) return p;
+    }
+  return std::nullopt;
+}
+
+}  // namespace
 
 std::vector<ReductionParams> reduction_structures(const ReductionPlan& plan, int elem_size) {
   std::vector<ReductionParams> out;
@@ -480,6 +616,8 @@ std::vector<ReductionParams> reduction_structures(const ReductionPlan& plan, int
       cached.cache = true;
       cached.tpr = cached.block = 1024;
       add(cached);
+      // Too long for registers even so: the row in the shared memory of a cluster of blocks.
+      if (const auto on_chip = smem_prior(plan, elem_size); on_chip && out.empty()) add(*on_chip);
     }
     add(p);
     ReductionParams other = p;  // the other mapping: warp per row vs block per row, unsplit
@@ -528,6 +666,21 @@ std::vector<ReductionParams> reduction_tuning_space(const ReductionPlan& plan, i
   };
   add(inc);
   const bool latency = bottleneck == "latency" || bottleneck == "launch";
+  if (inc.cluster != 0) {
+    // A row on chip: more or fewer blocks per row, then other block sizes.
+    for (const int cluster : {inc.cluster * 2, inc.cluster / 2}) {
+      ReductionParams p = inc;
+      p.cluster = cluster;
+      add(p);
+    }
+    for (const int block : {256, 512, 1024}) {
+      ReductionParams p = inc;
+      p.block = p.tpr = block;
+      add(p);
+    }
+  } else if (plan.row() && plan.mode == Mode::normalize && !inc.cache) {
+    if (const auto on_chip = smem_prior(plan, elem_size)) add(*on_chip);
+  }
   if (plan.row()) {
     for (int tpr : {32, 64, 128, 256, 512, 1024}) {
       if (tpr == inc.tpr) continue;
@@ -602,6 +755,7 @@ ReductionParams ReductionParams::from_json(const json& j) {
   p.items = j.value("items", p.items);
   p.unroll = j.value("unroll", p.unroll);
   p.cgroups = j.value("cgroups", p.cgroups);
+  p.cluster = j.value("cluster", p.cluster);
   return p;
 }
 

@@ -49,6 +49,10 @@ struct ReductionPlan {
   // the scanned dim are read at R-1-i; out_rev: the outputs are written at R-1-i.
   int scan_dim = -1;  // the scanned dim of in_shape
   bool in_rev = false, out_rev = false;
+  // Normalize rows kept on chip (ReductionParams::cluster): the float arrays a chunk takes in
+  // shared memory, 1 for the anchor's input x, or one per full-size operand when the epilogue
+  // reads operands other than x (the write pass recomputes x from them).
+  int on_chip_arrays = 1;
   bool row() const { return inner == 1; }
   std::int64_t rows() const { return outer * inner; }
 };
@@ -67,6 +71,9 @@ struct ReductionParams {
   int items = 8;           // row scan: contiguous elements per thread per chunk
   int unroll = 4;          // column layouts: unroll of the walk down the reduced dim
   int cgroups = 1;         // column reductions: threads of a block sharing each column
+  // Normalize rows too long for registers: the blocks of a thread block cluster (sm_90) that
+  // share each row, each keeping its chunk in shared memory (0: off; tpr == block then).
+  int cluster = 0;
   nlohmann::json to_json() const;
   static ReductionParams from_json(const nlohmann::json& j);
 };
@@ -98,7 +105,7 @@ class ReductionFamily : public PlannedFamily<ReductionPlan, ReductionParams> {
  private:
   OpTable ops_;
   ReductionOps anchors_;
-  render::Template reducers_, common_, row_, col_, scan_, launch_;
+  render::Template reducers_, common_, row_, row_smem_, col_, scan_, launch_;
 };
 
 // Stage-1 structures (best expert prior first) and stage-2 parameter sets for a plan; every set is
