@@ -191,6 +191,66 @@ TEST(Norm, InstanceNormRowsArePerChannel) {
   EXPECT_TRUE(has(cand.code.device_code, "constexpr IndexT ROWS = 32;"));
 }
 
+// Instance-norm rows of 256 K elements (1 MiB) do not fit in registers: they stay on chip in the
+// shared memory of a cluster of 8 blocks (128 KiB each), read once; the launch falls back to the
+// split structure's kernels where clusters are absent.
+TEST(Norm, LongRowsStayOnChipInAClusterOfBlocks) {
+  json shape = {8, 64, 512, 512};
+  auto j = make_spec({tensor("x", shape)},
+                     {tensor("inorm.weight", {64}, "float32", "parameter"),
+                      tensor("inorm.bias", {64}, "float32", "parameter")},
+                     {node("inorm", "instance_norm",
+                           {ref("x"), none(), none(), ref("inorm.weight"), ref("inorm.bias")},
+                           {{"use_input_stats", true}, {"momentum", 0.1}, {"eps", 1e-5}}, shape)});
+  NormFamily family(kData);
+  auto s = spec::parse_spec(j);
+  auto c = contract::derive(s, "k");
+  auto cands = family.structures(s, c);
+  ASSERT_EQ(cands.size(), 2u);
+  const auto& cand = cands.front();
+  EXPECT_EQ(cand.id, "norm.cluster:c8:b1024:v4");
+  const std::string& d = cand.code.device_code;
+  EXPECT_TRUE(has(d, "constexpr IndexT CHUNK = 32768;")) << d;
+  EXPECT_TRUE(has(d, "egg_store_vec<float, VEC>(egg_buf + (col0 - egg_begin), egg_xv);"));
+  EXPECT_TRUE(has(
+      d, "const float mean = egg_k_cluster_sum(egg_acc, &egg_sum_slot, egg_cluster) / float(D);"));
+  EXPECT_TRUE(has(
+      d,
+      "for (unsigned r = 0; r < 8u; ++r) egg_total += *egg_cluster.map_shared_rank(egg_slot, r);"));
+  EXPECT_TRUE(has(d, "nv = nv * egg_to_float(inorm_weight[row % 64]);"));
+  EXPECT_TRUE(has(d, "cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes"));
+  EXPECT_TRUE(has(d, "constexpr int kBytes = 131072;"));
+  EXPECT_TRUE(has(d, "attr[0].val.clusterDim.x = 8;"));
+  EXPECT_TRUE(has(d, "cfg.gridDim = dim3(4096);"));
+  // Without clusters: the split structure at its prior.
+  EXPECT_TRUE(has(d, "if (!egg_k_clusters_ok()) return egg_k_split_run<VEC>("));
+  EXPECT_TRUE(has(d, "cudaError_t egg_k_split_run("));
+  EXPECT_TRUE(has(d, "egg_k_partial_kernel<VEC><<<unsigned(kStats * kSplits), 256, 0, stream>>>"));
+  EXPECT_EQ(cands[1].params["structure"], "split");
+  // Stage 2: other cluster and block sizes, each within shared memory.
+  auto tunes = family.tunings(s, c, cand, "memory");
+  ASSERT_FALSE(tunes.empty());
+  bool sixteen = false;
+  for (const auto& t : tunes) {
+    EXPECT_EQ(t.params["structure"], "cluster") << t.id;
+    EXPECT_NE(t.params.value("cluster", 0), 4) << t.id;  // 256 KiB per block: too much
+    if (t.params.value("cluster", 0) == 16) {
+      sixteen = true;
+      EXPECT_TRUE(has(t.code.device_code, "NonPortableClusterSizeAllowed")) << t.id;
+    }
+  }
+  EXPECT_TRUE(sixteen);
+  // Batch norm's statistics are not contiguous rows: no cluster.
+  auto problem = std::get<NormProblem>(family.analyze(s));
+  NormParams p;
+  p.structure = "cluster";
+  p.cluster = 8;
+  p.block = 1024;
+  EXPECT_TRUE(norm_cluster_valid(problem, p, 4));
+  problem.segments = 8;
+  EXPECT_FALSE(norm_cluster_valid(problem, p, 4));
+}
+
 TEST(Norm, BatchNormTrainingUsesBatchStatisticsPerChannel) {
   NormFamily family(kData);
   auto s = spec::parse_spec(batch_norm_relu(true));

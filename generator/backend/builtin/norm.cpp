@@ -98,21 +98,24 @@ std::string lit(double v) { return float_literal(v); }
 }  // namespace
 
 json NormParams::to_json() const {
-  return {{"structure", structure}, {"tpr", tpr},       {"rpb", rpb},
-          {"block", block},         {"splits", splits}, {"vectorized", vectorized}};
+  json j = {{"structure", structure}, {"tpr", tpr},       {"rpb", rpb},
+            {"block", block},         {"splits", splits}, {"vectorized", vectorized}};
+  if (cluster != 0) j["cluster"] = cluster;  // absent: no row kept on chip by a cluster
+  return j;
 }
 
 NormFamily::NormFamily(const std::filesystem::path& data_dir)
     : ops_(data_dir),
       common_(render::load_template(data_dir, "norm/common.cuh.tmpl")),
       row_(render::load_template(data_dir, "norm/row.cuh.tmpl")),
+      cluster_(render::load_template(data_dir, "norm/cluster.cuh.tmpl")),
       split_(render::load_template(data_dir, "norm/split.cuh.tmpl")),
       pointwise_(render::load_template(data_dir, "norm/normalize.cuh.tmpl")),
       launch_(render::load_template(data_dir, "norm/launch.tmpl")) {}
 
 std::vector<std::pair<std::string, std::string>> NormFamily::key_inputs() const {
   auto inputs = ops_.key_inputs();
-  for (const auto* t : {&common_, &row_, &split_, &pointwise_, &launch_})
+  for (const auto* t : {&common_, &row_, &split_, &pointwise_, &cluster_, &launch_})
     inputs.push_back({t->name, t->text});
   return inputs;
 }
@@ -339,6 +342,49 @@ int norm_split_prior(std::int64_t num_stats, std::int64_t stat_count) {
   return static_cast<int>(std::clamp<std::int64_t>(std::min(want, most), 1, 256));
 }
 
+NormChunk norm_cluster_chunk(std::int64_t row_len, int cluster, int vec) {
+  NormChunk c;
+  const std::int64_t per = (row_len + std::max(1, cluster) - 1) / std::max(1, cluster);
+  c.elems = (per + vec - 1) / vec * vec;
+  c.bytes = (c.elems * 4 + 15) / 16 * 16;
+  return c;
+}
+
+namespace {
+
+// Dynamic shared memory a block of the cluster structure may take: below the H100/H200 opt-in
+// limit of 227 KiB, leaving room for the merge's static shared memory.
+constexpr std::int64_t kNormMaxSmemBytes = 220 * 1024;
+
+}  // namespace
+
+bool norm_cluster_valid(const NormProblem& pb, const NormParams& p, int vec) {
+  if (p.structure != "cluster" || pb.running || !pb.contiguous_rows()) return false;
+  if (p.cluster < 1 || p.cluster > 16 || (p.cluster & (p.cluster - 1))) return false;
+  if (p.block < 128 || p.block > 1024 || p.block % 32) return false;
+  const NormChunk c = norm_cluster_chunk(pb.seg_len, p.cluster, vec);
+  return c.bytes <= kNormMaxSmemBytes && c.elems >= static_cast<std::int64_t>(p.block) * vec;
+}
+
+std::optional<NormParams> norm_cluster_prior(const NormProblem& pb, int vec) {
+  // The fewest blocks per row whose chunks leave room for two blocks per multiprocessor (about
+  // 112 KiB each), else one (the portable cluster sizes first, 16 last); enough threads for
+  // several vectors each.
+  for (const std::int64_t limit : {std::int64_t{112} * 1024, kNormMaxSmemBytes})
+    for (const int cluster : {1, 2, 4, 8, 16}) {
+      if (cluster == 16 && limit != kNormMaxSmemBytes) continue;
+      const NormChunk c = norm_cluster_chunk(pb.seg_len, cluster, vec);
+      if (c.bytes > limit) continue;
+      NormParams p;
+      p.structure = "cluster";
+      p.cluster = cluster;
+      const std::int64_t vectors = c.elems / vec;
+      p.block = vectors >= 8192 ? 1024 : vectors >= 2048 ? 512 : 256;
+      if (norm_cluster_valid(pb, p, vec)) return p;
+    }
+  return std::nullopt;
+}
+
 }  // namespace egg::backend::builtin
 
 namespace egg::backend::builtin {
@@ -462,11 +508,23 @@ Candidate NormFamily::render(const spec::Spec& s, const contract::Contract& c,
                 (p.splits > 1 ? " + finalize" : "") + " + normalize/epilogue kernel";
     tuning = "block " + std::to_string(p.block) + ", splits " + std::to_string(p.splits) +
              ", vector " + std::to_string(vec);
+  } else if (p.structure == "cluster") {
+    const NormChunk chunk = norm_cluster_chunk(pb.seg_len, p.cluster, vec);
+    structure = "one row of " + D + " on chip: a cluster of " + std::to_string(p.cluster) +
+                " blocks per row, each keeping " + std::to_string(chunk.elems) +
+                " elements in shared memory (read once; the split structure where clusters are "
+                "absent)";
+    tuning = "cluster " + std::to_string(p.cluster) + ", block " + std::to_string(p.block) +
+             ", vector " + std::to_string(vec);
   } else {
     structure = "one element-wise kernel with the running statistics";
     tuning = "block " + std::to_string(p.block) + ", vector " + std::to_string(vec);
   }
-  const int block = p.structure == "row" ? p.tpr * p.rpb : p.block;
+  const bool on_chip = p.structure == "cluster";
+  // The cluster structure falls back to the split structure's kernels, at its prior.
+  const int block = p.structure == "row" ? p.tpr * p.rpb : on_chip ? 256 : p.block;
+  const int splits = on_chip ? norm_split_prior(pb.num_stats, pb.stat_count()) : p.splits;
+  const NormChunk chunk = norm_cluster_chunk(pb.seg_len, p.cluster, vec);
   json ctx = {
       {"fn", fn},
       {"helpers", ops_.helpers()},
@@ -490,7 +548,14 @@ Candidate NormFamily::render(const spec::Spec& s, const contract::Contract& c,
       {"block", block},
       {"seg_len", pb.seg_len},
       {"seg_stride", pb.seg_stride},
-      {"splits", p.splits},
+      {"splits", splits},
+      {"run_name", on_chip ? "split_run" : "run"},
+      {"cluster", p.cluster},
+      {"cluster_block", p.block},
+      {"cluster_nonportable", p.cluster > 8},
+      {"chunk", chunk.elems},
+      {"cluster_bytes", chunk.bytes},
+      {"cluster_grid", pb.num_stats * p.cluster},
       {"stat_index", stat_index},
       {"running_index", "(i0 / " + HW + ") % " + C},
       {"mean_ptr", pb.running ? var_of.at(arg_tensor(s, *plan.norm, na.running_mean)->name) : ""},
@@ -517,8 +582,9 @@ Candidate NormFamily::render(const spec::Spec& s, const contract::Contract& c,
   if (p.structure == "row") {
     device += render::render(row_.text, ctx, row_.name);
   } else {
-    if (p.structure == "split") device += render::render(split_.text, ctx, split_.name);
+    if (p.structure != "pointwise") device += render::render(split_.text, ctx, split_.name);
     device += render::render(pointwise_.text, ctx, pointwise_.name);
+    if (on_chip) device += render::render(cluster_.text, ctx, cluster_.name);
   }
   Candidate cand;
   if (p.structure == "row")
@@ -526,6 +592,9 @@ Candidate NormFamily::render(const spec::Spec& s, const contract::Contract& c,
               std::to_string(vec);
   else if (p.structure == "split")
     cand.id = "norm.split:s" + std::to_string(p.splits) + ":b" + std::to_string(p.block) + ":v" +
+              std::to_string(vec);
+  else if (on_chip)
+    cand.id = "norm.cluster:c" + std::to_string(p.cluster) + ":b" + std::to_string(p.block) + ":v" +
               std::to_string(vec);
   else
     cand.id = "norm.pointwise:b" + std::to_string(p.block) + ":v" + std::to_string(vec);
@@ -589,6 +658,15 @@ std::vector<NormParams> norm_tuning_space(const NormProblem& pb, const NormParam
         add(p);
       }
     }
+  } else if (inc.structure == "cluster") {
+    // More or fewer blocks per row, then other block sizes, each within shared memory.
+    for (const int cluster : {inc.cluster, inc.cluster * 2, inc.cluster / 2})
+      for (const int block : {inc.block, 512, 1024, 256}) {
+        NormParams p = inc;
+        p.cluster = cluster;
+        p.block = block;
+        if (norm_cluster_valid(pb, p, vec)) add(p);
+      }
   } else if (inc.structure == "split") {
     const int base = std::max(1, inc.splits);
     std::vector<int> splits = latency ? std::vector<int>{base * 2, base * 4, base, base / 2}
@@ -617,8 +695,14 @@ std::vector<NormParams> NormFamily::structure_params(const spec::Spec& s, const 
   // Row in registers (one read, one write) first when the row fits; the split statistics structure
   // (two reads) always works; the running-statistics case is one element-wise pass.
   std::vector<NormParams> out;
-  if (!pb.running && pb.contiguous_rows())
-    if (auto row = norm_row_prior(pb.seg_len, pb.num_stats, norm_vec(s, pb))) out.push_back(*row);
+  // Rows too long for registers stay on chip in a cluster's shared memory where they fit.
+  const int vec = norm_vec(s, pb);
+  if (!pb.running && pb.contiguous_rows()) {
+    if (auto row = norm_row_prior(pb.seg_len, pb.num_stats, vec))
+      out.push_back(*row);
+    else if (auto on_chip = norm_cluster_prior(pb, vec))
+      out.push_back(*on_chip);
+  }
   out.push_back(split_params(pb, true));
   return out;
 }
@@ -630,6 +714,7 @@ NormParams NormParams::from_json(const json& j) {
   p.rpb = j.value("rpb", 1);
   p.block = j.value("block", 256);
   p.splits = j.value("splits", 1);
+  p.cluster = j.value("cluster", 0);
   p.vectorized = j.value("vectorized", true);
   return p;
 }

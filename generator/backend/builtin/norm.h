@@ -27,12 +27,15 @@ namespace egg::backend::builtin {
 struct NormParams {
   // "row": one row per (group of) threads, the row held in registers, read once;
   // "split": partial statistics kernel (split rows) + finalize + normalize/epilogue kernel;
-  // "pointwise": running statistics (batch/instance norm in eval mode), one element-wise kernel.
+  // "pointwise": running statistics (batch/instance norm in eval mode), one element-wise kernel;
+  // "cluster": rows too long for registers kept on chip in the shared memory of a thread block
+  // cluster (sm_90; the split structure elsewhere).
   std::string structure = "row";
   int tpr = 256;           // row: threads per row (32..1024)
   int rpb = 1;             // row: rows per block
   int block = 256;         // split/pointwise: threads per block
   int splits = 1;          // split: blocks per statistic in the partial kernel
+  int cluster = 0;         // cluster: blocks per row (1-16), each of `block` threads
   bool vectorized = true;  // 16-byte vector path when the pointers are aligned
   nlohmann::json to_json() const;
   static NormParams from_json(const nlohmann::json& j);  // a missing structure reads as "split"
@@ -93,6 +96,7 @@ class NormFamily : public PlannedFamily<NormProblem, NormParams> {
   OpTable ops_;
   render::Template common_;
   render::Template row_;
+  render::Template cluster_;
   render::Template split_;
   render::Template pointwise_;
   render::Template launch_;
@@ -105,6 +109,16 @@ int norm_row_items(std::int64_t row_len, int tpr, int vec);
 std::optional<NormParams> norm_row_prior(std::int64_t row_len, std::int64_t rows, int vec);
 // The split structure's prior number of blocks per statistic.
 int norm_split_prior(std::int64_t num_stats, std::int64_t stat_count);
+// The cluster structure's chunk of a row per block and its shared memory bytes.
+struct NormChunk {
+  std::int64_t elems = 0, bytes = 0;
+};
+NormChunk norm_cluster_chunk(std::int64_t row_len, int cluster, int vec);
+// Whether cluster params suit a problem: contiguous rows with batch statistics, 1-16 blocks per
+// row, every thread with a vector of the chunk, the chunk within shared memory.
+bool norm_cluster_valid(const NormProblem& problem, const NormParams& params, int vec);
+// The cluster structure's prior for a row too long for registers, or nullopt when none fits.
+std::optional<NormParams> norm_cluster_prior(const NormProblem& problem, int vec);
 // Stage-2 parameter sets around the incumbent, best prior first.
 std::vector<NormParams> norm_tuning_space(const NormProblem& problem, const NormParams& incumbent,
                                           int vec, const std::string& bottleneck);
