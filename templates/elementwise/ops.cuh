@@ -83,6 +83,22 @@ template <typename T, int VEC>
 __device__ __forceinline__ EggVec<T, VEC> egg_load_vec_once(const T* __restrict__ p) {
   return egg_load_vec<T, VEC, true>(p);
 }
+// The same from shared memory: plain 16-byte loads (__ldg and __ldcs read global memory only; on a
+// shared address they fail with cudaErrorInvalidAddressSpace).
+template <typename T, int VEC>
+__device__ __forceinline__ EggVec<T, VEC> egg_load_vec_shared(const T* __restrict__ p) {
+  static_assert((VEC * sizeof(T)) % 16 == 0 || VEC == 1, "vector must be whole 16-byte words");
+  EggVec<T, VEC> r;
+  if constexpr (VEC == 1) {
+    r.v[0] = p[0];
+  } else {
+    const uint4* src = reinterpret_cast<const uint4*>(p);
+    uint4* dst = reinterpret_cast<uint4*>(r.v);
+#pragma unroll
+    for (int k = 0; k < int(VEC * sizeof(T) / 16); ++k) dst[k] = src[k];
+  }
+  return r;
+}
 template <typename T, int VEC>
 __device__ __forceinline__ void egg_store_vec(T* __restrict__ p, const EggVec<T, VEC>& r) {
   if constexpr (VEC == 1) {

@@ -218,6 +218,9 @@ TEST(Norm, LongRowsStayOnChipInAClusterOfBlocks) {
       d,
       "for (unsigned r = 0; r < 8u; ++r) egg_total += *egg_cluster.map_shared_rank(egg_slot, r);"));
   EXPECT_TRUE(has(d, "nv = nv * egg_to_float(inorm_weight[row % 64]);"));
+  // Shared memory is read with plain loads (__ldg would fail there: invalid address space).
+  EXPECT_TRUE(has(d, "egg_load_vec_shared<float, VEC>(egg_buf + (col0 - egg_begin))"));
+  EXPECT_FALSE(has(d, "egg_load_vec<float, VEC>(egg_buf"));
   EXPECT_TRUE(has(d, "cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes"));
   EXPECT_TRUE(has(d, "constexpr int kBytes = 131072;"));
   EXPECT_TRUE(has(d, "attr[0].val.clusterDim.x = 8;"));

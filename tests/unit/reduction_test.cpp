@@ -353,8 +353,10 @@ TEST(Reduction, OddLengthRowsOnChipKeepTheOperandTheEpilogueReads) {
       has(r.device,
           "egg_store_vec<float, VEC>(egg_buf + 0 * egg_k_kStride + (egg_g - egg_lo), egg_ov);"));
   EXPECT_TRUE(has(r.device,
-                  "const EggVec<float, VEC> x_v = egg_load_vec<float, VEC>(egg_buf + 0 * "
+                  "const EggVec<float, VEC> x_v = egg_load_vec_shared<float, VEC>(egg_buf + 0 * "
                   "egg_k_kStride + (egg_g - egg_lo));"));
+  // Shared memory is read with plain loads (__ldg would fail there: invalid address space).
+  EXPECT_FALSE(has(r.device, "egg_load_vec<float, VEC>(egg_buf"));
   EXPECT_TRUE(has(r.device, "egg_k_smem_load<1>(egg_g, egg_base, egg_lo, egg_buf, egg_st, x, 0);"));
   EXPECT_FALSE(has(r.device, "egg_mx = egg_k_cluster_merge"));  // a sum: one pass
   EXPECT_TRUE(has(r.launch, "cudaFuncAttributeMaxDynamicSharedMemorySize, 65552"));
