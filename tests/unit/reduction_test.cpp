@@ -533,6 +533,39 @@ TEST(Reduction, MinIndicesThroughGetitemKeepTheArgReducer) {
   EXPECT_TRUE(has(r.device, "static_cast<std::int64_t>(egg_st.i)")) << r.device;
 }
 
+// Rows of odd length take no vectors: the first structure reads and writes each chunk coalesced
+// through shared memory (a thread's own elements are 8 apart otherwise: 8x the memory requests),
+// the second keeps the scan's own loads; stage 2 toggles between them.
+TEST(Reduction, ScanOfOddRowsGoesThroughSharedMemory) {
+  ReductionFamily family(kData);
+  auto j = spec_of(x_of({4096, 32767}), json::array(),
+                   {node("c", "cumsum", {ref("x")}, {{"dim", 1}}, {4096, 32767}, 5)}, "c",
+                   {4096, 32767});
+  auto s = spec::parse_spec(j);
+  auto c = contract::derive(s, "k");
+  auto cands = family.structures(s, c);
+  ASSERT_GE(cands.size(), 2u);
+  EXPECT_EQ(cands[0].id, "reduction.scan.row:b256:t256:v1:i8:tr");
+  EXPECT_EQ(cands[1].id, "reduction.scan.row:b256:t256:v1:i8");
+  const std::string& d = cands[0].code.device_code;
+  EXPECT_TRUE(has(d, "__shared__ float egg_tile[kGroups][kTpr * kItems + kTpr * kItems / 32];"));
+  EXPECT_TRUE(has(d, "const int egg_m = egg_k * kTpr + egg_lane;")) << d;
+  EXPECT_TRUE(has(d, "egg_tile[egg_group][egg_m + egg_m / 32] = egg_x;"));
+  EXPECT_TRUE(has(d,
+                  "out0[egg_base + egg_c] = egg_from_float<float>(egg_tile[egg_group][egg_m + "
+                  "egg_m / 32]);"));
+  EXPECT_FALSE(has(cands[1].code.device_code, "egg_tile"));
+  bool toggled = false;
+  for (const auto& t : family.tunings(s, c, cands[0], "memory"))
+    toggled = toggled || !has(t.id, ":tr");
+  EXPECT_TRUE(toggled);
+  // Aligned rows keep their vectors and no shared-memory chunk.
+  auto aligned = spec_of(x_of({4096, 32768}), json::array(),
+                         {node("c", "cumsum", {ref("x")}, {{"dim", 1}}, {4096, 32768}, 5)}, "c",
+                         {4096, 32768});
+  EXPECT_FALSE(has(render_first(aligned).id, ":tr")) << render_first(aligned).id;
+}
+
 TEST(Reduction, RowScanCarriesAcrossChunks) {
   auto j =
       spec_of(x_of({2048, 8192}), json::array(),

@@ -65,6 +65,7 @@ json ReductionParams::to_json() const {
             {"split", split}, {"items", items}, {"unroll", unroll}};
   if (cgroups != 1) j["cgroups"] = cgroups;  // absent: the layout before shared columns
   if (cluster != 0) j["cluster"] = cluster;  // absent: no row kept on chip by a cluster
+  if (transpose) j["transpose"] = true;      // absent: a scan's own loads and stores
   return j;
 }
 
@@ -182,6 +183,8 @@ bool reduction_params_valid(const ReductionPlan& plan, int elem_size, const Redu
     if (p.tpr < 32 || p.tpr > p.block || p.block % p.tpr || (p.tpr & (p.tpr - 1))) return false;
     if (plan.mode == Mode::reduce && serial_per_thread(plan, p) > kMaxSerialPerThread) return false;
     if (plan.mode == Mode::scan && (p.items < 1 || p.items > 32)) return false;
+    // A transposed scan's chunk in static shared memory (at most 8192 floats and their padding).
+    if (p.transpose && (plan.mode != Mode::scan || p.block * p.items > 8192)) return false;
     if (p.cache) {
       if (plan.mode != Mode::normalize || p.split > 1) return false;
       // The whole row in registers (the same floats per thread for either vector width), within
@@ -189,7 +192,7 @@ bool reduction_params_valid(const ReductionPlan& plan, int elem_size, const Redu
       const std::int64_t budget = p.block >= 1024 ? 16 : p.block >= 512 ? 48 : 64;
       if (ceil_div(plan.R, p.tpr) > budget) return false;
     }
-  } else if (p.cache) {
+  } else if (p.cache || p.transpose) {
     return false;
   }
   if (p.cluster != 0) {
@@ -477,6 +480,7 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
               {"scan_op", plan.scan_op},
               {"scan_identity", plan.scan_identity},
               {"keep_x", keep_x},
+              {"transpose", p.transpose && scan && row},
               {"in_rev", plan.in_rev},
               {"out_rev", plan.out_rev},
               {"in_at", plan.in_rev ? "(kR - egg_c - VEC)" : "egg_c"},
@@ -525,6 +529,7 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
             (row ? ":t" + std::to_string(tpr) + ":v" + std::to_string(smem ? sl.vec : vec) : "") +
             (split > 1 ? ":s" + std::to_string(split) : "") + (cache ? ":cache" : "") +
             (scan && row ? ":i" + std::to_string(p.items) : "") +
+            (p.transpose && scan && row ? ":tr" : "") +
             (!row ? ":v" + std::to_string(vec) + ":u" + std::to_string(p.unroll) : "") +
             (cgroups > 1 ? ":g" + std::to_string(cgroups) : "") +
             (smem ? ":cl" + std::to_string(p.cluster) : "") + (plan.in_rev ? ":rin" : "") +
@@ -581,10 +586,17 @@ std::vector<ReductionParams> reduction_structures(const ReductionPlan& plan, int
       p.block = 256;
       p.tpr = plan.R >= 2048 ? 256 : 32;
       p.items = 16 / elem_size * 2;
-      add(p);
       ReductionParams q = p;
       q.tpr = p.tpr == 256 ? 32 : 256;
-      add(q);
+      // Rows without vectors (odd lengths): each mapping through shared memory first, coalesced.
+      for (const auto& r : {p, q}) {
+        if (vec == 1) {
+          ReductionParams t = r;
+          t.transpose = true;
+          add(t);
+        }
+        add(r);
+      }
     } else {
       p.block = 256;
       p.unroll = 4;
@@ -694,12 +706,18 @@ std::vector<ReductionParams> reduction_tuning_space(const ReductionPlan& plan, i
       p.block = block;
       add(p);
     }
-    if (plan.mode == Mode::scan)
+    if (plan.mode == Mode::scan) {
       for (int items : {4, 8, 16, 32}) {
         ReductionParams p = inc;
         p.items = items;
         add(p);
       }
+      if (plan.R % (16 / elem_size) != 0) {  // rows without vectors: through shared memory or not
+        ReductionParams p = inc;
+        p.transpose = !inc.transpose;
+        add(p);
+      }
+    }
   } else {
     // Columns: a memory- or latency-bound walk wants more loads in flight first (a deeper unroll,
     // then more blocks down the reduced dim); the rest after, so a small budget tries those.
@@ -756,6 +774,7 @@ ReductionParams ReductionParams::from_json(const json& j) {
   p.unroll = j.value("unroll", p.unroll);
   p.cgroups = j.value("cgroups", p.cgroups);
   p.cluster = j.value("cluster", p.cluster);
+  p.transpose = j.value("transpose", p.transpose);
   return p;
 }
 

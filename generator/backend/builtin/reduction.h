@@ -74,6 +74,8 @@ struct ReductionParams {
   // Normalize rows too long for registers: the blocks of a thread block cluster (sm_90) that
   // share each row, each keeping its chunk in shared memory (0: off; tpr == block then).
   int cluster = 0;
+  // Row scans without vectors: read and write each chunk coalesced through shared memory.
+  bool transpose = false;
   nlohmann::json to_json() const;
   static ReductionParams from_json(const nlohmann::json& j);
 };
