@@ -83,6 +83,38 @@ TEST(Lowering, AReductionOverDimsThatAreNotAdjacentReducesAPermutedCopy) {
   EXPECT_EQ(families, "elementwise reduction ");
 }
 
+// An exclusive cumsum as PyTorch code writes it: cat([zeros, cumsum(x[:, :-1])], 1). It becomes
+// cumsum(cat([zeros, x[:, :-1]]), 1) (0 + a is a exactly: the same values), whose cat is a prologue
+// the planner keeps out of the scan's output: no separate cat pass over the result.
+TEST(Lowering, AnExclusiveScanScansTheShiftedInput) {
+  auto exclusive = [](double fill, const std::string& scan_op, int cat_dim) {
+    return spec::parse_spec(spec_around(
+        {tensor("x", {64, 1024})}, json::array(),
+        {node("sl", "slice", {ref("x")}, {{"dim", 1}, {"start", 0}, {"end", 1023}, {"step", 1}},
+              {64, 1023}, 7),
+         node("c", scan_op, {ref("sl")}, {{"dim", 1}, {"dtype", nullptr}}, {64, 1023}, 7),
+         node("z", "full", json::array(), {{"fill_value", fill}, {"dtype", nullptr}}, {64, 1}, 8),
+         node("cat", "cat", {json{{"list", {ref("z"), ref("c")}}}}, {{"dim", cat_dim}}, {64, 1024},
+              8)}));
+  };
+  const auto s = lower_composites(exclusive(0.0, "cumsum", -1));
+  EXPECT_EQ(ops_of(s), "slice full cat cumsum");
+  EXPECT_EQ(s.nodes[2].name, "cat__shifted");
+  EXPECT_EQ(s.nodes[2].args[0].items[1].node, "sl");
+  EXPECT_EQ(s.nodes[3].name, "cat");  // readers and outputs need no renaming
+  EXPECT_EQ(s.nodes[3].args[0].node, "cat__shifted");
+  EXPECT_EQ(s.nodes[3].shape, (spec::Shape{64, 1024}));
+  EXPECT_EQ(s.nodes[3].attrs["dim"], -1);
+  EXPECT_EQ(ops_of(lower_composites(exclusive(1.0, "cumprod", 1))), "slice full cat cumprod");
+  // Not the scan's identity, or the block behind: left alone.
+  EXPECT_EQ(ops_of(lower_composites(exclusive(1.0, "cumsum", 1))), "slice cumsum full cat");
+  EXPECT_EQ(ops_of(lower_composites(exclusive(0.0, "cumprod", 1))), "slice cumprod full cat");
+  BuiltinBackend backend(kData);
+  std::string families;
+  for (const auto& seg : backend.plan(s).segments) families += seg.family->name() + " ";
+  EXPECT_EQ(families, "elementwise reduction ");
+}
+
 TEST(Lowering, MasksAndCausalityBecomeWhereAndAdd) {
   auto s = lower_composites(spec::parse_spec(
       attention({{"dropout_p", 0.0}, {"is_causal", false}, {"scale", 0.5}}, ref("m"))));

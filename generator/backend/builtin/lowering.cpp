@@ -179,20 +179,96 @@ void lower_scattered_reduction(const spec::Spec& s, const spec::Node& n,
                        n.shape, n.dtype));
 }
 
+// How many nodes read `name` (each argument, list items too), plus one per graph output of it.
+int uses(const spec::Spec& s, const std::string& name) {
+  int n = 0;
+  for (const auto& o : s.outputs) n += o.node == name ? 1 : 0;
+  for (const auto& node : s.nodes)
+    for (const auto& a : node.args) {
+      if (a.kind == spec::Arg::Kind::node && a.node == name) ++n;
+      if (a.kind == spec::Arg::Kind::list)
+        for (const auto& item : a.items)
+          n += item.kind == spec::Arg::Kind::node && item.node == name;
+    }
+  return n;
+}
+
+// `dim` of a node (an integer attribute) as a non-negative dim of a rank-`rank` value.
+std::optional<std::int64_t> dim_attr(const spec::Node& n, size_t rank) {
+  const nlohmann::json& d = n.attrs.value("dim", nlohmann::json());
+  if (!d.is_number_integer()) return std::nullopt;
+  const std::int64_t v = d.get<std::int64_t>() < 0 ? d.get<std::int64_t>() + std::int64_t(rank)
+                                                   : d.get<std::int64_t>();
+  if (v < 0 || v >= std::int64_t(rank)) return std::nullopt;
+  return v;
+}
+
+// An exclusive scan as PyTorch code writes it (there is no exclusive cumsum):
+// cat([full(identity), cumsum(y, d)], d), the block of the scan's identity (0 for cumsum, 1 for
+// cumprod) in front along the scanned dim, the scan read by the cat alone. The scan node, or
+// nullptr.
+const spec::Node* exclusive_scan(const spec::Spec& s, const spec::Node& n) {
+  if (n.op != "cat" || n.args.size() != 1 || n.args[0].kind != spec::Arg::Kind::list ||
+      n.args[0].items.size() != 2)
+    return nullptr;
+  const auto& items = n.args[0].items;
+  if (items[0].kind != spec::Arg::Kind::node || items[1].kind != spec::Arg::Kind::node)
+    return nullptr;
+  const spec::Node* fill = s.find_node(items[0].node);
+  const spec::Node* scan = s.find_node(items[1].node);
+  if (!fill || !scan || fill->op != "full" || !fill->args.empty()) return nullptr;
+  if (scan->op != "cumsum" && scan->op != "cumprod") return nullptr;
+  if (scan->args.empty() || scan->args[0].kind != spec::Arg::Kind::node) return nullptr;
+  const auto& dtype = scan->attrs.value("dtype", nlohmann::json());
+  if (!dtype.is_null() || scan->dtype != n.dtype || fill->dtype != n.dtype) return nullptr;
+  const nlohmann::json& value = fill->attrs.value("fill_value", nlohmann::json());
+  if (!value.is_number() || value.get<double>() != (scan->op == "cumsum" ? 0.0 : 1.0))
+    return nullptr;
+  const size_t rank = n.shape.size();
+  const auto d = dim_attr(n, rank), sd = dim_attr(*scan, rank);
+  if (!d || !sd || *d != *sd || fill->shape.size() != rank || scan->shape.size() != rank)
+    return nullptr;
+  for (size_t k = 0; k < rank; ++k)
+    if (std::int64_t(k) != *d && (fill->shape[k] != n.shape[k] || scan->shape[k] != n.shape[k]))
+      return nullptr;
+  if (uses(s, scan->name) != 1) return nullptr;
+  return scan;
+}
+
+// cat([full(identity), scan(y)], d) as scan(cat([full(identity), y]), d): the same values (the
+// identity leaves every running value unchanged), one kernel with the cat as the scan's prologue.
+void lower_exclusive_scan(const spec::Node& n, const spec::Node& scan,
+                          std::vector<spec::Node>& out) {
+  std::vector<spec::Arg> args = n.args;
+  args[0].items[1] = scan.args[0];
+  out.push_back(part(n, n.name + "__shifted", "cat", args, n.attrs, n.shape, n.dtype));
+  std::vector<spec::Arg> scan_args = scan.args;
+  scan_args[0] = node_arg(n.name + "__shifted");
+  nlohmann::json attrs = scan.attrs;
+  attrs["dim"] = n.attrs.at("dim");
+  out.push_back(part(n, n.name, scan.op, scan_args, attrs, n.shape, n.dtype));
+}
+
 }  // namespace
 
 spec::Spec lower_composites(const spec::Spec& s) {
   bool any = false;
-  for (const auto& n : s.nodes)
+  std::set<std::string> folded;  // scans an exclusive scan's cat takes over
+  for (const auto& n : s.nodes) {
     any = any || n.op == "scaled_dot_product_attention" || scattered_dims(s, n);
-  if (!any) return s;
+    if (const auto* scan = exclusive_scan(s, n)) folded.insert(scan->name);
+  }
+  if (!any && folded.empty()) return s;
   spec::Spec out = s;
   out.nodes.clear();
   for (const auto& n : s.nodes) {
+    if (folded.count(n.name)) continue;
     if (n.op == "scaled_dot_product_attention")
       lower_attention(s, n, out.nodes);
     else if (const auto dims = scattered_dims(s, n))
       lower_scattered_reduction(s, n, *dims, out.nodes);
+    else if (const auto* scan = exclusive_scan(s, n))
+      lower_exclusive_scan(n, *scan, out.nodes);
     else
       out.nodes.push_back(n);
   }

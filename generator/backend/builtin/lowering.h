@@ -2,8 +2,10 @@
 // the planner can implement them with the families it has: scaled_dot_product_attention becomes
 // matmul(q, k^T) * scale, its mask, softmax and matmul with v (the math PyTorch's reference path
 // computes); a reduction over dims that are not adjacent (sum over dims 0 and 2) becomes a permute
-// that moves them to the end, the reduction over the last dims and, for keepdim, a reshape. A
-// template anchoring the composite itself would take it before this lowering.
+// that moves them to the end, the reduction over the last dims and, for keepdim, a reshape; an
+// exclusive scan written as cat([full(identity), cumsum(y, d)], d) becomes cumsum(cat([full, y]),
+// d), the same values in one kernel. A template anchoring the composite itself would take it
+// before this lowering.
 #pragma once
 
 #include "spec/spec.h"
