@@ -243,6 +243,12 @@ TEST(Norm, LongRowsStayOnChipInAClusterOfBlocks) {
     }
   }
   EXPECT_TRUE(sixteen);
+  // Stage 2 from the split structure tries the row on chip in chunks of 64 KiB first (three
+  // blocks per multiprocessor).
+  auto from_split = family.tunings(s, c, cands[1], "memory");
+  ASSERT_FALSE(from_split.empty());
+  EXPECT_EQ(from_split.front().id, "norm.cluster:c16:b512:v4");
+  EXPECT_TRUE(has(from_split.front().code.device_code, "constexpr int kBytes = 65536;"));
   // Batch norm's statistics are not contiguous rows: no cluster.
   auto problem = std::get<NormProblem>(family.analyze(s));
   NormParams p;

@@ -117,8 +117,10 @@ NormChunk norm_cluster_chunk(std::int64_t row_len, int cluster, int vec);
 // Whether cluster params suit a problem: contiguous rows with batch statistics, 1-16 blocks per
 // row, every thread with a vector of the chunk, the chunk within shared memory.
 bool norm_cluster_valid(const NormProblem& problem, const NormParams& params, int vec);
-// The cluster structure's prior for a row too long for registers, or nullopt when none fits.
-std::optional<NormParams> norm_cluster_prior(const NormProblem& problem, int vec);
+// The cluster structure's prior for a row too long for registers, its blocks' chunks at most
+// `most` bytes, or nullopt when none fits.
+std::optional<NormParams> norm_cluster_prior(const NormProblem& problem, int vec,
+                                             std::int64_t most = std::int64_t{1} << 40);
 // Stage-2 parameter sets around the incumbent, best prior first.
 std::vector<NormParams> norm_tuning_space(const NormProblem& problem, const NormParams& incumbent,
                                           int vec, const std::string& bottleneck);

@@ -550,8 +550,10 @@ namespace {
 
 // A normalize row too long for registers kept on chip instead: the fewest blocks per row whose
 // chunks leave room for two blocks per multiprocessor (about 112 KiB each), else one (the
-// portable cluster sizes first, 16 last); enough threads for several vectors each.
-std::optional<ReductionParams> smem_prior(const ReductionPlan& plan, int elem_size) {
+// portable cluster sizes first, 16 last); enough threads for several vectors each. `most` caps a
+// block's chunk in bytes.
+std::optional<ReductionParams> smem_prior(const ReductionPlan& plan, int elem_size,
+                                          std::int64_t most = kMaxSmemBytes) {
   if (!plan.row() || plan.mode != Mode::normalize) return std::nullopt;
   for (const std::int64_t limit : {std::int64_t{112} * 1024, kMaxSmemBytes})
     for (const int cluster : {1, 2, 4, 8, 16}) {
@@ -559,7 +561,7 @@ std::optional<ReductionParams> smem_prior(const ReductionPlan& plan, int elem_si
       ReductionParams p;
       p.cluster = cluster;
       const SmemLayout l = smem_layout(plan, elem_size, p);
-      if (l.bytes > limit) continue;
+      if (l.bytes > std::min(limit, most)) continue;
       const std::int64_t vectors = l.chunk / l.vec;
       p.block = p.tpr = vectors >= 8192 ? 1024 : vectors >= 2048 ? 512 : 256;
       if (reduction_params_valid(plan, elem_size, p)) return p;
@@ -691,7 +693,13 @@ std::vector<ReductionParams> reduction_tuning_space(const ReductionPlan& plan, i
       add(p);
     }
   } else if (plan.row() && plan.mode == Mode::normalize && !inc.cache) {
-    if (const auto on_chip = smem_prior(plan, elem_size)) add(*on_chip);
+    // The row on chip in chunks of at most 72 KiB (three blocks per multiprocessor: on the H200
+    // the L1 norm's rows over 4 blocks of 64 KiB ran at 90 % of copy, softmax's 1.5 MiB rows over
+    // 8 blocks of 192 KiB lost to the two-pass kernel), else stage 1's prior.
+    if (const auto on_chip = smem_prior(plan, elem_size, 72 * 1024))
+      add(*on_chip);
+    else if (const auto prior = smem_prior(plan, elem_size))
+      add(*prior);
   }
   if (plan.row()) {
     for (int tpr : {32, 64, 128, 256, 512, 1024}) {
