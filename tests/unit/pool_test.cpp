@@ -277,6 +277,42 @@ TEST(Pool, MaxPoolWithReluPrologueAndEpilogue) {
   EXPECT_TRUE(has(wide.launch, "egg_k_aligned(out0)"));
 }
 
+// Overlapping windows (4x4, stride 1): the second structure reads each window row's span of
+// 4 + 3 inputs once into registers for a thread's 4 outputs (16 reads per output otherwise), with
+// scalar stores where the output width (511) is no multiple of 4; stage 2 toggles the span off.
+// Windows that do not overlap (2x2, stride 2) get no such structure.
+TEST(Pool, OverlappingWindowsReadEachRowSpanOnce) {
+  PoolFamily family(kData);
+  auto j = spec_of(
+      {32, 64, 512, 512},
+      {node("p", "max_pool2d", {ref("x")}, max2d(4, 1, 1, 1, false), {32, 64, 511, 511}, 4)}, "p",
+      {32, 64, 511, 511});
+  auto s = spec::parse_spec(j);
+  auto c = contract::derive(s, "k");
+  auto cands = family.structures(s, c);
+  ASSERT_EQ(cands.size(), 3u);
+  EXPECT_EQ(cands[1].id, "pool.max2d:b256:o4:unrolled:reuse");
+  EXPECT_EQ(cands[2].id, "pool.max2d:b256:o4:unrolled");
+  const std::string& d = cands[1].code.device_code;
+  EXPECT_TRUE(has(d, "constexpr int kSpan = (OPT - 1) * kSW + (kKW - 1) * kDW + 1;")) << d;
+  EXPECT_TRUE(has(d, "const float egg_x = egg_row[egg_q * kSW + egg_kw * kDW];"));
+  EXPECT_TRUE(has(d,
+                  "egg_accs[egg_q] = (egg_x > egg_accs[egg_q] || egg_x != egg_x) ? egg_x : "
+                  "egg_accs[egg_q];"));
+  EXPECT_FALSE(has(cands[2].code.device_code, "egg_row[kSpan]"));
+  EXPECT_TRUE(has(cands[1].code.launch_body, "egg_k_pool<4, false>")) << cands[1].code.launch_body;
+  bool off = false;
+  for (const auto& t : family.tunings(s, c, cands[1], "memory")) off = off || !has(t.id, ":reuse");
+  EXPECT_TRUE(off);
+  auto disjoint = spec_of(
+      {32, 64, 512, 512},
+      {node("p", "max_pool2d", {ref("x")}, max2d(2, 2, 0, 1, false), {32, 64, 256, 256}, 4)}, "p",
+      {32, 64, 256, 256});
+  auto ds = spec::parse_spec(disjoint);
+  for (const auto& cand : family.structures(ds, contract::derive(ds, "k")))
+    EXPECT_FALSE(has(cand.id, ":reuse")) << cand.id;
+}
+
 TEST(Pool, AvgPoolDivisorRules) {
   auto include = spec_of(
       {8, 16, 33, 33},

@@ -24,13 +24,17 @@ int out_elem_size(const contract::Contract& c) {
 bool pool_params_valid(const PoolPlan& plan, const PoolParams& p) {
   if (p.block < 32 || p.block > 1024 || p.block % 32) return false;
   if (p.opt != 1 && p.opt != 2 && p.opt != 4 && p.opt != 8) return false;
+  // A span in registers: several windows per thread, at most 32 input columns.
+  if (p.reuse && (p.opt == 1 || pool_span(plan, p.opt) > 32)) return false;
   return p.opt <= plan.out[2];
 }
 
 }  // namespace
 
 json PoolParams::to_json() const {
-  return {{"block", block}, {"opt", opt}, {"unroll", unroll}, {"vectorized", vectorized}};
+  json j = {{"block", block}, {"opt", opt}, {"unroll", unroll}, {"vectorized", vectorized}};
+  if (reuse) j["reuse"] = true;  // absent: each window reads its own inputs
+  return j;
 }
 
 PoolFamily::PoolFamily(const std::filesystem::path& data_dir)
@@ -55,6 +59,7 @@ PoolParams PoolParams::from_json(const json& j) {
   p.opt = j.value("opt", p.opt);
   p.unroll = j.value("unroll", p.unroll);
   p.vectorized = j.value("vectorized", p.vectorized);
+  p.reuse = j.value("reuse", p.reuse);
   return p;
 }
 
@@ -131,8 +136,11 @@ Candidate PoolFamily::render(const spec::Spec& s, const contract::Contract& c, c
   const std::string structure =
       "one thread per " +
       (p.opt == 1 ? std::string("output") : std::to_string(p.opt) + " outputs along W") +
-      (unroll ? ", window unrolled" : ", window loop") + (vstore ? ", 16-byte output stores" : "") +
-      ", fp32 accumulation";
+      (unroll ? ", window unrolled" : ", window loop") +
+      (p.reuse ? ", each window row's span of " + std::to_string(pool_span(plan, p.opt)) +
+                     " inputs read once"
+               : "") +
+      (vstore ? ", 16-byte output stores" : "") + ", fp32 accumulation";
   json ctx = {{"fn", fn},
               {"summary", std::to_string(plan.prologue.size()) + " prologue ops → " + an.target +
                               " → " + std::to_string(plan.epilogue.size()) + " epilogue ops"},
@@ -158,13 +166,14 @@ Candidate PoolFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"block", p.block},
               {"opt", p.opt},
               {"vstore", vstore},
+              {"reuse", p.reuse},
               {"grid", ceil_div(threads, p.block)},
               {"args", args}};
   add_window_context(ctx, plan.in, plan.out, plan.kernel, plan.stride, plan.pad, plan.dilation);
   Candidate cand;
   cand.id = std::string("pool.") + (plan.max ? "max" : "avg") + std::to_string(plan.dims) + "d:b" +
             std::to_string(p.block) + ":o" + std::to_string(p.opt) + (unroll ? ":unrolled" : "") +
-            (vstore ? ":v" : "");
+            (p.reuse ? ":reuse" : "") + (vstore ? ":v" : "");
   cand.summary = an.target + ": " + structure + ", block " + std::to_string(p.block);
   cand.params = p.to_json();
   cand.params["vstore"] = vstore;
@@ -184,12 +193,20 @@ std::vector<PoolParams> pool_structures(const PoolPlan& plan, int out_elem_size)
     out.push_back(p);
   };
   // Prior: a thread per output, window unrolled (overlapping windows hit L1); then a thread per
-  // 16 bytes of output along W, stored as one vector, which reuses the overlap in registers' reach.
+  // 16 bytes of output along W (stored as one vector where the width allows), reading each window
+  // row's input span once for its windows when they overlap (a stride below the window), which
+  // the first structure reads again per window.
   PoolParams one;
   add(one);
   PoolParams wide;
   wide.opt = std::min(16 / out_elem_size, 8);
-  while (wide.opt > 1 && plan.out[2] % wide.opt != 0) wide.opt /= 2;
+  while (wide.opt > 1 && wide.opt > plan.out[2]) wide.opt /= 2;
+  const bool overlap = plan.stride[2] < (plan.kernel[2] - 1) * plan.dilation[2] + 1;
+  if (overlap) {
+    PoolParams reuse = wide;
+    reuse.reuse = true;
+    add(reuse);
+  }
   add(wide);
   return out;
 }
@@ -218,6 +235,10 @@ std::vector<PoolParams> pool_tuning_space(const PoolPlan& plan, int out_elem_siz
   PoolParams loop = inc;
   loop.unroll = !inc.unroll;
   add(loop);
+  PoolParams span = inc;  // each window's own reads, or a row's span read once
+  span.reuse = !inc.reuse;
+  if (span.reuse && span.opt == 1) span.opt = std::min(16 / out_elem_size, 8);
+  add(span);
   if (out.size() > 10) out.resize(10);
   return out;
 }

@@ -47,6 +47,11 @@ struct PoolPlan {
   std::int64_t window() const { return kernel[0] * kernel[1] * kernel[2]; }
 };
 
+// Input columns one thread's `opt` windows span along W.
+inline std::int64_t pool_span(const PoolPlan& plan, int opt) {
+  return (opt - 1) * plan.stride[2] + (plan.kernel[2] - 1) * plan.dilation[2] + 1;
+}
+
 // The plan of a spec, or why the pool family cannot implement it (naming op and line).
 std::variant<PoolPlan, UserError> plan_pool(const spec::Spec& spec, const OpTable& ops);
 
@@ -56,6 +61,8 @@ struct PoolParams {
   int opt = 1;             // consecutive outputs along W per thread
   bool unroll = true;      // unroll the window loops fully (small windows)
   bool vectorized = true;  // 16-byte stores of a thread's outputs when opt*elem == 16 bytes
+  // opt > 1: each window row's input span along W read once into registers for the opt windows
+  bool reuse = false;
   nlohmann::json to_json() const;
   static PoolParams from_json(const nlohmann::json& j);
 };
