@@ -4,8 +4,8 @@
     python3 tools/suite_table.py rows1.jsonl [rows2.jsonl ...] [--suite examples/suite]
 
 A later file's row replaces an earlier one's for the same op (a re-run). With --suite, every op.py
-is traced (python -m egg_frontend trace --no-refs, CPU) to count its compute nodes: one node is a
-single op, more is a fused chain (the issue's two geomean targets). Memory-bound ops (every family
+is traced (python -m egg_frontend trace, CPU; it writes no reference tensors) to count its compute
+nodes: one node is a single op, more is a fused chain (the issue's two geomean targets). Memory-bound ops (every family
 but gemm_/conv_ and the GEMM-anchored fuse_ plans) get their % of the copy bandwidth egg-harness
 measured in the same run. torch.compile is reported in both modes the baselines time: the default
 ("compile") and mode="max-autotune-no-cudagraphs" ("max-autotune"); a kernel slower than eager
@@ -35,7 +35,7 @@ def count_nodes(op_path, python):
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(__file__), "..", "python"))
         r = subprocess.run([python, "-m", "egg_frontend", "trace", "--op", os.path.abspath(op_path),
-                            "--out", tmp, "--no-refs"], env=env, capture_output=True, text=True)
+                            "--out", tmp], env=env, capture_output=True, text=True)
         if r.returncode != 0:
             return None, None
         spec = json.load(open(os.path.join(tmp, "spec.json")))
