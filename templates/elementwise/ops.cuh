@@ -58,10 +58,13 @@ template <typename T, int VEC>
 struct alignas(16) EggVec {
   T v[VEC];
 };
-// ONCE: data read once (ld.global.cs: evict-first in L1 and L2), so a streaming read does not push
-// other lines, e.g. results still waiting to be written back, out of L2.
-template <typename T, int VEC, bool ONCE = false>
-__device__ __forceinline__ EggVec<T, VEC> egg_load_vec(const T* __restrict__ p) {
+// How a vector is read: through the read-only cache (__ldg), once (ld.global.cs: evict-first in L1
+// and L2, so a streaming read does not push other lines, e.g. results still waiting to be written
+// back, out of L2), or with plain loads (shared memory: __ldg and __ldcs read global memory only,
+// and on a shared address fail with cudaErrorInvalidAddressSpace).
+enum class EggRead { cached, once, plain };
+template <typename T, int VEC, EggRead HOW>
+__device__ __forceinline__ EggVec<T, VEC> egg_read_vec(const T* __restrict__ p) {
   static_assert((VEC * sizeof(T)) % 16 == 0 || VEC == 1, "vector must be whole 16-byte words");
   EggVec<T, VEC> r;
   if constexpr (VEC == 1) {
@@ -71,33 +74,27 @@ __device__ __forceinline__ EggVec<T, VEC> egg_load_vec(const T* __restrict__ p) 
     uint4* dst = reinterpret_cast<uint4*>(r.v);
 #pragma unroll
     for (int k = 0; k < int(VEC * sizeof(T) / 16); ++k) {
-      if constexpr (ONCE)
+      if constexpr (HOW == EggRead::once)
         dst[k] = __ldcs(src + k);
-      else
+      else if constexpr (HOW == EggRead::cached)
         dst[k] = __ldg(src + k);
+      else
+        dst[k] = src[k];
     }
   }
   return r;
 }
+template <typename T, int VEC, bool ONCE = false>
+__device__ __forceinline__ EggVec<T, VEC> egg_load_vec(const T* __restrict__ p) {
+  return egg_read_vec<T, VEC, ONCE ? EggRead::once : EggRead::cached>(p);
+}
 template <typename T, int VEC>
 __device__ __forceinline__ EggVec<T, VEC> egg_load_vec_once(const T* __restrict__ p) {
-  return egg_load_vec<T, VEC, true>(p);
+  return egg_read_vec<T, VEC, EggRead::once>(p);
 }
-// The same from shared memory: plain 16-byte loads (__ldg and __ldcs read global memory only; on a
-// shared address they fail with cudaErrorInvalidAddressSpace).
 template <typename T, int VEC>
 __device__ __forceinline__ EggVec<T, VEC> egg_load_vec_shared(const T* __restrict__ p) {
-  static_assert((VEC * sizeof(T)) % 16 == 0 || VEC == 1, "vector must be whole 16-byte words");
-  EggVec<T, VEC> r;
-  if constexpr (VEC == 1) {
-    r.v[0] = p[0];
-  } else {
-    const uint4* src = reinterpret_cast<const uint4*>(p);
-    uint4* dst = reinterpret_cast<uint4*>(r.v);
-#pragma unroll
-    for (int k = 0; k < int(VEC * sizeof(T) / 16); ++k) dst[k] = src[k];
-  }
-  return r;
+  return egg_read_vec<T, VEC, EggRead::plain>(p);
 }
 template <typename T, int VEC>
 __device__ __forceinline__ void egg_store_vec(T* __restrict__ p, const EggVec<T, VEC>& r) {
