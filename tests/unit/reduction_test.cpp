@@ -566,6 +566,36 @@ TEST(Reduction, ScanOfOddRowsGoesThroughSharedMemory) {
   EXPECT_FALSE(has(render_first(aligned).id, ":tr")) << render_first(aligned).id;
 }
 
+// A row scan whose input passes through layout ops (an exclusive cumsum's shifted input:
+// cat([zeros, x[:, :-1]])) evaluates it by index at each element, reading x where the index maps
+// (coalesced through shared memory); a reduction with such a prologue is left to the planner.
+TEST(Reduction, AScanReadsItsInputThroughLayoutOpsByIndex) {
+  auto shifted = [](const std::string& anchor, json attrs, json out_shape) {
+    return spec_of(
+        x_of({64, 1024}), json::array(),
+        {node("sl", "slice", {ref("x")}, {{"dim", 1}, {"start", 0}, {"end", 1023}, {"step", 1}},
+              {64, 1023}, 4),
+         node("z", "full", json::array(), {{"fill_value", 0.0}, {"dtype", nullptr}}, {64, 1}, 4),
+         node("sh", "cat", {json{{"list", {ref("z"), ref("sl")}}}}, {{"dim", 1}}, {64, 1024}, 4),
+         node("c", anchor, {ref("sh")}, attrs, out_shape, 5)},
+        "c", out_shape);
+  };
+  auto r = render_first(shifted("cumsum", {{"dim", 1}}, {64, 1024}));
+  EXPECT_TRUE(has(r.id, ":v1:i8:tr")) << r.id;
+  EXPECT_TRUE(has(r.device,
+                  "__device__ __forceinline__ float egg_k_gather(IndexT i, const float* "
+                  "__restrict__ x, int) {"))
+      << r.device;
+  EXPECT_TRUE(has(r.device, "egg_x = egg_k_gather(egg_e, x, 0);"));
+  EXPECT_TRUE(has(r.device, "egg_to_float(x["));
+  EXPECT_FALSE(has(r.device, "egg_k_pro("));
+  ReductionFamily family(kData);
+  auto sum = spec::parse_spec(shifted("sum", {{"dim", 1}, {"keepdim", false}}, json::array({64})));
+  auto why = family.cannot_implement(sum);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(why->where().line, 4) << why->describe();  // the layout op, named with its line
+}
+
 TEST(Reduction, RowScanCarriesAcrossChunks) {
   auto j =
       spec_of(x_of({2048, 8192}), json::array(),

@@ -30,11 +30,16 @@ inline bool float_storage(spec::DType d) {
   return d == spec::DType::float32 || d == spec::DType::float16 || d == spec::DType::bfloat16;
 }
 
-// The names of the values (inputs, params, nodes) a node reads.
+// The names of the values (inputs, params, nodes) a node reads, the items of a list argument
+// (cat, stack) included.
 inline std::vector<std::string> node_args(const spec::Node& n) {
   std::vector<std::string> out;
-  for (const auto& a : n.args)
+  for (const auto& a : n.args) {
     if (a.kind == spec::Arg::Kind::node) out.push_back(a.node);
+    if (a.kind == spec::Arg::Kind::list)
+      for (const auto& item : a.items)
+        if (item.kind == spec::Arg::Kind::node) out.push_back(item.node);
+  }
   return out;
 }
 

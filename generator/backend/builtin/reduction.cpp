@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include "backend/builtin/index_ir.h"
+
 namespace egg::backend::builtin {
 namespace {
 
@@ -23,7 +25,7 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 // Elements per 16-byte vector for the plan's narrowest streamed tensor.
 // Rows: along the reduced dim. Column reductions: across VEC adjacent columns (the inner dim).
 int vec_width(const ReductionPlan& plan, int elem_size, const ReductionParams& p) {
-  if (!p.vectorized) return 1;
+  if (!p.vectorized || plan.gather) return 1;
   const int vec = 16 / elem_size;
   if (!plan.row()) return (plan.mode == Mode::reduce && plan.inner % vec == 0) ? vec : 1;
   if (plan.R % vec != 0) return 1;
@@ -232,8 +234,21 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
   for (const auto* n : plan.epilogue) epi_names.insert(n->name);
   // Leaves read per element (prologue; epilogue too unless reducing) and per row (reduce epilogue).
   std::set<std::string> elem_leaves, row_leaves;
+  // A prologue through layout ops: a program of the index IR evaluates the anchor's input.
+  std::optional<IndexProgram> gather;
+  if (plan.gather) {
+    spec::Spec pro = s;
+    pro.nodes.clear();
+    for (const auto* n : plan.prologue) pro.nodes.push_back(*n);
+    pro.outputs = {{"in", plan.input, plan.in_shape, *s.dtype_of(plan.input)}};
+    std::map<std::string, std::string> ptr_of;
+    for (const auto& a : c.args)
+      if (a.role != contract::Role::output) ptr_of[a.source] = a.var;
+    gather = build_index_program(pro, ops_, ptr_of);
+    for (const auto& r : gather->reads) elem_leaves.insert(r.tensor);
+  }
   if (s.find_tensor(plan.input)) elem_leaves.insert(plan.input);
-  add_tensor_leaves(s, plan.prologue, elem_leaves);
+  if (!plan.gather) add_tensor_leaves(s, plan.prologue, elem_leaves);
   add_tensor_leaves(s, plan.epilogue, reduce ? row_leaves : elem_leaves);
   for (const auto& name : row_leaves)
     if (elem_leaves.count(name))
@@ -254,7 +269,8 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
       const std::string value = "a" + std::to_string(operands.size());
       value_of[a.source] = value;
       std::string load;
-      const bool vector_load = full && (row || reduce);  // rows, and column reductions
+      // Rows and column reductions (a gathered prologue reads by index, one element at a time).
+      const bool vector_load = full && (row || reduce) && !plan.gather;
       if (vector_load)
         load =
             "egg_to_float(" + a.var + "_v.v[" + (plan.in_rev ? "VEC - 1 - egg_j" : "egg_j") + "])";
@@ -285,7 +301,8 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
   // Prologue.
   json pro_steps = json::array();
   for (const auto* n : plan.prologue) {
-    if (n->op == "flip") {  // a reverse scan's flip moves no data: the loads read the other way
+    if (plan.gather) break;  // the program evaluates it
+    if (n->op == "flip") {   // a reverse scan's flip moves no data: the loads read the other way
       value_of[n->name] = value_of.at(n->args.at(0).node);
       continue;
     }
@@ -293,7 +310,20 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
     pro_steps.push_back({{"value", value}, {"expr", ops_.expression(s, *n, value_of)}});
     value_of[n->name] = value;
   }
-  const std::string pro_result = value_of.at(plan.input);
+  const std::string pro_result = plan.gather ? std::string("0.0f") : value_of.at(plan.input);
+  // The anchor's input at element egg_e: the element-wise prologue from the operands' loads there,
+  // or the index program.
+  std::string pro_call = fn + (plan.gather ? "_gather(egg_e, " : "_pro(");
+  for (const auto& o : operands)
+    pro_call += (plan.gather ? o["ptr"] : o["load"]).get<std::string>() + ", ";
+  pro_call += "0)";
+  json gather_fulls = json::array();
+  if (gather)  // tensors the program reads at element i itself
+    for (const auto& r : gather->reads)
+      for (const auto& a : c.args)
+        if (r.full && a.role != contract::Role::output && a.source == r.tensor)
+          gather_fulls.push_back(
+              {{"ptr", a.var}, {"ctype", contract::c_type(a.dtype)}, {"value", full_value(a.var)}});
 
   // The anchor's value: per row (reduce) or per element (normalize, scan), as the table writes it.
   const std::string anchor_row = plan.row_expr;
@@ -404,7 +434,10 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
   if (scan)
     structure =
         (row ? "row scan, " + std::to_string(tpr) + " threads per row, " + std::to_string(p.items) +
-                   " elements per thread, double carry across chunks"
+                   " elements per thread, double carry across chunks" +
+                   (plan.gather ? ", input evaluated by index through " +
+                                      std::to_string(plan.prologue.size()) + " prologue ops"
+                                : "")
              : "column scan, a thread per column with a running double carry") +
         direction;
   else if (smem)
@@ -480,6 +513,11 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
               {"scan_op", plan.scan_op},
               {"scan_identity", plan.scan_identity},
               {"keep_x", keep_x},
+              {"pro_call", pro_call},
+              {"gather", plan.gather},
+              {"gather_fulls", gather_fulls},
+              {"gather_statements", gather ? json(gather->statements) : json::array()},
+              {"gather_result", gather ? json(gather->results.at(0)) : json("0.0f")},
               {"transpose", p.transpose && scan && row},
               {"in_rev", plan.in_rev},
               {"out_rev", plan.out_rev},
@@ -580,7 +618,7 @@ std::vector<ReductionParams> reduction_structures(const ReductionPlan& plan, int
     out.push_back(p);
   };
   const std::int64_t rows = plan.rows();
-  const int vec = (plan.R % (16 / elem_size) == 0) ? 16 / elem_size : 1;
+  const int vec = (plan.R % (16 / elem_size) == 0 && !plan.gather) ? 16 / elem_size : 1;
   if (plan.mode == Mode::scan) {
     ReductionParams p;
     if (plan.row()) {
@@ -720,7 +758,8 @@ std::vector<ReductionParams> reduction_tuning_space(const ReductionPlan& plan, i
         p.items = items;
         add(p);
       }
-      if (plan.R % (16 / elem_size) != 0) {  // rows without vectors: through shared memory or not
+      if (plan.R % (16 / elem_size) != 0 || plan.gather) {  // rows without vectors: through
+                                                            // shared memory or not
         ReductionParams p = inc;
         p.transpose = !inc.transpose;
         add(p);

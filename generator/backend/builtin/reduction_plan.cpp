@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "backend/builtin/index_ir.h"
 #include "backend/builtin/plan_util.h"
 #include "backend/builtin/reduction.h"
 
@@ -238,8 +239,20 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
   };
   if (const auto* t = s.find_tensor(plan.input))
     if (auto e = check_leaf(*t, plan.in_shape, an)) return *e;
+  // Layout ops (slices, cat, views, ...) before a row scan: its input is evaluated by index at each
+  // element (the index IR), so an exclusive scan's shifted input is no pass of its own.
+  bool layout = false;
+  for (const auto& n : s.nodes)
+    layout =
+        layout || (pro.count(n.name) && n.op != "flip" && !ops.knows(n.op) && is_layout_op(n.op));
+  plan.gather = layout && entry->mode == ReductionMode::scan && plan.inner == 1;
   for (const auto& n : s.nodes) {
     if (!pro.count(n.name)) continue;
+    if (plan.gather) {
+      if (auto e = index_ir_check(s, n, ops)) return *e;
+      plan.prologue.push_back(&n);
+      continue;
+    }
     if (n.op == "flip") {
       if (auto e = check_flip(n, plan)) return *e;
     } else if (auto e = ops.check(s, n)) {
@@ -268,7 +281,7 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
     const Shape* sh = shape_of(v);
     return sh && scan_extent(*sh, plan) > 1;
   };
-  if (varying(plan.input)) frame[plan.input] = 0;
+  if (varying(plan.input) && !plan.gather) frame[plan.input] = 0;  // the IR reads flips by index
   for (auto it = s.nodes.rbegin(); it != s.nodes.rend(); ++it) {
     const spec::Node& n = *it;
     const auto f = frame.find(n.name);
@@ -370,6 +383,12 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
                          quote(n) + " computes on the indices of " + quote(an) +
                              "; the builtin reduction family writes indices only as they are",
                          "return the indices and compute on them in a separate op.py");
+      if (plan.gather && pro.count(a) && a != plan.input)
+        return UserError(n.where,
+                         quote(n) + " reads `" + a + "`, a value " + quote(an) +
+                             " reads through layout ops; the epilogue of a scan with such a "
+                             "prologue reads the scan's input, its result and tensors",
+                         "compute it from the tensors again, or split the op");
       if (plan.mode == ReductionPlan::Mode::reduce && (pro.count(a) || a == plan.input))
         return UserError(
             n.where,
