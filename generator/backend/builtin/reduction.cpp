@@ -219,247 +219,322 @@ bool reduction_params_valid(const ReductionPlan& plan, int elem_size, const Redu
   return true;
 }
 
-Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract& c,
-                                  const ReductionPlan& plan, const ReductionParams& p) const {
-  const spec::Node& an = *plan.anchor;
-  const std::string fn = "egg_" + c.name;
-  const std::int64_t in_numel = spec::numel(plan.in_shape);
-  const bool reduce = plan.mode == Mode::reduce, scan = plan.mode == Mode::scan;
-  const int esize = stream_elem_size(s, c, plan);
-  const int vec = vec_width(plan, esize, p);
-  const bool row = plan.row();
+namespace {
 
-  std::set<std::string> pro_names, epi_names;
-  for (const auto* n : plan.prologue) pro_names.insert(n->name);
-  for (const auto* n : plan.epilogue) epi_names.insert(n->name);
-  // Leaves read per element (prologue; epilogue too unless reducing) and per row (reduce epilogue).
+// The tensors a reduction kernel reads, as its templates name them: per element (the prologue's;
+// the epilogue's too unless it reduces) and per row (a reduction's epilogue), their launch
+// arguments and load expressions, and the value each leaf has in the expressions.
+struct Operands {
   std::set<std::string> elem_leaves, row_leaves;
-  // A prologue through layout ops: a program of the index IR evaluates the anchor's input.
-  std::optional<IndexProgram> gather;
-  if (plan.gather) {
-    spec::Spec pro = s;
-    pro.nodes.clear();
-    for (const auto* n : plan.prologue) pro.nodes.push_back(*n);
-    pro.outputs = {{"in", plan.input, plan.in_shape, *s.dtype_of(plan.input)}};
-    std::map<std::string, std::string> ptr_of;
-    for (const auto& a : c.args)
-      if (a.role != contract::Role::output) ptr_of[a.source] = a.var;
-    gather = build_index_program(pro, ops_, ptr_of);
-    for (const auto& r : gather->reads) elem_leaves.insert(r.tensor);
-  }
-  if (s.find_tensor(plan.input)) elem_leaves.insert(plan.input);
-  if (!plan.gather) add_tensor_leaves(s, plan.prologue, elem_leaves);
-  add_tensor_leaves(s, plan.epilogue, reduce ? row_leaves : elem_leaves);
-  for (const auto& name : row_leaves)
-    if (elem_leaves.count(name))
+  std::map<std::string, std::string> value_of;
+  json operands = json::array(), full_operands = json::array(), row_operands = json::array();
+  json full_ptrs = json::array(), args = json::array(), finish_args = json::array();
+};
+
+// The program of the index IR for a prologue of layout ops (ReductionPlan::gather), or nullopt.
+std::optional<IndexProgram> gather_program(const spec::Spec& s, const contract::Contract& c,
+                                           const ReductionPlan& plan, const OpTable& ops) {
+  if (!plan.gather) return std::nullopt;
+  spec::Spec pro = s;
+  pro.nodes.clear();
+  for (const auto* n : plan.prologue) pro.nodes.push_back(*n);
+  pro.outputs = {{"in", plan.input, plan.in_shape, *s.dtype_of(plan.input)}};
+  std::map<std::string, std::string> ptr_of;
+  for (const auto& a : c.args)
+    if (a.role != contract::Role::output) ptr_of[a.source] = a.var;
+  return build_index_program(pro, ops, ptr_of);
+}
+
+Operands collect_operands(const spec::Spec& s, const contract::Contract& c,
+                          const ReductionPlan& plan, const std::optional<IndexProgram>& gather) {
+  const spec::Node& an = *plan.anchor;
+  const bool reduce = plan.mode == Mode::reduce;
+  const std::int64_t in_numel = spec::numel(plan.in_shape);
+  Operands o;
+  if (gather)
+    for (const auto& r : gather->reads) o.elem_leaves.insert(r.tensor);
+  if (s.find_tensor(plan.input)) o.elem_leaves.insert(plan.input);
+  if (!plan.gather) add_tensor_leaves(s, plan.prologue, o.elem_leaves);
+  add_tensor_leaves(s, plan.epilogue, reduce ? o.row_leaves : o.elem_leaves);
+  for (const auto& name : o.row_leaves)
+    if (o.elem_leaves.count(name))
       throw UserError(an.where,
                       "tensor " + name + " is read both before and after `" + an.target +
                           "`; the builtin reduction family reads a tensor on one side only",
                       "split the op into two op.py files");
-
-  std::map<std::string, std::string> value_of;
-  json operands = json::array(), full_operands = json::array(), row_operands = json::array(),
-       full_ptrs = json::array();
-  json args = json::array(), finish_args = json::array();
   for (const auto& a : c.args) {
-    if (a.role == contract::Role::output) continue;
+    if (a.role == contract::Role::output || !o.elem_leaves.count(a.source)) continue;
     const std::string ctype = contract::c_type(a.dtype);
-    if (elem_leaves.count(a.source)) {
-      const bool full = spec::numel(a.shape) == in_numel;
-      const std::string value = "a" + std::to_string(operands.size());
-      value_of[a.source] = value;
-      std::string load;
-      // Rows and column reductions (a gathered prologue reads by index, one element at a time).
-      const bool vector_load = full && (row || reduce) && !plan.gather;
-      if (vector_load)
-        load =
-            "egg_to_float(" + a.var + "_v.v[" + (plan.in_rev ? "VEC - 1 - egg_j" : "egg_j") + "])";
-      else
-        load = "egg_to_float(" + a.var + "[" +
-               (full ? std::string("egg_e") : broadcast_offset(a.shape, plan.in_shape, "egg_e")) +
-               "])";
-      operands.push_back({{"ptr", a.var}, {"ctype", ctype}, {"value", value}, {"load", load}});
-      if (vector_load) {
-        full_operands.push_back({{"ptr", a.var}, {"ctype", ctype}, {"slot", full_operands.size()}});
-        full_ptrs.push_back(a.var);
-      }
-      args.push_back(a.var);
+    const bool full = spec::numel(a.shape) == in_numel;
+    const std::string value = "a" + std::to_string(o.operands.size());
+    o.value_of[a.source] = value;
+    // Rows and column reductions (a gathered prologue reads by index, one element at a time).
+    const bool vector_load = full && (plan.row() || reduce) && !plan.gather;
+    const std::string load =
+        vector_load
+            ? "egg_to_float(" + a.var + "_v.v[" + (plan.in_rev ? "VEC - 1 - egg_j" : "egg_j") + "])"
+            : "egg_to_float(" + a.var + "[" +
+                  (full ? std::string("egg_e")
+                        : broadcast_offset(a.shape, plan.in_shape, "egg_e")) +
+                  "])";
+    o.operands.push_back({{"ptr", a.var}, {"ctype", ctype}, {"value", value}, {"load", load}});
+    if (vector_load) {
+      o.full_operands.push_back(
+          {{"ptr", a.var}, {"ctype", ctype}, {"slot", o.full_operands.size()}});
+      o.full_ptrs.push_back(a.var);
     }
+    o.args.push_back(a.var);
   }
   for (const auto& a : c.args) {
-    if (a.role == contract::Role::output || !row_leaves.count(a.source)) continue;
-    const std::string value = "b" + std::to_string(row_operands.size());
-    value_of[a.source] = value;
-    row_operands.push_back({{"ptr", a.var},
-                            {"ctype", contract::c_type(a.dtype)},
-                            {"value", value},
-                            {"offset", broadcast_offset(a.shape, plan.out_shape, "egg_o")}});
-    if (!scan) args.push_back(a.var);
-    finish_args.push_back(a.var);
+    if (a.role == contract::Role::output || !o.row_leaves.count(a.source)) continue;
+    const std::string value = "b" + std::to_string(o.row_operands.size());
+    o.value_of[a.source] = value;
+    o.row_operands.push_back({{"ptr", a.var},
+                              {"ctype", contract::c_type(a.dtype)},
+                              {"value", value},
+                              {"offset", broadcast_offset(a.shape, plan.out_shape, "egg_o")}});
+    if (plan.mode != Mode::scan) o.args.push_back(a.var);
+    o.finish_args.push_back(a.var);
   }
+  return o;
+}
 
-  // Prologue.
-  json pro_steps = json::array();
+// The prologue's steps (element-wise ops as float expressions), the anchor's input value and the
+// call that computes it at element egg_e: from the operands' loads there, or the index program.
+struct Prologue {
+  json steps = json::array();
+  std::string result = "0.0f", call;
+  json gather_fulls = json::array();  // tensors the program reads at element i itself
+};
+
+Prologue render_prologue(const spec::Spec& s, const contract::Contract& c,
+                         const ReductionPlan& plan, const OpTable& ops,
+                         const std::optional<IndexProgram>& gather, const std::string& fn,
+                         Operands& o) {
+  Prologue pro;
   for (const auto* n : plan.prologue) {
     if (plan.gather) break;  // the program evaluates it
     if (n->op == "flip") {   // a reverse scan's flip moves no data: the loads read the other way
-      value_of[n->name] = value_of.at(n->args.at(0).node);
+      o.value_of[n->name] = o.value_of.at(n->args.at(0).node);
       continue;
     }
-    const std::string value = "p" + std::to_string(pro_steps.size());
-    pro_steps.push_back({{"value", value}, {"expr", ops_.expression(s, *n, value_of)}});
-    value_of[n->name] = value;
+    const std::string value = "p" + std::to_string(pro.steps.size());
+    pro.steps.push_back({{"value", value}, {"expr", ops.expression(s, *n, o.value_of)}});
+    o.value_of[n->name] = value;
   }
-  const std::string pro_result = plan.gather ? std::string("0.0f") : value_of.at(plan.input);
-  // The anchor's input at element egg_e: the element-wise prologue from the operands' loads there,
-  // or the index program.
-  std::string pro_call = fn + (plan.gather ? "_gather(egg_e, " : "_pro(");
-  for (const auto& o : operands)
-    pro_call += (plan.gather ? o["ptr"] : o["load"]).get<std::string>() + ", ";
-  pro_call += "0)";
-  json gather_fulls = json::array();
-  if (gather)  // tensors the program reads at element i itself
+  if (!plan.gather) pro.result = o.value_of.at(plan.input);
+  pro.call = fn + (plan.gather ? "_gather(egg_e, " : "_pro(");
+  for (const auto& op : o.operands)
+    pro.call += (plan.gather ? op["ptr"] : op["load"]).get<std::string>() + ", ";
+  pro.call += "0)";
+  if (gather)
     for (const auto& r : gather->reads)
       for (const auto& a : c.args)
         if (r.full && a.role != contract::Role::output && a.source == r.tensor)
-          gather_fulls.push_back(
+          pro.gather_fulls.push_back(
               {{"ptr", a.var}, {"ctype", contract::c_type(a.dtype)}, {"value", full_value(a.var)}});
+  return pro;
+}
 
-  // The anchor's value: per row (reduce) or per element (normalize, scan), as the table writes it.
-  const std::string anchor_row = plan.row_expr;
-  const std::string in_value = plan.in_expr;
-  std::string anchor_elem = plan.mode == Mode::scan ? "egg_a" : plan.element_expr;
+// The epilogue's steps, the outputs and their stores, and what the epilogue reads: the anchor's
+// input x (reads_x) or other operands and prologue values (reads_operands, so the write pass
+// loads them again).
+struct Epilogue {
+  json steps = json::array(), outs = json::array(), elem_results = json::array();
+  bool reads_x = false, reads_operands = false;
+};
 
-  // Epilogue: which values it reads decides whether the write pass needs the operands again.
-  auto epi_value_of = value_of;
-  epi_value_of[an.name] = reduce ? "egg_r" : "egg_a";
-  for (const auto& v : plan.value_aliases) epi_value_of[v] = "egg_r";
-  if (!reduce) epi_value_of[plan.input] = "egg_x";
+Epilogue render_epilogue(const spec::Spec& s, const contract::Contract& c,
+                         const ReductionPlan& plan, const OpTable& ops, const Prologue& pro,
+                         Operands& o) {
+  const bool reduce = plan.mode == Mode::reduce, scan = plan.mode == Mode::scan;
+  Epilogue epi;
+  std::set<std::string> pro_names;
+  for (const auto* n : plan.prologue) pro_names.insert(n->name);
+  auto value_of = o.value_of;
+  value_of[plan.anchor->name] = reduce ? "egg_r" : "egg_a";
+  for (const auto& v : plan.value_aliases) value_of[v] = "egg_r";
+  if (!reduce) value_of[plan.input] = "egg_x";
   // In a scan, a value that is the anchor's input through flips (x in flip(cumsum(flip(x))) - x)
   // is egg_x too: the plan checked that it is read at the same position.
   auto is_x = [&](const std::string& v) {
-    const auto it = value_of.find(v);
-    return v == plan.input || (scan && it != value_of.end() && it->second == pro_result);
+    const auto it = o.value_of.find(v);
+    return v == plan.input || (scan && it != o.value_of.end() && it->second == pro.result);
   };
   if (scan)
-    for (const auto& [name, value] : value_of)
-      if (value == pro_result) epi_value_of[name] = "egg_x";
-  bool epi_x = false, epi_ops = false;
+    for (const auto& [name, value] : o.value_of)
+      if (value == pro.result) value_of[name] = "egg_x";
   for (const auto* n : plan.epilogue)
     for (const auto& a : n->args) {
       if (a.kind != spec::Arg::Kind::node) continue;
       if (is_x(a.node))
-        epi_x = true;
-      else if (pro_names.count(a.node) || elem_leaves.count(a.node))
-        epi_ops = true;
+        epi.reads_x = true;
+      else if (pro_names.count(a.node) || o.elem_leaves.count(a.node))
+        epi.reads_operands = true;
     }
-  json epi_steps = json::array();
   for (const auto* n : plan.epilogue) {
     if (n->op == "flip") {  // the stores write the other way
-      epi_value_of[n->name] = epi_value_of.at(n->args.at(0).node);
+      value_of[n->name] = value_of.at(n->args.at(0).node);
       continue;
     }
-    const std::string value = "e" + std::to_string(epi_steps.size());
-    epi_steps.push_back({{"value", value}, {"expr", ops_.expression(s, *n, epi_value_of)}});
-    epi_value_of[n->name] = value;
+    const std::string value = "e" + std::to_string(epi.steps.size());
+    epi.steps.push_back({{"value", value}, {"expr", ops.expression(s, *n, value_of)}});
+    value_of[n->name] = value;
   }
-  for (const auto& v : plan.index_values) epi_value_of[v] = "";
-
-  json outs = json::array(), elem_results = json::array();
+  for (const auto& v : plan.index_values) value_of[v] = "";
   const std::set<std::string> index_values(plan.index_values.begin(), plan.index_values.end());
   int slot = 0;
-  for (const auto& o : s.outputs) {
+  for (const auto& out : s.outputs) {
     const contract::LaunchArg* arg = nullptr;
     for (const auto& a : c.args)
-      if (a.role == contract::Role::output && a.tensor_name == o.name) arg = &a;
-    if (!arg) throw InternalError("reduction family: output " + o.name + " is not in the contract");
+      if (a.role == contract::Role::output && a.tensor_name == out.name) arg = &a;
+    if (!arg)
+      throw InternalError("reduction family: output " + out.name + " is not in the contract");
     const std::string ctype = contract::c_type(arg->dtype);
-    const std::string store = index_values.count(o.node) ? "static_cast<" + ctype + ">(egg_st.i)"
-                                                         : "egg_from_float<" + ctype + ">(" +
-                                                               epi_value_of.at(o.node) + ")";
-    outs.push_back({{"ptr", arg->var}, {"ctype", ctype}, {"slot", slot}, {"store", store}});
-    elem_results.push_back({{"slot", slot}, {"value", epi_value_of.at(o.node)}});
-    args.push_back(arg->var);
-    finish_args.push_back(arg->var);
-    if (!reduce && row) full_ptrs.push_back(arg->var);
+    const std::string store = index_values.count(out.node)
+                                  ? "static_cast<" + ctype + ">(egg_st.i)"
+                                  : "egg_from_float<" + ctype + ">(" + value_of.at(out.node) + ")";
+    epi.outs.push_back({{"ptr", arg->var}, {"ctype", ctype}, {"slot", slot}, {"store", store}});
+    epi.elem_results.push_back({{"slot", slot}, {"value", value_of.at(out.node)}});
+    o.args.push_back(arg->var);
+    o.finish_args.push_back(arg->var);
+    if (!reduce && plan.row()) o.full_ptrs.push_back(arg->var);
     ++slot;
   }
+  return epi;
+}
 
-  // Layout numbers.
-  const int tpr = row ? p.tpr : 1;
-  const int groups = row ? p.block / tpr : 1;
-  const std::int64_t rows = plan.rows();
-  std::int64_t chunk = plan.R;
+// How one candidate lays the plan out, from its params: the kernel's shape and where the row
+// lives between the statistics and the write pass.
+struct Layout {
+  int vec = 1, tpr = 1, groups = 1, cgroups = 1;
+  std::int64_t rows = 1, chunk = 1, split = 1;
+  bool cache = false;  // normalize: the row in registers
+  bool smem = false;   // normalize: the row in a cluster's shared memory
+  SmemLayout sl;
+};
+
+Layout layout_of(const ReductionPlan& plan, int esize, const ReductionParams& p) {
+  Layout l;
+  const bool row = plan.row();
+  l.vec = vec_width(plan, esize, p);
+  l.tpr = row ? p.tpr : 1;
+  l.groups = row ? p.block / l.tpr : 1;
+  l.cgroups = row ? 1 : p.cgroups;
+  l.rows = plan.rows();
+  l.chunk = plan.R;
   if (p.split > 1) {
-    const std::int64_t step = row ? static_cast<std::int64_t>(tpr) * vec : 1;
-    chunk = ceil_div(ceil_div(plan.R, p.split), step) * step;
+    const std::int64_t step = row ? static_cast<std::int64_t>(l.tpr) * l.vec : 1;
+    l.chunk = ceil_div(ceil_div(plan.R, p.split), step) * step;
   }
-  const std::int64_t split = ceil_div(plan.R, chunk);  // chunks that hold elements
-  const bool cache = p.cache && row && plan.mode == Mode::normalize;
-  // The row on chip in the shared memory of a cluster of blocks.
-  const bool smem = p.cluster != 0 && row && plan.mode == Mode::normalize;
-  const SmemLayout sl = smem_layout(plan, esize, p);
+  l.split = ceil_div(plan.R, l.chunk);  // chunks that hold elements
+  l.cache = p.cache && row && plan.mode == Mode::normalize;
+  l.smem = p.cluster != 0 && row && plan.mode == Mode::normalize;
+  l.sl = smem_layout(plan, esize, p);
+  return l;
+}
+
+// The structure line of the kernel's header comment and the candidate's summary.
+std::string structure_text(const ReductionPlan& plan, const ReductionParams& p, const Layout& l,
+                           bool keep_x) {
+  const bool scan = plan.mode == Mode::scan;
+  const std::string direction = std::string(plan.in_rev ? ", input read in reverse" : "") +
+                                (plan.out_rev ? ", output written in reverse" : "") +
+                                (keep_x ? ", input kept in registers for the epilogue" : "");
+  if (scan)
+    return (plan.row()
+                ? "row scan, " + std::to_string(l.tpr) + " threads per row, " +
+                      std::to_string(p.items) + " elements per thread, double carry across chunks" +
+                      (plan.gather ? ", input evaluated by index through " +
+                                         std::to_string(plan.prologue.size()) + " prologue ops"
+                                   : "")
+                : "column scan, a thread per column with a running double carry") +
+           direction;
+  if (l.smem)
+    return "row normalize on chip: a cluster of " + std::to_string(p.cluster) + " blocks of " +
+           std::to_string(p.block) + " threads per row, each keeping " +
+           std::to_string(l.sl.chunk) + " elements in shared memory (" +
+           std::to_string(l.sl.bytes / 1024) + " KiB), " + std::to_string(l.sl.vec) +
+           "-wide vectors, input read once (two-pass row kernel where clusters are absent)";
+  if (plan.row())
+    return (l.rows == 1 ? "full reduction as one row" : "row " + mode_name(plan.mode)) + ", " +
+           std::to_string(l.tpr) + " threads per row, " + std::to_string(l.vec) + "-wide vectors" +
+           (l.split > 1 ? ", split " + std::to_string(l.split) + " with a merge pass" : "") +
+           (l.cache ? ", row kept in registers (input read once)" : "") +
+           (plan.mode == Mode::normalize && !l.cache ? ", two passes over the row" : "");
+  return "column " + mode_name(plan.mode) + ", a thread per " +
+         (l.vec > 1 ? std::to_string(l.vec) + " adjacent output columns (16-byte vectors)"
+                    : std::string("output column")) +
+         (l.cgroups > 1
+              ? ", " + std::to_string(l.cgroups) + " threads per column merged in shared memory"
+              : std::string()) +
+         (l.split > 1 ? ", split " + std::to_string(l.split) + " with a merge pass" : "");
+}
+
+// The candidate's id: family, mode, layout and every parameter that changes the kernel.
+std::string candidate_id(const ReductionPlan& plan, const ReductionParams& p, const Layout& l) {
+  const bool scan = plan.mode == Mode::scan, row = plan.row();
+  return "reduction." + std::string(scan ? "scan" : mode_name(plan.mode)) +
+         (row ? ".row" : ".col") + ":b" + std::to_string(p.block) +
+         (row ? ":t" + std::to_string(l.tpr) + ":v" + std::to_string(l.smem ? l.sl.vec : l.vec)
+              : "") +
+         (l.split > 1 ? ":s" + std::to_string(l.split) : "") + (l.cache ? ":cache" : "") +
+         (scan && row ? ":i" + std::to_string(p.items) : "") +
+         (p.transpose && scan && row ? ":tr" : "") +
+         (!row ? ":v" + std::to_string(l.vec) + ":u" + std::to_string(p.unroll) : "") +
+         (l.cgroups > 1 ? ":g" + std::to_string(l.cgroups) : "") +
+         (l.smem ? ":cl" + std::to_string(p.cluster) : "") + (plan.in_rev ? ":rin" : "") +
+         (plan.out_rev ? ":rout" : "");
+}
+
+}  // namespace
+
+Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract& c,
+                                  const ReductionPlan& plan, const ReductionParams& p) const {
+  const spec::Node& an = *plan.anchor;
+  const std::string fn = "egg_" + c.name;
+  const bool reduce = plan.mode == Mode::reduce, scan = plan.mode == Mode::scan;
+  const bool row = plan.row();
+  const int esize = stream_elem_size(s, c, plan);
+  const Layout l = layout_of(plan, esize, p);
+
+  const std::optional<IndexProgram> gather = gather_program(s, c, plan, ops_);
+  Operands o = collect_operands(s, c, plan, gather);
+  const Prologue pro = render_prologue(s, c, plan, ops_, gather, fn, o);
+  const Epilogue epi = render_epilogue(s, c, plan, ops_, pro, o);
+
+  // The anchor's value: per row (reduce) or per element (normalize, scan), as the table writes it.
+  std::string anchor_elem = scan ? "egg_a" : plan.element_expr;
   // Softmax and log-softmax over a row held on chip: max, then sum of exponentials, from the
   // registers (two_pass) or the shared memory holding x (smem_two_pass), with no online rescale.
   // Softmax whose epilogue never reads x keeps the exponentials there for the write pass.
   const bool softmax = plan.reducer == "EggRedSoftmax";
-  const bool two_pass = cache && softmax;
-  const bool smem_two_pass = smem && softmax && !epilogue_reads_operands(s, plan);
-  const bool exp_form = !plan.element_exp_expr.empty() && !epi_x;
+  const bool two_pass = l.cache && softmax;
+  const bool smem_two_pass = l.smem && softmax && !epilogue_reads_operands(s, plan);
+  const bool exp_form = !plan.element_exp_expr.empty() && !epi.reads_x;
   const bool store_exp = two_pass && exp_form, smem_store_exp = smem_two_pass && exp_form;
   const std::string smem_anchor_elem = smem_store_exp ? plan.element_exp_expr : anchor_elem;
   if (store_exp) anchor_elem = plan.element_exp_expr;
   // A row scan keeps its input in registers when the epilogue reads only that (cumsum(x) - x);
   // other epilogue reads of the operands load them again.
-  const bool keep_x = scan && row && epi_x && !epi_ops;
-  const bool epi_pro = scan ? (epi_ops || (epi_x && !keep_x)) : epi_ops;
+  const bool keep_x = scan && row && epi.reads_x && !epi.reads_operands;
+  const bool epi_pro = scan ? (epi.reads_operands || (epi.reads_x && !keep_x)) : epi.reads_operands;
   // A row on chip whose epilogue reads operands keeps the full-size operands in shared memory
   // (x is recomputed from them), else x itself.
-  const bool smem_operands = smem && epi_pro;
-  if (smem_operands && plan.on_chip_arrays != static_cast<int>(full_operands.size()))
-    throw InternalError("reduction family: " + std::to_string(full_operands.size()) +
+  const bool smem_operands = l.smem && epi_pro;
+  if (smem_operands && plan.on_chip_arrays != static_cast<int>(o.full_operands.size()))
+    throw InternalError("reduction family: " + std::to_string(o.full_operands.size()) +
                         " full-size operands, but the plan counted " +
                         std::to_string(plan.on_chip_arrays) + " arrays on chip");
-  const int cgroups = row ? 1 : p.cgroups;
-  const int col_threads = p.block / cgroups;  // column threads per block
-  const std::int64_t grid_x = row ? ceil_div(rows, groups) : ceil_div(rows / vec, col_threads);
-  const std::int64_t grid_x1 = row ? grid_x : ceil_div(rows, col_threads);  // the scalar fallback
-  const std::int64_t max_index = in_numel + static_cast<std::int64_t>(p.block) * 64 + chunk;
-  const bool small = max_index < (std::int64_t(1) << 31) && rows * split < (std::int64_t(1) << 31);
-
-  std::string structure;
-  const std::string direction = std::string(plan.in_rev ? ", input read in reverse" : "") +
-                                (plan.out_rev ? ", output written in reverse" : "") +
-                                (keep_x ? ", input kept in registers for the epilogue" : "");
-  if (scan)
-    structure =
-        (row ? "row scan, " + std::to_string(tpr) + " threads per row, " + std::to_string(p.items) +
-                   " elements per thread, double carry across chunks" +
-                   (plan.gather ? ", input evaluated by index through " +
-                                      std::to_string(plan.prologue.size()) + " prologue ops"
-                                : "")
-             : "column scan, a thread per column with a running double carry") +
-        direction;
-  else if (smem)
-    structure = "row normalize on chip: a cluster of " + std::to_string(p.cluster) + " blocks of " +
-                std::to_string(p.block) + " threads per row, each keeping " +
-                std::to_string(sl.chunk) + " elements in shared memory (" +
-                std::to_string(sl.bytes / 1024) + " KiB), " + std::to_string(sl.vec) +
-                "-wide vectors, input read once (two-pass row kernel where clusters are absent)";
-  else if (row)
-    structure = (rows == 1 ? "full reduction as one row" : "row " + mode_name(plan.mode)) + ", " +
-                std::to_string(tpr) + " threads per row, " + std::to_string(vec) + "-wide vectors" +
-                (split > 1 ? ", split " + std::to_string(split) + " with a merge pass" : "") +
-                (cache ? ", row kept in registers (input read once)" : "") +
-                (plan.mode == Mode::normalize && !cache ? ", two passes over the row" : "");
-  else
-    structure = "column " + mode_name(plan.mode) + ", a thread per " +
-                (vec > 1 ? std::to_string(vec) + " adjacent output columns (16-byte vectors)"
-                         : std::string("output column")) +
-                (cgroups > 1 ? ", " + std::to_string(cgroups) +
-                                   " threads per column merged in shared memory"
-                             : std::string()) +
-                (split > 1 ? ", split " + std::to_string(split) + " with a merge pass" : "");
+  const int col_threads = p.block / l.cgroups;  // column threads per block
+  const std::int64_t grid_x =
+      row ? ceil_div(l.rows, l.groups) : ceil_div(l.rows / l.vec, col_threads);
+  const std::int64_t grid_x1 = row ? grid_x : ceil_div(l.rows, col_threads);  // scalar fallback
+  const std::int64_t max_index =
+      spec::numel(plan.in_shape) + static_cast<std::int64_t>(p.block) * 64 + l.chunk;
+  const bool small =
+      max_index < (std::int64_t(1) << 31) && l.rows * l.split < (std::int64_t(1) << 31);
+  const std::string structure = structure_text(plan, p, l, keep_x);
 
   json ctx = {{"fn", fn},
               {"summary", std::to_string(plan.prologue.size()) + " prologue ops → " + an.target +
@@ -473,49 +548,49 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
               {"outer", plan.outer},
               {"R", plan.R},
               {"inner", plan.inner},
-              {"rows", rows},
+              {"rows", l.rows},
               {"reduce", reduce},
               {"scan", scan},
-              {"operands", operands},
-              {"full_operands", full_operands},
-              {"row_operands", row_operands},
-              {"pro_steps", pro_steps},
-              {"pro_result", pro_result},
-              {"anchor_row", anchor_row},
-              {"in_value", in_value},
+              {"operands", o.operands},
+              {"full_operands", o.full_operands},
+              {"row_operands", o.row_operands},
+              {"pro_steps", pro.steps},
+              {"pro_result", pro.result},
+              {"anchor_row", plan.row_expr},
+              {"in_value", plan.in_expr},
               {"anchor_elem", anchor_elem},
-              {"epi_steps", epi_steps},
+              {"epi_steps", epi.steps},
               {"epi_pro", epi_pro},
-              {"outs", outs},
-              {"elem_results", elem_results},
-              {"num_outs", outs.size()},
+              {"outs", epi.outs},
+              {"elem_results", epi.elem_results},
+              {"num_outs", epi.outs.size()},
               {"block", p.block},
-              {"tpr", tpr},
-              {"groups", groups},
-              {"multi_warp", tpr > 32},
-              {"split", split > 1 ? json(split) : json(false)},
-              {"chunk", chunk},
-              {"partials", rows * split},
-              {"cache", cache},
+              {"tpr", l.tpr},
+              {"groups", l.groups},
+              {"multi_warp", l.tpr > 32},
+              {"split", l.split > 1 ? json(l.split) : json(false)},
+              {"chunk", l.chunk},
+              {"partials", l.rows * l.split},
+              {"cache", l.cache},
               {"two_pass", two_pass},
               {"store_exp", store_exp},
-              {"cache_floats", ceil_div(plan.R, tpr)},
+              {"cache_floats", ceil_div(plan.R, l.tpr)},
               {"items", p.items},
               {"unroll", p.unroll},
-              {"col_groups", cgroups > 1 ? json(cgroups) : json(false)},
-              {"col_groups_n", cgroups},
+              {"col_groups", l.cgroups > 1 ? json(l.cgroups) : json(false)},
+              {"col_groups_n", l.cgroups},
               // A reduction's reads (it writes one value per row) stream past the caches
               // (evict-first): 8 % faster on the H200 in bench/micro/reduction_loads.cu. Kernels
               // that also write every element keep plain loads: evict-first made the cached
               // softmax 5 % slower.
               {"first_load", reduce ? "egg_load_vec_once" : "egg_load_vec"},
-              {"vec", vec},
+              {"vec", l.vec},
               {"scan_op", plan.scan_op},
               {"scan_identity", plan.scan_identity},
               {"keep_x", keep_x},
-              {"pro_call", pro_call},
+              {"pro_call", pro.call},
               {"gather", plan.gather},
-              {"gather_fulls", gather_fulls},
+              {"gather_fulls", pro.gather_fulls},
               {"gather_statements", gather ? json(gather->statements) : json::array()},
               {"gather_result", gather ? json(gather->results.at(0)) : json("0.0f")},
               {"transpose", p.transpose && scan && row},
@@ -528,30 +603,30 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
               {"col_in_r", plan.in_rev ? "kR - 1 - egg_r" : "egg_r"},
               {"col_out_r", plan.out_rev ? "kR - 1 - egg_r" : "egg_r"},
               {"row", row && !scan},
-              {"row_smem", smem},
+              {"row_smem", l.smem},
               {"cluster", p.cluster},
               {"cluster_nonportable", p.cluster > 8},
-              {"smem_chunk", sl.chunk},
-              {"smem_vec", sl.vec},
-              {"smem_bytes", sl.bytes},
-              {"smem_stride", sl.stride},
+              {"smem_chunk", l.sl.chunk},
+              {"smem_vec", l.sl.vec},
+              {"smem_bytes", l.sl.bytes},
+              {"smem_stride", l.sl.stride},
               {"smem_operands", smem_operands},
-              {"smem_grid", rows * p.cluster},
+              {"smem_grid", l.rows * p.cluster},
               {"smem_in", smem_two_pass ? std::string("egg_x") : fn + "_in(egg_x)"},
               {"smem_two_pass", smem_two_pass},
               {"smem_store_exp", smem_store_exp},
               {"smem_anchor_elem", smem_anchor_elem},
               {"col", !row},
-              {"col_vec", !row && vec > 1},
+              {"col_vec", !row && l.vec > 1},
               {"scan_row", row && scan},
               {"grid_x", grid_x},
-              {"grid_y", split},
+              {"grid_y", l.split},
               {"grid_x1", grid_x1},
-              {"full_ptrs", full_ptrs},
-              {"args", args},
-              {"finish", split > 1 ? json(true) : json(false)},
-              {"finish_grid", ceil_div(rows, 4)},
-              {"finish_args", finish_args}};
+              {"full_ptrs", o.full_ptrs},
+              {"args", o.args},
+              {"finish", l.split > 1 ? json(true) : json(false)},
+              {"finish_grid", ceil_div(l.rows, 4)},
+              {"finish_args", o.finish_args}};
   std::string device = render::render(common_.text, ctx, common_.name);
   if (!row)
     device += render::render(col_.text, ctx, col_.name);
@@ -559,24 +634,15 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
     device += render::render(scan_.text, ctx, scan_.name);
   else
     device += render::render(row_.text, ctx, row_.name);
-  if (smem) device += render::render(row_smem_.text, ctx, row_smem_.name);
+  if (l.smem) device += render::render(row_smem_.text, ctx, row_smem_.name);
 
   Candidate cand;
-  cand.id = "reduction." + std::string(scan ? "scan" : mode_name(plan.mode)) +
-            (row ? ".row" : ".col") + ":b" + std::to_string(p.block) +
-            (row ? ":t" + std::to_string(tpr) + ":v" + std::to_string(smem ? sl.vec : vec) : "") +
-            (split > 1 ? ":s" + std::to_string(split) : "") + (cache ? ":cache" : "") +
-            (scan && row ? ":i" + std::to_string(p.items) : "") +
-            (p.transpose && scan && row ? ":tr" : "") +
-            (!row ? ":v" + std::to_string(vec) + ":u" + std::to_string(p.unroll) : "") +
-            (cgroups > 1 ? ":g" + std::to_string(cgroups) : "") +
-            (smem ? ":cl" + std::to_string(p.cluster) : "") + (plan.in_rev ? ":rin" : "") +
-            (plan.out_rev ? ":rout" : "");
+  cand.id = candidate_id(plan, p, l);
   cand.summary = an.target + ": " + structure + ", block " + std::to_string(p.block);
   cand.params = p.to_json();
-  cand.params["vec"] = smem ? sl.vec : vec;
-  cand.params["split"] = split;
-  cand.params["cache"] = cache;
+  cand.params["vec"] = l.smem ? l.sl.vec : l.vec;
+  cand.params["split"] = l.split;
+  cand.params["cache"] = l.cache;
   cand.code.device_code = device;
   cand.code.launch_body = render::render(launch_.text, ctx, launch_.name);
   return cand;
