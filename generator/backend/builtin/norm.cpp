@@ -390,16 +390,23 @@ std::optional<NormParams> norm_cluster_prior(const NormProblem& pb, int vec, std
 
 namespace egg::backend::builtin {
 
-Candidate NormFamily::render(const spec::Spec& s, const contract::Contract& c,
-                             const NormProblem& problem, const NormParams& p) const {
-  const NormProblem& pb = problem;
-  const NormGraph& plan = problem.graph;
-  const Shape& shape = plan.norm->shape;
-  const std::string fn = "egg_" + c.name;
-  const NormArgs na = norm_args(plan.norm->op);
-  const bool channel_norm = pb.kind != "layer_norm" && pb.kind != "rms_norm";
+namespace {
 
-  // Leaves: their value names and load expressions (16-byte vectors for full-size operands).
+// The tensors a norm kernel reads, as its templates name them: every operand's pointer, the
+// prologue's and epilogue's leaves with their values and load expressions (16-byte vectors for
+// full-size operands), the outputs, and the narrowest full-size element.
+struct NormOperands {
+  std::map<std::string, std::string> var_of, value_of;
+  json operands = json::array(), pro_args = json::array(), epi_args = json::array();
+  json pro_full = json::array(), epi_full = json::array(), all_full = json::array();
+  json full_ptrs = json::array(), args = json::array(), outs = json::array();
+  int min_size = 16;
+};
+
+NormOperands collect_operands(const spec::Spec& s, const contract::Contract& c,
+                              const NormProblem& pb) {
+  const NormGraph& plan = pb.graph;
+  const NormArgs na = norm_args(plan.norm->op);
   const std::set<std::string> pro(plan.pro_leaves.begin(), plan.pro_leaves.end());
   const std::set<std::string> epi(plan.epi_leaves.begin(), plan.epi_leaves.end());
   std::set<std::string> norm_leaves;
@@ -408,176 +415,224 @@ Candidate NormFamily::render(const spec::Spec& s, const contract::Contract& c,
   if (pb.running)
     for (int k : {na.running_mean, na.running_var})
       norm_leaves.insert(arg_tensor(s, *plan.norm, k)->name);
-  std::map<std::string, std::string> var_of, value_of;
-  json operands = json::array(), pro_args = json::array(), epi_args = json::array();
-  json pro_full = json::array(), epi_full = json::array(), all_full = json::array();
-  json full_ptrs = json::array(), args = json::array(), outs = json::array();
-  int min_size = 16;
+  NormOperands o;
   for (const auto& a : c.args) {
     if (a.role == contract::Role::output) continue;
     const bool in_pro = pro.count(a.source) > 0, in_epi = epi.count(a.source) > 0;
     if (!in_pro && !in_epi && !norm_leaves.count(a.source)) continue;
     const std::string ctype = contract::c_type(a.dtype);
-    var_of[a.source] = a.var;
-    operands.push_back({{"ptr", a.var}, {"ctype", ctype}});
-    args.push_back(a.var);
+    o.var_of[a.source] = a.var;
+    o.operands.push_back({{"ptr", a.var}, {"ctype", ctype}});
+    o.args.push_back(a.var);
     if (!in_pro && !in_epi) continue;
-    const std::string value = "a" + std::to_string(value_of.size());
-    value_of[a.source] = value;
+    const std::string value = "a" + std::to_string(o.value_of.size());
+    o.value_of[a.source] = value;
     const bool full = spec::numel(a.shape) == pb.numel;
     const std::string load =
         full ? "egg_to_float(" + a.var + "_v.v[j])"
-             : "egg_to_float(" + a.var + "[" + broadcast_offset(a.shape, shape) + "])";
+             : "egg_to_float(" + a.var + "[" + broadcast_offset(a.shape, plan.norm->shape) + "])";
     const json arg = {{"value", value}, {"load", load}};
     const json vec_operand = {{"ptr", a.var}, {"ctype", ctype}};
-    if (in_pro) pro_args.push_back(arg);
-    if (in_epi) epi_args.push_back(arg);
+    if (in_pro) o.pro_args.push_back(arg);
+    if (in_epi) o.epi_args.push_back(arg);
     if (full) {
-      if (in_pro) pro_full.push_back(vec_operand);
-      if (in_epi) epi_full.push_back(vec_operand);
-      all_full.push_back(vec_operand);
-      full_ptrs.push_back(a.var);
-      min_size = std::min(min_size, spec::dtype_size(a.dtype));
+      if (in_pro) o.pro_full.push_back(vec_operand);
+      if (in_epi) o.epi_full.push_back(vec_operand);
+      o.all_full.push_back(vec_operand);
+      o.full_ptrs.push_back(a.var);
+      o.min_size = std::min(o.min_size, spec::dtype_size(a.dtype));
     }
   }
   int slot = 0;
   for (const auto& a : c.args) {
     if (a.role != contract::Role::output) continue;
-    outs.push_back({{"ptr", a.var}, {"ctype", contract::c_type(a.dtype)}, {"slot", slot++}});
-    full_ptrs.push_back(a.var);
-    args.push_back(a.var);
-    min_size = std::min(min_size, spec::dtype_size(a.dtype));
+    o.outs.push_back({{"ptr", a.var}, {"ctype", contract::c_type(a.dtype)}, {"slot", slot++}});
+    o.full_ptrs.push_back(a.var);
+    o.args.push_back(a.var);
+    o.min_size = std::min(o.min_size, spec::dtype_size(a.dtype));
   }
+  return o;
+}
 
-  // The element-wise steps before and after the norm.
-  json pro_steps = json::array(), epi_steps = json::array();
-  std::map<std::string, std::string> pro_values = value_of, epi_values = value_of;
+// The element-wise steps before and after the norm, the norm's input value and the outputs'.
+struct NormSteps {
+  json pro = json::array(), epi = json::array(), results = json::array();
+  std::string pro_result;
+};
+
+NormSteps render_steps(const spec::Spec& s, const NormGraph& plan, const OpTable& ops,
+                       const NormOperands& o) {
+  NormSteps st;
+  std::map<std::string, std::string> pro_values = o.value_of, epi_values = o.value_of;
   for (const auto* n : plan.pro_steps) {
-    const std::string v = "t" + std::to_string(pro_steps.size());
-    pro_steps.push_back({{"value", v}, {"expr", ops_.expression(s, *n, pro_values)}});
+    const std::string v = "t" + std::to_string(st.pro.size());
+    st.pro.push_back({{"value", v}, {"expr", ops.expression(s, *n, pro_values)}});
     pro_values[n->name] = v;
   }
   epi_values[plan.input] = "xin";
   epi_values[plan.norm->name] = "nv";
   for (const auto* n : plan.epi_steps) {
-    const std::string v = "e" + std::to_string(epi_steps.size());
-    epi_steps.push_back({{"value", v}, {"expr", ops_.expression(s, *n, epi_values)}});
+    const std::string v = "e" + std::to_string(st.epi.size());
+    st.epi.push_back({{"value", v}, {"expr", ops.expression(s, *n, epi_values)}});
     epi_values[n->name] = v;
   }
-  json results = json::array();
-  slot = 0;
-  for (const auto& o : s.outputs)
-    results.push_back({{"slot", slot++}, {"value", epi_values.at(o.node)}});
+  int slot = 0;
+  for (const auto& out : s.outputs)
+    st.results.push_back({{"slot", slot++}, {"value", epi_values.at(out.node)}});
+  st.pro_result = pro_values.at(plan.input);
+  return st;
+}
+
+// Index expressions of the affine parameters (by the row kernels' row and column, and by the
+// element kernels' element) and of the statistics.
+struct NormIndices {
+  std::string row, elem, stat, running;
+};
+
+NormIndices index_expressions(const NormProblem& pb) {
+  const bool channel_norm = pb.kind != "layer_norm" && pb.kind != "rms_norm";
+  const std::string D = std::to_string(pb.seg_len), HW = std::to_string(pb.spatial),
+                    C = std::to_string(pb.channels);
+  NormIndices ix;
+  if (!channel_norm) {
+    ix.row = "col0 + j";
+    ix.elem = "i0 % " + D + " + j";
+  } else {
+    ix.elem = "(i0 / " + HW + ") % " + C;
+    if (pb.kind == "group_norm")
+      ix.row = "(row % " + std::to_string(pb.groups) + ") * " +
+               std::to_string(pb.channels / pb.groups) + " + col0 / " + HW;
+    else
+      ix.row = "row % " + C;
+  }
+  ix.stat = pb.kind == "batch_norm" ? "(i0 / " + HW + ") % " + C : "i0 / " + D;
+  ix.running = "(i0 / " + HW + ") % " + C;
+  return ix;
+}
+
+// The structure and tuning lines of the kernel's header comment and the candidate's summary.
+std::pair<std::string, std::string> norm_texts(const NormProblem& pb, const NormParams& p,
+                                               int vec) {
+  const std::string D = std::to_string(pb.seg_len);
+  if (p.structure == "row")
+    return {"one row of " + D + " per " + std::to_string(p.tpr) +
+                " threads held in registers (read once), " + std::to_string(p.rpb) +
+                " rows per block",
+            "threads per row " + std::to_string(p.tpr) + ", rows per block " +
+                std::to_string(p.rpb) + ", vector " + std::to_string(vec)};
+  if (p.structure == "split")
+    return {"partial statistics (" + std::to_string(p.splits) + " blocks per statistic)" +
+                (p.splits > 1 ? " + finalize" : "") + " + normalize/epilogue kernel",
+            "block " + std::to_string(p.block) + ", splits " + std::to_string(p.splits) +
+                ", vector " + std::to_string(vec)};
+  if (p.structure == "cluster")
+    return {"one row of " + D + " on chip: a cluster of " + std::to_string(p.cluster) +
+                " blocks per row, each keeping " +
+                std::to_string(norm_cluster_chunk(pb.seg_len, p.cluster, vec).elems) +
+                " elements in shared memory (read once; the split structure where clusters are "
+                "absent)",
+            "cluster " + std::to_string(p.cluster) + ", block " + std::to_string(p.block) +
+                ", vector " + std::to_string(vec)};
+  return {"one element-wise kernel with the running statistics",
+          "block " + std::to_string(p.block) + ", vector " + std::to_string(vec)};
+}
+
+// The candidate's id: the structure and every parameter that changes the kernel.
+std::string norm_id(const NormParams& p, int vec) {
+  const std::string v = ":v" + std::to_string(vec);
+  if (p.structure == "row")
+    return "norm.row:t" + std::to_string(p.tpr) + ":r" + std::to_string(p.rpb) + v;
+  if (p.structure == "split")
+    return "norm.split:s" + std::to_string(p.splits) + ":b" + std::to_string(p.block) + v;
+  if (p.structure == "cluster")
+    return "norm.cluster:c" + std::to_string(p.cluster) + ":b" + std::to_string(p.block) + v;
+  return "norm.pointwise:b" + std::to_string(p.block) + v;
+}
+
+}  // namespace
+
+Candidate NormFamily::render(const spec::Spec& s, const contract::Contract& c,
+                             const NormProblem& problem, const NormParams& p) const {
+  const NormProblem& pb = problem;
+  const NormGraph& plan = problem.graph;
+  const std::string fn = "egg_" + c.name;
+  const NormArgs na = norm_args(plan.norm->op);
+  const bool channel_norm = pb.kind != "layer_norm" && pb.kind != "rms_norm";
+  const NormOperands o = collect_operands(s, c, pb);
+  const NormSteps st = render_steps(s, plan, ops_, o);
 
   // Vector width: 16 bytes of the narrowest full operand, when runs of one statistic and one
   // affine channel hold whole vectors.
-  int vec = p.vectorized ? 16 / min_size : 1;
+  int vec = p.vectorized ? 16 / o.min_size : 1;
   const std::int64_t granule = channel_norm ? pb.spatial : pb.seg_len;
   if (granule % vec != 0 || pb.seg_len % vec != 0) vec = 1;
 
-  // Index expressions of the affine parameters and statistics.
-  const std::string D = std::to_string(pb.seg_len), HW = std::to_string(pb.spatial),
-                    C = std::to_string(pb.channels);
-  std::string index_row, index_elem;
-  if (!channel_norm) {
-    index_row = "col0 + j";
-    index_elem = "i0 % " + D + " + j";
-  } else {
-    index_elem = "(i0 / " + HW + ") % " + C;
-    if (pb.kind == "group_norm")
-      index_row = "(row % " + std::to_string(pb.groups) + ") * " +
-                  std::to_string(pb.channels / pb.groups) + " + col0 / " + HW;
-    else
-      index_row = "row % " + C;
-  }
-  const std::string stat_index = pb.kind == "batch_norm" ? "(i0 / " + HW + ") % " + C : "i0 / " + D;
+  const NormIndices ix = index_expressions(pb);
   auto affine = [&](int k) -> json {
     const auto* t = arg_tensor(s, *plan.norm, k);
     if (!t) return false;
-    return json{{"ptr", var_of.at(t->name)}, {"index_row", index_row}, {"index_elem", index_elem}};
+    return json{{"ptr", o.var_of.at(t->name)}, {"index_row", ix.row}, {"index_elem", ix.elem}};
   };
-
-  std::string structure, tuning;
-  if (p.structure == "row") {
-    structure = "one row of " + D + " per " + std::to_string(p.tpr) +
-                " threads held in registers (read once), " + std::to_string(p.rpb) +
-                " rows per block";
-    tuning = "threads per row " + std::to_string(p.tpr) + ", rows per block " +
-             std::to_string(p.rpb) + ", vector " + std::to_string(vec);
-  } else if (p.structure == "split") {
-    structure = "partial statistics (" + std::to_string(p.splits) + " blocks per statistic)" +
-                (p.splits > 1 ? " + finalize" : "") + " + normalize/epilogue kernel";
-    tuning = "block " + std::to_string(p.block) + ", splits " + std::to_string(p.splits) +
-             ", vector " + std::to_string(vec);
-  } else if (p.structure == "cluster") {
-    const NormChunk chunk = norm_cluster_chunk(pb.seg_len, p.cluster, vec);
-    structure = "one row of " + D + " on chip: a cluster of " + std::to_string(p.cluster) +
-                " blocks per row, each keeping " + std::to_string(chunk.elems) +
-                " elements in shared memory (read once; the split structure where clusters are "
-                "absent)";
-    tuning = "cluster " + std::to_string(p.cluster) + ", block " + std::to_string(p.block) +
-             ", vector " + std::to_string(vec);
-  } else {
-    structure = "one element-wise kernel with the running statistics";
-    tuning = "block " + std::to_string(p.block) + ", vector " + std::to_string(vec);
-  }
+  const auto [structure, tuning] = norm_texts(pb, p, vec);
   const bool on_chip = p.structure == "cluster";
   // The cluster structure falls back to the split structure's kernels, at its prior.
   const int block = p.structure == "row" ? p.tpr * p.rpb : on_chip ? 256 : p.block;
   const int splits = on_chip ? norm_split_prior(pb.num_stats, pb.stat_count()) : p.splits;
   const NormChunk chunk = norm_cluster_chunk(pb.seg_len, p.cluster, vec);
-  json ctx = {
-      {"fn", fn},
-      {"helpers", ops_.helpers()},
-      {"kind", pb.kind},
-      {"numel", pb.numel},
-      {"num_stats", pb.num_stats},
-      {"stat_count", pb.stat_count()},
-      {"num_pro", plan.pro_steps.size()},
-      {"num_epi", plan.epi_steps.size()},
-      {"structure", structure},
-      {"tuning", tuning},
-      {"eps", lit(pb.eps)},
-      {"center", pb.center},
-      {"is_row", p.structure == "row"},
-      {"running", pb.running},
-      {"index_t", pb.numel < (std::int64_t(1) << 30) ? "std::int32_t" : "std::int64_t"},
-      {"row_len", pb.seg_len},
-      {"rows", pb.num_stats},
-      {"tpr", p.tpr},
-      {"rpb", p.rpb},
-      {"block", block},
-      {"seg_len", pb.seg_len},
-      {"seg_stride", pb.seg_stride},
-      {"splits", splits},
-      {"run_name", on_chip ? "split_run" : "run"},
-      {"cluster", p.cluster},
-      {"cluster_block", p.block},
-      {"cluster_nonportable", p.cluster > 8},
-      {"chunk", chunk.elems},
-      {"cluster_bytes", chunk.bytes},
-      {"cluster_grid", pb.num_stats * p.cluster},
-      {"stat_index", stat_index},
-      {"running_index", "(i0 / " + HW + ") % " + C},
-      {"mean_ptr", pb.running ? var_of.at(arg_tensor(s, *plan.norm, na.running_mean)->name) : ""},
-      {"var_ptr", pb.running ? var_of.at(arg_tensor(s, *plan.norm, na.running_var)->name) : ""},
-      {"weight", affine(na.weight)},
-      {"bias", affine(na.bias)},
-      {"operands", operands},
-      {"outs", outs},
-      {"num_outs", outs.size()},
-      {"pro_args", pro_args},
-      {"epi_args", epi_args},
-      {"pro_full", pro_full},
-      {"epi_full", epi_full},
-      {"all_full", all_full},
-      {"pro_steps", pro_steps},
-      {"epi_steps", epi_steps},
-      {"pro_result", pro_values.at(plan.input)},
-      {"results", results},
-      {"vec", vec},
-      {"full_ptrs", full_ptrs},
-      {"args", args}};
+  auto running_ptr = [&](int k) {
+    return pb.running ? o.var_of.at(arg_tensor(s, *plan.norm, k)->name) : std::string();
+  };
+  json ctx = {{"fn", fn},
+              {"helpers", ops_.helpers()},
+              {"kind", pb.kind},
+              {"numel", pb.numel},
+              {"num_stats", pb.num_stats},
+              {"stat_count", pb.stat_count()},
+              {"num_pro", plan.pro_steps.size()},
+              {"num_epi", plan.epi_steps.size()},
+              {"structure", structure},
+              {"tuning", tuning},
+              {"eps", lit(pb.eps)},
+              {"center", pb.center},
+              {"is_row", p.structure == "row"},
+              {"running", pb.running},
+              {"index_t", pb.numel < (std::int64_t(1) << 30) ? "std::int32_t" : "std::int64_t"},
+              {"row_len", pb.seg_len},
+              {"rows", pb.num_stats},
+              {"tpr", p.tpr},
+              {"rpb", p.rpb},
+              {"block", block},
+              {"seg_len", pb.seg_len},
+              {"seg_stride", pb.seg_stride},
+              {"splits", splits},
+              {"run_name", on_chip ? "split_run" : "run"},
+              {"cluster", p.cluster},
+              {"cluster_block", p.block},
+              {"cluster_nonportable", p.cluster > 8},
+              {"chunk", chunk.elems},
+              {"cluster_bytes", chunk.bytes},
+              {"cluster_grid", pb.num_stats * p.cluster},
+              {"stat_index", ix.stat},
+              {"running_index", ix.running},
+              {"mean_ptr", running_ptr(na.running_mean)},
+              {"var_ptr", running_ptr(na.running_var)},
+              {"weight", affine(na.weight)},
+              {"bias", affine(na.bias)},
+              {"operands", o.operands},
+              {"outs", o.outs},
+              {"num_outs", o.outs.size()},
+              {"pro_args", o.pro_args},
+              {"epi_args", o.epi_args},
+              {"pro_full", o.pro_full},
+              {"epi_full", o.epi_full},
+              {"all_full", o.all_full},
+              {"pro_steps", st.pro},
+              {"epi_steps", st.epi},
+              {"pro_result", st.pro_result},
+              {"results", st.results},
+              {"vec", vec},
+              {"full_ptrs", o.full_ptrs},
+              {"args", o.args}};
 
   std::string device = render::render(common_.text, ctx, common_.name);
   if (p.structure == "row") {
@@ -588,17 +643,7 @@ Candidate NormFamily::render(const spec::Spec& s, const contract::Contract& c,
     if (on_chip) device += render::render(cluster_.text, ctx, cluster_.name);
   }
   Candidate cand;
-  if (p.structure == "row")
-    cand.id = "norm.row:t" + std::to_string(p.tpr) + ":r" + std::to_string(p.rpb) + ":v" +
-              std::to_string(vec);
-  else if (p.structure == "split")
-    cand.id = "norm.split:s" + std::to_string(p.splits) + ":b" + std::to_string(p.block) + ":v" +
-              std::to_string(vec);
-  else if (on_chip)
-    cand.id = "norm.cluster:c" + std::to_string(p.cluster) + ":b" + std::to_string(p.block) + ":v" +
-              std::to_string(vec);
-  else
-    cand.id = "norm.pointwise:b" + std::to_string(p.block) + ":v" + std::to_string(vec);
+  cand.id = norm_id(p, vec);
   cand.summary = pb.kind + ": " + structure + "; " + tuning + "; " +
                  std::to_string(plan.pro_steps.size()) + " prologue and " +
                  std::to_string(plan.epi_steps.size()) + " epilogue ops fused";
