@@ -373,9 +373,8 @@ std::optional<NormParams> norm_cluster_prior(const NormProblem& pb, int vec, std
   for (const std::int64_t limit : {std::int64_t{112} * 1024, kNormMaxSmemBytes})
     for (const int cluster : {1, 2, 4, 8, 16}) {
       if (cluster == 16 && limit != kNormMaxSmemBytes) continue;
-      if (norm_cluster_chunk(pb.seg_len, cluster, vec).bytes > most) continue;
       const NormChunk c = norm_cluster_chunk(pb.seg_len, cluster, vec);
-      if (c.bytes > limit) continue;
+      if (c.bytes > std::min(limit, most)) continue;
       NormParams p;
       p.structure = "cluster";
       p.cluster = cluster;
