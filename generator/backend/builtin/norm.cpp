@@ -350,39 +350,30 @@ NormChunk norm_cluster_chunk(std::int64_t row_len, int cluster, int vec) {
   return c;
 }
 
-namespace {
-
-// Dynamic shared memory a block of the cluster structure may take: below the H100/H200 opt-in
-// limit of 227 KiB, leaving room for the merge's static shared memory.
-constexpr std::int64_t kNormMaxSmemBytes = 220 * 1024;
-
-}  // namespace
-
 bool norm_cluster_valid(const NormProblem& pb, const NormParams& p, int vec) {
   if (p.structure != "cluster" || pb.running || !pb.contiguous_rows()) return false;
   if (p.cluster < 1 || p.cluster > 16 || (p.cluster & (p.cluster - 1))) return false;
   if (p.block < 128 || p.block > 1024 || p.block % 32) return false;
   const NormChunk c = norm_cluster_chunk(pb.seg_len, p.cluster, vec);
-  return c.bytes <= kNormMaxSmemBytes && c.elems >= static_cast<std::int64_t>(p.block) * vec;
+  return c.bytes <= kOnChipMaxBytes && c.elems >= static_cast<std::int64_t>(p.block) * vec;
 }
 
 std::optional<NormParams> norm_cluster_prior(const NormProblem& pb, int vec, std::int64_t most) {
-  // The fewest blocks per row whose chunks leave room for two blocks per multiprocessor (about
-  // 112 KiB each), else one (the portable cluster sizes first, 16 last); enough threads for
-  // several vectors each. `most` caps a block's chunk in bytes.
-  for (const std::int64_t limit : {std::int64_t{112} * 1024, kNormMaxSmemBytes})
-    for (const int cluster : {1, 2, 4, 8, 16}) {
-      if (cluster == 16 && limit != kNormMaxSmemBytes) continue;
-      const NormChunk c = norm_cluster_chunk(pb.seg_len, cluster, vec);
-      if (c.bytes > std::min(limit, most)) continue;
-      NormParams p;
-      p.structure = "cluster";
-      p.cluster = cluster;
-      const std::int64_t vectors = c.elems / vec;
-      p.block = vectors >= 8192 ? 1024 : vectors >= 2048 ? 512 : 256;
-      if (norm_cluster_valid(pb, p, vec)) return p;
-    }
-  return std::nullopt;
+  auto params = [](OnChipShape shape) {
+    NormParams p;
+    p.structure = "cluster";
+    p.cluster = shape.cluster;
+    p.block = shape.block;
+    return p;
+  };
+  const auto shape = on_chip_prior(
+      [&](int cluster) {
+        const NormChunk c = norm_cluster_chunk(pb.seg_len, cluster, vec);
+        return OnChipChunk{c.bytes, c.elems / vec};
+      },
+      [&](OnChipShape shape) { return norm_cluster_valid(pb, params(shape), vec); }, most);
+  if (!shape) return std::nullopt;
+  return params(*shape);
 }
 
 }  // namespace egg::backend::builtin
@@ -713,11 +704,10 @@ std::vector<NormParams> norm_tuning_space(const NormProblem& pb, const NormParam
         if (norm_cluster_valid(pb, p, vec)) add(p);
       }
   } else if (inc.structure == "split") {
-    // First the row on chip in chunks of at most 72 KiB (three blocks per multiprocessor: on the
-    // H200 a 1 MiB instance-norm row over 8 blocks of 128 KiB lost to the split structure, the
-    // L1 norm's 256 KiB rows over 4 blocks of 64 KiB ran at 90 % of copy).
+    // First the row on chip in chunks small enough for three blocks per multiprocessor
+    // (on_chip.h).
     if (!pb.running && pb.contiguous_rows())
-      if (auto on_chip = norm_cluster_prior(pb, vec, 72 * 1024)) add(*on_chip);
+      if (auto on_chip = norm_cluster_prior(pb, vec, kOnChipThreeBlocksBytes)) add(*on_chip);
     const int base = std::max(1, inc.splits);
     std::vector<int> splits = latency ? std::vector<int>{base * 2, base * 4, base, base / 2}
                                       : std::vector<int>{base, base * 2, base / 2, base * 4};

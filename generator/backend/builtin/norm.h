@@ -17,6 +17,7 @@
 
 #include "backend/backend.h"
 #include "backend/builtin/family.h"
+#include "backend/builtin/on_chip.h"
 #include "backend/builtin/op_table.h"
 #include "backend/builtin/planned_family.h"
 #include "render/template.h"
@@ -120,7 +121,7 @@ bool norm_cluster_valid(const NormProblem& problem, const NormParams& params, in
 // The cluster structure's prior for a row too long for registers, its blocks' chunks at most
 // `most` bytes, or nullopt when none fits.
 std::optional<NormParams> norm_cluster_prior(const NormProblem& problem, int vec,
-                                             std::int64_t most = std::int64_t{1} << 40);
+                                             std::int64_t most = kOnChipMaxBytes);
 // Stage-2 parameter sets around the incumbent, best prior first.
 std::vector<NormParams> norm_tuning_space(const NormProblem& problem, const NormParams& incumbent,
                                           int vec, const std::string& bottleneck);

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "backend/builtin/index_ir.h"
+#include "backend/builtin/on_chip.h"
 
 namespace egg::backend::builtin {
 namespace {
@@ -51,10 +52,6 @@ SmemLayout smem_layout(const ReductionPlan& plan, int elem_size, const Reduction
   l.bytes = ceil_div(plan.on_chip_arrays * l.stride * 4, 16) * 16;
   return l;
 }
-
-// Dynamic shared memory a block of a row-on-chip cluster may take: below the H100/H200 opt-in
-// limit of 227 KiB, leaving room for the merge's static shared memory.
-constexpr std::int64_t kMaxSmemBytes = 220 * 1024;
 
 std::string mode_name(Mode m) {
   return m == Mode::reduce ? "reduce" : m == Mode::normalize ? "normalize" : "scan";
@@ -205,7 +202,7 @@ bool reduction_params_valid(const ReductionPlan& plan, int elem_size, const Redu
     if (plan.in_rev || plan.out_rev || p.tpr != p.block) return false;
     if (p.cluster < 1 || p.cluster > 16 || (p.cluster & (p.cluster - 1))) return false;
     const SmemLayout l = smem_layout(plan, elem_size, p);
-    if (l.bytes > kMaxSmemBytes || l.chunk < static_cast<std::int64_t>(p.block) * l.vec)
+    if (l.bytes > kOnChipMaxBytes || l.chunk < static_cast<std::int64_t>(p.block) * l.vec)
       return false;
   }
   if (p.cgroups != 1) {
@@ -652,25 +649,26 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
 
 namespace {
 
-// A normalize row too long for registers kept on chip instead: the fewest blocks per row whose
-// chunks leave room for two blocks per multiprocessor (about 112 KiB each), else one (the
-// portable cluster sizes first, 16 last); enough threads for several vectors each. `most` caps a
-// block's chunk in bytes.
+// A normalize row too long for registers kept on chip instead, by the shared prior (on_chip.h);
+// `most` caps a block's chunk in bytes.
 std::optional<ReductionParams> smem_prior(const ReductionPlan& plan, int elem_size,
-                                          std::int64_t most = kMaxSmemBytes) {
+                                          std::int64_t most = kOnChipMaxBytes) {
   if (!plan.row() || plan.mode != Mode::normalize) return std::nullopt;
-  for (const std::int64_t limit : {std::int64_t{112} * 1024, kMaxSmemBytes})
-    for (const int cluster : {1, 2, 4, 8, 16}) {
-      if (cluster == 16 && limit != kMaxSmemBytes) continue;
-      ReductionParams p;
-      p.cluster = cluster;
-      const SmemLayout l = smem_layout(plan, elem_size, p);
-      if (l.bytes > std::min(limit, most)) continue;
-      const std::int64_t vectors = l.chunk / l.vec;
-      p.block = p.tpr = vectors >= 8192 ? 1024 : vectors >= 2048 ? 512 : 256;
-      if (reduction_params_valid(plan, elem_size, p)) return p;
-    }
-  return std::nullopt;
+  auto params = [](OnChipShape shape) {
+    ReductionParams p;
+    p.cluster = shape.cluster;
+    p.block = p.tpr = shape.block;
+    return p;
+  };
+  const auto shape = on_chip_prior(
+      [&](int cluster) {
+        const SmemLayout l = smem_layout(plan, elem_size, params({cluster, 256}));
+        return OnChipChunk{l.bytes, l.chunk / l.vec};
+      },
+      [&](OnChipShape shape) { return reduction_params_valid(plan, elem_size, params(shape)); },
+      most);
+  if (!shape) return std::nullopt;
+  return params(*shape);
 }
 
 }  // namespace
@@ -797,10 +795,9 @@ std::vector<ReductionParams> reduction_tuning_space(const ReductionPlan& plan, i
       add(p);
     }
   } else if (plan.row() && plan.mode == Mode::normalize && !inc.cache) {
-    // The row on chip in chunks of at most 72 KiB (three blocks per multiprocessor: on the H200
-    // the L1 norm's rows over 4 blocks of 64 KiB ran at 90 % of copy, softmax's 1.5 MiB rows over
-    // 8 blocks of 192 KiB lost to the two-pass kernel), else stage 1's prior.
-    if (const auto on_chip = smem_prior(plan, elem_size, 72 * 1024))
+    // The row on chip in chunks small enough for three blocks per multiprocessor (on_chip.h),
+    // else stage 1's prior.
+    if (const auto on_chip = smem_prior(plan, elem_size, kOnChipThreeBlocksBytes))
       add(*on_chip);
     else if (const auto prior = smem_prior(plan, elem_size))
       add(*prior);
