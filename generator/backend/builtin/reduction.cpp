@@ -507,7 +507,7 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
   // Softmax whose epilogue never reads x keeps the exponentials there for the write pass.
   const bool softmax = plan.reducer == "EggRedSoftmax";
   const bool two_pass = l.cache && softmax;
-  const bool smem_two_pass = l.smem && softmax && !epilogue_reads_operands(s, plan);
+  const bool smem_two_pass = l.smem && softmax && !epi.reads_operands;
   const bool exp_form = !plan.element_exp_expr.empty() && !epi.reads_x;
   const bool store_exp = two_pass && exp_form, smem_store_exp = smem_two_pass && exp_form;
   const std::string smem_anchor_elem = smem_store_exp ? plan.element_exp_expr : anchor_elem;
