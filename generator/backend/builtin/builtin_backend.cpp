@@ -7,7 +7,10 @@ namespace egg::backend::builtin {
 
 BuiltinBackend::BuiltinBackend(const std::filesystem::path& data_dir, const std::string& precision,
                                Cudnn cudnn)
-    : families_(make_families(data_dir, precision, cudnn)), ops_(data_dir), plan_code_(data_dir) {}
+    : families_(make_families(data_dir, precision, cudnn)),
+      fusing_(make_fusing_families(data_dir, cudnn)),
+      ops_(data_dir),
+      plan_code_(data_dir) {}
 
 const Family* BuiltinBackend::family_for(const spec::Spec& spec) const {
   return family_taking(spec, families_);
@@ -30,6 +33,13 @@ Plan BuiltinBackend::plan(const spec::Spec& spec) const {
             "avg_pool1d/2d/3d; mse_loss, l1_loss, huber_loss, smooth_l1_loss, kl_div, "
             "cross_entropy, hinge_embedding_loss, triplet_margin_loss");
   }
+}
+
+std::vector<Plan> BuiltinBackend::plans(const spec::Spec& spec) const {
+  std::vector<Plan> all = {plan(spec)};
+  for (auto& p : fused_plans(lower_composites(spec), all.front(), fusing_))
+    all.push_back(std::move(p));
+  return all;
 }
 
 void BuiltinBackend::check_supported(const spec::Spec& spec) const {
@@ -65,8 +75,9 @@ std::optional<Candidate> BuiltinBackend::repair(const StageRequest& original,
 
 std::vector<std::pair<std::string, std::string>> BuiltinBackend::key_inputs() const {
   std::vector<std::pair<std::string, std::string>> all;
-  for (const auto& f : families_)
-    for (auto& input : f->key_inputs()) all.push_back(std::move(input));
+  for (const auto* list : {&families_, &fusing_})
+    for (const auto& f : *list)
+      for (auto& input : f->key_inputs()) all.push_back(std::move(input));
   for (auto& input : plan_code_.key_inputs()) all.push_back(std::move(input));
   return all;
 }

@@ -30,6 +30,8 @@ class BuiltinBackend : public Backend {
 
   // The plan of a spec no single family takes; throws the UserError naming the op otherwise.
   Plan plan(const spec::Spec& spec) const;
+  // That plan first, then its fused alternatives (planner.h fused_plans).
+  std::vector<Plan> plans(const spec::Spec& spec) const;
 
  private:
   // The family that implements the whole spec (checked by check_supported), or null.
@@ -37,6 +39,10 @@ class BuiltinBackend : public Backend {
   // Stage proposals for a plan: stage 1 combines the segments' structures, stage 2 each segment's
   // tunings with the others at the incumbent's (plan_stages.cpp).
   std::vector<Candidate> propose_plan(const StageRequest& request);
+  // Stage 1's combinations for one plan: every segment's first structure, the library floor,
+  // then one segment's other structures at a time.
+  std::vector<Candidate> stage1_proposals(const spec::Spec& spec,
+                                          const contract::Contract& contract, const Plan& plan);
   // The debug agent for a plan: the failed segment (named in the report, else the first that has
   // one) takes its family's fallback (plan_stages.cpp).
   std::optional<Candidate> repair_plan(const StageRequest& request, const Candidate& failed,
@@ -49,6 +55,7 @@ class BuiltinBackend : public Backend {
                 const std::vector<Candidate>& parts);
 
   std::vector<std::unique_ptr<Family>> families_;
+  std::vector<std::unique_ptr<Family>> fusing_;  // families of the fused alternatives
   OpTable ops_;
   PlanCode plan_code_;
   std::map<std::string, Candidate>

@@ -27,8 +27,10 @@ ConvParams igemm_default(const ConvPlan& p, const std::string& math) {
     q.bm = 128, q.bn = 16, q.warps_m = 4, q.warps_n = 1;
   } else if (p.gemm_n() <= 32) {
     q.bm = 128, q.bn = 32, q.warps_m = 4, q.warps_n = 1;
-  } else {
+  } else if (p.gemm_n() <= 64 || !p.reduction) {
     q.bm = 128, q.bn = 64, q.warps_m = 4, q.warps_n = 2;
+  } else {  // a channel reduction: one N tile holds every output channel
+    q.bm = 128, q.bn = 128, q.warps_m = 2, q.warps_n = 4;
   }
   q.bk = 32;
   return q;
@@ -226,6 +228,9 @@ ConvParams ConvParams::from_json(const json& j) {
 }
 
 std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const ConvParams& q) {
+  if (p.reduction && (q.structure != "igemm" || q.bn < p.cout_per_group()))
+    return std::string(
+        "a channel reduction fuses into the implicit GEMM whose N tile holds every output channel");
   if (q.structure == "cudnn") {
     // The cuDNN structure pads both sides alike (one padding per dim) and keeps every tensor
     // below 2^31 elements (cuDNN's engines index with int).
@@ -295,20 +300,28 @@ std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const Conv
   return std::nullopt;
 }
 
-ConvFamily::ConvFamily(const std::filesystem::path& data_dir, Cudnn cudnn)
+ConvFamily::ConvFamily(const std::filesystem::path& data_dir, Cudnn cudnn,
+                       bool fuse_channel_reduction)
     : ops_(data_dir),
+      reductions_(data_dir),
       common_(render::load_template(data_dir, "conv/common.cuh.tmpl")),
       igemm_(render::load_template(data_dir, "conv/igemm.cuh.tmpl")),
       direct_(render::load_template(data_dir, "conv/direct.cuh.tmpl")),
       transpose_(render::load_template(data_dir, "conv/transpose.cuh.tmpl")),
       cudnn_(render::load_template(data_dir, "conv/cudnn.cuh.tmpl")),
       launch_(render::load_template(data_dir, "conv/launch.tmpl")),
-      cudnn_use_(cudnn) {}
+      reducers_(render::load_template(data_dir, "reduction/reducers.cuh")),
+      cudnn_use_(cudnn),
+      fuse_(fuse_channel_reduction) {}
 
 std::vector<std::pair<std::string, std::string>> ConvFamily::key_inputs() const {
   auto inputs = ops_.key_inputs();
   for (const auto* t : {&common_, &igemm_, &direct_, &transpose_, &cudnn_, &launch_})
     inputs.push_back({t->name, t->text});
+  if (fuse_) {  // the channel reduction's table and reducers
+    inputs.push_back(reductions_.key_input());
+    inputs.push_back({reducers_.name, reducers_.text});
+  }
   // Whether the cuDNN structure is on offer changes what generation may pick.
   inputs.push_back({"conv.cudnn", cudnn_use_ == Cudnn::absent       ? "absent"
                                   : cudnn_use_ == Cudnn::any_engine ? "any engine"
@@ -317,7 +330,7 @@ std::vector<std::pair<std::string, std::string>> ConvFamily::key_inputs() const 
 }
 
 std::variant<ConvPlan, UserError> ConvFamily::analyze(const spec::Spec& s) const {
-  return plan_conv(s, ops_);
+  return plan_conv(s, ops_, fuse_ ? &reductions_ : nullptr);
 }
 
 Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, const ConvPlan& plan,
@@ -329,14 +342,15 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
   const std::string fn = "egg_" + c.name;
 
   // Operands once each in launch() order: input, weight, bias and the epilogue's leaves.
-  std::set<std::string> epi_leaves;
+  std::set<std::string> epi_leaves, post_leaves;
   add_tensor_leaves(s, plan.epilogue, epi_leaves);
+  if (plan.reduction) add_tensor_leaves(s, plan.reduction->post, post_leaves);
   std::map<std::string, std::string> var_of;
   json ins = json::array(), outs = json::array(), results = json::array();
   for (const auto& a : c.args) {
     if (a.role == contract::Role::output) continue;
     if (a.source == plan.input || a.source == plan.weight || a.source == plan.bias ||
-        epi_leaves.count(a.source)) {
+        epi_leaves.count(a.source) || post_leaves.count(a.source)) {
       ins.push_back({{"ptr", a.var}, {"ctype", contract::c_type(a.dtype)}});
       var_of[a.source] = a.var;
     }
@@ -365,6 +379,37 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
     epilogue_text += (epilogue_text.empty() ? "" : ", ") + n->op;
   }
   if (epilogue_text.empty()) epilogue_text = "none";
+  // A channel reduction: its value per output pixel, then the ops after it (at `egg_ro`, the
+  // pixel's index in the reduced shape).
+  json red = json::object();
+  if (plan.reduction) {
+    const ConvChannelReduction& r = *plan.reduction;
+    red = {{"reducer", r.reducer},  {"red_in", r.in_expr},
+           {"red_row", r.row_expr}, {"red_value", epi_value.at(r.node->args[0].node)},
+           {"red_op", r.node->op},  {"red_shape", spec::shape_string(r.shape)}};
+    json post_loads = json::array(), post_steps = json::array();
+    for (const auto& leaf : post_leaves) {
+      const spec::Tensor* t = s.find_tensor(leaf);
+      const std::string v = "egg_p" + std::to_string(post_loads.size());
+      const std::string off = spec::numel(t->shape) == spec::numel(r.shape)
+                                  ? "egg_ro"
+                                  : broadcast_offset(t->shape, r.shape, "egg_ro");
+      post_loads.push_back(
+          {{"value", v}, {"load", "egg_to_float(a." + var_of.at(leaf) + "[" + off + "])"}});
+      epi_value[leaf] = v;
+    }
+    for (const auto& name : r.value_names) epi_value[name] = "egg_v";
+    for (const auto* n : r.post) {
+      const std::string v = "egg_q" + std::to_string(post_steps.size());
+      post_steps.push_back({{"value", v}, {"expr", ops_.expression(s, *n, epi_value)}});
+      epi_value[n->name] = v;
+    }
+    red["post_loads"] = post_loads;
+    red["post_steps"] = post_steps;
+    epilogue_text +=
+        ", then " + r.node->op + " over the output channels" +
+        (r.post.empty() ? "" : " and " + std::to_string(r.post.size()) + " ops after it");
+  }
   for (const auto& o : s.outputs) {
     const contract::LaunchArg* arg = nullptr;
     for (const auto& a : c.args)
@@ -426,8 +471,11 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
   std::int64_t threads = plan.batch * plan.groups * (plan.cout_per_group() / q.co) * plan.out[0] *
                          plan.out[1] *
                          (q.structure == "direct" ? ceil_div(plan.out[2], q.opt) : plan.out[2]);
-  const std::string summary = an.target + " (" + kind + ") → " +
-                              std::to_string(plan.epilogue.size()) + " epilogue ops: " + structure;
+  const std::string summary =
+      an.target + " (" + kind + ") → " + std::to_string(plan.epilogue.size()) + " epilogue ops" +
+      (plan.reduction ? " → " + plan.reduction->node->target + " over the output channels" : "") +
+      ": " + structure;
+  if (plan.reduction) id += ":" + plan.reduction->node->op + "_c";
   json ctx = {{"fn", fn},
               {"summary", summary},
               {"structure", structure},
@@ -476,6 +524,13 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"wk", is_fp32 ? 8 : 16},
               {"smem_t", is_fp32 ? "float" : contract::c_type(plan.dtype)},
               {"frag_t", is_fp32 ? "nvcuda::wmma::precision::tf32" : contract::c_type(plan.dtype)}};
+  ctx["reduce"] = plan.reduction.has_value();
+  if (plan.reduction) {
+    ctx.update(red);
+    ctx["red_results"] = results;
+    ctx["results"] = json::array();
+    ctx["reducers"] = reducers_.text;
+  }
   add_window_context(ctx, plan.in, plan.out, plan.kernel, plan.stride, plan.pad, plan.dilation);
   ctx["cudnn"] = q.structure == "cudnn";
   if (q.structure == "cudnn") {
@@ -618,6 +673,8 @@ std::optional<ConvParams> ConvFamily::fallback_params(const spec::Spec&, const c
   // A rank cuDNN's heuristic does not reach for this convolution, or channels-last it does not
   // take: nothing to repair (rank 0 in NCHW was measured already).
   if (failed.structure == "cudnn" && (failed.algo > 0 || failed.nhwc)) return std::nullopt;
+  // A channel reduction runs on the implicit GEMM alone: its default tile.
+  if (pl.reduction) return igemm_default(pl, "tf32");
   // The simplest structure: the direct (or gather) kernel, a thread per output, 256 threads.
   ConvParams q;
   q.structure = pl.transposed ? "transpose" : "direct";

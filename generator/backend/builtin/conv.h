@@ -29,6 +29,7 @@
 #include "backend/builtin/family.h"
 #include "backend/builtin/op_table.h"
 #include "backend/builtin/planned_family.h"
+#include "backend/builtin/reduction_ops.h"
 #include "render/template.h"
 
 namespace egg::backend::builtin {
@@ -44,6 +45,18 @@ std::int64_t conv_transpose_output_size(std::int64_t in, std::int64_t kernel, st
                                         std::int64_t stride, std::int64_t dilation,
                                         std::int64_t output_padding);
 
+// A reduction over the output channels that the implicit GEMM's epilogue computes (cross-anchor
+// fusion: the block's tile holds every channel of its output pixels, so the full-size result is
+// never written). Its reducer and expressions are the reduction family's table
+// (templates/reduction/anchors.json) with R = the output channels.
+struct ConvChannelReduction {
+  const spec::Node* node = nullptr;  // the reduction (its values; never its indices)
+  std::string reducer, in_expr, row_expr;
+  spec::Shape shape;                     // its value's shape: [N, 1, spatial...] or [N, spatial...]
+  std::vector<const spec::Node*> post;   // element-wise ops after it, on `shape`
+  std::vector<std::string> value_names;  // the reduction's value and getitem(.., 0) of it
+};
+
 // What the graph is, in the terms of the conv templates. Spatial arrays are (D, H, W); a 1D or 2D
 // convolution has size-1 leading spatial dims with kernel 1, stride 1, padding 0, dilation 1.
 struct ConvPlan {
@@ -58,6 +71,7 @@ struct ConvPlan {
   std::array<std::int64_t, 3> kernel{1, 1, 1}, stride{1, 1, 1}, dilation{1, 1, 1};
   std::array<std::int64_t, 3> pad{0, 0, 0};  // left (leading) padding; the right side is implied
   std::vector<const spec::Node*> epilogue;   // element-wise ops after the conv
+  std::optional<ConvChannelReduction> reduction;  // then a channel reduction (fusing family only)
   std::int64_t cin_per_group() const { return c_in / groups; }
   std::int64_t cout_per_group() const { return c_out / groups; }
   std::int64_t window() const { return kernel[0] * kernel[1] * kernel[2]; }
@@ -68,8 +82,16 @@ struct ConvPlan {
   std::int64_t gemm_k() const { return cin_per_group() * window(); }
 };
 
-// The plan of a spec, or why the conv family cannot implement it (naming op and line).
-std::variant<ConvPlan, UserError> plan_conv(const spec::Spec& spec, const OpTable& ops);
+// The plan of a spec, or why the conv family cannot implement it (naming op and line). With
+// `fuse` (the reduction family's table), the spec must be a convolution, element-wise ops, one
+// reduction over the output channels and element-wise ops after it (plan_channel_reduction).
+std::variant<ConvPlan, UserError> plan_conv(const spec::Spec& spec, const OpTable& ops,
+                                            const ReductionOps* fuse = nullptr);
+
+// The epilogue of `plan`'s convolution that ends in a reduction over its output channels: fills
+// plan.epilogue and plan.reduction, or says why the graph is not one (naming op and line).
+std::optional<UserError> plan_channel_reduction(const spec::Spec& spec, const OpTable& ops,
+                                                const ReductionOps& table, ConvPlan& plan);
 
 // Tunable parameters of the conv templates.
 struct ConvParams {
@@ -98,9 +120,12 @@ class ConvFamily : public PlannedFamily<ConvPlan, ConvParams> {
   // convolutions), with the fp32-accurate 3xTF32 and direct structures as alternatives.
   // `cudnn`: cuDNN's headers and library are at hand (the toolchain found them), so the cuDNN
   // structure is offered beside EGG's own kernels and measurement picks.
-  explicit ConvFamily(const std::filesystem::path& data_dir, Cudnn cudnn = Cudnn::absent);
+  // `fuse_channel_reduction`: this instance takes only a convolution whose epilogue ends in a
+  // reduction over its output channels (the planner's fused alternative to two kernels).
+  explicit ConvFamily(const std::filesystem::path& data_dir, Cudnn cudnn = Cudnn::absent,
+                      bool fuse_channel_reduction = false);
 
-  std::string name() const override { return "conv"; }
+  std::string name() const override { return fuse_ ? "conv_reduce" : "conv"; }
   std::vector<std::pair<std::string, std::string>> key_inputs() const override;
   std::variant<ConvPlan, UserError> analyze(const spec::Spec& spec) const override;
   // Renders a candidate with these parameters (valid for the plan: see conv_params_unsupported).
@@ -121,8 +146,10 @@ class ConvFamily : public PlannedFamily<ConvPlan, ConvParams> {
 
  private:
   OpTable ops_;
-  render::Template common_, igemm_, direct_, transpose_, cudnn_, launch_;
+  ReductionOps reductions_;
+  render::Template common_, igemm_, direct_, transpose_, cudnn_, launch_, reducers_;
   Cudnn cudnn_use_ = Cudnn::absent;
+  bool fuse_ = false;
 };
 
 // The output var the cuDNN structure writes the convolution into (the first output of the

@@ -45,7 +45,8 @@ std::int64_t conv_transpose_output_size(std::int64_t in, std::int64_t kernel, st
   return (in - 1) * stride - 2 * pad + dilation * (kernel - 1) + output_padding + 1;
 }
 
-std::variant<ConvPlan, UserError> plan_conv(const spec::Spec& s, const OpTable& ops) {
+std::variant<ConvPlan, UserError> plan_conv(const spec::Spec& s, const OpTable& ops,
+                                            const ReductionOps* fuse) {
   const SourceLocation file_only{s.op_file, 0, "output"};
   ConvPlan plan;
   for (const auto& n : s.nodes) {
@@ -249,6 +250,10 @@ std::variant<ConvPlan, UserError> plan_conv(const spec::Spec& s, const OpTable& 
                                    " has more groups or channels than the builtin conv "
                                    "kernels index (65535 groups, 2^30 channels)");
 
+  if (fuse) {  // a channel reduction ends the epilogue
+    if (auto e = plan_channel_reduction(s, ops, *fuse, plan)) return *e;
+    return plan;
+  }
   // Epilogue: every other node, element-wise on the output shape, computed from the result.
   EpilogueRule rule;
   rule.shape = plan.out_shape;

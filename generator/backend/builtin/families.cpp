@@ -23,4 +23,11 @@ std::vector<std::unique_ptr<Family>> make_families(const std::filesystem::path& 
   return families;
 }
 
+std::vector<std::unique_ptr<Family>> make_fusing_families(const std::filesystem::path& data_dir,
+                                                          Cudnn cudnn) {
+  std::vector<std::unique_ptr<Family>> families;
+  families.push_back(std::make_unique<ConvFamily>(data_dir, cudnn, true));
+  return families;
+}
+
 }  // namespace egg::backend::builtin

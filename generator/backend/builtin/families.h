@@ -18,4 +18,9 @@ std::vector<std::unique_ptr<Family>> make_families(const std::filesystem::path& 
                                                    const std::string& precision = "default",
                                                    Cudnn cudnn = Cudnn::absent);
 
+// The families that take two neighbouring segments of a plan as one kernel (the planner's fused
+// alternatives, planner.h fused_plans): the conv family fusing a channel reduction.
+std::vector<std::unique_ptr<Family>> make_fusing_families(const std::filesystem::path& data_dir,
+                                                          Cudnn cudnn = Cudnn::absent);
+
 }  // namespace egg::backend::builtin

@@ -68,49 +68,39 @@ Candidate BuiltinBackend::segment_part(const Plan& plan, size_t k, const contrac
 std::vector<Candidate> BuiltinBackend::propose_plan(const StageRequest& request) {
   const spec::Spec& s = *request.spec;
   const contract::Contract& c = *request.contract;
-  const Plan p = plan(s);
+  const std::vector<Plan> all = plans(s);
+  // Stage 2 tunes the plan the incumbent is a candidate of; stage 1 proposes every plan's.
+  const Plan* tuned = nullptr;
+  const json* record = nullptr;
+  if (request.stage != "stage1" && request.incumbent)
+    for (const auto& p : all)
+      if ((record = plan_record(*request.incumbent, p))) {
+        tuned = &p;
+        break;
+      }
+  std::vector<Candidate> out;
+  std::set<std::string> seen;
+  auto add = [&](Candidate combined) {
+    if (out.size() < kMaxPlanCandidates && seen.insert(combined.id).second)
+      out.push_back(std::move(combined));
+  };
+  if (!tuned) {
+    // Stage 1: the fused alternatives' first structures (one kernel fewer, the intermediate never
+    // written), then the plan's own: its first structures, its library floor, one segment's other
+    // structures at a time; the alternatives' other structures last.
+    std::vector<std::vector<Candidate>> lists(all.size());
+    for (size_t i = 0; i < all.size(); ++i) lists[i] = stage1_proposals(s, c, all[i]);
+    for (size_t i = 1; i < all.size(); ++i)
+      if (!lists[i].empty()) add(lists[i].front());
+    for (auto& cand : lists.front()) add(std::move(cand));
+    for (size_t i = 1; i < all.size(); ++i)
+      for (size_t k = 1; k < lists[i].size(); ++k) add(std::move(lists[i][k]));
+    return out;
+  }
+  const Plan& p = *tuned;
   std::vector<contract::Contract> subs;
   for (size_t k = 0; k < p.segments.size(); ++k)
     subs.push_back(PlanCode::segment_contract(p, k, c.name));
-  std::vector<Candidate> out;
-  const json* record = request.incumbent ? plan_record(*request.incumbent, p) : nullptr;
-
-  if (request.stage == "stage1" || !record) {
-    // Stage 1: every segment's first structure; then one segment's other structures at a time.
-    std::vector<std::vector<Candidate>> structures;
-    for (size_t k = 0; k < p.segments.size(); ++k) {
-      structures.push_back(p.segments[k].family->structures(p.segments[k].spec, subs[k]));
-      if (structures.back().empty()) return {};
-      remember(subs[k], p.segments[k].spec, structures.back());
-    }
-    std::vector<Candidate> first;
-    for (const auto& list : structures) first.push_back(list.front());
-    out.push_back(plan_code_.combine(s, c, p, first));
-    // Second, the library floor: every segment on the library route PyTorch itself takes where
-    // its family offers one (cuDNN for each convolution, ...). Varying one segment at a time
-    // would reach it only for the first few segments of a deep network within the budget.
-    std::vector<Candidate> floor = first;
-    bool differs = false;
-    for (size_t k = 0; k < structures.size(); ++k)
-      if (!library_route(first[k]))
-        for (const auto& option : structures[k])
-          if (library_route(option)) {
-            floor[k] = option;
-            differs = true;
-            break;
-          }
-    if (differs) out.push_back(plan_code_.combine(s, c, p, floor));
-    std::set<std::string> seen;
-    for (const auto& o : out) seen.insert(o.id);
-    for (size_t k = 0; k < p.segments.size(); ++k)
-      for (size_t i = 1; i < structures[k].size() && out.size() < kMaxPlanCandidates; ++i) {
-        auto parts = first;
-        parts[k] = structures[k][i];
-        Candidate combined = plan_code_.combine(s, c, p, parts);
-        if (seen.insert(combined.id).second) out.push_back(std::move(combined));
-      }
-    return out;
-  }
 
   // Stage 2: each segment's tuning list with the others at the incumbent's, taken round-robin so
   // that every segment is tuned within the stage's candidate budget.
@@ -126,14 +116,52 @@ std::vector<Candidate> BuiltinBackend::propose_plan(const StageRequest& request)
   }
   // A tuning equal to the incumbent's part stays in its place (without a GPU the first candidate
   // wins, as for one family); repeated combinations are proposed once.
-  std::set<std::string> seen;
   for (size_t i = 0; i < longest; ++i)
     for (size_t k = 0; k < p.segments.size(); ++k) {
       if (i >= tunings[k].size() || out.size() >= kMaxPlanCandidates) continue;
       auto parts = incumbent;
       parts[k] = tunings[k][i];
-      Candidate combined = plan_code_.combine(s, c, p, parts);
-      if (seen.insert(combined.id).second) out.push_back(std::move(combined));
+      add(plan_code_.combine(s, c, p, parts));
+    }
+  return out;
+}
+
+std::vector<Candidate> BuiltinBackend::stage1_proposals(const spec::Spec& s,
+                                                        const contract::Contract& c,
+                                                        const Plan& p) {
+  std::vector<contract::Contract> subs;
+  for (size_t k = 0; k < p.segments.size(); ++k)
+    subs.push_back(PlanCode::segment_contract(p, k, c.name));
+  // Every segment's first structure; then one segment's other structures at a time.
+  std::vector<std::vector<Candidate>> structures;
+  for (size_t k = 0; k < p.segments.size(); ++k) {
+    structures.push_back(p.segments[k].family->structures(p.segments[k].spec, subs[k]));
+    if (structures.back().empty()) return {};
+    remember(subs[k], p.segments[k].spec, structures.back());
+  }
+  std::vector<Candidate> out;
+  std::vector<Candidate> first;
+  for (const auto& list : structures) first.push_back(list.front());
+  out.push_back(plan_code_.combine(s, c, p, first));
+  // Second, the library floor: every segment on the library route PyTorch itself takes where
+  // its family offers one (cuDNN for each convolution, ...). Varying one segment at a time
+  // would reach it only for the first few segments of a deep network within the budget.
+  std::vector<Candidate> floor = first;
+  bool differs = false;
+  for (size_t k = 0; k < structures.size(); ++k)
+    if (!library_route(first[k]))
+      for (const auto& option : structures[k])
+        if (library_route(option)) {
+          floor[k] = option;
+          differs = true;
+          break;
+        }
+  if (differs) out.push_back(plan_code_.combine(s, c, p, floor));
+  for (size_t k = 0; k < p.segments.size(); ++k)
+    for (size_t i = 1; i < structures[k].size() && out.size() < kMaxPlanCandidates; ++i) {
+      auto parts = first;
+      parts[k] = structures[k][i];
+      out.push_back(plan_code_.combine(s, c, p, parts));
     }
   return out;
 }
@@ -143,9 +171,16 @@ std::optional<Candidate> BuiltinBackend::repair_plan(const StageRequest& request
                                                      const std::string& failure_report) {
   const spec::Spec& s = *request.spec;
   const contract::Contract& c = *request.contract;
-  const Plan p = plan(s);
-  const json* record = plan_record(failed, p);
-  if (!record) return std::nullopt;
+  const std::vector<Plan> all = plans(s);
+  const json* record = nullptr;
+  const Plan* found = nullptr;
+  for (const auto& candidate_plan : all)
+    if ((record = plan_record(failed, candidate_plan))) {
+      found = &candidate_plan;
+      break;
+    }
+  if (!found) return std::nullopt;
+  const Plan& p = *found;
   std::vector<contract::Contract> subs;
   std::vector<Candidate> parts;
   for (size_t k = 0; k < p.segments.size(); ++k) {

@@ -81,4 +81,11 @@ const Family* family_taking(const spec::Spec& s,
 Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& families,
                 const OpTable& ops);
 
+// Alternatives to `base` that fuse two neighbouring segments into one kernel where a family of
+// `fusing` takes their nodes together (a convolution and the channel reduction after it): the
+// first segment's values are read by the second alone and are no graph output. Stage 1 measures
+// each against `base`; none where nothing fuses.
+std::vector<Plan> fused_plans(const spec::Spec& s, const Plan& base,
+                              const std::vector<std::unique_ptr<Family>>& fusing);
+
 }  // namespace egg::backend::builtin

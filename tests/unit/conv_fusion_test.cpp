@@ -1,0 +1,195 @@
+// Cross-anchor fusion of a convolution and a reduction over its output channels: the planner's
+// fused alternative (one kernel), proposed first in stage 1 beside the two-kernel plan, tuned in
+// stage 2 within tiles that hold every channel, and what does not fuse (other dims, more channels
+// than a tile, the reduction's indices, a transposed convolution).
+#include <gtest/gtest.h>
+
+#include "nvcc_compile.h"
+#include "spec_fixtures.h"
+
+#include "backend/builtin/builtin_backend.h"
+#include "backend/builtin/conv.h"
+#include "contract/contract.h"
+
+namespace egg::backend::builtin {
+namespace {
+
+using egg::testing::has;
+using egg::testing::node;
+using egg::testing::ref;
+using egg::testing::tensor;
+using nlohmann::json;
+
+const std::filesystem::path kData = EGG_TEST_DATA_DIR;
+
+struct Chain {
+  int c_out = 64;
+  std::string reduce = "min";  // the reduction's op
+  json dim = 1;
+  bool keepdim = true;
+  bool indices = false;  // the graph returns the reduction's indices (getitem 1)
+  std::string conv = "conv2d";
+};
+
+// conv2d 16 → c_out 3x3 over [4, 16, 34, 34], bias, * 2, the reduction (a (values, indices) tuple
+// for max/min), tanh of its values: the shape of KernelBench's Conv2d_Scaling_Min chains.
+json chain(const Chain& o) {
+  const bool transposed = o.conv == "conv_transpose2d";
+  const int sp = transposed ? 36 : 32;
+  const json out_shape = {4, o.c_out, sp, sp};
+  const bool tuple = o.reduce == "min" || o.reduce == "max";
+  const int d = o.dim.is_number_integer() ? o.dim.get<int>() : o.dim[0].get<int>();
+  json red_shape = out_shape;
+  if (o.keepdim)
+    red_shape[d] = 1;
+  else
+    red_shape.erase(d);
+  json red =
+      node("red", o.reduce, {ref("mul")}, {{"dim", o.dim}, {"keepdim", o.keepdim}}, red_shape, 8);
+  if (tuple) {
+    red["result"] = "tuple";
+    red["tuple"] = {{{"shape", red_shape}, {"dtype", "float32"}},
+                    {{"shape", red_shape}, {"dtype", "int64"}}};
+  }
+  json nodes = {node("conv", o.conv, {ref("x"), ref("conv.weight"), ref("conv.bias")},
+                     {{"stride", {1, 1}}, {"padding", {0, 0}}, {"dilation", {1, 1}}, {"groups", 1}},
+                     out_shape, 6),
+                node("mul", "mul", {ref("conv"), {{"scalar", 2.0}}}, json::object(), out_shape, 7),
+                red};
+  std::string value = "red";
+  if (tuple) {
+    nodes.push_back(node("values", "getitem", {ref("red"), {{"scalar", o.indices ? 1 : 0}}},
+                         json::object(), red_shape, 8, o.indices ? "int64" : "float32"));
+    value = "values";
+  }
+  if (!o.indices) {
+    nodes.push_back(node("tanh", "tanh", {egg::testing::ref(value)}, json::object(), red_shape, 9));
+    value = "tanh";
+  }
+  const json weight = transposed ? json{16, o.c_out, 3, 3} : json{o.c_out, 16, 3, 3};
+  return {{"schema", 2},
+          {"op_file", "/src/op.py"},
+          {"model_class", "Model"},
+          {"init_inputs", json::array()},
+          {"inputs", {tensor("x", {4, 16, 34, 34})}},
+          {"params",
+           {tensor("conv.weight", weight, "float32", "parameter"),
+            tensor("conv.bias", {o.c_out}, "float32", "parameter")}},
+          {"nodes", nodes},
+          {"outputs",
+           {{{"name", "out0"},
+             {"node", value},
+             {"shape", red_shape},
+             {"dtype", o.indices ? "int64" : "float32"}}}},
+          {"deps", {"/src/op.py"}},
+          {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};
+}
+
+StageRequest request(const spec::Spec& s, const contract::Contract& c, const std::string& stage) {
+  StageRequest r;
+  r.spec = &s;
+  r.contract = &c;
+  r.stage = stage;
+  r.bottleneck = "memory";
+  return r;
+}
+
+TEST(ConvFusion, AChannelMinAfterAConvIsOneKernelProposedFirst) {
+  BuiltinBackend backend(kData);
+  const auto s = spec::parse_spec(chain({}));
+  const auto all = backend.plans(s);
+  ASSERT_EQ(all.size(), 2u);
+  ASSERT_EQ(all[0].segments.size(), 2u);  // the plan of its anchors: conv, then reduction
+  EXPECT_EQ(all[0].segments[1].family->name(), "reduction");
+  ASSERT_EQ(all[1].segments.size(), 1u);  // fused: one kernel, the intermediate never written
+  EXPECT_EQ(all[1].segments[0].family->name(), "conv_reduce");
+  EXPECT_EQ(all[1].segments[0].nodes,
+            (std::vector<std::string>{"conv", "mul", "red", "values", "tanh"}));
+
+  const auto c = contract::derive(s, "k");
+  const auto cands = backend.propose(request(s, c, "stage1"));
+  ASSERT_GE(cands.size(), 2u);
+  EXPECT_EQ(cands[0].id, "plan:conv.igemm.tf32:128x64x32:w4x2:min_c");
+  const std::string& code = cands[0].code.device_code;
+  EXPECT_TRUE(has(code, "EggRedMin egg_st;")) << code;
+  EXPECT_TRUE(has(code, "egg_st.push(egg_x, co);"));
+  // Bias and the scaling enter the reduction; tanh runs on its value, at the pixel's index.
+  EXPECT_TRUE(has(code, "const float egg_e0 = (egg_r * 2.0f);")) << code;
+  EXPECT_TRUE(has(code, "const float egg_q0 = tanhf(egg_v);")) << code;
+  EXPECT_TRUE(has(code, "a.out0[egg_ro] ="));
+  EXPECT_TRUE(has(code, "static_assert(G == 1 && BN >= COG"));
+  // The two-kernel plan follows (the conv, then the column reduction of its result).
+  EXPECT_TRUE(has(cands[1].id, "+reduction.reduce.col")) << cands[1].id;
+
+  // Stage 2 tunes the fused kernel within tiles whose N side holds all 64 channels.
+  auto r2 = request(s, c, "stage2");
+  r2.incumbent = cands[0];
+  const auto tuned = backend.propose(r2);
+  ASSERT_GE(tuned.size(), 2u);
+  for (const auto& t : tuned) {
+    EXPECT_TRUE(has(t.id, ":min_c")) << t.id;
+    EXPECT_TRUE(has(t.id, "x64x") || has(t.id, "x128x")) << t.id;
+  }
+  // The debug agent's fallback for a tuned variant stays on the fused kernel: its default tile.
+  ASSERT_NE(tuned.back().id, cands[0].id);
+  auto fixed = backend.repair(r2, tuned.back(), Failure{FailureClass::mismatch, "max abs error"});
+  ASSERT_TRUE(fixed.has_value());
+  EXPECT_EQ(fixed->id, cands[0].id);
+}
+
+TEST(ConvFusion, MeanOverManyChannelsTakesTheWideTile) {
+  Chain o;
+  o.c_out = 128;
+  o.reduce = "mean";
+  o.dim = json::array({1});
+  o.keepdim = false;
+  BuiltinBackend backend(kData);
+  const auto s = spec::parse_spec(chain(o));
+  const auto c = contract::derive(s, "k");
+  const auto cands = backend.propose(request(s, c, "stage1"));
+  ASSERT_FALSE(cands.empty());
+  EXPECT_EQ(cands[0].id, "plan:conv.igemm.tf32:128x128x32:w2x4:mean_c");
+  EXPECT_TRUE(has(cands[0].code.device_code, "(egg_st.v / 128.0f)")) << cands[0].code.device_code;
+}
+
+TEST(ConvFusion, OnlyAReductionOverTheChannelsOfOneTileFuses) {
+  BuiltinBackend backend(kData);
+  auto fused = [&](const Chain& o) {
+    const auto s = spec::parse_spec(chain(o));
+    return backend.plans(s).size() > 1;
+  };
+  EXPECT_TRUE(fused({}));
+  Chain other_dim;
+  other_dim.dim = 2;
+  EXPECT_FALSE(fused(other_dim));  // a spatial dim: the column reduction's own kernel
+  Chain wide;
+  wide.c_out = 256;
+  EXPECT_FALSE(fused(wide));  // more channels than one tile
+  Chain indices;
+  indices.indices = true;
+  EXPECT_FALSE(fused(indices));  // argmin's indices are not the reducer's value
+  Chain transposed;
+  transposed.conv = "conv_transpose2d";
+  EXPECT_FALSE(fused(transposed));  // no implicit GEMM for transposed convolutions
+
+  // The conv family alone still refuses the reduction (a whole-op check plans two kernels).
+  ConvFamily plain(kData);
+  EXPECT_TRUE(plain.cannot_implement(spec::parse_spec(chain({}))).has_value());
+}
+
+TEST(ConvFusion, TheFusedKernelCompilesWithNvcc) {
+  const auto nvcc = egg::testing::real_nvcc();
+  if (!nvcc) GTEST_SKIP() << "no nvcc";
+  BuiltinBackend backend(kData);
+  Chain o;
+  o.reduce = "max";
+  const auto s = spec::parse_spec(chain(o));
+  const auto c = contract::derive(s, "k");
+  const auto cands = backend.propose(request(s, c, "stage1"));
+  ASSERT_FALSE(cands.empty());
+  ASSERT_TRUE(has(cands[0].id, ":max_c")) << cands[0].id;
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands[0]), "");
+}
+
+}  // namespace
+}  // namespace egg::backend::builtin
