@@ -39,13 +39,13 @@ json chain(const Chain& o) {
   const json out_shape = {4, o.c_out, sp, sp};
   const bool tuple = o.reduce == "min" || o.reduce == "max";
   const int d = o.dim.is_number_integer() ? o.dim.get<int>() : o.dim[0].get<int>();
-  json red_shape = out_shape;
-  if (o.keepdim)
-    red_shape[d] = 1;
-  else
-    red_shape.erase(d);
-  json red =
-      node("red", o.reduce, {ref("mul")}, {{"dim", o.dim}, {"keepdim", o.keepdim}}, red_shape, 8);
+  const bool softmax = o.reduce == "softmax" || o.reduce == "log_softmax";
+  json red_shape = out_shape;  // a softmax: every element
+  if (!softmax && o.keepdim) red_shape[d] = 1;
+  if (!softmax && !o.keepdim) red_shape.erase(d);
+  json attrs = {{"dim", o.dim}};
+  if (!softmax) attrs["keepdim"] = o.keepdim;
+  json red = node("red", o.reduce, {ref("mul")}, attrs, red_shape, 8);
   if (tuple) {
     red["result"] = "tuple";
     red["tuple"] = {{{"shape", red_shape}, {"dtype", "float32"}},
@@ -150,6 +150,26 @@ TEST(ConvFusion, MeanOverManyChannelsTakesTheWideTile) {
   ASSERT_FALSE(cands.empty());
   EXPECT_EQ(cands[0].id, "plan:conv.igemm.tf32:128x128x32:w2x4:mean_c");
   EXPECT_TRUE(has(cands[0].code.device_code, "(egg_st.v / 128.0f)")) << cands[0].code.device_code;
+}
+
+TEST(ConvFusion, ASoftmaxOverTheChannelsRewritesEveryElementFromTheirState) {
+  Chain o;
+  o.reduce = "softmax";
+  o.c_out = 32;
+  BuiltinBackend backend(kData);
+  const auto s = spec::parse_spec(chain(o));
+  const auto c = contract::derive(s, "k");
+  const auto cands = backend.propose(request(s, c, "stage1"));
+  ASSERT_FALSE(cands.empty());
+  EXPECT_EQ(cands[0].id, "plan:conv.igemm.tf32:128x32x32:w4x1:softmax_c");
+  const std::string& code = cands[0].code.device_code;
+  EXPECT_TRUE(has(code, "EggRedSoftmax egg_st;")) << code;
+  EXPECT_TRUE(has(code, "(expf(egg_x - egg_st.m) / egg_st.s), (n * COUT + co) * OSP + sp);"))
+      << code;
+  const auto nvcc = egg::testing::real_nvcc();
+  if (nvcc) {
+    EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands[0]), "");
+  }
 }
 
 TEST(ConvFusion, OnlyAReductionOverTheChannelsOfOneTileFuses) {

@@ -384,9 +384,10 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
   json red = json::object();
   if (plan.reduction) {
     const ConvChannelReduction& r = *plan.reduction;
-    red = {{"reducer", r.reducer},  {"red_in", r.in_expr},
-           {"red_row", r.row_expr}, {"red_value", epi_value.at(r.node->args[0].node)},
-           {"red_op", r.node->op},  {"red_shape", spec::shape_string(r.shape)}};
+    red = {{"reducer", r.reducer},          {"red_in", r.in_expr},
+           {"red_row", r.row_expr},         {"normalize", r.normalize},
+           {"red_element", r.element_expr}, {"red_value", epi_value.at(r.node->args[0].node)},
+           {"red_op", r.node->op},          {"red_shape", spec::shape_string(r.shape)}};
     json post_loads = json::array(), post_steps = json::array();
     for (const auto& leaf : post_leaves) {
       const spec::Tensor* t = s.find_tensor(leaf);

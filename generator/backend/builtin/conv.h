@@ -51,8 +51,10 @@ std::int64_t conv_transpose_output_size(std::int64_t in, std::int64_t kernel, st
 // (templates/reduction/anchors.json) with R = the output channels.
 struct ConvChannelReduction {
   const spec::Node* node = nullptr;  // the reduction (its values; never its indices)
-  std::string reducer, in_expr, row_expr;
-  spec::Shape shape;                     // its value's shape: [N, 1, spatial...] or [N, spatial...]
+  bool normalize = false;            // softmax/log_softmax: every element rewritten from the state
+  std::string reducer, in_expr, row_expr, element_expr;
+  spec::Shape
+      shape;  // its value's shape: [N, 1, spatial...] or [N, spatial...]; normalize: the output's
   std::vector<const spec::Node*> post;   // element-wise ops after it, on `shape`
   std::vector<std::string> value_names;  // the reduction's value and getitem(.., 0) of it
 };

@@ -1,7 +1,7 @@
 // Cross-anchor fusion of the conv family: a convolution whose element-wise epilogue ends in a
-// reduction over the output channels (min/max/sum/mean/... with dim=1), then element-wise ops on
-// the reduced value. The implicit GEMM's block holds every output channel of its pixels, so the
-// reduction runs in its epilogue and the full-size result is never written.
+// reduction over the output channels (min/max/sum/mean/... with dim=1) or a softmax over them,
+// then element-wise ops on its value. The implicit GEMM's block holds every output channel of its
+// pixels, so the reduction runs in its epilogue and the full-size result is never written.
 #include <algorithm>
 #include <set>
 
@@ -50,8 +50,8 @@ std::optional<UserError> plan_channel_reduction(const spec::Spec& s, const OpTab
                      "the graph has no reduction after its convolution (nothing for the fused "
                      "conv epilogue to reduce)");
   const std::string why_not = "; the conv epilogue fuses a reduction over the output channels only";
-  if (entry->mode != ReductionMode::reduce || entry->indices || entry->norm)
-    return UserError(red->where, quote(*red) + " is not a plain reduction" + why_not);
+  if (entry->mode == ReductionMode::scan || entry->indices || entry->norm)
+    return UserError(red->where, quote(*red) + " is not a plain reduction or softmax" + why_not);
   if (plan.transposed || plan.groups != 1 || plan.in_shape.size() != size_t(plan.dims) + 2)
     return UserError(an.where, quote(an) + " is transposed, grouped or unbatched" + why_not +
                                    " of a batched, ungrouped forward convolution");
@@ -97,6 +97,8 @@ std::optional<UserError> plan_channel_reduction(const spec::Spec& s, const OpTab
   r.reducer = entry->reducer;
   r.in_expr = entry->in;
   r.row_expr = fill_fields(entry->row, {{"R", std::to_string(plan.c_out)}});
+  r.normalize = entry->mode == ReductionMode::normalize;
+  r.element_expr = entry->element;
   r.shape = red->shape;
   r.value_names.push_back(red->name);
   std::set<std::string> values = {red->name};
