@@ -221,12 +221,14 @@ TEST(Norm, LongRowsStayOnChipInAClusterOfBlocks) {
   // Shared memory is read with plain loads (__ldg would fail there: invalid address space).
   EXPECT_TRUE(has(d, "egg_load_vec_shared<float, VEC>(egg_buf + (col0 - egg_begin))"));
   EXPECT_FALSE(has(d, "egg_load_vec<float, VEC>(egg_buf"));
-  EXPECT_TRUE(has(d, "cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes"));
-  EXPECT_TRUE(has(d, "constexpr int kBytes = 131072;"));
-  EXPECT_TRUE(has(d, "attr[0].val.clusterDim.x = 8;"));
-  EXPECT_TRUE(has(d, "cfg.gridDim = dim3(4096);"));
+  // 4096 blocks of 1024 threads in clusters of 8, 128 KiB of shared memory each (clusters.cuh's
+  // launch).
+  EXPECT_TRUE(
+      has(d, "egg_launch_on_clusters(egg_k_cluster_kernel<VEC>, dim3(4096), dim3(1024), 131072,"))
+      << d;
+  EXPECT_TRUE(has(d, "8, false, stream, "));
   // Without clusters: the split structure at its prior.
-  EXPECT_TRUE(has(d, "if (!egg_k_clusters_ok()) return egg_k_split_run<VEC>("));
+  EXPECT_TRUE(has(d, "if (!egg_clusters_ok()) return egg_k_split_run<VEC>("));
   EXPECT_TRUE(has(d, "cudaError_t egg_k_split_run("));
   EXPECT_TRUE(has(d, "egg_k_partial_kernel<VEC><<<unsigned(kStats * kSplits), 256, 0, stream>>>"));
   EXPECT_EQ(cands[1].params["structure"], "split");
@@ -248,7 +250,7 @@ TEST(Norm, LongRowsStayOnChipInAClusterOfBlocks) {
   auto from_split = family.tunings(s, c, cands[1], "memory");
   ASSERT_FALSE(from_split.empty());
   EXPECT_EQ(from_split.front().id, "norm.cluster:c16:b512:v4");
-  EXPECT_TRUE(has(from_split.front().code.device_code, "constexpr int kBytes = 65536;"));
+  EXPECT_TRUE(has(from_split.front().code.device_code, "dim3(512), 65536,"));
   // Batch norm's statistics are not contiguous rows: no cluster.
   auto problem = std::get<NormProblem>(family.analyze(s));
   NormParams p;

@@ -328,10 +328,11 @@ TEST(Reduction, LongSoftmaxRowsStayOnChipInAClusterOfBlocks) {
   EXPECT_TRUE(has(r.device, "const float egg_a = (egg_x / egg_st.s);"));
   // The two-pass row kernel (the fallback without clusters) keeps its own, online form.
   EXPECT_TRUE(has(r.device, "const float egg_a = (expf(egg_x - egg_st.m) / egg_st.s);"));
-  EXPECT_TRUE(has(r.launch, "egg_attr[0].val.clusterDim.x = 8;")) << r.launch;
-  EXPECT_TRUE(has(r.launch, "cudaFuncAttributeMaxDynamicSharedMemorySize, 196624"));
-  EXPECT_TRUE(has(r.launch, "egg_cfg.gridDim = dim3(2048);"));
-  EXPECT_TRUE(has(r.launch, "return cudaLaunchKernelEx(&egg_cfg, egg_kernel, x, out0, 0);"));
+  // 2048 blocks of 1024 threads in clusters of 8, 196624 bytes of shared memory each.
+  EXPECT_TRUE(
+      has(r.launch, "egg_launch_on_clusters(egg_kernel, dim3(2048), dim3(1024), 196624, 8,"))
+      << r.launch;
+  EXPECT_TRUE(has(r.launch, "false, stream, x, out0, 0);"));
   EXPECT_TRUE(has(r.launch, "egg_k_row<4><<<egg_grid, 1024, 0, stream>>>(x, out0, 0);"));
   // The second structure is the two-pass row kernel alone.
   EXPECT_FALSE(has(render_first(j, 1).id, ":cl")) << render_first(j, 1).id;
@@ -359,7 +360,7 @@ TEST(Reduction, OddLengthRowsOnChipKeepTheOperandTheEpilogueReads) {
   EXPECT_FALSE(has(r.device, "egg_load_vec<float, VEC>(egg_buf"));
   EXPECT_TRUE(has(r.device, "egg_k_smem_load<1>(egg_g, egg_base, egg_lo, egg_buf, egg_st, x, 0);"));
   EXPECT_FALSE(has(r.device, "egg_mx = egg_k_cluster_merge"));  // a sum: one pass
-  EXPECT_TRUE(has(r.launch, "cudaFuncAttributeMaxDynamicSharedMemorySize, 65552"));
+  EXPECT_TRUE(has(r.launch, "), 65552, ")) << r.launch;
   EXPECT_TRUE(has(r.launch, "egg_k_row<1><<<egg_grid, 512, 0, stream>>>(x, out0, 0);"));
 }
 
@@ -381,11 +382,12 @@ TEST(Reduction, RowOnChipTuningStaysWithinSharedMemory) {
     clusters.insert(cl);
     if (cl == 0) continue;
     std::smatch m;
-    ASSERT_TRUE(std::regex_search(t.code.launch_body, m,
-                                  std::regex("MaxDynamicSharedMemorySize, ([0-9]+)")));
+    ASSERT_TRUE(
+        std::regex_search(t.code.launch_body, m,
+                          std::regex("dim3\\([0-9]+\\), dim3\\([0-9]+\\), ([0-9]+), [0-9]+,")));
     EXPECT_LE(std::stoll(m[1]), 220 * 1024) << t.id;
     if (cl == 16) {
-      EXPECT_TRUE(has(t.code.launch_body, "NonPortableClusterSizeAllowed")) << t.id;
+      EXPECT_TRUE(has(t.code.launch_body, "true, stream, ")) << t.id;  // a non-portable size
     }
   }
   EXPECT_TRUE(clusters.count(8) && clusters.count(16)) << clusters.size();

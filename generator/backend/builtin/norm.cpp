@@ -111,11 +111,12 @@ NormFamily::NormFamily(const std::filesystem::path& data_dir)
       cluster_(render::load_template(data_dir, "norm/cluster.cuh.tmpl")),
       split_(render::load_template(data_dir, "norm/split.cuh.tmpl")),
       pointwise_(render::load_template(data_dir, "norm/normalize.cuh.tmpl")),
-      launch_(render::load_template(data_dir, "norm/launch.tmpl")) {}
+      launch_(render::load_template(data_dir, "norm/launch.tmpl")),
+      clusters_(render::load_template(data_dir, "reduction/clusters.cuh")) {}
 
 std::vector<std::pair<std::string, std::string>> NormFamily::key_inputs() const {
   auto inputs = ops_.key_inputs();
-  for (const auto* t : {&common_, &row_, &split_, &pointwise_, &cluster_, &launch_})
+  for (const auto* t : {&common_, &row_, &split_, &pointwise_, &cluster_, &launch_, &clusters_})
     inputs.push_back({t->name, t->text});
   return inputs;
 }
@@ -601,6 +602,7 @@ Candidate NormFamily::render(const spec::Spec& s, const contract::Contract& c,
               {"cluster_nonportable", p.cluster > 8},
               {"chunk", chunk.elems},
               {"cluster_bytes", chunk.bytes},
+              {"cluster_launch", clusters_.text},
               {"cluster_grid", pb.num_stats * p.cluster},
               {"stat_index", ix.stat},
               {"running_index", ix.running},

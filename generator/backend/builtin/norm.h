@@ -101,6 +101,7 @@ class NormFamily : public PlannedFamily<NormProblem, NormParams> {
   render::Template split_;
   render::Template pointwise_;
   render::Template launch_;
+  render::Template clusters_;  // the host side of a cluster launch (templates/reduction/)
 };
 
 // Elements one thread holds in the row structure for a row of `row_len` with these parameters.

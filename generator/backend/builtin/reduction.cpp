@@ -77,12 +77,14 @@ ReductionFamily::ReductionFamily(const std::filesystem::path& data_dir)
       row_smem_(render::load_template(data_dir, "reduction/row_smem.cuh.tmpl")),
       col_(render::load_template(data_dir, "reduction/col.cuh.tmpl")),
       scan_(render::load_template(data_dir, "reduction/scan.cuh.tmpl")),
-      launch_(render::load_template(data_dir, "reduction/launch.tmpl")) {}
+      launch_(render::load_template(data_dir, "reduction/launch.tmpl")),
+      clusters_(render::load_template(data_dir, "reduction/clusters.cuh")) {}
 
 std::vector<std::pair<std::string, std::string>> ReductionFamily::key_inputs() const {
   auto inputs = ops_.key_inputs();
   inputs.push_back(anchors_.key_input());
-  for (const auto* t : {&reducers_, &common_, &row_, &row_smem_, &col_, &scan_, &launch_})
+  for (const auto* t :
+       {&reducers_, &common_, &row_, &row_smem_, &col_, &scan_, &launch_, &clusters_})
     inputs.push_back({t->name, t->text});
   return inputs;
 }
@@ -539,6 +541,7 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
               {"structure", structure},
               {"helpers", ops_.helpers()},
               {"reducers", reducers_.text},
+              {"cluster_launch", clusters_.text},
               {"index_t", small ? "int" : "long long"},
               {"reducer", plan.reducer},
               {"in_shape", spec::shape_string(plan.in_shape)},

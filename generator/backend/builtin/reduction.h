@@ -110,7 +110,7 @@ class ReductionFamily : public PlannedFamily<ReductionPlan, ReductionParams> {
  private:
   OpTable ops_;
   ReductionOps anchors_;
-  render::Template reducers_, common_, row_, row_smem_, col_, scan_, launch_;
+  render::Template reducers_, common_, row_, row_smem_, col_, scan_, launch_, clusters_;
 };
 
 // Stage-1 structures (best expert prior first) and stage-2 parameter sets for a plan; every set is
