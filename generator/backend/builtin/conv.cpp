@@ -1,4 +1,5 @@
 #include "backend/builtin/conv.h"
+#include "backend/builtin/plan_util.h"
 #include "backend/builtin/window.h"
 
 #include <algorithm>
@@ -173,6 +174,10 @@ void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract&
        {"cudnn_dilation", int_list(dil)},
        {"scratch", scratch},
        {"needs_epilogue", needs_epilogue},
+       // the channel reduction over a chunk's channels-last result: a warp per 32 pixels
+       {"dnn_reduce_grid",
+        std::max<std::int64_t>(1,
+                               std::min<std::int64_t>(ceil_div(y_step / p.c_out, 256), 132 * 8))},
        {"epilogue_grid",
         std::max<std::int64_t>(1, std::min<std::int64_t>(ceil_div(total, 256), 132 * 16))}});
 }
@@ -198,6 +203,7 @@ json ConvParams::to_json() const {
               {"warps_m", warps_m},
               {"warps_n", warps_n},
               {"min_blocks", min_blocks}});
+    if (stages != 2) j["stages"] = stages;
   } else if (structure == "cudnn") {
     j["algo"] = algo;
     j["layout"] = nhwc ? "nhwc" : "nchw";
@@ -219,6 +225,7 @@ ConvParams ConvParams::from_json(const json& j) {
   p.warps_m = j.value("warps_m", p.warps_m);
   p.warps_n = j.value("warps_n", p.warps_n);
   p.min_blocks = j.value("min_blocks", p.min_blocks);
+  p.stages = j.value("stages", p.stages);
   p.block = j.value("block", p.block);
   p.opt = j.value("opt", p.opt);
   p.co = j.value("co", p.co);
@@ -228,9 +235,11 @@ ConvParams ConvParams::from_json(const json& j) {
 }
 
 std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const ConvParams& q) {
-  if (p.reduction && (q.structure != "igemm" || q.bn < p.cout_per_group()))
+  if (p.reduction && !(q.structure == "igemm" && p.groups == 1 && q.bn >= p.cout_per_group()) &&
+      !(q.structure == "cudnn" && q.nhwc))
     return std::string(
-        "a channel reduction fuses into the implicit GEMM whose N tile holds every output channel");
+        "a channel reduction fuses into the implicit GEMM whose N tile holds every output channel, "
+        "or reads cuDNN's channels-last result");
   if (q.structure == "cudnn") {
     // The cuDNN structure pads both sides alike (one padding per dim) and keeps every tensor
     // below 2^31 elements (cuDNN's engines index with int).
@@ -269,8 +278,11 @@ std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const Conv
     const std::int64_t frags = std::int64_t(q.bm / q.warps_m / 16) * (q.bn / q.warps_n / 16) *
                                (q.math == "3xtf32" ? 2 : 1);
     if (frags > 16) return "more than 16 accumulator fragments per warp (register spills)";
+    if (q.stages < 2 || q.stages > 4 || (q.stages > 2 && !fp32(p)))
+      return std::to_string(q.stages) +
+             " stages: 2 filled from registers, or 3-4 filled by cp.async (fp32: 4-byte copies)";
     const std::int64_t es = fp32(p) ? 4 : 2, pad = 16 / es;
-    const std::int64_t pipe = 2 * (q.bk * (q.bm + pad) + q.bn * (q.bk + pad)) * es;
+    const std::int64_t pipe = q.stages * (q.bk * (q.bm + pad) + q.bn * (q.bk + pad)) * es;
     const std::int64_t staging = std::int64_t(q.bn) * (q.bm + 4) * 4;
     if (q.min_blocks < 1 || q.min_blocks > 4 ||
         std::int64_t(q.min_blocks) * std::max(pipe, staging) > 227 * 1024 ||
@@ -330,7 +342,19 @@ std::vector<std::pair<std::string, std::string>> ConvFamily::key_inputs() const 
 }
 
 std::variant<ConvPlan, UserError> ConvFamily::analyze(const spec::Spec& s) const {
-  return plan_conv(s, ops_, fuse_ ? &reductions_ : nullptr);
+  auto planned = plan_conv(s, ops_, fuse_ ? &reductions_ : nullptr, cudnn_use_ != Cudnn::absent);
+  const auto* plan = std::get_if<ConvPlan>(&planned);
+  ConvParams channels_last;
+  channels_last.structure = "cudnn";
+  channels_last.nhwc = true;
+  if (plan && plan->reduction && conv_structures(*plan).empty() &&
+      (cudnn_use_ == Cudnn::absent || conv_params_unsupported(*plan, channels_last)))
+    return UserError(plan->anchor->where,
+                     quote(*plan->anchor) +
+                         " fuses with the reduction over its channels neither in the implicit "
+                         "GEMM's epilogue (an ungrouped forward convolution of at most 128 output "
+                         "channels) nor after cuDNN (it does not take this convolution)");
+  return planned;
 }
 
 Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, const ConvPlan& plan,
@@ -440,7 +464,9 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
     id = "conv.igemm." + (is_fp32 ? q.math : spec::dtype_name(plan.dtype)) + ":" +
          std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" + std::to_string(q.bk) + ":w" +
          std::to_string(q.warps_m) + "x" + std::to_string(q.warps_n) +
-         (q.min_blocks > 1 ? ":m" + std::to_string(q.min_blocks) : "");
+         (q.min_blocks > 1 ? ":m" + std::to_string(q.min_blocks) : "") +
+         (q.stages > 2 ? ":s" + std::to_string(q.stages) : "");
+    if (q.stages > 2) structure += ", " + std::to_string(q.stages) + "-stage cp.async pipeline";
   } else if (q.structure == "direct") {
     structure = "direct on CUDA cores, a thread per " + std::to_string(q.co) +
                 " output channel(s) x " + std::to_string(q.opt) +
@@ -460,8 +486,12 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
         (cudnn_use_ == Cudnn::deterministic_engines
              ? std::string("deterministic engines only, as OPTIONS deterministic=on asks)")
              : std::string("nondeterministic engines too, as PyTorch's default)")) +
-        (q.nhwc ? ", channels-last (input, weight and result transposed in the call)" : "") +
-        (pass ? ", then an in-place element-wise pass for bias and epilogue" : "");
+        (!q.nhwc          ? ""
+         : plan.reduction ? ", channels-last (input and weight transposed in the call; the "
+                            "reduction reads the channels-last result)"
+                          : ", channels-last (input, weight and result transposed in the call)") +
+        (pass && !plan.reduction ? ", then an in-place element-wise pass for bias and epilogue"
+                                 : "");
     id = std::string("conv.cudnn.") + (plan.transposed ? "bwd_data" : "fwd") +
          (q.nhwc ? ".nhwc" : "") + ":a" + std::to_string(q.algo);
   } else {
@@ -519,6 +549,8 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"warps_m", q.warps_m},
               {"warps_n", q.warps_n},
               {"min_blocks", q.min_blocks},
+              {"stages", q.stages},
+              {"async", q.stages > 2},
               {"gemm_m", plan.gemm_m()},
               {"gemm_k", plan.gemm_k()},
               {"mode", !is_fp32 ? 0 : (q.math == "tf32" ? 1 : 2)},
@@ -601,6 +633,13 @@ std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& i
   }
   add(inc);
   if (inc.structure == "igemm") {
+    // fp32 first: the tile's loads by cp.async, 3 or 4 stages in flight (no register staging).
+    if (fp32(p) && inc.stages == 2)
+      for (int stages : {3, 4}) {
+        ConvParams q = inc;
+        q.stages = stages;
+        add(q);
+      }
     // Tiles: larger N tiles for channel-rich groups, smaller M tiles when the grid would not fill
     // the GPU, deeper K tiles for long reductions.
     struct Tile {
@@ -652,6 +691,16 @@ std::vector<ConvParams> ConvFamily::structure_params(const spec::Spec& s,
   // Channels-last third: the layouts cuDNN's fastest engines take, the layout change counted.
   ConvParams dnn;
   dnn.structure = "cudnn";
+  if (pl.reduction) {
+    // A channel reduction: cuDNN's channels-last result read by the reduction pass first (the
+    // library's convolution, its full-size result never transposed back), then the implicit GEMM
+    // with the reduction in its epilogue (measured far slower on the H200: 12.5 against 4.0 ms on
+    // a 64-channel 3x3 convolution at 128x16x256x256, docs/PERFORMANCE.md).
+    dnn.nhwc = true;
+    if (cudnn_use_ != Cudnn::absent && !conv_params_unsupported(pl, dnn))
+      out.insert(out.begin(), dnn);
+    return out;
+  }
   if (cudnn_use_ != Cudnn::absent && !conv_params_unsupported(pl, dnn) && cudnn_scratch(s, c, pl)) {
     const auto at = std::min<std::ptrdiff_t>(1, static_cast<std::ptrdiff_t>(out.size()));
     out.insert(out.begin() + at, dnn);
@@ -674,8 +723,12 @@ std::optional<ConvParams> ConvFamily::fallback_params(const spec::Spec&, const c
   // A rank cuDNN's heuristic does not reach for this convolution, or channels-last it does not
   // take: nothing to repair (rank 0 in NCHW was measured already).
   if (failed.structure == "cudnn" && (failed.algo > 0 || failed.nhwc)) return std::nullopt;
-  // A channel reduction runs on the implicit GEMM alone: its default tile.
-  if (pl.reduction) return igemm_default(pl, "tf32");
+  // A channel reduction: the implicit GEMM's default tile, where it holds every channel.
+  if (pl.reduction) {
+    ConvParams q = igemm_default(pl, "tf32");
+    if (conv_params_unsupported(pl, q)) return std::nullopt;
+    return q;
+  }
   // The simplest structure: the direct (or gather) kernel, a thread per output, 256 threads.
   ConvParams q;
   q.structure = pl.transposed ? "transpose" : "direct";

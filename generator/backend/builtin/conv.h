@@ -86,14 +86,19 @@ struct ConvPlan {
 
 // The plan of a spec, or why the conv family cannot implement it (naming op and line). With
 // `fuse` (the reduction family's table), the spec must be a convolution, element-wise ops, one
-// reduction over the output channels and element-wise ops after it (plan_channel_reduction).
+// reduction over the output channels and element-wise ops after it (plan_channel_reduction);
+// `channels_last_library` says cuDNN's channels-last result can feed it.
 std::variant<ConvPlan, UserError> plan_conv(const spec::Spec& spec, const OpTable& ops,
-                                            const ReductionOps* fuse = nullptr);
+                                            const ReductionOps* fuse = nullptr,
+                                            bool channels_last_library = false);
 
 // The epilogue of `plan`'s convolution that ends in a reduction over its output channels: fills
-// plan.epilogue and plan.reduction, or says why the graph is not one (naming op and line).
+// plan.epilogue and plan.reduction, or says why the graph is not one (naming op and line). The
+// implicit GEMM takes an ungrouped forward convolution of at most one tile's channels; with
+// `channels_last_library` (cuDNN at hand) any batched one, transposed and grouped too.
 std::optional<UserError> plan_channel_reduction(const spec::Spec& spec, const OpTable& ops,
-                                                const ReductionOps& table, ConvPlan& plan);
+                                                const ReductionOps& table, ConvPlan& plan,
+                                                bool channels_last_library = false);
 
 // Tunable parameters of the conv templates.
 struct ConvParams {
@@ -102,6 +107,9 @@ struct ConvParams {
   // igemm: block tile and warps (threads = warps_m * warps_n * 32)
   int bm = 128, bn = 64, bk = 32, warps_m = 4, warps_n = 2;
   int min_blocks = 1;  // __launch_bounds__ minimum blocks per SM (2 caps registers for occupancy)
+  // 2: two shared stages filled from registers; 3-4 (fp32 only): that many stages filled by
+  // cp.async, the global loads of later tiles in flight during the current tile's MMAs
+  int stages = 2;
   // direct / transpose: threads per block, outputs along W and output channels per thread
   int block = 256, opt = 1, co = 1;
   // cudnn: rank in cuDNN's heuristic list of the engines that fit (modes A, B, then the fallback),

@@ -1,7 +1,9 @@
 // Cross-anchor fusion of the conv family: a convolution whose element-wise epilogue ends in a
 // reduction over the output channels (min/max/sum/mean/... with dim=1) or a softmax over them,
 // then element-wise ops on its value. The implicit GEMM's block holds every output channel of its
-// pixels, so the reduction runs in its epilogue and the full-size result is never written.
+// pixels, so the reduction runs in its epilogue and the full-size result is never written; cuDNN's
+// channels-last result holds them as one contiguous row per pixel, so one pass reduces it without
+// the transpose back (templates/conv/cudnn.cuh.tmpl).
 #include <algorithm>
 #include <set>
 
@@ -32,7 +34,8 @@ bool reduces_channels(const spec::Node& n, size_t rank) {
 }  // namespace
 
 std::optional<UserError> plan_channel_reduction(const spec::Spec& s, const OpTable& ops,
-                                                const ReductionOps& table, ConvPlan& plan) {
+                                                const ReductionOps& table, ConvPlan& plan,
+                                                bool channels_last_library) {
   const spec::Node& an = *plan.anchor;
   const SourceLocation file_only{s.op_file, 0, "output"};
   const spec::Node* red = nullptr;
@@ -52,13 +55,16 @@ std::optional<UserError> plan_channel_reduction(const spec::Spec& s, const OpTab
   const std::string why_not = "; the conv epilogue fuses a reduction over the output channels only";
   if (entry->mode == ReductionMode::scan || entry->indices || entry->norm)
     return UserError(red->where, quote(*red) + " is not a plain reduction or softmax" + why_not);
-  if (plan.transposed || plan.groups != 1 || plan.in_shape.size() != size_t(plan.dims) + 2)
-    return UserError(an.where, quote(an) + " is transposed, grouped or unbatched" + why_not +
-                                   " of a batched, ungrouped forward convolution");
-  if (plan.c_out > kMaxFusedChannels)
+  if (plan.in_shape.size() != size_t(plan.dims) + 2)
+    return UserError(an.where, quote(an) + " is unbatched" + why_not + " of a batched convolution");
+  // Without cuDNN the implicit GEMM's tile must hold every output channel of its pixels.
+  if (!channels_last_library && (plan.transposed || plan.groups != 1))
+    return UserError(an.where, quote(an) + " is transposed or grouped" + why_not +
+                                   " of an ungrouped forward convolution without cuDNN");
+  if (!channels_last_library && plan.c_out > kMaxFusedChannels)
     return UserError(an.where, quote(an) + " has " + std::to_string(plan.c_out) +
                                    " output channels, more than one tile's " +
-                                   std::to_string(kMaxFusedChannels) + why_not);
+                                   std::to_string(kMaxFusedChannels) + why_not + " without cuDNN");
   if (!reduces_channels(*red, plan.out_shape.size()))
     return UserError(red->where, quote(*red) + " does not reduce dim 1 alone" + why_not);
   for (size_t k = 1; k < red->args.size(); ++k)

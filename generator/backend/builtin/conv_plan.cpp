@@ -46,7 +46,7 @@ std::int64_t conv_transpose_output_size(std::int64_t in, std::int64_t kernel, st
 }
 
 std::variant<ConvPlan, UserError> plan_conv(const spec::Spec& s, const OpTable& ops,
-                                            const ReductionOps* fuse) {
+                                            const ReductionOps* fuse, bool channels_last_library) {
   const SourceLocation file_only{s.op_file, 0, "output"};
   ConvPlan plan;
   for (const auto& n : s.nodes) {
@@ -251,7 +251,7 @@ std::variant<ConvPlan, UserError> plan_conv(const spec::Spec& s, const OpTable& 
                                    "kernels index (65535 groups, 2^30 channels)");
 
   if (fuse) {  // a channel reduction ends the epilogue
-    if (auto e = plan_channel_reduction(s, ops, *fuse, plan)) return *e;
+    if (auto e = plan_channel_reduction(s, ops, *fuse, plan, channels_last_library)) return *e;
     return plan;
   }
   // Epilogue: every other node, element-wise on the output shape, computed from the result.

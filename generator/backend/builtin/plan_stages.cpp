@@ -86,12 +86,16 @@ std::vector<Candidate> BuiltinBackend::propose_plan(const StageRequest& request)
   };
   if (!tuned) {
     // Stage 1: the fused alternatives' first structures (one kernel fewer, the intermediate never
-    // written), then the plan's own: its first structures, its library floor, one segment's other
-    // structures at a time; the alternatives' other structures last.
+    // written), then the plan's library floor, so that a budget of two measures the fused kernel
+    // against the library route PyTorch takes; then the plan's first structures, one segment's
+    // other structures at a time, and the alternatives' other structures last.
     std::vector<std::vector<Candidate>> lists(all.size());
-    for (size_t i = 0; i < all.size(); ++i) lists[i] = stage1_proposals(s, c, all[i]);
+    bool floor = false;
+    for (size_t i = 0; i < all.size(); ++i)
+      lists[i] = stage1_proposals(s, c, all[i], i == 0 ? &floor : nullptr);
     for (size_t i = 1; i < all.size(); ++i)
       if (!lists[i].empty()) add(lists[i].front());
+    if (all.size() > 1 && floor) add(lists.front()[1]);
     for (auto& cand : lists.front()) add(std::move(cand));
     for (size_t i = 1; i < all.size(); ++i)
       for (size_t k = 1; k < lists[i].size(); ++k) add(std::move(lists[i][k]));
@@ -127,8 +131,8 @@ std::vector<Candidate> BuiltinBackend::propose_plan(const StageRequest& request)
 }
 
 std::vector<Candidate> BuiltinBackend::stage1_proposals(const spec::Spec& s,
-                                                        const contract::Contract& c,
-                                                        const Plan& p) {
+                                                        const contract::Contract& c, const Plan& p,
+                                                        bool* has_floor) {
   std::vector<contract::Contract> subs;
   for (size_t k = 0; k < p.segments.size(); ++k)
     subs.push_back(PlanCode::segment_contract(p, k, c.name));
@@ -157,6 +161,7 @@ std::vector<Candidate> BuiltinBackend::stage1_proposals(const spec::Spec& s,
           break;
         }
   if (differs) out.push_back(plan_code_.combine(s, c, p, floor));
+  if (has_floor) *has_floor = differs;
   for (size_t k = 0; k < p.segments.size(); ++k)
     for (size_t i = 1; i < structures[k].size() && out.size() < kMaxPlanCandidates; ++i) {
       auto parts = first;
