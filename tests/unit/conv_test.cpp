@@ -448,16 +448,18 @@ std::vector<Candidate> cudnn_structures_of(
   return family.structures(s, contract::derive(s, "k"));
 }
 
-TEST(Conv, CudnnIsOfferedSecondWhenAvailable) {
+TEST(Conv, CudnnIsOfferedFirstWhenAvailable) {
   // Without cuDNN at hand: EGG's own structures only.
   for (const auto& c : structures_of(resnet()))
     EXPECT_EQ(c.id.find("cudnn"), std::string::npos) << c.id;
   auto cands = cudnn_structures_of(resnet());
   ASSERT_GE(cands.size(), 2u);
-  EXPECT_EQ(cands[0].id.rfind("conv.igemm", 0), 0u)
-      << cands[0].id;  // no GPU: EGG's own kernel stays
-  EXPECT_EQ(cands[1].id, "conv.cudnn.fwd:a0");
-  const auto& d = cands[1].code.device_code;
+  // A channel-rich forward convolution: cuDNN's two layouts first (a budget of two measures
+  // both), then EGG's own kernels.
+  EXPECT_EQ(cands[0].id, "conv.cudnn.fwd:a0");
+  EXPECT_EQ(cands[1].id, "conv.cudnn.fwd.nhwc:a0");
+  EXPECT_EQ(cands[2].id.rfind("conv.igemm", 0), 0u) << cands[2].id;
+  const auto& d = cands[0].code.device_code;
   EXPECT_TRUE(has(d, "#include <cudnn.h>"));
   EXPECT_TRUE(has(
       d,
@@ -472,24 +474,24 @@ TEST(Conv, CudnnIsOfferedSecondWhenAvailable) {
   EXPECT_TRUE(has(d, "{CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_B, CUDNN_HEUR_MODE_FALLBACK}"));
   EXPECT_FALSE(has(d, "CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC")) << d;
   EXPECT_TRUE(has(d, "notes[k] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS"));
-  EXPECT_TRUE(has(cands[1].summary, "nondeterministic engines too")) << cands[1].summary;
+  EXPECT_TRUE(has(cands[0].summary, "nondeterministic engines too")) << cands[0].summary;
   EXPECT_FALSE(has(d, "_v7("));
   // The pointers cuDNN sees decide the alignment it is told (a plan per alignment class).
   EXPECT_TRUE(has(d, "egg_k_align_class(a.x, a.conv_weight, a.out0)")) << d;
   EXPECT_TRUE(has(d, "cudnnBackendExecute(s.handle, s.plan, pack)"));
   // Bias and ReLU run in place over the result cuDNN wrote into the output.
   EXPECT_TRUE(has(d, "egg_k_epilogue(a, egg_to_float(a.out0[o]), o, co);"));
-  EXPECT_TRUE(has(cands[1].code.launch_body, "return egg_k_dnn_run(egg_a, stream);"));
-  EXPECT_EQ(cands[1].params["link"], json::array({"cudnn"}));
+  EXPECT_TRUE(has(cands[0].code.launch_body, "return egg_k_dnn_run(egg_a, stream);"));
+  EXPECT_EQ(cands[0].params["link"], json::array({"cudnn"}));
   EXPECT_TRUE(has(d, "if (rank++ != 0) continue;")) << d;  // the heuristic's first that fits
   EXPECT_FALSE(has(d, "_swap("));                          // NCHW: no layout change
-  EXPECT_EQ(cands[1].params["layout"], "nchw");
+  EXPECT_EQ(cands[0].params["layout"], "nchw");
 }
 
 TEST(Conv, CudnnDeterministicOptionLeavesNondeterministicEnginesOut) {
   const auto cands = cudnn_structures_of(resnet(), egg::backend::Cudnn::deterministic_engines);
   ASSERT_GE(cands.size(), 3u);
-  for (const std::size_t i : {std::size_t(1), std::size_t(2)}) {
+  for (const std::size_t i : {std::size_t(0), std::size_t(1)}) {
     EXPECT_TRUE(has(cands[i].code.device_code, "notes[k] == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC"))
         << cands[i].id;
     EXPECT_TRUE(has(cands[i].summary, "deterministic engines only")) << cands[i].summary;
@@ -505,12 +507,12 @@ TEST(Conv, CudnnDeterministicOptionLeavesNondeterministicEnginesOut) {
   EXPECT_EQ(key(egg::backend::Cudnn::absent), "absent");
 }
 
-TEST(Conv, CudnnChannelsLastIsOfferedThirdWithTheLayoutChangeInTheCall) {
+TEST(Conv, CudnnChannelsLastIsOfferedSecondWithTheLayoutChangeInTheCall) {
   auto cands = cudnn_structures_of(resnet());
   ASSERT_GE(cands.size(), 3u);
-  EXPECT_EQ(cands[2].id, "conv.cudnn.fwd.nhwc:a0");
-  EXPECT_EQ(cands[2].params["layout"], "nhwc");
-  const auto& d = cands[2].code.device_code;
+  EXPECT_EQ(cands[1].id, "conv.cudnn.fwd.nhwc:a0");
+  EXPECT_EQ(cands[1].params["layout"], "nhwc");
+  const auto& d = cands[1].code.device_code;
   // x [32, 64, 56, 56] stored N, H, W, C; the filter in NHWC too.
   EXPECT_TRUE(has(
       d,
@@ -528,14 +530,14 @@ TEST(Conv, CudnnChannelsLastIsOfferedThirdWithTheLayoutChangeInTheCall) {
   EXPECT_TRUE(has(d, "egg_k_kMaxWorkspace = 1073741824ull;")) << d;   // 1 GiB for small ones
   EXPECT_TRUE(has(d, "static_cast<const void*>(xt)")) << d;
   EXPECT_TRUE(has(d, "const int align_class = 0;"));  // the layout buffers are 256-byte aligned
-  EXPECT_TRUE(has(cands[2].summary, "channels-last")) << cands[2].summary;
+  EXPECT_TRUE(has(cands[1].summary, "channels-last")) << cands[1].summary;
   // Stage 2 keeps the layout and measures the ranks.
   ConvFamily family(kData, egg::backend::Cudnn::any_engine);
   auto s = spec::parse_spec(resnet());
-  const auto tunings = family.tunings(s, contract::derive(s, "k"), cands[2], "memory");
+  const auto tunings = family.tunings(s, contract::derive(s, "k"), cands[1], "memory");
   ASSERT_FALSE(tunings.empty());
   EXPECT_EQ(tunings[0].id, "conv.cudnn.fwd.nhwc:a1");
-  EXPECT_FALSE(family.fallback(s, contract::derive(s, "k"), cands[2]).has_value());
+  EXPECT_FALSE(family.fallback(s, contract::derive(s, "k"), cands[1]).has_value());
 }
 
 // 16 x 64 x 1024 x 1024 through a 1x1 convolution to 128 channels: the output has 2^31 elements,
@@ -554,9 +556,9 @@ TEST(Conv, CudnnSplitsABatchPastTwoToTheThirtyOneElements) {
   for (const std::string out : {"conv", "relu"}) {
     const auto cands = cudnn_structures_of(pointwise_2g(out));
     ASSERT_GE(cands.size(), 3u) << out;
-    ASSERT_EQ(cands[1].id, "conv.cudnn.fwd:a0");
-    ASSERT_EQ(cands[2].id, "conv.cudnn.fwd.nhwc:a0");
-    for (const std::size_t i : {std::size_t(1), std::size_t(2)}) {
+    ASSERT_EQ(cands[0].id, "conv.cudnn.fwd:a0");
+    ASSERT_EQ(cands[1].id, "conv.cudnn.fwd.nhwc:a0");
+    for (const std::size_t i : {std::size_t(0), std::size_t(1)}) {
       const auto& d = cands[i].code.device_code;
       EXPECT_TRUE(has(d, "egg_k_kChunks = 2, egg_k_kChunk = 8;")) << d;
       EXPECT_TRUE(has(d, "egg_k_kXStep = 536870912, egg_k_kYStep = 1073741824;")) << d;
@@ -566,10 +568,10 @@ TEST(Conv, CudnnSplitsABatchPastTwoToTheThirtyOneElements) {
       EXPECT_TRUE(has(d, "egg_k_kMaxWorkspace = 17179869184ull;")) << d;
     }
     // NCHW: each call at its chunk's offset, alignment judged at every offset.
-    EXPECT_TRUE(has(cands[1].code.device_code, "static_cast<const void*>(a.x + x_off)"));
-    EXPECT_TRUE(has(cands[1].code.device_code, "egg_k_align_class(a.x, a.conv_weight, a.out0)"));
+    EXPECT_TRUE(has(cands[0].code.device_code, "static_cast<const void*>(a.x + x_off)"));
+    EXPECT_TRUE(has(cands[0].code.device_code, "egg_k_align_class(a.x, a.conv_weight, a.out0)"));
     // Channels-last: the layout buffers hold one chunk; the result goes back per chunk.
-    const auto& d = cands[2].code.device_code;
+    const auto& d = cands[1].code.device_code;
     EXPECT_TRUE(has(d, "egg_k_swap(xt, a.x + x_off, 8, 64, 1048576, stream)")) << d;
     if (out == "conv")
       EXPECT_TRUE(has(d, "egg_k_swap(a.out0 + y_off, yt, 8, 1048576, 128, stream)")) << d;
@@ -584,7 +586,7 @@ TEST(Conv, CudnnRanksAreStageTwosTuningSpace) {
   const auto c = contract::derive(s, "k");
   const auto cands = family.structures(s, c);
   ASSERT_GE(cands.size(), 2u);
-  const auto tunings = family.tunings(s, c, cands[1], "memory");
+  const auto tunings = family.tunings(s, c, cands[0], "memory");
   ASSERT_EQ(tunings.size(), static_cast<size_t>(kCudnnRanksTuned - 1));  // rank 0 ran in stage 1
   for (size_t i = 0; i < tunings.size(); ++i) {
     EXPECT_EQ(tunings[i].id, "conv.cudnn.fwd:a" + std::to_string(i + 1));
@@ -595,7 +597,7 @@ TEST(Conv, CudnnRanksAreStageTwosTuningSpace) {
   }
   // A rank the heuristic does not reach fails at run time; the incumbent stands (no repair).
   EXPECT_FALSE(family.fallback(s, c, tunings[3]).has_value());
-  ASSERT_TRUE(family.fallback(s, c, cands[1]).has_value());  // rank 0 failing: EGG's own kernel
+  ASSERT_TRUE(family.fallback(s, c, cands[0]).has_value());  // rank 0 failing: EGG's own kernel
 }
 
 // cuDNN's ranked candidates compile with the real nvcc (and cuDNN's header): forward with the
@@ -610,15 +612,18 @@ TEST(Conv, CudnnCandidatesCompileWithNvcc) {
     const auto c = contract::derive(s, "k");
     const auto cands = family.structures(s, c);
     ASSERT_GE(cands.size(), 3u);
-    ASSERT_EQ(cands[2].params["layout"], "nhwc");
-    const auto tunings = family.tunings(s, c, cands[2], "memory");  // channels-last ranks
+    // Channels-last: second for the forward convolution, third after the gather kernel for the
+    // transposed one.
+    const auto& nhwc = cands[j == resnet() ? 1 : 2];
+    ASSERT_EQ(nhwc.params["layout"], "nhwc");
+    const auto tunings = family.tunings(s, c, nhwc, "memory");  // channels-last ranks
     ASSERT_FALSE(tunings.empty());
     EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, tunings.back()), "");
   }
   // NCHW, with the bias/ReLU pass.
   auto s = spec::parse_spec(resnet());
   const auto c = contract::derive(s, "k");
-  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, family.structures(s, c)[1]), "");
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, family.structures(s, c)[0]), "");
 }
 
 TEST(Conv, CudnnTransposedRunsBackwardDataAndFp16AccumulatesInFloat) {

@@ -180,9 +180,10 @@ TEST(Planner, SingleAnchorSpecIsUnchanged) {
   EXPECT_FALSE(planned[0].params.contains("plan"));
 }
 
-// A deep network's stage 1 tries its library floor second: every convolution on cuDNN at once
-// (PyTorch's own route), not only the first segment's alternatives.
-TEST(Planner, StageOneTriesEverySegmentOnItsLibraryRouteSecond) {
+// A deep network's stage 1 tries its library floor early: every convolution on cuDNN at once
+// (PyTorch's own route), not only the first segment's alternatives. Channel-rich convolutions
+// start on cuDNN, so the floor is the first candidate and the second varies one layout.
+TEST(Planner, StageOneTriesEverySegmentOnItsLibraryRouteFirst) {
   BuiltinBackend backend(kData, "default", Cudnn::any_engine);
   const json attrs = {{"stride", {1, 1}}, {"padding", {1, 1}}, {"dilation", {1, 1}}, {"groups", 1}};
   const json none = {{"none", true}};
@@ -206,8 +207,10 @@ TEST(Planner, StageOneTriesEverySegmentOnItsLibraryRouteSecond) {
     return n;
   };
   ASSERT_EQ(cands[0].params.at("plan").size(), 3u);
-  EXPECT_EQ(on_cudnn(cands[0]), 0) << cands[0].id;
+  EXPECT_EQ(on_cudnn(cands[0]), 3) << cands[0].id;
+  EXPECT_EQ(cands[0].id.find("nhwc"), std::string::npos) << cands[0].id;
   EXPECT_EQ(on_cudnn(cands[1]), 3) << cands[1].id;
+  EXPECT_EQ(cands[1].params.at("plan")[0].at("params").value("layout", ""), "nhwc") << cands[1].id;
   std::set<std::string> ids;
   for (const auto& cand : cands) EXPECT_TRUE(ids.insert(cand.id).second) << "twice: " << cand.id;
 }

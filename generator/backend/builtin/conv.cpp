@@ -174,7 +174,9 @@ void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract&
        {"cudnn_dilation", int_list(dil)},
        {"scratch", scratch},
        {"needs_epilogue", needs_epilogue},
-       // the channel reduction over a chunk's channels-last result: a warp per 32 pixels
+       // the channel reduction over a chunk's channels-last result: a warp per 32 pixels, its
+       // rows read 16 bytes a lane where every row starts 16-byte aligned
+       {"dnn_vec4", fp32(p) && p.c_out % 4 == 0},
        {"dnn_reduce_grid",
         std::max<std::int64_t>(1,
                                std::min<std::int64_t>(ceil_div(y_step / p.c_out, 256), 132 * 8))},
@@ -686,9 +688,12 @@ std::vector<ConvParams> ConvFamily::structure_params(const spec::Spec& s,
                                                      const contract::Contract& c,
                                                      const ConvPlan& pl) const {
   std::vector<ConvParams> out = conv_structures(pl);
-  // cuDNN second: stage 1 measures it against EGG's own first structure on a GPU; without one
-  // (nothing measured, the first candidate wins) the build keeps EGG's own kernel.
-  // Channels-last third: the layouts cuDNN's fastest engines take, the layout change counted.
+  // cuDNN in both layouts, the layout change counted in the channels-last one: first for a
+  // channel-rich forward convolution, where EGG's implicit GEMM won 3 of 81 KernelBench
+  // convolutions against cuDNN on the H200 (docs/PERFORMANCE.md), so that a budget of two
+  // measures the library's two layouts; second and third after EGG's own kernel for a transposed
+  // convolution (its gather kernel won 7 of 41) and for depthwise and thin groups (the direct
+  // kernel).
   ConvParams dnn;
   dnn.structure = "cudnn";
   if (pl.reduction) {
@@ -702,7 +707,8 @@ std::vector<ConvParams> ConvFamily::structure_params(const spec::Spec& s,
     return out;
   }
   if (cudnn_use_ != Cudnn::absent && !conv_params_unsupported(pl, dnn) && cudnn_scratch(s, c, pl)) {
-    const auto at = std::min<std::ptrdiff_t>(1, static_cast<std::ptrdiff_t>(out.size()));
+    const std::ptrdiff_t at =
+        pl.transposed || prefer_direct(pl) ? std::min<std::ptrdiff_t>(1, std::ssize(out)) : 0;
     out.insert(out.begin() + at, dnn);
     ConvParams last = dnn;
     last.nhwc = true;
