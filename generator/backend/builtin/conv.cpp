@@ -692,7 +692,7 @@ std::vector<ConvParams> ConvFamily::structure_params(const spec::Spec& s,
   // channel-rich forward convolution, where EGG's implicit GEMM won 3 of 52 KernelBench forward
   // convolutions against cuDNN on the H200 (docs/PERFORMANCE.md), so that a budget of two
   // measures the library's two layouts; second and third after EGG's own kernel for a transposed
-  // convolution (its gather kernel won 7 of 41) and for depthwise and thin groups (the direct
+  // convolution (its gather kernel won 7 of 42) and for depthwise and thin groups (the direct
   // kernel).
   ConvParams dnn;
   dnn.structure = "cudnn";
