@@ -41,8 +41,9 @@ class BuiltinBackend : public Backend {
   std::vector<Candidate> propose_plan(const StageRequest& request);
   // Stage 1's combinations for one plan: every segment's first structure, the library floor
   // (second; `has_floor` says whether there is one), then one segment's other structures at a time.
-  std::vector<Candidate> stage1_proposals(const spec::Spec& spec, const contract::Contract& contract,
-                                          const Plan& plan, bool* has_floor = nullptr);
+  std::vector<Candidate> stage1_proposals(const spec::Spec& spec,
+                                          const contract::Contract& contract, const Plan& plan,
+                                          bool* has_floor = nullptr);
   // The debug agent for a plan: the failed segment (named in the report, else the first that has
   // one) takes its family's fallback (plan_stages.cpp).
   std::optional<Candidate> repair_plan(const StageRequest& request, const Candidate& failed,
