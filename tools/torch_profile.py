@@ -2,23 +2,20 @@
 
     python3 tools/torch_profile.py kb/level2/25_Conv2d_Min_Tanh_Tanh.py [more op.py ...]
 
-For each file: Model(*get_init_inputs()) on the GPU in eval mode, get_inputs() on the GPU, three
-warm-up calls, then torch.profiler over five calls under inference mode, eager and
-torch.compile (default mode); prints the six kernels with the most CUDA time. A diagnostic for
-reading what a baseline does (docs/PERFORMANCE.md), not a timing: use egg-gen bench for figures.
+For each file: the model and inputs exactly as `egg_bench baseline` builds them
+(python/egg_bench/baseline.py: load_op, build_model, make_inputs), three warm-up calls, then
+torch.profiler over five calls under inference mode, eager and torch.compile (default mode);
+prints the six kernels with the most CUDA time. A diagnostic for reading what a baseline does
+(docs/PERFORMANCE.md), not a timing: use egg-gen bench for figures.
 """
-import importlib.util
+import os
 import sys
 
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-
-def load(path):
-    spec = importlib.util.spec_from_file_location("op", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from egg_bench.baseline import build_model, load_op, make_inputs  # noqa: E402
 
 
 def main(paths):
@@ -27,10 +24,9 @@ def main(paths):
     if not torch.cuda.is_available():
         sys.exit("torch_profile.py: no CUDA device; run it on the GPU machine")
     for path in paths:
-        m = load(path)
-        torch.manual_seed(0)
-        model = m.Model(*m.get_init_inputs()).cuda().eval()
-        xs = [x.cuda() if torch.is_tensor(x) else x for x in m.get_inputs()]
+        mod = load_op(path)
+        model = build_model(mod).cuda()
+        xs = make_inputs(mod)
         with torch.inference_mode():
             for name, f in (("eager", model), ("compile", torch.compile(model))):
                 for _ in range(3):
@@ -40,7 +36,7 @@ def main(paths):
                     for _ in range(5):
                         f(*xs)
                     torch.cuda.synchronize()
-                print("==", path.split("/")[-1], name)
+                print("==", os.path.basename(path), name)
                 print(p.key_averages().table(sort_by="cuda_time_total", row_limit=6,
                                              max_name_column_width=90))
 

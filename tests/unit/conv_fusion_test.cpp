@@ -95,9 +95,22 @@ StageRequest request(const spec::Spec& s, const contract::Contract& c, const std
   return r;
 }
 
+// A chain's spec, its contract and stage 1's proposals for it (the requests point at the first
+// two, so they live here together).
+struct StageOne {
+  spec::Spec spec;
+  contract::Contract contract;
+  std::vector<Candidate> cands;
+  StageOne(BuiltinBackend& backend, const Chain& o)
+      : spec(spec::parse_spec(chain(o))),
+        contract(contract::derive(spec, "k")),
+        cands(backend.propose(request(spec, contract, "stage1"))) {}
+};
+
 TEST(ConvFusion, AChannelMinAfterAConvIsOneKernelProposedFirst) {
   BuiltinBackend backend(kData);
-  const auto s = spec::parse_spec(chain({}));
+  const StageOne one(backend, {});
+  const auto& [s, c, cands] = one;
   const auto all = backend.plans(s);
   ASSERT_EQ(all.size(), 2u);
   ASSERT_EQ(all[0].segments.size(), 2u);  // the plan of its anchors: conv, then reduction
@@ -107,8 +120,6 @@ TEST(ConvFusion, AChannelMinAfterAConvIsOneKernelProposedFirst) {
   EXPECT_EQ(all[1].segments[0].nodes,
             (std::vector<std::string>{"conv", "mul", "red", "values", "tanh"}));
 
-  const auto c = contract::derive(s, "k");
-  const auto cands = backend.propose(request(s, c, "stage1"));
   ASSERT_GE(cands.size(), 2u);
   EXPECT_EQ(cands[0].id, "plan:conv.igemm.tf32:128x64x32:w4x2:min_c");
   const std::string& code = cands[0].code.device_code;
@@ -145,9 +156,8 @@ TEST(ConvFusion, AChannelMinAfterAConvIsOneKernelProposedFirst) {
 // later: on the H200 it took 12.54 ms on level2/25 where cuDNN plus the reduction took 3.98.
 TEST(ConvFusion, WithCudnnTheReductionReadsItsChannelsLastResult) {
   BuiltinBackend backend(kData, "default", Cudnn::any_engine);
-  const auto s = spec::parse_spec(chain({}));
-  const auto c = contract::derive(s, "k");
-  const auto cands = backend.propose(request(s, c, "stage1"));
+  const StageOne one(backend, {});
+  const auto& [s, c, cands] = one;
   ASSERT_GE(cands.size(), 4u);
   EXPECT_EQ(cands[0].id, "plan:conv.cudnn.fwd.nhwc:a0:min_c");
   EXPECT_TRUE(has(cands[1].id, "plan:conv.cudnn.fwd:a0+reduction.")) << cands[1].id;
@@ -184,15 +194,14 @@ TEST(ConvFusion, WithCudnnTheReductionReadsItsChannelsLastResult) {
   Chain o;
   o.reduce = "softmax";
   o.c_out = 30;  // rows not 16-byte aligned: a channel a lane
-  const auto s2 = spec::parse_spec(chain(o));
-  const auto c2 = contract::derive(s2, "k");
-  const auto soft = backend.propose(request(s2, c2, "stage1"));
+  const StageOne softmax(backend, o);
+  const auto& soft = softmax.cands;
   ASSERT_FALSE(soft.empty());
   EXPECT_EQ(soft[0].id, "plan:conv.cudnn.fwd.nhwc:a0:softmax_c");
   EXPECT_TRUE(has(soft[0].code.device_code, "every element again")) << soft[0].code.device_code;
   EXPECT_TRUE(has(soft[0].code.device_code,
                   "tile[i][lane] = egg_to_float(yt[(p0 + i) * kC + c0 + lane]);"));
-  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c2, soft[0]), "");
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, softmax.contract, soft[0]), "");
 }
 
 TEST(ConvFusion, MeanOverManyChannelsTakesTheWideTile) {
@@ -202,9 +211,8 @@ TEST(ConvFusion, MeanOverManyChannelsTakesTheWideTile) {
   o.dim = json::array({1});
   o.keepdim = false;
   BuiltinBackend backend(kData);
-  const auto s = spec::parse_spec(chain(o));
-  const auto c = contract::derive(s, "k");
-  const auto cands = backend.propose(request(s, c, "stage1"));
+  const StageOne one(backend, o);
+  const auto& [s, c, cands] = one;
   ASSERT_FALSE(cands.empty());
   EXPECT_EQ(cands[0].id, "plan:conv.igemm.tf32:128x128x32:w2x4:mean_c");
   EXPECT_TRUE(has(cands[0].code.device_code, "(egg_st.v / 128.0f)")) << cands[0].code.device_code;
@@ -215,9 +223,8 @@ TEST(ConvFusion, ASoftmaxOverTheChannelsRewritesEveryElementFromTheirState) {
   o.reduce = "softmax";
   o.c_out = 32;
   BuiltinBackend backend(kData);
-  const auto s = spec::parse_spec(chain(o));
-  const auto c = contract::derive(s, "k");
-  const auto cands = backend.propose(request(s, c, "stage1"));
+  const StageOne one(backend, o);
+  const auto& [s, c, cands] = one;
   ASSERT_FALSE(cands.empty());
   EXPECT_EQ(cands[0].id, "plan:conv.igemm.tf32:128x32x32:w4x1:softmax_c");
   const std::string& code = cands[0].code.device_code;
@@ -254,11 +261,9 @@ TEST(ConvFusion, OnlyAReductionOverTheChannelsOfOneTileOrOfCudnnsResultFuses) {
   // more channels than a tile and transposed ones fuse too, on cuDNN alone.
   BuiltinBackend with_cudnn(kData, "default", Cudnn::any_engine);
   for (const Chain& o : {wide, transposed}) {
-    const auto s = spec::parse_spec(chain(o));
-    const auto all = with_cudnn.plans(s);
-    ASSERT_EQ(all.size(), 2u);
-    const auto c = contract::derive(s, "k");
-    const auto cands = with_cudnn.propose(request(s, c, "stage1"));
+    const StageOne one(with_cudnn, o);
+    const auto& [s, c, cands] = one;
+    ASSERT_EQ(with_cudnn.plans(s).size(), 2u);
     ASSERT_FALSE(cands.empty());
     EXPECT_TRUE(has(cands[0].id, ".nhwc:a0:min_c")) << cands[0].id;
     for (const auto& cand : cands)
@@ -280,9 +285,8 @@ TEST(ConvFusion, TheFusedKernelCompilesWithNvcc) {
   BuiltinBackend backend(kData);
   Chain o;
   o.reduce = "max";
-  const auto s = spec::parse_spec(chain(o));
-  const auto c = contract::derive(s, "k");
-  const auto cands = backend.propose(request(s, c, "stage1"));
+  const StageOne one(backend, o);
+  const auto& [s, c, cands] = one;
   ASSERT_FALSE(cands.empty());
   ASSERT_TRUE(has(cands[0].id, ":max_c")) << cands[0].id;
   EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands[0]), "");
