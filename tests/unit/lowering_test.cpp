@@ -1,6 +1,6 @@
 // Lowering of composites no family anchors (backend/builtin/lowering.h): attention as the matmuls,
-// scale, mask and softmax PyTorch's reference path computes, and reductions over scattered dims
-// as a permuted copy, planned onto the families.
+// scale, mask and softmax PyTorch's reference path computes, reductions over scattered dims as a
+// permuted copy, exclusive scans and global pools as reductions, planned onto the families.
 #include "backend/builtin/lowering.h"
 
 #include <gtest/gtest.h>
@@ -113,6 +113,50 @@ TEST(Lowering, AnExclusiveScanScansTheShiftedInput) {
   std::string families;
   for (const auto& seg : backend.plan(s).segments) families += seg.family->name() + " ";
   EXPECT_EQ(families, "reduction ");
+}
+
+// A pool with one window over its whole input plane is the reduction over the pooled dims
+// (keepdim: the pool's shape), planned as a reduction, not as the pool family's thread per output
+// walking the window: adaptive pooling to 1, a window the input's size without padding, and a
+// divisor_override as a sum and a division. A window that leaves part of the plane out, or padding,
+// stays a pool.
+TEST(Lowering, APoolOverTheWholePlaneIsAReductionOverItsDims) {
+  auto pool = [](const std::string& op, json attrs, json in_shape, json out_shape) {
+    return lower_composites(spec::parse_spec(
+        spec_around({tensor("x", std::move(in_shape))}, json::array(),
+                    {node("y", "gelu", {ref("x")}, {{"approximate", "none"}}, {8, 16, 30, 30}, 5),
+                     node("p", op, {ref("y")}, std::move(attrs), std::move(out_shape), 6)})));
+  };
+  auto s = pool("adaptive_avg_pool2d", {{"output_size", {1, 1}}}, {8, 16, 30, 30}, {8, 16, 1, 1});
+  EXPECT_EQ(ops_of(s), "gelu mean");
+  EXPECT_EQ(s.nodes[1].name, "p");  // readers and outputs need no renaming
+  EXPECT_EQ(s.nodes[1].attrs["dim"], json({-2, -1}));
+  EXPECT_TRUE(s.nodes[1].attrs["keepdim"].get<bool>());
+  EXPECT_EQ(s.nodes[1].shape, (spec::Shape{8, 16, 1, 1}));
+  EXPECT_EQ(s.nodes[1].where.line, 6);
+  BuiltinBackend backend(kData);
+  std::string families;
+  for (const auto& seg : backend.plan(s).segments) families += seg.family->name() + " ";
+  EXPECT_EQ(families, "reduction ");
+
+  EXPECT_EQ(ops_of(pool("max_pool2d", {{"kernel_size", {30, 30}}, {"stride", json::array()}},
+                        {8, 16, 30, 30}, {8, 16, 1, 1})),
+            "gelu amax");
+  s = pool("avg_pool2d", {{"kernel_size", 30}, {"divisor_override", 7}}, {8, 16, 30, 30},
+           {8, 16, 1, 1});
+  EXPECT_EQ(ops_of(s), "gelu sum div");
+  EXPECT_EQ(s.nodes[1].name, "p__sum");
+  EXPECT_DOUBLE_EQ(s.nodes[2].args[1].scalar, 7.0);
+  EXPECT_EQ(s.nodes[2].name, "p");
+  // Not the whole plane: a smaller window, padding, dilation, an adaptive output above 1.
+  EXPECT_EQ(ops_of(pool("avg_pool2d", {{"kernel_size", 29}}, {8, 16, 30, 30}, {8, 16, 1, 1})),
+            "gelu avg_pool2d");
+  EXPECT_EQ(ops_of(pool("max_pool2d", {{"kernel_size", 30}, {"padding", 1}, {"stride", 31}},
+                        {8, 16, 30, 30}, {8, 16, 1, 1})),
+            "gelu max_pool2d");
+  EXPECT_EQ(ops_of(pool("adaptive_avg_pool2d", {{"output_size", {2, 1}}}, {8, 16, 30, 30},
+                        {8, 16, 2, 1})),
+            "gelu adaptive_avg_pool2d");
 }
 
 TEST(Lowering, MasksAndCausalityBecomeWhereAndAdd) {

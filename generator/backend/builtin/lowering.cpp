@@ -8,6 +8,7 @@
 #include <set>
 
 #include "backend/builtin/plan_util.h"
+#include "backend/builtin/window.h"
 
 namespace egg::backend::builtin {
 namespace {
@@ -249,13 +250,81 @@ void lower_exclusive_scan(const spec::Node& n, const spec::Node& scan,
   out.push_back(part(n, n.name, scan.op, scan_args, attrs, n.shape, n.dtype));
 }
 
+// A pool whose one window covers its whole input plane: adaptive pooling to size 1, or a window
+// the size of the input with no padding (and, for max, no dilation). It is the reduction over the
+// pooled dims with keepdim, which the reduction family runs as one row per plane at memory
+// bandwidth, where the pool family gives each output one thread and its window to walk.
+struct GlobalPool {
+  std::string reduce;  // mean, amax or (with a divisor_override) sum
+  std::int64_t dims = 0;
+  std::optional<std::int64_t> divisor;  // a divisor_override: the sum divided by it
+};
+
+std::optional<GlobalPool> global_pool(const spec::Spec& s, const spec::Node& n) {
+  static const std::set<std::string> pools = {
+      "max_pool1d",          "max_pool2d",          "max_pool3d",          "avg_pool1d",
+      "avg_pool2d",          "avg_pool3d",          "adaptive_max_pool1d", "adaptive_max_pool2d",
+      "adaptive_max_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d"};
+  if (!pools.count(n.op) || n.args.empty() || n.args[0].kind != spec::Arg::Kind::node)
+    return std::nullopt;
+  for (size_t k = 1; k < n.args.size(); ++k)
+    if (n.args[k].kind == spec::Arg::Kind::node) return std::nullopt;
+  const spec::Shape* in = s.shape_of(n.args[0].node);
+  const int d = n.op[n.op.size() - 2] - '0';
+  if (!in || (in->size() != size_t(d) + 1 && in->size() != size_t(d) + 2) ||
+      n.shape.size() != in->size() || spec::numel(*in) == 0)
+    return std::nullopt;
+  const size_t lead = in->size() - size_t(d);
+  if (!std::equal(in->begin(), in->begin() + std::ptrdiff_t(lead), n.shape.begin()))
+    return std::nullopt;
+  for (size_t k = lead; k < n.shape.size(); ++k)
+    if (n.shape[k] != 1) return std::nullopt;
+  const nlohmann::json& at = n.attrs;
+  if (at.value("return_indices", false)) return std::nullopt;
+  const bool max = n.op.find("max_pool") != std::string::npos;
+  GlobalPool g{max ? "amax" : "mean", d, std::nullopt};
+  if (n.op.rfind("adaptive_", 0) == 0) return g;
+  Dims3 kernel{1, 1, 1}, pad{0, 0, 0}, dilation{1, 1, 1};
+  if (!at.contains("kernel_size") || !spread(at["kernel_size"], d, kernel) ||
+      !spread(at.value("padding", nlohmann::json(0)), d, pad) ||
+      (max && !spread(at.value("dilation", nlohmann::json(1)), d, dilation)))
+    return std::nullopt;
+  for (int k = 0; k < d; ++k) {
+    const size_t axis = size_t(3 - d + k);
+    if (kernel[axis] != (*in)[lead + size_t(k)] || pad[axis] != 0 || dilation[axis] != 1)
+      return std::nullopt;
+  }
+  const nlohmann::json& over = at.value("divisor_override", nlohmann::json());
+  if (!max && !over.is_null()) {
+    if (!over.is_number_integer() || over.get<std::int64_t>() == 0) return std::nullopt;
+    g.reduce = "sum";
+    g.divisor = over.get<std::int64_t>();
+  }
+  return g;
+}
+
+// The global pool as its reduction over the last dims with keepdim (same shape as the pool's), and
+// for a divisor_override the division after it.
+void lower_global_pool(const spec::Node& n, const GlobalPool& g, std::vector<spec::Node>& out) {
+  std::vector<std::int64_t> dims;
+  for (std::int64_t k = -g.dims; k < 0; ++k) dims.push_back(k);
+  const std::string reduced = g.divisor ? n.name + "__sum" : n.name;
+  nlohmann::json attrs = {{"dim", dims}, {"keepdim", true}};
+  if (g.reduce == "mean" || g.reduce == "sum") attrs["dtype"] = nullptr;
+  out.push_back(part(n, reduced, g.reduce, {n.args[0]}, attrs, n.shape, n.dtype));
+  if (g.divisor)
+    out.push_back(part(n, n.name, "div", {node_arg(reduced), scalar_arg(double(*g.divisor))},
+                       nlohmann::json::object(), n.shape, n.dtype));
+}
+
 }  // namespace
 
 spec::Spec lower_composites(const spec::Spec& s) {
   bool any = false;
   std::set<std::string> folded;  // scans an exclusive scan's cat takes over
   for (const auto& n : s.nodes) {
-    any = any || n.op == "scaled_dot_product_attention" || scattered_dims(s, n);
+    any =
+        any || n.op == "scaled_dot_product_attention" || scattered_dims(s, n) || global_pool(s, n);
     if (const auto* scan = exclusive_scan(s, n)) folded.insert(scan->name);
   }
   if (!any && folded.empty()) return s;
@@ -269,6 +338,8 @@ spec::Spec lower_composites(const spec::Spec& s) {
       lower_scattered_reduction(s, n, *dims, out.nodes);
     else if (const auto* scan = exclusive_scan(s, n))
       lower_exclusive_scan(n, *scan, out.nodes);
+    else if (const auto g = global_pool(s, n))
+      lower_global_pool(n, *g, out.nodes);
     else
       out.nodes.push_back(n);
   }
