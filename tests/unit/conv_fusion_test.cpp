@@ -1,8 +1,11 @@
-// Cross-anchor fusion of a convolution and a reduction over its output channels: the planner's
-// fused alternative (one kernel), proposed first in stage 1 beside the two-kernel plan, tuned in
-// stage 2 within tiles that hold every channel, and what does not fuse (other dims, more channels
-// than a tile, the reduction's indices, a transposed convolution).
+// Cross-anchor fusion of a convolution and a reduction over its output channels or its spatial
+// dims: the planner's fused alternative (one kernel), proposed first in stage 1 beside the
+// two-kernel plan, tuned in stage 2 within tiles that hold every channel, and what does not fuse
+// (other dims, more channels than a tile, the reduction's indices, a transposed convolution, the
+// spatial dims without cuDNN).
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "nvcc_compile.h"
 #include "spec_fixtures.h"
@@ -39,11 +42,16 @@ json chain(const Chain& o) {
   const int sp = transposed ? 36 : 32;
   const json out_shape = {4, o.c_out, sp, sp};
   const bool tuple = o.reduce == "min" || o.reduce == "max";
-  const int d = o.dim.is_number_integer() ? o.dim.get<int>() : o.dim[0].get<int>();
+  std::vector<int> dims;  // the reduced dims, last first
+  for (const auto& d : o.dim.is_number_integer() ? json::array({o.dim}) : o.dim)
+    dims.push_back(d.get<int>() < 0 ? d.get<int>() + 4 : d.get<int>());
+  std::sort(dims.rbegin(), dims.rend());
   const bool softmax = o.reduce == "softmax" || o.reduce == "log_softmax";
   json red_shape = out_shape;  // a softmax: every element
-  if (!softmax && o.keepdim) red_shape[d] = 1;
-  if (!softmax && !o.keepdim) red_shape.erase(d);
+  for (int d : dims) {
+    if (!softmax && o.keepdim) red_shape[d] = 1;
+    if (!softmax && !o.keepdim) red_shape.erase(d);
+  }
   json attrs = {{"dim", o.dim}};
   if (!softmax) attrs["keepdim"] = o.keepdim;
   json red = node("red", o.reduce, {ref("mul")}, attrs, red_shape, 8);
@@ -277,6 +285,61 @@ TEST(ConvFusion, OnlyAReductionOverTheChannelsOfOneTileOrOfCudnnsResultFuses) {
   // The conv family alone still refuses the reduction (a whole-op check plans two kernels).
   ConvFamily plain(kData);
   EXPECT_TRUE(plain.cannot_implement(spec::parse_spec(chain({}))).has_value());
+}
+
+// A global pooling after a convolution (lowered to the mean over the spatial dims) with cuDNN at
+// hand: cuDNN's channels-last result read along the channels, a column per channel, the positions
+// split into spans whose states a second pass merges; never the implicit GEMM, never without
+// cuDNN (its tile holds a few pixels of each channel, not all of them).
+TEST(ConvFusion, AReductionOverTheSpatialDimsReadsCudnnsChannelsLastColumns) {
+  Chain o;
+  o.reduce = "mean";
+  o.dim = json::array({-2, -1});
+  BuiltinBackend plain(kData);
+  EXPECT_EQ(plain.plans(spec::parse_spec(chain(o))).size(), 1u);  // no fused alternative
+
+  BuiltinBackend backend(kData, "default", Cudnn::any_engine);
+  const StageOne one(backend, o);
+  const auto& [s, c, cands] = one;
+  ASSERT_EQ(backend.plans(s).size(), 2u);
+  ASSERT_GE(cands.size(), 2u);
+  EXPECT_EQ(cands[0].id, "plan:conv.cudnn.fwd.nhwc:a0:mean_s");
+  for (const auto& cand : cands)
+    EXPECT_FALSE(has(cand.id, "igemm.tf32:128x64x32:w4x2:mean")) << cand.id;
+  const std::string& code = cands[0].code.device_code;
+  EXPECT_TRUE(has(code, "(egg_st.v / 1024.0f)")) << code;  // 32x32 positions
+  EXPECT_TRUE(has(code, "egg_st.push(egg_x, sp);")) << code;
+  // 64 channels in two groups of 32 over 4 batch entries: 8 spans of the 1024 positions fill the
+  // grid's depth (a warp keeps 16 rows of a span), merged by the second pass.
+  EXPECT_TRUE(has(code, "_kSpCb = 32, egg_k_s0_kSpSplits = 8;")) << code;
+  EXPECT_TRUE(has(code, "_dnn_reduce_merge<<<")) << code;
+  EXPECT_TRUE(has(code, "const float egg_q0 = tanhf(egg_v);"));
+  EXPECT_TRUE(has(cands[0].summary, "over the spatial dims")) << cands[0].summary;
+  // Stage 2 measures cuDNN's other engines, the reduction still fused.
+  auto r2 = request(s, c, "stage2");
+  r2.incumbent = cands[0];
+  for (const auto& t : backend.propose(r2)) EXPECT_TRUE(has(t.id, ".nhwc:a")) << t.id;
+  for (const auto& t : backend.propose(r2)) EXPECT_TRUE(has(t.id, ":mean_s")) << t.id;
+
+  // Fewer than 32 channels: lanes over 16 of them, two positions a warp row; amax without keepdim.
+  Chain thin = o;
+  thin.c_out = 12;
+  thin.reduce = "amax";
+  thin.keepdim = false;
+  const StageOne narrow(backend, thin);
+  ASSERT_FALSE(narrow.cands.empty());
+  EXPECT_EQ(narrow.cands[0].id, "plan:conv.cudnn.fwd.nhwc:a0:amax_s");
+  EXPECT_TRUE(has(narrow.cands[0].code.device_code, "_kSpCb = 16,"))
+      << narrow.cands[0].code.device_code;
+  // A softmax over the spatial dims is not a plain reduction: not fused.
+  Chain soft = o;
+  soft.reduce = "softmax";
+  EXPECT_EQ(backend.plans(spec::parse_spec(chain(soft))).size(), 1u);
+
+  const auto nvcc = egg::testing::real_nvcc();
+  if (!nvcc || !toolchain::find_cudnn("", *nvcc)) return;
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands[0]), "");
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, narrow.contract, narrow.cands[0]), "");
 }
 
 TEST(ConvFusion, TheFusedKernelCompilesWithNvcc) {

@@ -19,6 +19,11 @@ bool fp32(const ConvPlan& p) { return p.dtype == spec::DType::float32; }
 // depthwise and other thin groups leave the tensor-core tile mostly empty.
 bool prefer_direct(const ConvPlan& p) { return p.gemm_n() < 16 || p.gemm_k() < 32; }
 
+// What a fused reduction reduces, for summaries and comments.
+std::string over(const ConvReduction& r) {
+  return r.spatial() ? " over the spatial dims" : " over the output channels";
+}
+
 // The implicit GEMM's default tile for a plan: the N tile follows the channels of a group.
 ConvParams igemm_default(const ConvPlan& p, const std::string& math) {
   ConvParams q;
@@ -182,6 +187,19 @@ void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract&
                                std::min<std::int64_t>(ceil_div(y_step / p.c_out, 256), 132 * 8))},
        {"epilogue_grid",
         std::max<std::int64_t>(1, std::min<std::int64_t>(ceil_div(total, 256), 132 * 16))}});
+  if (p.reduction && p.reduction->spatial()) {
+    // The reduction over the spatial dims: lanes along up to 32 channels (a power of two that
+    // covers fewer), the positions split into spans until a call's grid fills the H200's 132
+    // SMs about eight 256-thread blocks deep, each warp keeping 16 or more rows of its span.
+    std::int64_t cb = 1;
+    while (cb < 32 && cb < p.c_out) cb *= 2;
+    const std::int64_t osp = p.out[0] * p.out[1] * p.out[2];
+    const std::int64_t blocks = ceil_div(p.c_out, cb) * chunk;
+    const std::int64_t most = std::max<std::int64_t>(1, osp / (8 * (32 / cb) * 16));
+    ctx["dnn_sp_cb"] = cb;
+    ctx["dnn_sp_splits"] =
+        std::clamp<std::int64_t>(ceil_div(132 * 8, blocks), 1, std::min<std::int64_t>(most, 65535));
+  }
 }
 
 }  // namespace
@@ -237,6 +255,8 @@ ConvParams ConvParams::from_json(const json& j) {
 }
 
 std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const ConvParams& q) {
+  if (p.reduction && p.reduction->spatial() && !(q.structure == "cudnn" && q.nhwc))
+    return std::string("a reduction over the spatial dims reads cuDNN's channels-last result");
   if (p.reduction && !(q.structure == "igemm" && p.groups == 1 && q.bn >= p.cout_per_group()) &&
       !(q.structure == "cudnn" && q.nhwc))
     return std::string(
@@ -314,8 +334,7 @@ std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const Conv
   return std::nullopt;
 }
 
-ConvFamily::ConvFamily(const std::filesystem::path& data_dir, Cudnn cudnn,
-                       bool fuse_channel_reduction)
+ConvFamily::ConvFamily(const std::filesystem::path& data_dir, Cudnn cudnn, bool fuse_reduction)
     : ops_(data_dir),
       reductions_(data_dir),
       common_(render::load_template(data_dir, "conv/common.cuh.tmpl")),
@@ -326,13 +345,13 @@ ConvFamily::ConvFamily(const std::filesystem::path& data_dir, Cudnn cudnn,
       launch_(render::load_template(data_dir, "conv/launch.tmpl")),
       reducers_(render::load_template(data_dir, "reduction/reducers.cuh")),
       cudnn_use_(cudnn),
-      fuse_(fuse_channel_reduction) {}
+      fuse_(fuse_reduction) {}
 
 std::vector<std::pair<std::string, std::string>> ConvFamily::key_inputs() const {
   auto inputs = ops_.key_inputs();
   for (const auto* t : {&common_, &igemm_, &direct_, &transpose_, &cudnn_, &launch_})
     inputs.push_back({t->name, t->text});
-  if (fuse_) {  // the channel reduction's table and reducers
+  if (fuse_) {  // the fused reduction's table and reducers
     inputs.push_back(reductions_.key_input());
     inputs.push_back({reducers_.name, reducers_.text});
   }
@@ -352,10 +371,11 @@ std::variant<ConvPlan, UserError> ConvFamily::analyze(const spec::Spec& s) const
   if (plan && plan->reduction && conv_structures(*plan).empty() &&
       (cudnn_use_ == Cudnn::absent || conv_params_unsupported(*plan, channels_last)))
     return UserError(plan->anchor->where,
-                     quote(*plan->anchor) +
-                         " fuses with the reduction over its channels neither in the implicit "
-                         "GEMM's epilogue (an ungrouped forward convolution of at most 128 output "
-                         "channels) nor after cuDNN (it does not take this convolution)");
+                     quote(*plan->anchor) + " fuses with the reduction over its " +
+                         (plan->reduction->spatial() ? "spatial dims" : "channels") +
+                         " neither in the implicit GEMM's epilogue (an ungrouped forward "
+                         "convolution of at most 128 output channels, a channel reduction) nor "
+                         "after cuDNN (it does not take this convolution)");
   return planned;
 }
 
@@ -405,11 +425,11 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
     epilogue_text += (epilogue_text.empty() ? "" : ", ") + n->op;
   }
   if (epilogue_text.empty()) epilogue_text = "none";
-  // A channel reduction: its value per output pixel, then the ops after it (at `egg_ro`, the
-  // pixel's index in the reduced shape).
+  // A fused reduction: its value per output pixel (per batch entry and channel, over the spatial
+  // dims), then the ops after it (at `egg_ro`, the value's index in the reduced shape).
   json red = json::object();
   if (plan.reduction) {
-    const ConvChannelReduction& r = *plan.reduction;
+    const ConvReduction& r = *plan.reduction;
     red = {{"reducer", r.reducer},          {"red_in", r.in_expr},
            {"red_row", r.row_expr},         {"normalize", r.normalize},
            {"red_element", r.element_expr}, {"red_value", epi_value.at(r.node->args[0].node)},
@@ -434,7 +454,7 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
     red["post_loads"] = post_loads;
     red["post_steps"] = post_steps;
     epilogue_text +=
-        ", then " + r.node->op + " over the output channels" +
+        ", then " + r.node->op + over(r) +
         (r.post.empty() ? "" : " and " + std::to_string(r.post.size()) + " ops after it");
   }
   for (const auto& o : s.outputs) {
@@ -506,9 +526,10 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
                          (q.structure == "direct" ? ceil_div(plan.out[2], q.opt) : plan.out[2]);
   const std::string summary =
       an.target + " (" + kind + ") → " + std::to_string(plan.epilogue.size()) + " epilogue ops" +
-      (plan.reduction ? " → " + plan.reduction->node->target + " over the output channels" : "") +
-      ": " + structure;
-  if (plan.reduction) id += ":" + plan.reduction->node->op + "_c";
+      (plan.reduction ? " → " + plan.reduction->node->target + over(*plan.reduction) : "") + ": " +
+      structure;
+  if (plan.reduction)
+    id += ":" + plan.reduction->node->op + (plan.reduction->spatial() ? "_s" : "_c");
   json ctx = {{"fn", fn},
               {"summary", summary},
               {"structure", structure},
@@ -560,7 +581,9 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"smem_t", is_fp32 ? "float" : contract::c_type(plan.dtype)},
               {"frag_t", is_fp32 ? "nvcuda::wmma::precision::tf32" : contract::c_type(plan.dtype)}};
   ctx["reduce"] = plan.reduction.has_value();
+  ctx["spatial"] = plan.reduction && plan.reduction->spatial();
   if (plan.reduction) {
+    ctx["red_over"] = over(*plan.reduction);
     ctx.update(red);
     ctx["red_results"] = results;
     ctx["results"] = json::array();

@@ -45,18 +45,27 @@ std::int64_t conv_transpose_output_size(std::int64_t in, std::int64_t kernel, st
                                         std::int64_t stride, std::int64_t dilation,
                                         std::int64_t output_padding);
 
-// A reduction over the output channels that the implicit GEMM's epilogue computes (cross-anchor
-// fusion: the block's tile holds every channel of its output pixels, so the full-size result is
-// never written). Its reducer and expressions are the reduction family's table
-// (templates/reduction/anchors.json) with R = the output channels.
-struct ConvChannelReduction {
+// What a reduction fused after a convolution reduces: its output channels (dim 1), or every
+// spatial dim (dims 2.., a global pooling) for each batch entry and channel.
+enum class ConvReductionAxis { channels, spatial };
+
+// A reduction that the convolution's kernels compute from its result (cross-anchor fusion: the
+// full-size result is never written in NC(D)HW). Over the channels, the implicit GEMM's block
+// tile holds every channel of its pixels, and cuDNN's channels-last result holds them as one
+// contiguous row per pixel; over the spatial dims, cuDNN's channels-last result is read along
+// the channels, a column per channel. Its reducer and expressions are the reduction family's table
+// (templates/reduction/anchors.json) with R = the reduced length.
+struct ConvReduction {
   const spec::Node* node = nullptr;  // the reduction (its values; never its indices)
-  bool normalize = false;            // softmax/log_softmax: every element rewritten from the state
+  ConvReductionAxis axis = ConvReductionAxis::channels;
+  bool normalize = false;  // softmax/log_softmax (channels only): every element from the state
   std::string reducer, in_expr, row_expr, element_expr;
-  spec::Shape
-      shape;  // its value's shape: [N, 1, spatial...] or [N, spatial...]; normalize: the output's
+  // its value's shape: [N, 1, spatial...] or [N, spatial...] over the channels, [N, C, 1...] or
+  // [N, C] over the spatial dims; normalize: the output's
+  spec::Shape shape;
   std::vector<const spec::Node*> post;   // element-wise ops after it, on `shape`
   std::vector<std::string> value_names;  // the reduction's value and getitem(.., 0) of it
+  bool spatial() const { return axis == ConvReductionAxis::spatial; }
 };
 
 // What the graph is, in the terms of the conv templates. Spatial arrays are (D, H, W); a 1D or 2D
@@ -73,7 +82,7 @@ struct ConvPlan {
   std::array<std::int64_t, 3> kernel{1, 1, 1}, stride{1, 1, 1}, dilation{1, 1, 1};
   std::array<std::int64_t, 3> pad{0, 0, 0};  // left (leading) padding; the right side is implied
   std::vector<const spec::Node*> epilogue;   // element-wise ops after the conv
-  std::optional<ConvChannelReduction> reduction;  // then a channel reduction (fusing family only)
+  std::optional<ConvReduction> reduction;    // then a reduction (fusing family only)
   std::int64_t cin_per_group() const { return c_in / groups; }
   std::int64_t cout_per_group() const { return c_out / groups; }
   std::int64_t window() const { return kernel[0] * kernel[1] * kernel[2]; }
@@ -86,19 +95,20 @@ struct ConvPlan {
 
 // The plan of a spec, or why the conv family cannot implement it (naming op and line). With
 // `fuse` (the reduction family's table), the spec must be a convolution, element-wise ops, one
-// reduction over the output channels and element-wise ops after it (plan_channel_reduction);
-// `channels_last_library` says cuDNN's channels-last result can feed it.
+// reduction over the output channels or the spatial dims and element-wise ops after it
+// (plan_conv_reduction); `channels_last_library` says cuDNN's channels-last result can feed it.
 std::variant<ConvPlan, UserError> plan_conv(const spec::Spec& spec, const OpTable& ops,
                                             const ReductionOps* fuse = nullptr,
                                             bool channels_last_library = false);
 
-// The epilogue of `plan`'s convolution that ends in a reduction over its output channels: fills
-// plan.epilogue and plan.reduction, or says why the graph is not one (naming op and line). The
-// implicit GEMM takes an ungrouped forward convolution of at most one tile's channels; with
-// `channels_last_library` (cuDNN at hand) any batched one, transposed and grouped too.
-std::optional<UserError> plan_channel_reduction(const spec::Spec& spec, const OpTable& ops,
-                                                const ReductionOps& table, ConvPlan& plan,
-                                                bool channels_last_library = false);
+// The epilogue of `plan`'s convolution that ends in a reduction over its output channels or over
+// its spatial dims: fills plan.epilogue and plan.reduction, or says why the graph is not one
+// (naming op and line). Over the channels, the implicit GEMM takes an ungrouped forward
+// convolution of at most one tile's channels; with `channels_last_library` (cuDNN at hand) any
+// batched one, transposed and grouped too, and the spatial dims as well.
+std::optional<UserError> plan_conv_reduction(const spec::Spec& spec, const OpTable& ops,
+                                             const ReductionOps& table, ConvPlan& plan,
+                                             bool channels_last_library = false);
 
 // Tunable parameters of the conv templates.
 struct ConvParams {
@@ -130,10 +140,10 @@ class ConvFamily : public PlannedFamily<ConvPlan, ConvParams> {
   // convolutions), with the fp32-accurate 3xTF32 and direct structures as alternatives.
   // `cudnn`: cuDNN's headers and library are at hand (the toolchain found them), so the cuDNN
   // structure is offered beside EGG's own kernels and measurement picks.
-  // `fuse_channel_reduction`: this instance takes only a convolution whose epilogue ends in a
-  // reduction over its output channels (the planner's fused alternative to two kernels).
+  // `fuse_reduction`: this instance takes only a convolution whose epilogue ends in a reduction
+  // over its output channels or spatial dims (the planner's fused alternative to two kernels).
   explicit ConvFamily(const std::filesystem::path& data_dir, Cudnn cudnn = Cudnn::absent,
-                      bool fuse_channel_reduction = false);
+                      bool fuse_reduction = false);
 
   std::string name() const override { return fuse_ ? "conv_reduce" : "conv"; }
   std::vector<std::pair<std::string, std::string>> key_inputs() const override;

@@ -1,9 +1,11 @@
 // Cross-anchor fusion of the conv family: a convolution whose element-wise epilogue ends in a
-// reduction over the output channels (min/max/sum/mean/... with dim=1) or a softmax over them,
+// reduction over the output channels (min/max/sum/mean/... with dim=1) or a softmax over them, or
+// in a reduction over every spatial dim (a global pooling, lowered to mean/amax over dims 2..),
 // then element-wise ops on its value. The implicit GEMM's block holds every output channel of its
-// pixels, so the reduction runs in its epilogue and the full-size result is never written; cuDNN's
-// channels-last result holds them as one contiguous row per pixel, so one pass reduces it without
-// the transpose back (templates/conv/cudnn.cuh.tmpl).
+// pixels, so a channel reduction runs in its epilogue and the full-size result is never written;
+// cuDNN's channels-last result holds them as one contiguous row per pixel, and each channel's
+// spatial positions as a column read along the channels, so one pass reduces it without the
+// transpose back (templates/conv/cudnn.cuh.tmpl).
 #include <algorithm>
 #include <set>
 
@@ -16,26 +18,30 @@ namespace {
 // Most output channels one block's tile holds (its N tile).
 constexpr std::int64_t kMaxFusedChannels = 128;
 
-// Whether the reduction's dims are exactly the channel dim (1) of a tensor of rank `rank`.
-bool reduces_channels(const spec::Node& n, size_t rank) {
-  if (!n.attrs.contains("dim")) return false;
+// What the reduction's dims are on a tensor of rank `rank`: exactly the channel dim (1), or
+// exactly the spatial dims (2..rank-1, in any order); nullopt for anything else.
+std::optional<ConvReductionAxis> reduced_axis(const spec::Node& n, size_t rank) {
+  if (!n.attrs.contains("dim")) return std::nullopt;
   const nlohmann::json& dim = n.attrs["dim"];
-  const nlohmann::json* d = &dim;
-  if (dim.is_array()) {
-    if (dim.size() != 1) return false;
-    d = &dim[0];
+  std::set<std::int64_t> dims;
+  for (const auto& d : dim.is_array() ? dim : nlohmann::json::array({dim})) {
+    if (!d.is_number_integer()) return std::nullopt;
+    std::int64_t v = d.get<std::int64_t>();
+    if (v < 0) v += static_cast<std::int64_t>(rank);
+    dims.insert(v);
   }
-  if (!d->is_number_integer()) return false;
-  std::int64_t v = d->get<std::int64_t>();
-  if (v < 0) v += static_cast<std::int64_t>(rank);
-  return v == 1;
+  if (dims == std::set<std::int64_t>{1}) return ConvReductionAxis::channels;
+  std::set<std::int64_t> spatial;
+  for (size_t k = 2; k < rank; ++k) spatial.insert(static_cast<std::int64_t>(k));
+  if (!spatial.empty() && dims == spatial) return ConvReductionAxis::spatial;
+  return std::nullopt;
 }
 
 }  // namespace
 
-std::optional<UserError> plan_channel_reduction(const spec::Spec& s, const OpTable& ops,
-                                                const ReductionOps& table, ConvPlan& plan,
-                                                bool channels_last_library) {
+std::optional<UserError> plan_conv_reduction(const spec::Spec& s, const OpTable& ops,
+                                             const ReductionOps& table, ConvPlan& plan,
+                                             bool channels_last_library) {
   const spec::Node& an = *plan.anchor;
   const SourceLocation file_only{s.op_file, 0, "output"};
   const spec::Node* red = nullptr;
@@ -52,7 +58,9 @@ std::optional<UserError> plan_channel_reduction(const spec::Spec& s, const OpTab
     return UserError(file_only,
                      "the graph has no reduction after its convolution (nothing for the fused "
                      "conv epilogue to reduce)");
-  const std::string why_not = "; the conv epilogue fuses a reduction over the output channels only";
+  const std::string why_not =
+      "; the conv epilogue fuses a reduction over the output channels, or (after cuDNN) over "
+      "every spatial dim, only";
   if (entry->mode == ReductionMode::scan || entry->indices || entry->norm)
     return UserError(red->where, quote(*red) + " is not a plain reduction or softmax" + why_not);
   if (plan.in_shape.size() != size_t(plan.dims) + 2)
@@ -65,8 +73,16 @@ std::optional<UserError> plan_channel_reduction(const spec::Spec& s, const OpTab
     return UserError(an.where, quote(an) + " has " + std::to_string(plan.c_out) +
                                    " output channels, more than one tile's " +
                                    std::to_string(kMaxFusedChannels) + why_not + " without cuDNN");
-  if (!reduces_channels(*red, plan.out_shape.size()))
-    return UserError(red->where, quote(*red) + " does not reduce dim 1 alone" + why_not);
+  const auto axis = reduced_axis(*red, plan.out_shape.size());
+  if (!axis)
+    return UserError(red->where,
+                     quote(*red) + " reduces neither dim 1 alone nor every spatial dim" + why_not);
+  if (*axis == ConvReductionAxis::spatial && !channels_last_library)
+    return UserError(red->where, quote(*red) + " reduces the spatial dims" + why_not +
+                                     " (cuDNN is not at hand)");
+  if (*axis == ConvReductionAxis::spatial && entry->mode == ReductionMode::normalize)
+    return UserError(red->where, quote(*red) + " normalizes over the spatial dims" + why_not +
+                                     " as a plain reduction");
   for (size_t k = 1; k < red->args.size(); ++k)
     if (red->args[k].kind == spec::Arg::Kind::node)
       return UserError(red->where, quote(*red) + " has a tensor option" + why_not);
@@ -98,11 +114,13 @@ std::optional<UserError> plan_channel_reduction(const spec::Spec& s, const OpTab
     return UserError(red->where, quote(*red) + " does not read the convolution's epilogue");
 
   // After it: getitem(.., 0) of its values, then element-wise ops on the reduced shape.
-  ConvChannelReduction r;
+  ConvReduction r;
   r.node = red;
+  r.axis = *axis;
   r.reducer = entry->reducer;
   r.in_expr = entry->in;
-  r.row_expr = fill_fields(entry->row, {{"R", std::to_string(plan.c_out)}});
+  const std::int64_t reduced = r.spatial() ? plan.out[0] * plan.out[1] * plan.out[2] : plan.c_out;
+  r.row_expr = fill_fields(entry->row, {{"R", std::to_string(reduced)}});
   r.normalize = entry->mode == ReductionMode::normalize;
   r.element_expr = entry->element;
   r.shape = red->shape;
@@ -140,7 +158,7 @@ std::optional<UserError> plan_channel_reduction(const spec::Spec& s, const OpTab
   for (const auto& o : s.outputs)
     if (!values.count(o.node) || !float_storage(o.dtype) || o.shape != r.shape)
       return UserError(file_only, "output " + o.name + " (`" + o.node +
-                                      "`) is not a float value of the channel reduction's " +
+                                      "`) is not a float value of the reduction's " +
                                       spec::shape_string(r.shape) + " result");
   plan.reduction = std::move(r);
   return std::nullopt;
