@@ -1,8 +1,8 @@
 // Cross-anchor fusion of a convolution and a reduction over its output channels or its spatial
-// dims: the planner's fused alternative (one kernel), proposed first in stage 1 beside the
-// two-kernel plan, tuned in stage 2 within tiles that hold every channel, and what does not fuse
-// (other dims, more channels than a tile, the reduction's indices, a transposed convolution, the
-// spatial dims without cuDNN).
+// dims, or a pool: the planner's fused alternative (one kernel), proposed first in stage 1 beside
+// the two-kernel plan, tuned in stage 2 within tiles that hold every channel, and what does not
+// fuse (other dims, more channels than a tile, the reduction's indices, a transposed convolution,
+// the spatial dims and pools without cuDNN).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -340,6 +340,89 @@ TEST(ConvFusion, AReductionOverTheSpatialDimsReadsCudnnsChannelsLastColumns) {
   if (!nvcc || !toolchain::find_cudnn("", *nvcc)) return;
   EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands[0]), "");
   EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, narrow.contract, narrow.cands[0]), "");
+}
+
+// conv2d 16 → 64 3x3 over [4, 16, 34, 34], bias, * 2, a pool of the 32x32 result, tanh of it.
+json pool_chain(const std::string& op, json attrs, json pooled) {
+  const json out_shape = {4, 64, 32, 32};
+  return {
+      {"schema", 2},
+      {"op_file", "/src/op.py"},
+      {"model_class", "Model"},
+      {"init_inputs", json::array()},
+      {"inputs", {tensor("x", {4, 16, 34, 34})}},
+      {"params",
+       {tensor("conv.weight", {64, 16, 3, 3}, "float32", "parameter"),
+        tensor("conv.bias", {64}, "float32", "parameter")}},
+      {"nodes",
+       {node("conv", "conv2d", {ref("x"), ref("conv.weight"), ref("conv.bias")},
+             {{"stride", {1, 1}}, {"padding", {0, 0}}, {"dilation", {1, 1}}, {"groups", 1}},
+             out_shape, 6),
+        node("mul", "mul", {ref("conv"), {{"scalar", 2.0}}}, json::object(), out_shape, 7),
+        node("pool", op, {ref("mul")}, std::move(attrs), pooled, 8),
+        node("tanh", "tanh", {ref("pool")}, json::object(), pooled, 9)}},
+      {"outputs", {{{"name", "out0"}, {"node", "tanh"}, {"shape", pooled}, {"dtype", "float32"}}}},
+      {"deps", {"/src/op.py"}},
+      {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};
+}
+
+// A pool after a convolution with cuDNN at hand: one pass pools cuDNN's channels-last result, a
+// row of channels per window element, through a shared-memory tile into NCHW (the full-size result
+// never transposed back nor written), proposed first beside the two-kernel plan; never without
+// cuDNN. The window's semantics are the pool family's: -inf padding and NaN for max, ATen's divisor
+// for average.
+TEST(ConvFusion, APoolAfterAConvReadsCudnnsChannelsLastResult) {
+  const json max_attrs = {{"kernel_size", {2, 2}},
+                          {"stride", {2, 2}},
+                          {"padding", {0, 0}},
+                          {"dilation", {1, 1}},
+                          {"ceil_mode", false}};
+  const auto max_spec = spec::parse_spec(pool_chain("max_pool2d", max_attrs, {4, 64, 16, 16}));
+  BuiltinBackend plain(kData);
+  EXPECT_EQ(plain.plans(max_spec).size(), 1u);  // no fused alternative without cuDNN
+
+  BuiltinBackend backend(kData, "default", Cudnn::any_engine);
+  ASSERT_EQ(backend.plans(max_spec).size(), 2u);
+  const auto c = contract::derive(max_spec, "k");
+  const auto cands = backend.propose(request(max_spec, c, "stage1"));
+  ASSERT_GE(cands.size(), 2u);
+  EXPECT_EQ(cands[0].id, "plan:conv.cudnn.fwd.nhwc:a0:max_pool2d");
+  EXPECT_TRUE(has(cands[1].id, "+pool.max2d")) << cands[1].id;  // the two-kernel plan next
+  const std::string& code = cands[0].code.device_code;
+  EXPECT_TRUE(has(code, "_dnn_pool_nhwc<<<")) << code;
+  EXPECT_FALSE(has(code, "_dnn_epilogue_nhwc")) << code;  // no transpose back
+  EXPECT_TRUE(has(code, "acc = (egg_x > acc || egg_x != egg_x) ? egg_x : acc;")) << code;
+  EXPECT_TRUE(has(code, "constexpr int kOD = 1, kOH = 16, kOW = 16;")) << code;
+  EXPECT_TRUE(has(code, "const float egg_e0 = (egg_r * 2.0f);")) << code;  // before the pool
+  EXPECT_TRUE(has(code, "const float egg_q0 = tanhf(egg_v);")) << code;    // after it
+  EXPECT_TRUE(has(code, "a.out0[egg_ro] ="));
+  EXPECT_TRUE(has(cands[0].summary, "the pool reads the channels-last result")) << cands[0].summary;
+  auto r2 = request(max_spec, c, "stage2");
+  r2.incumbent = cands[0];
+  for (const auto& t : backend.propose(r2)) EXPECT_TRUE(has(t.id, ".nhwc:a")) << t.id;
+  for (const auto& t : backend.propose(r2)) EXPECT_TRUE(has(t.id, ":max_pool2d")) << t.id;
+
+  // Average pooling with padding, counting only the input's elements.
+  const auto avg_spec = spec::parse_spec(pool_chain("avg_pool2d",
+                                                    {{"kernel_size", {3, 3}},
+                                                     {"stride", {2, 2}},
+                                                     {"padding", {1, 1}},
+                                                     {"ceil_mode", false},
+                                                     {"count_include_pad", false},
+                                                     {"divisor_override", nullptr}},
+                                                    {4, 64, 16, 16}));
+  const auto avg_c = contract::derive(avg_spec, "k");
+  const auto avg = backend.propose(request(avg_spec, avg_c, "stage1"));
+  ASSERT_FALSE(avg.empty());
+  EXPECT_EQ(avg[0].id, "plan:conv.cudnn.fwd.nhwc:a0:avg_pool2d");
+  EXPECT_TRUE(has(avg[0].code.device_code, "const int div = dn * hn * wn;"))
+      << avg[0].code.device_code;
+  EXPECT_TRUE(has(avg[0].code.device_code, "constexpr int kPD = 0, kPH = 1, kPW = 1;"));
+
+  const auto nvcc = egg::testing::real_nvcc();
+  if (!nvcc || !toolchain::find_cudnn("", *nvcc)) return;
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands[0]), "");
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, avg_c, avg[0]), "");
 }
 
 TEST(ConvFusion, TheFusedKernelCompilesWithNvcc) {

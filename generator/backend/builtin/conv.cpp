@@ -257,6 +257,10 @@ ConvParams ConvParams::from_json(const json& j) {
 std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const ConvParams& q) {
   if (p.reduction && p.reduction->spatial() && !(q.structure == "cudnn" && q.nhwc))
     return std::string("a reduction over the spatial dims reads cuDNN's channels-last result");
+  if (p.pool && !(q.structure == "cudnn" && q.nhwc))
+    return std::string("a pool reads cuDNN's channels-last result");
+  if (p.pool && ceil_div(spec::numel(p.pool->window.out_shape) / p.batch / p.c_out, 32) > 65535)
+    return std::string("the pool has more than 2^21 output positions per plane (the grid's y)");
   if (p.reduction && !(q.structure == "igemm" && p.groups == 1 && q.bn >= p.cout_per_group()) &&
       !(q.structure == "cudnn" && q.nhwc))
     return std::string(
@@ -368,6 +372,13 @@ std::variant<ConvPlan, UserError> ConvFamily::analyze(const spec::Spec& s) const
   ConvParams channels_last;
   channels_last.structure = "cudnn";
   channels_last.nhwc = true;
+  if (plan && plan->pool &&
+      (cudnn_use_ == Cudnn::absent || conv_params_unsupported(*plan, channels_last)))
+    return UserError(plan->anchor->where,
+                     quote(*plan->anchor) + " fuses with " + quote(*plan->pool->window.anchor) +
+                         " only after cuDNN's channels-last result, and cuDNN does not take "
+                         "this convolution or pool: " +
+                         conv_params_unsupported(*plan, channels_last).value_or("not at hand"));
   if (plan && plan->reduction && conv_structures(*plan).empty() &&
       (cudnn_use_ == Cudnn::absent || conv_params_unsupported(*plan, channels_last)))
     return UserError(plan->anchor->where,
@@ -391,6 +402,7 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
   std::set<std::string> epi_leaves, post_leaves;
   add_tensor_leaves(s, plan.epilogue, epi_leaves);
   if (plan.reduction) add_tensor_leaves(s, plan.reduction->post, post_leaves);
+  if (plan.pool) add_tensor_leaves(s, plan.pool->post, post_leaves);
   std::map<std::string, std::string> var_of;
   json ins = json::array(), outs = json::array(), results = json::array();
   for (const auto& a : c.args) {
@@ -428,34 +440,65 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
   // A fused reduction: its value per output pixel (per batch entry and channel, over the spatial
   // dims), then the ops after it (at `egg_ro`, the value's index in the reduced shape).
   json red = json::object();
-  if (plan.reduction) {
-    const ConvReduction& r = *plan.reduction;
-    red = {{"reducer", r.reducer},          {"red_in", r.in_expr},
-           {"red_row", r.row_expr},         {"normalize", r.normalize},
-           {"red_element", r.element_expr}, {"red_value", epi_value.at(r.node->args[0].node)},
-           {"red_op", r.node->op},          {"red_shape", spec::shape_string(r.shape)}};
+  // The ops after a fused reduction or pool, at `egg_ro` (the value's index in `shape`).
+  auto add_post = [&](const std::vector<const spec::Node*>& post,
+                      const std::vector<std::string>& value_names, const spec::Shape& shape) {
     json post_loads = json::array(), post_steps = json::array();
     for (const auto& leaf : post_leaves) {
       const spec::Tensor* t = s.find_tensor(leaf);
       const std::string v = "egg_p" + std::to_string(post_loads.size());
-      const std::string off = spec::numel(t->shape) == spec::numel(r.shape)
+      const std::string off = spec::numel(t->shape) == spec::numel(shape)
                                   ? "egg_ro"
-                                  : broadcast_offset(t->shape, r.shape, "egg_ro");
+                                  : broadcast_offset(t->shape, shape, "egg_ro");
       post_loads.push_back(
           {{"value", v}, {"load", "egg_to_float(a." + var_of.at(leaf) + "[" + off + "])"}});
       epi_value[leaf] = v;
     }
-    for (const auto& name : r.value_names) epi_value[name] = "egg_v";
-    for (const auto* n : r.post) {
+    for (const auto& name : value_names) epi_value[name] = "egg_v";
+    for (const auto* n : post) {
       const std::string v = "egg_q" + std::to_string(post_steps.size());
       post_steps.push_back({{"value", v}, {"expr", ops_.expression(s, *n, epi_value)}});
       epi_value[n->name] = v;
     }
     red["post_loads"] = post_loads;
     red["post_steps"] = post_steps;
+    red["red_shape"] = spec::shape_string(shape);
+  };
+  if (plan.reduction) {
+    const ConvReduction& r = *plan.reduction;
+    red = {{"reducer", r.reducer},          {"red_in", r.in_expr},
+           {"red_row", r.row_expr},         {"normalize", r.normalize},
+           {"red_element", r.element_expr}, {"red_value", epi_value.at(r.node->args[0].node)},
+           {"red_op", r.node->op}};
+    add_post(r.post, r.value_names, r.shape);
     epilogue_text +=
         ", then " + r.node->op + over(r) +
         (r.post.empty() ? "" : " and " + std::to_string(r.post.size()) + " ops after it");
+  }
+  if (plan.pool) {
+    const ConvPool& pl = *plan.pool;
+    const PoolPlan& w = pl.window;
+    red = {{"red_op", w.anchor->op},
+           {"red_over", ""},
+           {"red_value", epi_value.at(w.input)},
+           {"pool_max", w.max},
+           {"pool_divisor", w.divisor != 0 ? std::to_string(w.divisor) : ""},
+           {"pool_count_include_pad", w.count_include_pad},
+           {"pool_unroll", w.window() <= 64 ? "" : "1"},
+           {"pool_grid_y", ceil_div(w.out[0] * w.out[1] * w.out[2], 32)}};
+    const char* axes[3] = {"d", "h", "w"};
+    for (int k = 0; k < 3; ++k) {
+      const std::string x = axes[k];
+      red["pool_o" + x] = w.out[k];
+      red["pool_k" + x] = w.kernel[k];
+      red["pool_s" + x] = w.stride[k];
+      red["pool_p" + x] = w.pad[k];
+      red["pool_d" + x] = w.dilation[k];
+    }
+    add_post(pl.post, pl.value_names, w.out_shape);
+    epilogue_text +=
+        ", then " + w.anchor->op +
+        (pl.post.empty() ? "" : " and " + std::to_string(pl.post.size()) + " ops after it");
   }
   for (const auto& o : s.outputs) {
     const contract::LaunchArg* arg = nullptr;
@@ -511,9 +554,12 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
         (!q.nhwc          ? ""
          : plan.reduction ? ", channels-last (input and weight transposed in the call; the "
                             "reduction reads the channels-last result)"
-                          : ", channels-last (input, weight and result transposed in the call)") +
-        (pass && !plan.reduction ? ", then an in-place element-wise pass for bias and epilogue"
-                                 : "");
+         : plan.pool ? ", channels-last (input and weight transposed in the call; the pool reads "
+                       "the channels-last result)"
+                     : ", channels-last (input, weight and result transposed in the call)") +
+        (pass && !plan.reduction && !plan.pool
+             ? ", then an in-place element-wise pass for bias and epilogue"
+             : "");
     id = std::string("conv.cudnn.") + (plan.transposed ? "bwd_data" : "fwd") +
          (q.nhwc ? ".nhwc" : "") + ":a" + std::to_string(q.algo);
   } else {
@@ -526,10 +572,11 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
                          (q.structure == "direct" ? ceil_div(plan.out[2], q.opt) : plan.out[2]);
   const std::string summary =
       an.target + " (" + kind + ") → " + std::to_string(plan.epilogue.size()) + " epilogue ops" +
-      (plan.reduction ? " → " + plan.reduction->node->target + over(*plan.reduction) : "") + ": " +
-      structure;
+      (plan.reduction ? " → " + plan.reduction->node->target + over(*plan.reduction) : "") +
+      (plan.pool ? " → " + plan.pool->window.anchor->target : "") + ": " + structure;
   if (plan.reduction)
     id += ":" + plan.reduction->node->op + (plan.reduction->spatial() ? "_s" : "_c");
+  if (plan.pool) id += ":" + plan.pool->window.anchor->op;
   json ctx = {{"fn", fn},
               {"summary", summary},
               {"structure", structure},
@@ -582,6 +629,13 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"frag_t", is_fp32 ? "nvcuda::wmma::precision::tf32" : contract::c_type(plan.dtype)}};
   ctx["reduce"] = plan.reduction.has_value();
   ctx["spatial"] = plan.reduction && plan.reduction->spatial();
+  ctx["pool"] = plan.pool.has_value();
+  ctx["fused"] = plan.reduction || plan.pool;
+  if (plan.pool) {
+    ctx.update(red);
+    ctx["red_results"] = results;
+    ctx["results"] = json::array();
+  }
   if (plan.reduction) {
     ctx["red_over"] = over(*plan.reduction);
     ctx.update(red);
@@ -719,8 +773,8 @@ std::vector<ConvParams> ConvFamily::structure_params(const spec::Spec& s,
   // kernel).
   ConvParams dnn;
   dnn.structure = "cudnn";
-  if (pl.reduction) {
-    // A channel reduction: cuDNN's channels-last result read by the reduction pass first (the
+  if (pl.reduction || pl.pool) {
+    // A fused reduction or pool: cuDNN's channels-last result read by its pass first (the
     // library's convolution, its full-size result never transposed back), then the implicit GEMM
     // with the reduction in its epilogue (measured far slower on the H200: 12.5 against 4.0 ms on
     // a 64-channel 3x3 convolution at 128x16x256x256, docs/PERFORMANCE.md).
@@ -752,7 +806,9 @@ std::optional<ConvParams> ConvFamily::fallback_params(const spec::Spec&, const c
   // A rank cuDNN's heuristic does not reach for this convolution, or channels-last it does not
   // take: nothing to repair (rank 0 in NCHW was measured already).
   if (failed.structure == "cudnn" && (failed.algo > 0 || failed.nhwc)) return std::nullopt;
-  // A channel reduction: the implicit GEMM's default tile, where it holds every channel.
+  // A fused pool reads cuDNN's result alone; a channel reduction: the implicit GEMM's default
+  // tile, where it holds every channel.
+  if (pl.pool) return std::nullopt;
   if (pl.reduction) {
     ConvParams q = igemm_default(pl, "tf32");
     if (conv_params_unsupported(pl, q)) return std::nullopt;

@@ -29,6 +29,7 @@
 #include "backend/builtin/family.h"
 #include "backend/builtin/op_table.h"
 #include "backend/builtin/planned_family.h"
+#include "backend/builtin/pool.h"
 #include "backend/builtin/reduction_ops.h"
 #include "render/template.h"
 
@@ -68,6 +69,16 @@ struct ConvReduction {
   bool spatial() const { return axis == ConvReductionAxis::spatial; }
 };
 
+// A pool that runs on the convolution's result (cross-anchor fusion: cuDNN's channels-last result
+// read a row of channels per window element, the full-size result never transposed back nor
+// written): its window (pool.h; no prologue or epilogue there), then element-wise ops on its
+// value.
+struct ConvPool {
+  PoolPlan window;
+  std::vector<const spec::Node*> post;   // element-wise ops after it, on window.out_shape
+  std::vector<std::string> value_names;  // the pool's value
+};
+
 // What the graph is, in the terms of the conv templates. Spatial arrays are (D, H, W); a 1D or 2D
 // convolution has size-1 leading spatial dims with kernel 1, stride 1, padding 0, dilation 1.
 struct ConvPlan {
@@ -83,6 +94,7 @@ struct ConvPlan {
   std::array<std::int64_t, 3> pad{0, 0, 0};  // left (leading) padding; the right side is implied
   std::vector<const spec::Node*> epilogue;   // element-wise ops after the conv
   std::optional<ConvReduction> reduction;    // then a reduction (fusing family only)
+  std::optional<ConvPool> pool;              // or a pool (fusing family only)
   std::int64_t cin_per_group() const { return c_in / groups; }
   std::int64_t cout_per_group() const { return c_out / groups; }
   std::int64_t window() const { return kernel[0] * kernel[1] * kernel[2]; }
@@ -95,20 +107,20 @@ struct ConvPlan {
 
 // The plan of a spec, or why the conv family cannot implement it (naming op and line). With
 // `fuse` (the reduction family's table), the spec must be a convolution, element-wise ops, one
-// reduction over the output channels or the spatial dims and element-wise ops after it
-// (plan_conv_reduction); `channels_last_library` says cuDNN's channels-last result can feed it.
+// reduction over the output channels or the spatial dims or one pool, and element-wise ops after
+// it (plan_conv_fused); `channels_last_library` says cuDNN's channels-last result can feed it.
 std::variant<ConvPlan, UserError> plan_conv(const spec::Spec& spec, const OpTable& ops,
                                             const ReductionOps* fuse = nullptr,
                                             bool channels_last_library = false);
 
 // The epilogue of `plan`'s convolution that ends in a reduction over its output channels or over
-// its spatial dims: fills plan.epilogue and plan.reduction, or says why the graph is not one
-// (naming op and line). Over the channels, the implicit GEMM takes an ungrouped forward
-// convolution of at most one tile's channels; with `channels_last_library` (cuDNN at hand) any
-// batched one, transposed and grouped too, and the spatial dims as well.
-std::optional<UserError> plan_conv_reduction(const spec::Spec& spec, const OpTable& ops,
-                                             const ReductionOps& table, ConvPlan& plan,
-                                             bool channels_last_library = false);
+// its spatial dims, or in a pool: fills plan.epilogue and plan.reduction or plan.pool, or says why
+// the graph is not one (naming op and line). Over the channels, the implicit GEMM takes an
+// ungrouped forward convolution of at most one tile's channels; with `channels_last_library`
+// (cuDNN at hand) any batched one, transposed and grouped too, the spatial dims and pools as well.
+std::optional<UserError> plan_conv_fused(const spec::Spec& spec, const OpTable& ops,
+                                         const ReductionOps& table, ConvPlan& plan,
+                                         bool channels_last_library = false);
 
 // Tunable parameters of the conv templates.
 struct ConvParams {

@@ -1,16 +1,18 @@
 // Cross-anchor fusion of the conv family: a convolution whose element-wise epilogue ends in a
-// reduction over the output channels (min/max/sum/mean/... with dim=1) or a softmax over them, or
-// in a reduction over every spatial dim (a global pooling, lowered to mean/amax over dims 2..),
-// then element-wise ops on its value. The implicit GEMM's block holds every output channel of its
-// pixels, so a channel reduction runs in its epilogue and the full-size result is never written;
-// cuDNN's channels-last result holds them as one contiguous row per pixel, and each channel's
-// spatial positions as a column read along the channels, so one pass reduces it without the
-// transpose back (templates/conv/cudnn.cuh.tmpl).
+// second anchor, then element-wise ops on its value. The second anchor is a reduction over the
+// output channels (min/max/sum/mean/... with dim=1) or a softmax over them, a reduction over
+// every spatial dim (a global pooling, lowered to mean/amax over dims 2..), or a pool (max/avg,
+// 1-3D). The implicit GEMM's block holds every output channel of its pixels, so a channel
+// reduction runs in its epilogue and the full-size result is never written; cuDNN's channels-last
+// result holds them as one contiguous row per pixel, each channel's positions as a column read
+// along the channels, and each window's elements as rows of channels, so one pass reduces or
+// pools it without the transpose back (templates/conv/cudnn.cuh.tmpl).
 #include <algorithm>
 #include <set>
 
 #include "backend/builtin/conv.h"
 #include "backend/builtin/plan_util.h"
+#include "backend/builtin/pool.h"
 
 namespace egg::backend::builtin {
 namespace {
@@ -37,65 +39,25 @@ std::optional<ConvReductionAxis> reduced_axis(const spec::Node& n, size_t rank) 
   return std::nullopt;
 }
 
-}  // namespace
-
-std::optional<UserError> plan_conv_reduction(const spec::Spec& s, const OpTable& ops,
-                                             const ReductionOps& table, ConvPlan& plan,
-                                             bool channels_last_library) {
-  const spec::Node& an = *plan.anchor;
-  const SourceLocation file_only{s.op_file, 0, "output"};
-  const spec::Node* red = nullptr;
-  const ReductionAnchor* entry = nullptr;
-  for (const auto& n : s.nodes)
-    if (const ReductionAnchor* e = table.anchor(n.op)) {
-      if (red)
-        return UserError(n.where, quote(n) + " is a second reduction after " + quote(*red) +
-                                      "; the conv epilogue fuses one");
-      red = &n;
-      entry = e;
-    }
-  if (!red)
-    return UserError(file_only,
-                     "the graph has no reduction after its convolution (nothing for the fused "
-                     "conv epilogue to reduce)");
-  const std::string why_not =
-      "; the conv epilogue fuses a reduction over the output channels, or (after cuDNN) over "
-      "every spatial dim, only";
-  if (entry->mode == ReductionMode::scan || entry->indices || entry->norm)
-    return UserError(red->where, quote(*red) + " is not a plain reduction or softmax" + why_not);
-  if (plan.in_shape.size() != size_t(plan.dims) + 2)
-    return UserError(an.where, quote(an) + " is unbatched" + why_not + " of a batched convolution");
-  // Without cuDNN the implicit GEMM's tile must hold every output channel of its pixels.
-  if (!channels_last_library && (plan.transposed || plan.groups != 1))
-    return UserError(an.where, quote(an) + " is transposed or grouped" + why_not +
-                                   " of an ungrouped forward convolution without cuDNN");
-  if (!channels_last_library && plan.c_out > kMaxFusedChannels)
-    return UserError(an.where, quote(an) + " has " + std::to_string(plan.c_out) +
-                                   " output channels, more than one tile's " +
-                                   std::to_string(kMaxFusedChannels) + why_not + " without cuDNN");
-  const auto axis = reduced_axis(*red, plan.out_shape.size());
-  if (!axis)
-    return UserError(red->where,
-                     quote(*red) + " reduces neither dim 1 alone nor every spatial dim" + why_not);
-  if (*axis == ConvReductionAxis::spatial && !channels_last_library)
-    return UserError(red->where, quote(*red) + " reduces the spatial dims" + why_not +
-                                     " (cuDNN is not at hand)");
-  if (*axis == ConvReductionAxis::spatial && entry->mode == ReductionMode::normalize)
-    return UserError(red->where, quote(*red) + " normalizes over the spatial dims" + why_not +
-                                     " as a plain reduction");
-  for (size_t k = 1; k < red->args.size(); ++k)
-    if (red->args[k].kind == spec::Arg::Kind::node)
-      return UserError(red->where, quote(*red) + " has a tensor option" + why_not);
-  if (red->args.empty() || red->args[0].kind != spec::Arg::Kind::node)
-    return UserError(red->where, quote(*red) + " does not read a tensor");
-
-  // Before the reduction: the element-wise epilogue on the convolution's output.
-  std::set<std::string> after;  // the reduction and everything after it in spec order
+// The nodes from `second` on in spec order (the second anchor and everything after it).
+std::set<std::string> from_node(const spec::Spec& s, const spec::Node* second) {
+  std::set<std::string> after;
   bool seen = false;
   for (const auto& n : s.nodes) {
-    seen = seen || &n == red;
+    seen = seen || &n == second;
     if (seen) after.insert(n.name);
   }
+  return after;
+}
+
+// The convolution's element-wise epilogue before the second anchor into plan.epilogue; the second
+// anchor must read its result or an epilogue value. The names of the convolution and its epilogue,
+// or why the graph is not one.
+std::variant<std::set<std::string>, UserError> collect_before(const spec::Spec& s,
+                                                              const OpTable& ops, ConvPlan& plan,
+                                                              const spec::Node& second) {
+  const spec::Node& an = *plan.anchor;
+  const std::set<std::string> after = from_node(s, &second);
   EpilogueRule rule;
   rule.shape = plan.out_shape;
   rule.shape_of = "the convolution output";
@@ -110,31 +72,39 @@ std::optional<UserError> plan_conv_reduction(const spec::Spec& s, const OpTable&
   plan.epilogue = std::get<std::vector<const spec::Node*>>(std::move(epi));
   std::set<std::string> before = {an.name};
   for (const auto* n : plan.epilogue) before.insert(n->name);
-  if (!before.count(red->args[0].node))
-    return UserError(red->where, quote(*red) + " does not read the convolution's epilogue");
+  if (second.args.empty() || second.args[0].kind != spec::Arg::Kind::node)
+    return UserError(second.where, quote(second) + " does not read a tensor");
+  for (size_t k = 1; k < second.args.size(); ++k)
+    if (second.args[k].kind == spec::Arg::Kind::node)
+      return UserError(second.where, quote(second) + " has a tensor option; the conv epilogue " +
+                                         "fuses it with scalar options only");
+  if (!before.count(second.args[0].node))
+    return UserError(second.where, quote(second) + " does not read the convolution's epilogue");
+  return before;
+}
 
-  // After it: getitem(.., 0) of its values, then element-wise ops on the reduced shape.
-  ConvReduction r;
-  r.node = red;
-  r.axis = *axis;
-  r.reducer = entry->reducer;
-  r.in_expr = entry->in;
-  const std::int64_t reduced = r.spatial() ? plan.out[0] * plan.out[1] * plan.out[2] : plan.c_out;
-  r.row_expr = fill_fields(entry->row, {{"R", std::to_string(reduced)}});
-  r.normalize = entry->mode == ReductionMode::normalize;
-  r.element_expr = entry->element;
-  r.shape = red->shape;
-  r.value_names.push_back(red->name);
-  std::set<std::string> values = {red->name};
+// After the second anchor: getitem(.., 0) of its values, then element-wise ops on its value's
+// `shape` into `post` (its value's names into `value_names`), never reading a value of `before`;
+// every output one of them. Or why the graph is not one.
+std::optional<UserError> collect_after(const spec::Spec& s, const OpTable& ops,
+                                       const spec::Node& second,
+                                       const std::set<std::string>& before,
+                                       const spec::Shape& shape, const std::string& why_not,
+                                       std::vector<const spec::Node*>& post,
+                                       std::vector<std::string>& value_names) {
+  const SourceLocation file_only{s.op_file, 0, "output"};
+  const std::set<std::string> after = from_node(s, &second);
+  value_names.push_back(second.name);
+  std::set<std::string> values = {second.name};
   for (const auto& n : s.nodes) {
-    if (!after.count(n.name) || &n == red) continue;
+    if (!after.count(n.name) || &n == &second) continue;
     if (n.op == "getitem") {
       if (n.args.size() < 2 || n.args[0].kind != spec::Arg::Kind::node ||
-          n.args[0].node != red->name || n.args[1].kind != spec::Arg::Kind::scalar ||
+          n.args[0].node != second.name || n.args[1].kind != spec::Arg::Kind::scalar ||
           n.args[1].scalar != 0)
-        return UserError(n.where,
-                         quote(n) + " reads the reduction's indices" + why_not + " (its values)");
-      r.value_names.push_back(n.name);
+        return UserError(n.where, quote(n) + " reads the indices of " + quote(second) + why_not +
+                                      " (its values)");
+      value_names.push_back(n.name);
       values.insert(n.name);
       continue;
     }
@@ -143,25 +113,128 @@ std::optional<UserError> plan_conv_reduction(const spec::Spec& s, const OpTable&
                        e->hint());
     for (const auto& a : node_args(n)) {
       if (before.count(a))
-        return UserError(n.where, quote(n) + " reads `" + a + "`, a value before " + quote(*red) +
+        return UserError(n.where, quote(n) + " reads `" + a + "`, a value before " + quote(second) +
                                       why_not + ", then ops of its result");
       if (const auto* t = s.find_tensor(a))
-        if (auto e = check_leaf_tensor(*t, r.shape, n, "the fused conv epilogue reads")) return *e;
+        if (auto e = check_leaf_tensor(*t, shape, n, "the fused conv epilogue reads")) return *e;
     }
-    if (n.shape != r.shape)
+    if (n.shape != shape)
       return UserError(n.where, quote(n) + " produces shape " + spec::shape_string(n.shape) +
-                                    ", not the reduction's " + spec::shape_string(r.shape));
-    r.post.push_back(&n);
+                                    ", not the " + spec::shape_string(shape) + " of " +
+                                    quote(second));
+    post.push_back(&n);
     values.insert(n.name);
   }
   if (s.outputs.empty()) return UserError(file_only, "the op has no outputs");
   for (const auto& o : s.outputs)
-    if (!values.count(o.node) || !float_storage(o.dtype) || o.shape != r.shape)
+    if (!values.count(o.node) || !float_storage(o.dtype) || o.shape != shape)
       return UserError(file_only, "output " + o.name + " (`" + o.node +
-                                      "`) is not a float value of the reduction's " +
-                                      spec::shape_string(r.shape) + " result");
+                                      "`) is not a float value of the " +
+                                      spec::shape_string(shape) + " result of " + quote(second));
+  return std::nullopt;
+}
+
+std::optional<UserError> plan_conv_pool(const spec::Spec& s, const OpTable& ops,
+                                        const spec::Node& pool, ConvPlan& plan,
+                                        bool channels_last_library) {
+  const spec::Node& an = *plan.anchor;
+  const std::string why_not = "; the conv epilogue fuses a pool after cuDNN's channels-last result";
+  if (!channels_last_library)
+    return UserError(pool.where, quote(pool) + " follows " + quote(an) + why_not +
+                                     " only (cuDNN is not at hand)");
+  if (plan.in_shape.size() != size_t(plan.dims) + 2)
+    return UserError(an.where, quote(an) + " is unbatched" + why_not + " of a batched one");
+  PoolPlan window;
+  if (auto e = plan_pool_window(s, pool, window)) return *e;
+  if (window.dims != plan.dims || window.in_shape != plan.out_shape)
+    return UserError(pool.where, quote(pool) + " pools " + std::to_string(window.dims) +
+                                     " dims of " + spec::shape_string(window.in_shape) + why_not +
+                                     " over its spatial dims");
+  auto before = collect_before(s, ops, plan, pool);
+  if (auto* e = std::get_if<UserError>(&before)) return *e;
+  ConvPool p;
+  p.window = window;
+  p.window.prologue.clear();
+  p.window.epilogue.clear();
+  if (auto e = collect_after(s, ops, pool, std::get<std::set<std::string>>(before),
+                             window.out_shape, why_not, p.post, p.value_names))
+    return *e;
+  plan.pool = std::move(p);
+  return std::nullopt;
+}
+
+std::optional<UserError> plan_conv_reduction(const spec::Spec& s, const OpTable& ops,
+                                             const spec::Node& red, const ReductionAnchor& entry,
+                                             ConvPlan& plan, bool channels_last_library) {
+  const spec::Node& an = *plan.anchor;
+  const std::string why_not =
+      "; the conv epilogue fuses a reduction over the output channels, or (after cuDNN) over "
+      "every spatial dim, only";
+  if (entry.mode == ReductionMode::scan || entry.indices || entry.norm)
+    return UserError(red.where, quote(red) + " is not a plain reduction or softmax" + why_not);
+  if (plan.in_shape.size() != size_t(plan.dims) + 2)
+    return UserError(an.where, quote(an) + " is unbatched" + why_not + " of a batched convolution");
+  // Without cuDNN the implicit GEMM's tile must hold every output channel of its pixels.
+  if (!channels_last_library && (plan.transposed || plan.groups != 1))
+    return UserError(an.where, quote(an) + " is transposed or grouped" + why_not +
+                                   " of an ungrouped forward convolution without cuDNN");
+  if (!channels_last_library && plan.c_out > kMaxFusedChannels)
+    return UserError(an.where, quote(an) + " has " + std::to_string(plan.c_out) +
+                                   " output channels, more than one tile's " +
+                                   std::to_string(kMaxFusedChannels) + why_not + " without cuDNN");
+  const auto axis = reduced_axis(red, plan.out_shape.size());
+  if (!axis)
+    return UserError(red.where,
+                     quote(red) + " reduces neither dim 1 alone nor every spatial dim" + why_not);
+  if (*axis == ConvReductionAxis::spatial && !channels_last_library)
+    return UserError(
+        red.where, quote(red) + " reduces the spatial dims" + why_not + " (cuDNN is not at hand)");
+  if (*axis == ConvReductionAxis::spatial && entry.mode == ReductionMode::normalize)
+    return UserError(red.where, quote(red) + " normalizes over the spatial dims" + why_not +
+                                    " as a plain reduction");
+  auto before = collect_before(s, ops, plan, red);
+  if (auto* e = std::get_if<UserError>(&before)) return *e;
+
+  ConvReduction r;
+  r.node = &red;
+  r.axis = *axis;
+  r.reducer = entry.reducer;
+  r.in_expr = entry.in;
+  const std::int64_t reduced = r.spatial() ? plan.out[0] * plan.out[1] * plan.out[2] : plan.c_out;
+  r.row_expr = fill_fields(entry.row, {{"R", std::to_string(reduced)}});
+  r.normalize = entry.mode == ReductionMode::normalize;
+  r.element_expr = entry.element;
+  r.shape = red.shape;
+  if (auto e = collect_after(s, ops, red, std::get<std::set<std::string>>(before), r.shape, why_not,
+                             r.post, r.value_names))
+    return *e;
   plan.reduction = std::move(r);
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<UserError> plan_conv_fused(const spec::Spec& s, const OpTable& ops,
+                                         const ReductionOps& table, ConvPlan& plan,
+                                         bool channels_last_library) {
+  const SourceLocation file_only{s.op_file, 0, "output"};
+  const spec::Node* second = nullptr;
+  const ReductionAnchor* entry = nullptr;
+  for (const auto& n : s.nodes) {
+    const ReductionAnchor* e = table.anchor(n.op);
+    if (!e && !is_pool_op(n.op)) continue;
+    if (second)
+      return UserError(n.where, quote(n) + " is a second reduction or pool after " +
+                                    quote(*second) + "; the conv epilogue fuses one");
+    second = &n;
+    entry = e;
+  }
+  if (!second)
+    return UserError(file_only,
+                     "the graph has no reduction or pool after its convolution (nothing for the "
+                     "fused conv epilogue to reduce)");
+  if (!entry) return plan_conv_pool(s, ops, *second, plan, channels_last_library);
+  return plan_conv_reduction(s, ops, *second, *entry, plan, channels_last_library);
 }
 
 }  // namespace egg::backend::builtin

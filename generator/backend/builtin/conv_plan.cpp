@@ -250,8 +250,8 @@ std::variant<ConvPlan, UserError> plan_conv(const spec::Spec& s, const OpTable& 
                                    " has more groups or channels than the builtin conv "
                                    "kernels index (65535 groups, 2^30 channels)");
 
-  if (fuse) {  // a reduction ends the epilogue
-    if (auto e = plan_conv_reduction(s, ops, *fuse, plan, channels_last_library)) return *e;
+  if (fuse) {  // a reduction or a pool ends the epilogue
+    if (auto e = plan_conv_fused(s, ops, *fuse, plan, channels_last_library)) return *e;
     return plan;
   }
   // Epilogue: every other node, element-wise on the output shape, computed from the result.

@@ -55,6 +55,14 @@ inline std::int64_t pool_span(const PoolPlan& plan, int opt) {
 // The plan of a spec, or why the pool family cannot implement it (naming op and line).
 std::variant<PoolPlan, UserError> plan_pool(const spec::Spec& spec, const OpTable& ops);
 
+// Whether `op` is a pool op the pool family implements (max/avg, adaptive ones too).
+bool is_pool_op(const std::string& op);
+// The window of pool node `an` into `plan` (anchor, kind, input, shapes, options, geometry; no
+// prologue or epilogue), or why the pool family cannot implement it (naming op and line). Adaptive
+// pools where each output size divides its input size.
+std::optional<UserError> plan_pool_window(const spec::Spec& spec, const spec::Node& an,
+                                          PoolPlan& plan);
+
 // Tunable parameters of the pool template.
 struct PoolParams {
   int block = 256;         // threads per block

@@ -43,22 +43,11 @@ std::int64_t pool_output_size(std::int64_t in, std::int64_t kernel, std::int64_t
   return out;
 }
 
-std::variant<PoolPlan, UserError> plan_pool(const spec::Spec& s, const OpTable& ops) {
-  const SourceLocation file_only{s.op_file, 0, "output"};
-  PoolPlan plan;
-  for (const auto& n : s.nodes) {
-    if (!is_pool(n.op) && !is_adaptive_pool(n.op)) continue;
-    if (plan.anchor)
-      return UserError(n.where,
-                       quote(n) + " is a second pool after `" + plan.anchor->target + "`" +
-                           at_line(*plan.anchor) + "; the builtin pool family fuses exactly one",
-                       "split the op into two op.py files (one pool each)");
-    plan.anchor = &n;
-  }
-  if (!plan.anchor)
-    return UserError(file_only,
-                     "the graph has no max_pool or avg_pool op (the pool family's anchor)");
-  const spec::Node& an = *plan.anchor;
+bool is_pool_op(const std::string& op) { return is_pool(op) || is_adaptive_pool(op); }
+
+std::optional<UserError> plan_pool_window(const spec::Spec& s, const spec::Node& an,
+                                          PoolPlan& plan) {
+  plan.anchor = &an;
   const bool adaptive = is_adaptive_pool(an.op);
   plan.max = an.op.find("max_pool") != std::string::npos;
   plan.dims = an.op[an.op.size() - 2] - '0';
@@ -163,6 +152,27 @@ std::variant<PoolPlan, UserError> plan_pool(const spec::Spec& s, const OpTable& 
   if (!float_storage(an.dtype))
     return UserError(an.where, quote(an) + " is " + spec::dtype_name(an.dtype) +
                                    "; the builtin pool family reads float32, float16 or bfloat16");
+  return std::nullopt;
+}
+
+std::variant<PoolPlan, UserError> plan_pool(const spec::Spec& s, const OpTable& ops) {
+  const SourceLocation file_only{s.op_file, 0, "output"};
+  PoolPlan plan;
+  const spec::Node* anchor = nullptr;
+  for (const auto& n : s.nodes) {
+    if (!is_pool_op(n.op)) continue;
+    if (anchor)
+      return UserError(n.where,
+                       quote(n) + " is a second pool after `" + anchor->target + "`" +
+                           at_line(*anchor) + "; the builtin pool family fuses exactly one",
+                       "split the op into two op.py files (one pool each)");
+    anchor = &n;
+  }
+  if (!anchor)
+    return UserError(file_only,
+                     "the graph has no max_pool or avg_pool op (the pool family's anchor)");
+  if (auto e = plan_pool_window(s, *anchor, plan)) return *e;
+  const spec::Node& an = *anchor;
 
   // Prologue: the pool input's ancestors, element-wise on the input shape.
   const std::set<std::string> pro = ancestors(s, {plan.input});
