@@ -259,7 +259,8 @@ std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const Conv
     return std::string("a reduction over the spatial dims reads cuDNN's channels-last result");
   if (p.pool && !(q.structure == "cudnn" && q.nhwc))
     return std::string("a pool reads cuDNN's channels-last result");
-  if (p.pool && ceil_div(spec::numel(p.pool->window.out_shape) / p.batch / p.c_out, 32) > 65535)
+  if (p.pool &&
+      ceil_div(p.pool->window.out[0] * p.pool->window.out[1] * p.pool->window.out[2], 32) > 65535)
     return std::string("the pool has more than 2^21 output positions per plane (the grid's y)");
   if (p.reduction && !(q.structure == "igemm" && p.groups == 1 && q.bn >= p.cout_per_group()) &&
       !(q.structure == "cudnn" && q.nhwc))
@@ -437,10 +438,10 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
     epilogue_text += (epilogue_text.empty() ? "" : ", ") + n->op;
   }
   if (epilogue_text.empty()) epilogue_text = "none";
-  // A fused reduction: its value per output pixel (per batch entry and channel, over the spatial
-  // dims), then the ops after it (at `egg_ro`, the value's index in the reduced shape).
+  // A fused reduction or pool: its value per output pixel (per batch entry and channel, over the
+  // spatial dims; per pooled element), then the ops after it at `egg_ro`, the value's index in
+  // its `shape`.
   json red = json::object();
-  // The ops after a fused reduction or pool, at `egg_ro` (the value's index in `shape`).
   auto add_post = [&](const std::vector<const spec::Node*>& post,
                       const std::vector<std::string>& value_names, const spec::Shape& shape) {
     json post_loads = json::array(), post_steps = json::array();
@@ -631,16 +632,13 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
   ctx["spatial"] = plan.reduction && plan.reduction->spatial();
   ctx["pool"] = plan.pool.has_value();
   ctx["fused"] = plan.reduction || plan.pool;
-  if (plan.pool) {
+  if (plan.reduction || plan.pool) {  // the outputs are written by {{fn}}_finish
     ctx.update(red);
     ctx["red_results"] = results;
     ctx["results"] = json::array();
   }
   if (plan.reduction) {
     ctx["red_over"] = over(*plan.reduction);
-    ctx.update(red);
-    ctx["red_results"] = results;
-    ctx["results"] = json::array();
     ctx["reducers"] = reducers_.text;
   }
   add_window_context(ctx, plan.in, plan.out, plan.kernel, plan.stride, plan.pad, plan.dilation);
