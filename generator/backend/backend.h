@@ -90,7 +90,7 @@ struct BackendConfig {
   std::filesystem::path transcript_out;     // LLM backends: where exchanges are recorded (JSONL)
   std::filesystem::path replay_transcript;  // replay: the transcript to answer from
   std::string op_source;                    // the op.py text (LLM prompts show the reference)
-  std::string precision = "default";        // PRECISION opt-in: default, tf32 or bf16
+  std::string precision = "default";        // PRECISION opt-in: default, tf32, bf16, fp32x3
   Cudnn cudnn = Cudnn::absent;              // whether the builtin conv family may use cuDNN
   double atol = 1e-4, rtol = 1e-4;
 };

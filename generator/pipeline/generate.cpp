@@ -104,14 +104,16 @@ void check_writable_folder(const fs::path& dir, const std::string& option) {
 }
 
 // KernelBench's default tolerances by output dtype: fp32 1e-4/1e-4, fp16/bf16 1e-2/1e-2.
-// PRECISION opt-in: "default" (PyTorch's defaults), "tf32" or "bf16"; anything else is a user
-// error.
+// PRECISION opt-in: "default" (PyTorch's defaults), "tf32" or "bf16" (TF32-class tolerance), or
+// "fp32x3" (3xTF32 split precision, judged against float64 by the accuracy rule); anything else
+// is a user error.
 std::string precision(const GenerateOptions& o) {
   const std::string p = o.options.count("precision") ? o.options.at("precision") : "default";
-  if (p != "default" && p != "tf32" && p != "bf16")
-    throw UserError(
-        "PRECISION '" + p + "' is not known",
-        "use PRECISION tf32 or bf16 to opt in to faster fp32 matrix math, or leave it out");
+  if (p != "default" && p != "tf32" && p != "bf16" && p != "fp32x3")
+    throw UserError("PRECISION '" + p + "' is not known",
+                    "use PRECISION fp32x3 (split-precision tensor-core math as accurate as "
+                    "PyTorch's fp32), tf32 or bf16 to opt in to faster fp32 matrix math, or leave "
+                    "it out");
   return p;
 }
 
@@ -129,13 +131,23 @@ bool deterministic(const GenerateOptions& o) {
 // OPTIONS accuracy=auto|on|off (base/accuracy.h): auto (the default) judges an output against
 // the model computed in float64 where PyTorch's own output misses that by more than the
 // tolerance; on judges every floating output so; off keeps the tolerance check alone.
+// PRECISION fp32x3 makes it on: split-precision math rounds unlike cuBLAS's SGEMM, so a tolerance
+// check against PyTorch's output is not the measure; its error against float64 is.
 AccuracyMode accuracy(const GenerateOptions& o) {
+  const bool split = precision(o) == "fp32x3";
   const auto it = o.options.find("accuracy");
-  if (it == o.options.end()) return AccuracyMode::automatic;
-  if (const auto m = accuracy_mode_from_name(it->second)) return *m;
-  throw UserError("OPTIONS accuracy='" + it->second + "' is not known",
-                  "use OPTIONS accuracy=auto (the default: against float64 where PyTorch's own "
-                  "output is not determined to the tolerance), on, or off");
+  if (it == o.options.end()) return split ? AccuracyMode::on : AccuracyMode::automatic;
+  const auto m = accuracy_mode_from_name(it->second);
+  if (!m)
+    throw UserError("OPTIONS accuracy='" + it->second + "' is not known",
+                    "use OPTIONS accuracy=auto (the default: against float64 where PyTorch's own "
+                    "output is not determined to the tolerance), on, or off");
+  if (split && *m != AccuracyMode::on)
+    throw UserError("OPTIONS accuracy=" + it->second + " with PRECISION fp32x3",
+                    "leave OPTIONS accuracy out (PRECISION fp32x3 is always judged against the "
+                    "model computed in float64: at most k times PyTorch's own error), or drop "
+                    "PRECISION fp32x3");
+  return *m;
 }
 
 // For the message when the chosen kernel and every runner-up failed the final check.

@@ -18,7 +18,8 @@ struct Tolerance {
 // those on TF32 tensor cores by default (torch.backends.cudnn.allow_tf32 is True), and so do EGG's.
 bool has_fp32_convolution(const spec::Spec& s);
 
-// The tolerance for `s` under PRECISION `precision` ("default", "tf32", "bf16").
+// The tolerance for `s` under PRECISION `precision` ("default", "tf32", "bf16", "fp32x3"; fp32x3
+// keeps the dtype defaults: its outputs are judged by the accuracy rule).
 Tolerance default_tolerance(const spec::Spec& s, const std::string& precision);
 
 }  // namespace egg::pipeline

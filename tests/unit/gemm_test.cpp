@@ -496,6 +496,67 @@ TEST(Gemm, BuiltinBackendPicksGemmFamily) {
 namespace egg::backend::builtin {
 namespace {
 
+// PRECISION fp32x3: the own 3xTF32 kernel first (its epilogue fused), the cuBLASLt SGEMM floor
+// second; never without the opt-in, never for half types or an A read transposed.
+TEST(Gemm, SplitPrecisionKernelOnlyWhenAskedAndFirst) {
+  GemmFamily x3(kData, "fp32x3");
+  auto s = spec::parse_spec(linear_spec("float32", "silu"));
+  auto c = contract::derive(s, "k");
+  auto cands = x3.structures(s, c);
+  ASSERT_GE(cands.size(), 2u);
+  EXPECT_EQ(cands[0].id, "gemm.x3:128x128x32:w2x4:s3");
+  EXPECT_EQ(cands[1].params["structure"], "lt_epilogue");
+  EXPECT_EQ(cands[1].params["tf32"], false);
+  const auto& code = cands[0].code.device_code;
+  EXPECT_TRUE(has(code, "cvt.rna.tf32.f32")) << code;
+  EXPECT_TRUE(has(code, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"));
+  EXPECT_TRUE(has(code, "constexpr bool B_NK = true;"));
+  EXPECT_TRUE(has(code, "const float t1 = egg_silu(g);")) << code;
+  EXPECT_TRUE(has(cands[0].code.launch_body, "egg_k_x3::run(x, fc_weight, out0, fc_bias, stream)"))
+      << cands[0].code.launch_body;
+  EXPECT_TRUE(has(cands[0].summary, "3xTF32"));
+  auto tunings = x3.tunings(s, c, cands[0], "compute");
+  ASSERT_GE(tunings.size(), 3u);
+  for (const auto& t : tunings) EXPECT_EQ(t.params["structure"], "x3") << t.id;
+  auto fb = x3.fallback(s, c, tunings.front());
+  ASSERT_TRUE(fb.has_value());
+  EXPECT_EQ(fb->params["structure"], "lt_epilogue");
+
+  GemmFamily plain(kData);
+  EXPECT_EQ(find(plain.structures(s, c), "x3"), nullptr);
+  auto h = spec::parse_spec(linear_spec("float16", "silu"));
+  EXPECT_EQ(find(x3.structures(h, contract::derive(h, "k")), "x3"), nullptr);
+
+  // K not a multiple of 4: cp.async's 16-byte chunks do not tile a row.
+  GemmProblem p = x3.plan(s);
+  p.k = 510;
+  EXPECT_TRUE(GemmFamily::x3_unsupported(p, gemm_x3_default()).has_value());
+  p.k = 512;
+  p.a_km = true;
+  EXPECT_TRUE(GemmFamily::x3_unsupported(p, gemm_x3_default()).has_value());
+}
+
+// The 3xTF32 kernel compiles with the real nvcc: B as nn.Linear's [N][K] with a bias and
+// activation, and a [K][N] B with its widest tuning tile (ragged M and N edges).
+TEST(Gemm, SplitPrecisionCandidatesCompileWithNvcc) {
+  const auto nvcc = egg::testing::real_nvcc();
+  if (!nvcc) GTEST_SKIP() << "no nvcc";
+  GemmFamily family(kData, "fp32x3");
+  auto linear = spec::parse_spec(linear_spec("float32", "gelu"));
+  auto lc = contract::derive(linear, "k");
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, lc, family.structures(linear, lc)[0]),
+            "");
+  auto mm = spec::parse_spec(matmul_spec("float32", 2, 1000, 256, 4092));
+  auto mc = contract::derive(mm, "k");
+  const auto base = family.structures(mm, mc)[0];
+  ASSERT_EQ(base.params["structure"], "x3");
+  const auto tunings = family.tunings(mm, mc, base, "compute");
+  const auto wide = std::find_if(tunings.begin(), tunings.end(),
+                                 [](const Candidate& t) { return t.params["bn"] == 256; });
+  ASSERT_NE(wide, tunings.end());
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, mc, *wide), "");
+}
+
 TEST(Gemm, PrecisionOptInSelectsTheComputeTypeForFp32Only) {
   auto s = spec::parse_spec(matmul_spec("float32", 0, 64, 128, 256));
   auto c = contract::derive(s, "k");

@@ -844,6 +844,22 @@ TEST_F(PipelineTest, PrecisionOptInIsRecordedWithItsTolerance) {
   EXPECT_THROW(run(o), UserError);
 }
 
+// PRECISION fp32x3 keeps fp32's tolerance but judges every output against float64 (accuracy on),
+// and refuses an accuracy mode that would judge it by the tolerance check alone.
+TEST_F(PipelineTest, SplitPrecisionIsJudgedAgainstFloat64) {
+  auto o = options();
+  o.options["precision"] = "fp32x3";
+  auto r = run(o);
+  EXPECT_EQ(r.manifest["precision"], "fp32x3");
+  EXPECT_EQ(r.manifest["accuracy_mode"], "on");
+  EXPECT_EQ(r.manifest["tolerance"]["atol"], 1e-4);
+  EXPECT_NE(r.manifest.dump().find("accuracy on"), std::string::npos) << r.manifest.dump();
+  o.options["accuracy"] = "on";
+  EXPECT_NO_THROW(run(o));
+  o.options["accuracy"] = "off";
+  EXPECT_THROW(run(o), UserError);
+}
+
 }  // namespace
 }  // namespace egg::pipeline
 

@@ -12,8 +12,8 @@
 namespace egg::backend::builtin {
 
 // Every family, in the order the planner tries them; `precision` is the user's PRECISION opt-in
-// ("default", "tf32", "bf16"), which only the GEMM family's fp32 path uses; `cudnn`: cuDNN is at
-// hand, and which engines (the conv family then offers its cuDNN structure too).
+// ("default", "tf32", "bf16", "fp32x3"), which only the GEMM family's fp32 path uses; `cudnn`:
+// cuDNN is at hand, and which engines (the conv family then offers its cuDNN structure too).
 std::vector<std::unique_ptr<Family>> make_families(const std::filesystem::path& data_dir,
                                                    const std::string& precision = "default",
                                                    Cudnn cudnn = Cudnn::absent);

@@ -52,7 +52,7 @@ double attr_number(const spec::Node& n, const std::string& key, double fallback)
 
 json GemmParams::to_json() const {
   json j = {{"structure", structure}, {"tf32", tf32}};
-  if (structure == "tc") {
+  if (structure == "tc" || structure == "x3") {
     j.update({{"bm", bm},
               {"bn", bn},
               {"bk", bk},
@@ -93,11 +93,12 @@ GemmFamily::GemmFamily(const std::filesystem::path& data_dir, std::string precis
       lt_launch_(render::load_template(data_dir, "gemm/lt_launch.tmpl")),
       tc_(render::load_template(data_dir, "gemm/tc.cuh.tmpl")),
       tc_launch_(render::load_template(data_dir, "gemm/tc_launch.tmpl")),
+      x3_(render::load_template(data_dir, "gemm/x3.cuh.tmpl")),
       epilogue_(render::load_template(data_dir, "gemm/epilogue.cuh.tmpl")) {}
 
 std::vector<std::pair<std::string, std::string>> GemmFamily::key_inputs() const {
   auto inputs = ops_.key_inputs();
-  for (const auto* t : {&lt_, &lt_launch_, &tc_, &tc_launch_, &epilogue_})
+  for (const auto* t : {&lt_, &lt_launch_, &tc_, &tc_launch_, &x3_, &epilogue_})
     inputs.push_back({t->name, t->text});
   return inputs;
 }
@@ -443,6 +444,29 @@ std::optional<std::string> GemmFamily::tc_unsupported(const GemmProblem& p, cons
   return std::nullopt;
 }
 
+std::optional<std::string> GemmFamily::x3_unsupported(const GemmProblem& p, const GemmParams& q) {
+  if (p.dtype != spec::DType::float32) return "the own 3xTF32 GEMM takes float32";
+  if (p.a_km) return "the own 3xTF32 GEMM reads A as stored [M][K] (cuBLASLt takes A.T)";
+  if (p.k % 4 != 0 || (!p.b_nk && p.n % 4 != 0))
+    return "K (and N for a [K][N] B) must be multiples of 4 (16-byte cp.async chunks)";
+  if (q.bm % (q.warps_m * 16) != 0 || q.bn % (q.warps_n * 8) != 0 || q.bk % 8 != 0 || q.bk < 8)
+    return "tile " + std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" +
+           std::to_string(q.bk) + " does not split into m16n8k8 fragments over the warps";
+  const int threads = q.warps_m * q.warps_n * 32;
+  if (threads > 1024 || q.stages < 2) return "too many warps or too few stages";
+  const std::int64_t b_stage =
+      p.b_nk ? std::int64_t(q.bn) * (q.bk + 4) : std::int64_t(q.bk) * (q.bn + 8);
+  const std::int64_t pipe =
+      std::int64_t(q.stages) * (std::int64_t(q.bm) * (q.bk + 4) + b_stage) * 4;
+  const std::int64_t staging = std::int64_t(q.bm) * (q.bn + 4) * 4;
+  if (q.min_blocks < 1 || q.min_blocks * std::max(pipe, staging) > 227 * 1024)
+    return "shared memory above 227 KiB per SM";
+  const std::int64_t frags = std::int64_t(q.bm / q.warps_m / 16) * (q.bn / q.warps_n / 8);
+  if (frags > 32) return "more than 32 accumulator fragments per warp (register spills)";
+  if ((p.m + q.bm - 1) / q.bm > 65535 || p.batch > 65535) return "grid too large";
+  return std::nullopt;
+}
+
 Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, const GemmProblem& p,
                              const GemmParams& q) const {
   const std::string fn = "egg_" + c.name;
@@ -464,6 +488,9 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
   if (q.structure == "tc")
     if (auto why = tc_unsupported(p, q))
       throw InternalError("gemm: tc asked for an unsupported problem: " + *why);
+  if (q.structure == "x3")
+    if (auto why = x3_unsupported(p, q))
+      throw InternalError("gemm: x3 asked for an unsupported problem: " + *why);
 
   // The epilogue program (everything after alpha*A.B that the kernel, not cuBLASLt, computes).
   json operands = json::array(), loads = json::array(), steps = json::array();
@@ -557,7 +584,8 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
       {"warps_m", q.warps_m},
       {"warps_n", q.warps_n},
       {"stages", q.stages},
-      {"min_blocks", q.min_blocks}};
+      {"min_blocks", q.min_blocks},
+      {"kernel_ns", q.structure}};
   // cuBLASLt: its A is our B (row-major out = A.B is column-major out^T = B^T.A^T).
   ctx["trans_a"] = p.b_nk ? "CUBLAS_OP_T" : "CUBLAS_OP_N";
   ctx["la_rows"] = p.b_nk ? p.k : p.n;
@@ -604,16 +632,19 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
   const std::string shape = std::to_string(p.batch) + "x" + std::to_string(p.m) + "x" +
                             std::to_string(p.n) + "x" + std::to_string(p.k) + " " +
                             spec::dtype_name(p.dtype);
-  if (q.structure == "tc") {
-    cand.id = "gemm.tc:" + std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" +
-              std::to_string(q.bk) + ":w" + std::to_string(q.warps_m) + "x" +
+  if (q.structure == "tc" || q.structure == "x3") {
+    const bool x3 = q.structure == "x3";
+    cand.id = "gemm." + q.structure + ":" + std::to_string(q.bm) + "x" + std::to_string(q.bn) +
+              "x" + std::to_string(q.bk) + ":w" + std::to_string(q.warps_m) + "x" +
               std::to_string(q.warps_n) + ":s" + std::to_string(q.stages) +
               (q.min_blocks > 1 ? ":m" + std::to_string(q.min_blocks) : "");
-    cand.summary = "own tensor-core GEMM " + shape + ", tile " + std::to_string(q.bm) + "x" +
-                   std::to_string(q.bn) + "x" + std::to_string(q.bk) + ", " +
-                   std::to_string(q.stages) + " stages, epilogue in registers: " + epilogue_text;
+    cand.summary = std::string(x3 ? "own 3xTF32 split-precision GEMM " : "own tensor-core GEMM ") +
+                   shape + ", tile " + std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" +
+                   std::to_string(q.bk) + ", " + std::to_string(q.stages) +
+                   " stages, epilogue in registers: " + epilogue_text;
     ctx["summary"] = cand.summary;
-    cand.code.device_code = render::render(tc_.text, ctx, tc_.name);
+    const render::Template& kernel = x3 ? x3_ : tc_;
+    cand.code.device_code = render::render(kernel.text, ctx, kernel.name);
     cand.code.launch_body = render::render(tc_launch_.text, ctx, tc_launch_.name);
   } else {
     const std::string split = q.splitk > 0 ? ", K split " + std::to_string(q.splitk) + " ways" : "";
@@ -665,6 +696,42 @@ std::vector<GemmParams> gemm_tc_tuning_space(const GemmProblem& p) {
   return space;
 }
 
+GemmParams gemm_x3_default() {
+  GemmParams q;
+  q.structure = "x3";
+  q.bm = 128, q.bn = 128, q.bk = 32, q.warps_m = 2, q.warps_n = 4, q.stages = 3;
+  return q;
+}
+
+std::vector<GemmParams> gemm_x3_tuning_space(const GemmProblem& p) {
+  // Expert prior: three mma.sync per product make the kernel tensor-bound, so the warp tile wants
+  // many fragments per shared-memory load (64x32, 64x64) and the SM enough warps to hide the
+  // mma latency (two blocks of 8 warps where registers allow); short k-tiles with more stages
+  // when two blocks must fit in shared memory, smaller tiles when the grid would not fill the GPU.
+  std::vector<GemmParams> space;
+  auto add = [&](int bm, int bn, int bk, int wm, int wn, int stages, int min_blocks = 1) {
+    GemmParams q = gemm_x3_default();
+    q.bm = bm, q.bn = bn, q.bk = bk, q.warps_m = wm, q.warps_n = wn, q.stages = stages;
+    q.min_blocks = min_blocks;
+    if (!GemmFamily::x3_unsupported(p, q)) space.push_back(q);
+  };
+  const std::int64_t tiles = p.batch * ((p.m + 127) / 128) * ((p.n + 127) / 128);
+  add(128, 128, 32, 2, 4, 3, 2);
+  add(128, 128, 16, 2, 4, 4, 2);
+  if (tiles >= 264) {
+    add(128, 256, 16, 2, 4, 3);
+    add(256, 128, 16, 4, 2, 3);
+  }
+  add(128, 128, 32, 2, 4, 4);
+  add(128, 128, 32, 4, 2, 3);
+  if (tiles < 264) {
+    add(64, 128, 32, 2, 4, 4, 2);
+    add(128, 64, 32, 4, 2, 4, 2);
+    add(64, 64, 32, 2, 2, 4, 2);
+  }
+  return space;
+}
+
 std::vector<GemmParams> gemm_lt_tuning_space(const GemmProblem& p, const GemmParams& incumbent) {
   // The library floor, measured: the heuristic's ranked algos after the incumbent's (stage 1
   // measured index 0, its own first choice), so that stage 1 and 2 together time the top
@@ -698,15 +765,20 @@ std::vector<GemmParams> gemm_lt_tuning_space(const GemmProblem& p, const GemmPar
 std::vector<GemmParams> GemmFamily::structure_params(const spec::Spec& s, const contract::Contract&,
                                                      const GemmProblem& p) const {
   std::vector<GemmParams> out;
+  // PRECISION fp32x3: the user opted in to split-precision tensor-core math, which stage 1 then
+  // measures first, against the library floor (cuBLASLt's SGEMM) second.
+  if (precision_ == "fp32x3" && !x3_unsupported(p, gemm_x3_default()))
+    out.push_back(gemm_x3_default());
   GemmParams q;
-  if (native_epilogue(s, p)) {
+  const bool native = native_epilogue(s, p).has_value();
+  if (native) {
     q.structure = "lt_native";
     out.push_back(q);
   }
   // The plain cuBLASLt GEMM + the fused epilogue kernel, unless the GEMM has no epilogue at all
   // (then it is the native structure's code).
   const bool has_epilogue = !p.epilogue.empty() || !p.bias.empty() || p.alpha != 1.0;
-  if (out.empty() || has_epilogue) {
+  if (!native || has_epilogue) {
     q.structure = "lt_epilogue";
     out.push_back(q);
   }
@@ -721,6 +793,7 @@ std::vector<GemmParams> GemmFamily::tuning_params(const spec::Spec& s, const con
                                                   const std::string& bottleneck) const {
   (void)bottleneck;  // a GEMM is compute-bound at these sizes; the space is the same either way
   if (base.structure == "tc") return gemm_tc_tuning_space(p);
+  if (base.structure == "x3") return gemm_x3_tuning_space(p);
   if (base.structure == "lt_native" && !native_epilogue(s, p)) return {};
   std::vector<GemmParams> out = gemm_lt_tuning_space(p, base);
   if (base.structure == "lt_epilogue" && !p.epilogue.empty()) {
@@ -739,7 +812,8 @@ std::optional<GemmParams> GemmFamily::fallback_params(const spec::Spec&, const c
   if (f.structure == "lt_epilogue" && f.algo == 0 && f.epilogue_block == 256) return std::nullopt;
   // A ranked index or split the heuristic does not offer for this problem: nothing to repair (the
   // incumbent, index 0, was measured already).
-  if (f.structure != "tc" && (f.algo > 0 || f.splitk > 0)) return std::nullopt;
+  if (f.structure != "tc" && f.structure != "x3" && (f.algo > 0 || f.splitk > 0))
+    return std::nullopt;
   GemmParams q;
   q.structure = "lt_epilogue";
   q.tf32 = f.tf32;

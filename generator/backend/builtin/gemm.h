@@ -4,7 +4,9 @@
 //   lt_epilogue cuBLASLt plain matmul into the output, then one fused in-place epilogue kernel
 //   tc          an own fp16/bf16 tensor-core GEMM (WMMA, cp.async multi-stage), epilogue in
 //   registers
-// Stage 2 tunes the cuBLASLt heuristic algo index, or the own kernel's tiles and stages.
+//   x3          an own fp32 GEMM in 3xTF32 split precision (mma.sync m16n8k8, cp.async
+//               multi-stage), epilogue in registers; only with PRECISION fp32x3, proposed first
+// Stage 2 tunes the cuBLASLt heuristic algo index, or the own kernels' tiles and stages.
 #pragma once
 
 #include <cstdint>
@@ -46,13 +48,13 @@ struct GemmNativeEpilogue {
 
 // Tunable parameters of the GEMM templates.
 struct GemmParams {
-  std::string structure = "lt_epilogue";  // lt_native | lt_epilogue | tc
+  std::string structure = "lt_epilogue";  // lt_native | lt_epilogue | tc | x3
   int algo = 0;                           // cuBLASLt: index into the heuristic's ranked algos
   int splitk =
       0;  // cuBLASLt: 0 = as the heuristic configured the algo, else K split this many ways
   int epilogue_block = 256;  // lt_epilogue: threads per block of the epilogue kernel
   bool tf32 = false;         // fp32 on TF32 tensor cores (only with PRECISION tf32)
-  // tc: block tile, warps, pipeline stages
+  // tc, x3: block tile, warps, pipeline stages
   int bm = 128, bn = 128, bk = 32, warps_m = 2, warps_n = 4, stages = 3;
   int min_blocks = 1;  // __launch_bounds__ minimum blocks per SM (2 caps registers at 128/thread)
   nlohmann::json to_json() const;
@@ -61,8 +63,8 @@ struct GemmParams {
 
 class GemmFamily : public PlannedFamily<GemmProblem, GemmParams> {
  public:
-  // `precision`: "default" (PyTorch's: fp32 without TF32), "tf32" or "bf16" (opted in with
-  // PRECISION).
+  // `precision`: "default" (PyTorch's: fp32 without TF32), "tf32", "bf16" or "fp32x3" (opted in
+  // with PRECISION).
   explicit GemmFamily(const std::filesystem::path& data_dir, std::string precision = "default");
 
   std::string name() const override { return "gemm"; }
@@ -77,6 +79,8 @@ class GemmFamily : public PlannedFamily<GemmProblem, GemmParams> {
                                                            const GemmProblem& p);
   // Why the own tensor-core kernel cannot run this problem with these parameters, or nullopt.
   static std::optional<std::string> tc_unsupported(const GemmProblem& p, const GemmParams& params);
+  // Why the own 3xTF32 kernel cannot run this problem with these parameters, or nullopt.
+  static std::optional<std::string> x3_unsupported(const GemmProblem& p, const GemmParams& params);
 
  protected:
   std::vector<GemmParams> structure_params(const spec::Spec& spec,
@@ -100,11 +104,16 @@ class GemmFamily : public PlannedFamily<GemmProblem, GemmParams> {
   render::Template lt_launch_;
   render::Template tc_;
   render::Template tc_launch_;
+  render::Template x3_;
   render::Template epilogue_;
 };
 
 // Stage-2 tile configurations of the own tensor-core kernel, best prior first.
 std::vector<GemmParams> gemm_tc_tuning_space(const GemmProblem& p);
+// The own 3xTF32 kernel's stage-1 configuration and its stage-2 tile configurations, best prior
+// first.
+GemmParams gemm_x3_default();
+std::vector<GemmParams> gemm_x3_tuning_space(const GemmProblem& p);
 
 // cuBLASLt's ranked algos the template asks the heuristic for, and how many of them stage 1 and 2
 // measure between them (index 0 in stage 1, the rest in stage 2).
