@@ -19,6 +19,7 @@
 #include "pipeline/eager_floor.h"
 #include "pipeline/evaluate.h"
 #include "pipeline/key.h"
+#include "pipeline/roofline.h"
 #include "pipeline/shared_cache.h"
 #include "pipeline/stage.h"
 #include "pipeline/tolerance.h"
@@ -170,17 +171,6 @@ std::pair<double, double> tolerance(const GenerateOptions& o, const spec::Spec& 
 std::string tolerance_basis(const GenerateOptions& o, const spec::Spec& s) {
   if (o.atol >= 0 || o.rtol >= 0) return "set by the user (TOLERANCE / --tolerance)";
   return default_tolerance(s, precision(o)).basis;
-}
-
-// Minimum bytes moved (each input, param and output once) and element-wise FLOPs, for the roofline.
-std::pair<double, double> roofline_inputs(const spec::Spec& s) {
-  double bytes = 0;
-  for (const auto& t : s.inputs) bytes += double(spec::numel(t.shape)) * spec::dtype_size(t.dtype);
-  for (const auto& t : s.params) bytes += double(spec::numel(t.shape)) * spec::dtype_size(t.dtype);
-  for (const auto& o : s.outputs) bytes += double(spec::numel(o.shape)) * spec::dtype_size(o.dtype);
-  double flops = 0;
-  for (const auto& n : s.nodes) flops += double(spec::numel(n.shape));
-  return {bytes, flops};
 }
 
 std::string join_status(const json& status) {
@@ -410,7 +400,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
         if (!list.empty()) log::info(result.name + ": cache miss, changed: " + list);
       }
     }
-    const auto [bytes, flops] = roofline_inputs(s);
+    const auto [bytes, flops] = roofline_inputs(s);  // pipeline/roofline.h
     // The reference outputs, computed and kept on the GPU while the first candidates compile.
     std::unique_ptr<verify::References> refs;
     if (services.gpu)
@@ -528,7 +518,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
       const double k = *final_eval.kernel_ms;
       timing["kernel_ms"] = k;
       timing["gpu"] = services.gpu->gpu_name();
-      timing["achieved_gbps"] = roofline_inputs(s).first / (k * 1e-3) / 1e9;
+      timing["achieved_gbps"] = roofline_inputs(s).bytes / (k * 1e-3) / 1e9;
       if (baseline_job.valid()) {
         StepTimer bt("baseline");
         const auto waited_from = std::chrono::steady_clock::now();

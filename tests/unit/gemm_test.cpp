@@ -500,11 +500,13 @@ namespace {
 // second; never without the opt-in, never for half types or an A read transposed.
 TEST(Gemm, SplitPrecisionKernelOnlyWhenAskedAndFirst) {
   GemmFamily x3(kData, "fp32x3");
+  GemmFamily plain(kData);
   auto s = spec::parse_spec(linear_spec("float32", "silu"));
   auto c = contract::derive(s, "k");
   auto cands = x3.structures(s, c);
   ASSERT_GE(cands.size(), 2u);
-  EXPECT_EQ(cands[0].id, "gemm.x3:128x128x32:w2x4:s3");
+  EXPECT_EQ(cands[0].id, "gemm.x3:128x128x32:w4x4:s3:f4");
+  EXPECT_EQ(cands[0].params["fold"], 4);
   EXPECT_EQ(cands[1].params["structure"], "lt_epilogue");
   EXPECT_EQ(cands[1].params["tf32"], false);
   const auto& code = cands[0].code.device_code;
@@ -521,8 +523,13 @@ TEST(Gemm, SplitPrecisionKernelOnlyWhenAskedAndFirst) {
   auto fb = x3.fallback(s, c, tunings.front());
   ASSERT_TRUE(fb.has_value());
   EXPECT_EQ(fb->params["structure"], "lt_epilogue");
+  // cuBLASLt ahead after stage 1: stage 2 still measures the split-precision tiles, first.
+  auto after_lt = x3.tunings(s, c, cands[1], "compute");
+  ASSERT_GT(after_lt.size(), tunings.size());
+  for (size_t i = 0; i < tunings.size(); ++i) EXPECT_EQ(after_lt[i].id, tunings[i].id);
+  EXPECT_EQ(after_lt[tunings.size()].params["structure"], "lt_epilogue");
+  EXPECT_EQ(plain.tunings(s, c, cands[1], "compute").front().params["structure"], "lt_epilogue");
 
-  GemmFamily plain(kData);
   EXPECT_EQ(find(plain.structures(s, c), "x3"), nullptr);
   auto h = spec::parse_spec(linear_spec("float16", "silu"));
   EXPECT_EQ(find(x3.structures(h, contract::derive(h, "k")), "x3"), nullptr);
@@ -537,7 +544,7 @@ TEST(Gemm, SplitPrecisionKernelOnlyWhenAskedAndFirst) {
 }
 
 // The 3xTF32 kernel compiles with the real nvcc: B as nn.Linear's [N][K] with a bias and
-// activation, and a [K][N] B with its widest tuning tile (ragged M and N edges).
+// activation, and a [K][N] B in two blocks an SM with ragged M and N edges.
 TEST(Gemm, SplitPrecisionCandidatesCompileWithNvcc) {
   const auto nvcc = egg::testing::real_nvcc();
   if (!nvcc) GTEST_SKIP() << "no nvcc";
@@ -551,10 +558,10 @@ TEST(Gemm, SplitPrecisionCandidatesCompileWithNvcc) {
   const auto base = family.structures(mm, mc)[0];
   ASSERT_EQ(base.params["structure"], "x3");
   const auto tunings = family.tunings(mm, mc, base, "compute");
-  const auto wide = std::find_if(tunings.begin(), tunings.end(),
-                                 [](const Candidate& t) { return t.params["bn"] == 256; });
-  ASSERT_NE(wide, tunings.end());
-  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, mc, *wide), "");
+  const auto two = std::find_if(tunings.begin(), tunings.end(),
+                                [](const Candidate& t) { return t.params["min_blocks"] == 2; });
+  ASSERT_NE(two, tunings.end());
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, mc, *two), "");
 }
 
 TEST(Gemm, PrecisionOptInSelectsTheComputeTypeForFp32Only) {

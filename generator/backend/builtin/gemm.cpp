@@ -60,6 +60,7 @@ json GemmParams::to_json() const {
               {"warps_n", warps_n},
               {"stages", stages},
               {"min_blocks", min_blocks}});
+    if (structure == "x3") j["fold"] = fold;
   } else {
     j["algo"] = algo;
     if (splitk > 0) j["splitk"] = splitk;
@@ -83,6 +84,7 @@ GemmParams GemmParams::from_json(const json& j) {
   p.warps_n = j.value("warps_n", p.warps_n);
   p.stages = j.value("stages", p.stages);
   p.min_blocks = j.value("min_blocks", p.min_blocks);
+  p.fold = j.value("fold", p.fold);
   return p;
 }
 
@@ -452,6 +454,8 @@ std::optional<std::string> GemmFamily::x3_unsupported(const GemmProblem& p, cons
   if (q.bm % (q.warps_m * 16) != 0 || q.bn % (q.warps_n * 8) != 0 || q.bk % 8 != 0 || q.bk < 8)
     return "tile " + std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" +
            std::to_string(q.bk) + " does not split into m16n8k8 fragments over the warps";
+  if (q.fold < 1 || (q.bk / 8) % q.fold != 0)
+    return "a fold of " + std::to_string(q.fold) + " k-steps does not divide the k-tile";
   const int threads = q.warps_m * q.warps_n * 32;
   if (threads > 1024 || q.stages < 2) return "too many warps or too few stages";
   const std::int64_t b_stage =
@@ -585,6 +589,7 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
       {"warps_n", q.warps_n},
       {"stages", q.stages},
       {"min_blocks", q.min_blocks},
+      {"fold", q.fold},
       {"kernel_ns", q.structure}};
   // cuBLASLt: its A is our B (row-major out = A.B is column-major out^T = B^T.A^T).
   ctx["trans_a"] = p.b_nk ? "CUBLAS_OP_T" : "CUBLAS_OP_N";
@@ -637,7 +642,8 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
     cand.id = "gemm." + q.structure + ":" + std::to_string(q.bm) + "x" + std::to_string(q.bn) +
               "x" + std::to_string(q.bk) + ":w" + std::to_string(q.warps_m) + "x" +
               std::to_string(q.warps_n) + ":s" + std::to_string(q.stages) +
-              (q.min_blocks > 1 ? ":m" + std::to_string(q.min_blocks) : "");
+              (q.min_blocks > 1 ? ":m" + std::to_string(q.min_blocks) : "") +
+              (x3 && q.fold > 1 ? ":f" + std::to_string(q.fold) : "");
     cand.summary = std::string(x3 ? "own 3xTF32 split-precision GEMM " : "own tensor-core GEMM ") +
                    shape + ", tile " + std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" +
                    std::to_string(q.bk) + ", " + std::to_string(q.stages) +
@@ -697,38 +703,36 @@ std::vector<GemmParams> gemm_tc_tuning_space(const GemmProblem& p) {
 }
 
 GemmParams gemm_x3_default() {
+  // 16 warps of 32x32 tiles: 128 registers a thread (ptxas, sm_90), so the SM holds 16 warps to
+  // hide the three dependent mma.sync of each product; products summed inside the tensor cores
+  // over a whole k-tile (four k-steps) before each rounded add.
   GemmParams q;
   q.structure = "x3";
-  q.bm = 128, q.bn = 128, q.bk = 32, q.warps_m = 2, q.warps_n = 4, q.stages = 3;
+  q.bm = 128, q.bn = 128, q.bk = 32, q.warps_m = 4, q.warps_n = 4, q.stages = 3, q.fold = 4;
   return q;
 }
 
 std::vector<GemmParams> gemm_x3_tuning_space(const GemmProblem& p) {
-  // Expert prior: three mma.sync per product make the kernel tensor-bound, so the warp tile wants
-  // many fragments per shared-memory load (64x32, 64x64) and the SM enough warps to hide the
-  // mma latency (two blocks of 8 warps where registers allow); short k-tiles with more stages
-  // when two blocks must fit in shared memory, smaller tiles when the grid would not fill the GPU.
+  // Expert prior: three mma.sync per product make the kernel tensor-bound; the trade is between
+  // warp tiles with more fragments per shared-memory load and enough warps an SM to hide the
+  // dependent mma.sync. Register use by ptxas (sm_90): a 32x32 warp tile fits 128 registers (16
+  // warps an SM, in one block or two), a 64x32 or 32x64 one takes about 210 (8 warps an SM).
+  // Smaller tiles where the grid would not fill the GPU.
   std::vector<GemmParams> space;
-  auto add = [&](int bm, int bn, int bk, int wm, int wn, int stages, int min_blocks = 1) {
+  auto add = [&](int bm, int bn, int wm, int wn, int stages, int fold, int min_blocks = 1) {
     GemmParams q = gemm_x3_default();
-    q.bm = bm, q.bn = bn, q.bk = bk, q.warps_m = wm, q.warps_n = wn, q.stages = stages;
-    q.min_blocks = min_blocks;
+    q.bm = bm, q.bn = bn, q.bk = 32, q.warps_m = wm, q.warps_n = wn, q.stages = stages;
+    q.fold = fold, q.min_blocks = min_blocks;
     if (!GemmFamily::x3_unsupported(p, q)) space.push_back(q);
   };
   const std::int64_t tiles = p.batch * ((p.m + 127) / 128) * ((p.n + 127) / 128);
-  add(128, 128, 32, 2, 4, 3, 2);
-  add(128, 128, 16, 2, 4, 4, 2);
-  if (tiles >= 264) {
-    add(128, 256, 16, 2, 4, 3);
-    add(256, 128, 16, 4, 2, 3);
-  }
-  add(128, 128, 32, 2, 4, 4);
-  add(128, 128, 32, 4, 2, 3);
-  if (tiles < 264) {
-    add(64, 128, 32, 2, 4, 4, 2);
-    add(128, 64, 32, 4, 2, 4, 2);
-    add(64, 64, 32, 2, 2, 4, 2);
-  }
+  add(128, 128, 2, 4, 3, 4);    // 64x32 warp tiles: fewer shared-memory loads per mma
+  add(64, 128, 2, 4, 4, 4, 2);  // two blocks an SM: one computes while the other waits
+  add(128, 64, 4, 2, 4, 4, 2);
+  add(128, 128, 4, 2, 3, 4);  // 32x64 warp tiles
+  add(128, 128, 4, 4, 4, 4);  // a fourth stage in flight
+  add(128, 128, 4, 4, 3, 1);  // a rounded add after every k-step (the most accurate)
+  if (tiles < 264) add(64, 64, 2, 2, 4, 4, 2);  // small grids: more blocks
   return space;
 }
 
@@ -795,7 +799,12 @@ std::vector<GemmParams> GemmFamily::tuning_params(const spec::Spec& s, const con
   if (base.structure == "tc") return gemm_tc_tuning_space(p);
   if (base.structure == "x3") return gemm_x3_tuning_space(p);
   if (base.structure == "lt_native" && !native_epilogue(s, p)) return {};
-  std::vector<GemmParams> out = gemm_lt_tuning_space(p, base);
+  // PRECISION fp32x3 with cuBLASLt ahead after stage 1: the split-precision tiles the user opted
+  // in to are measured first all the same (stage 1 measured one of them), then cuBLASLt's algos.
+  std::vector<GemmParams> out;
+  if (precision_ == "fp32x3" && !x3_unsupported(p, gemm_x3_default()))
+    out = gemm_x3_tuning_space(p);
+  for (const auto& q : gemm_lt_tuning_space(p, base)) out.push_back(q);
   if (base.structure == "lt_epilogue" && !p.epilogue.empty()) {
     GemmParams q = base;
     q.epilogue_block = base.epilogue_block == 256 ? 512 : 256;

@@ -57,6 +57,7 @@ struct GemmParams {
   // tc, x3: block tile, warps, pipeline stages
   int bm = 128, bn = 128, bk = 32, warps_m = 2, warps_n = 4, stages = 3;
   int min_blocks = 1;  // __launch_bounds__ minimum blocks per SM (2 caps registers at 128/thread)
+  int fold = 1;        // x3: k-steps of 8 summed inside the tensor cores before a rounded add
   nlohmann::json to_json() const;
   static GemmParams from_json(const nlohmann::json& j);
 };
