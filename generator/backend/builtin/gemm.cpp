@@ -459,9 +459,9 @@ std::optional<std::string> GemmFamily::x3_unsupported(const GemmProblem& p, cons
   const int threads = q.warps_m * q.warps_n * 32;
   if (threads > 1024 || q.stages < 2) return "too many warps or too few stages";
   const std::int64_t b_stage =
-      p.b_nk ? std::int64_t(q.bn) * (q.bk + 4) : std::int64_t(q.bk) * (q.bn + 8);
+      p.b_nk ? std::int64_t(q.bn) * (q.bk + 8) : std::int64_t(q.bk) * (q.bn + 4);
   const std::int64_t pipe =
-      std::int64_t(q.stages) * (std::int64_t(q.bm) * (q.bk + 4) + b_stage) * 4;
+      std::int64_t(q.stages) * (std::int64_t(q.bm) * (q.bk + 8) + b_stage) * 4;
   const std::int64_t staging = std::int64_t(q.bm) * (q.bn + 4) * 4;
   if (q.min_blocks < 1 || q.min_blocks * std::max(pipe, staging) > 227 * 1024)
     return "shared memory above 227 KiB per SM";
@@ -730,12 +730,12 @@ std::vector<GemmParams> gemm_x3_tuning_space(const GemmProblem& p) {
   };
   const std::int64_t tiles = p.batch * ((p.m + 127) / 128) * ((p.n + 127) / 128);
   add(128, 128, 2, 4, 3, 4);    // 64x32 warp tiles: fewer shared-memory loads per mma
-  add(64, 128, 2, 4, 4, 4, 2);  // two blocks an SM: one computes while the other waits
-  add(128, 64, 4, 2, 4, 4, 2);
+  add(64, 128, 2, 4, 3, 4, 2);  // two blocks an SM: one computes while the other waits
+  add(128, 64, 4, 2, 3, 4, 2);
   add(128, 128, 4, 2, 3, 4);  // 32x64 warp tiles
   add(128, 128, 4, 4, 4, 4);  // a fourth stage in flight
   add(128, 128, 4, 4, 3, 1);  // a rounded add after every k-step (the most accurate)
-  if (tiles < 264) add(64, 64, 2, 2, 4, 4, 2);  // small grids: more blocks
+  if (tiles < 264) add(64, 64, 2, 2, 3, 4, 2);  // small grids: more blocks
   return space;
 }
 
