@@ -259,6 +259,15 @@ for _d in (1, 2, 3):
     RULES["aten::adaptive_max_pool%dd" % _d] = Rule(
         "adaptive_max_pool%dd" % _d, attrs={"output_size": "output_size"},
         fixed={"return_indices": False}, first=True)
+    # F.interpolate / nn.Upsample: the output size is the node's shape; scale factors, where the
+    # caller gave them, set the source index as in PyTorch (1 / scale, else in / out).
+    RULES["aten::upsample_nearest%dd.vec" % _d] = Rule(
+        "upsample_nearest", ("input",), {"scales": "scale_factors"}, {"exact": False})
+    RULES["aten::_upsample_nearest_exact%dd.vec" % _d] = Rule(
+        "upsample_nearest", ("input",), {"scales": "scale_factors"}, {"exact": True})
+    RULES["aten::upsample_%s.vec" % ("linear1d", "bilinear2d", "trilinear3d")[_d - 1]] = Rule(
+        "upsample_linear", ("input",), {"scales": "scale_factors",
+                                        "align_corners": "align_corners"})
 
 
 

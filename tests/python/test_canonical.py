@@ -249,6 +249,32 @@ class ElementwiseSpellings(TempOps, unittest.TestCase):
             self.assertEqual(n["args"][1], {"scalar": 0})
         self.assertNotIn("bitwise_not", json.dumps(r.spec))
 
+    def test_interpolate_is_an_upsample_with_its_scales(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.up = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True)
+            def forward(self, x):
+                a = F.interpolate(x, size=(12, 10), mode="nearest")
+                b = F.interpolate(x, scale_factor=1.5, mode="nearest-exact")
+                return a, b, self.up(x)
+        def get_inputs():
+            return [torch.randn(2, 3, 8, 8)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        ups = [n for n in r.spec["nodes"] if n["op"].startswith("upsample")]
+        self.assertEqual([n["op"] for n in ups],
+                         ["upsample_nearest", "upsample_nearest", "upsample_linear"])
+        self.assertEqual(ups[0]["shape"], [2, 3, 12, 10])
+        self.assertFalse(ups[0]["attrs"]["exact"])
+        self.assertIsNone(ups[0]["attrs"]["scales"])
+        self.assertTrue(ups[1]["attrs"]["exact"])
+        self.assertEqual(ups[1]["attrs"]["scales"], [1.5, 1.5])
+        self.assertEqual(ups[1]["shape"], [2, 3, 12, 12])
+        self.assertTrue(ups[2]["attrs"]["align_corners"])
+        self.assertEqual(ups[2]["shape"], [2, 3, 16, 16])
+
     def test_inplace_method_is_functionalized(self):
         r = self.trace("""
         class Model(nn.Module):

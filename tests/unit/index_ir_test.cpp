@@ -148,6 +148,46 @@ TEST(IndexIr, WhatItDoesNotTakeIsNamedWithItsLine) {
   e = index_ir_check(vector, vector.nodes[0], ops);
   ASSERT_TRUE(e.has_value());
   EXPECT_TRUE(has(e->describe(), "two or more dims")) << e->describe();
+
+  auto flat =
+      spec::parse_spec(spec_around({tensor("x", {8, 16})}, json::array(),
+                                   {node("u", "upsample_nearest", {ref("x")},
+                                         {{"scales", nullptr}, {"exact", false}}, {8, 32}, 5)}));
+  e = index_ir_check(flat, flat.nodes[0], ops);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->where().line, 5);
+  EXPECT_TRUE(has(e->describe(), "spatial dims after (N, C)")) << e->describe();
+}
+
+// Upsampling reads the source index PyTorch computes in float: nearest by a scale factor of 2
+// (1 / 2 = 0.5) and to a size (in / out); bilinear as the lerp of four reads.
+TEST(IndexIr, UpsamplingReadsPyTorchsSourceIndex) {
+  const auto nearest = spec::parse_spec(
+      spec_around({tensor("x", {2, 3, 8, 6})}, json::array(),
+                  {node("u", "upsample_nearest", {ref("x")},
+                        {{"scales", {2.0, 2.0}}, {"exact", false}}, {2, 3, 16, 12}, 5)}));
+  const std::string p = program(nearest);
+  EXPECT_TRUE(has(p, "floorf((static_cast<float>(egg_i1)) * 0.5f)), static_cast<IndexT>(7))")) << p;
+  const auto sized = spec::parse_spec(
+      spec_around({tensor("x", {2, 3, 8, 6})}, json::array(),
+                  {node("u", "upsample_nearest", {ref("x")}, {{"scales", nullptr}, {"exact", true}},
+                        {2, 3, 10, 6}, 5)}));
+  const std::string q = program(sized);
+  EXPECT_TRUE(has(q, "floorf((static_cast<float>(egg_i1) + 0.5f) * 0.800000012f)")) << q;
+  EXPECT_TRUE(has(q, "floorf((static_cast<float>(egg_i0) + 0.5f) * 1.0f)")) << q;
+
+  const auto bilinear = spec::parse_spec(
+      spec_around({tensor("x", {2, 3, 8, 6})}, json::array(),
+                  {node("u", "upsample_linear", {ref("x")},
+                        {{"scales", nullptr}, {"align_corners", true}}, {2, 3, 15, 11}, 5)}));
+  const std::string b = program(bilinear);
+  EXPECT_TRUE(has(b, "= 0.5f * static_cast<float>(egg_i1);")) << b;  // (8 - 1) / (15 - 1)
+  EXPECT_TRUE(has(b, "< 7 ? 1 : 0))")) << b;
+  size_t loads = 0;
+  for (size_t at = b.find("egg_to_float(x["); at != std::string::npos;
+       at = b.find("egg_to_float(x[", at + 1))
+    ++loads;
+  EXPECT_EQ(loads, 4u) << b;
 }
 
 }  // namespace

@@ -18,10 +18,30 @@ const std::set<std::string>& reshapes() {
   return ops;
 }
 const std::set<std::string>& layout_ops() {
-  static const std::set<std::string> ops = {
-      "reshape", "flatten", "squeeze", "unsqueeze", "permute",      "transpose", "expand", "slice",
-      "select",  "flip",    "cat",     "stack",     "split",        "getitem",   "triu",   "tril",
-      "full",    "cast",    "unfold",  "pad",       "index_select", "embedding"};
+  static const std::set<std::string> ops = {"reshape",
+                                            "flatten",
+                                            "squeeze",
+                                            "unsqueeze",
+                                            "permute",
+                                            "transpose",
+                                            "expand",
+                                            "slice",
+                                            "select",
+                                            "flip",
+                                            "cat",
+                                            "stack",
+                                            "split",
+                                            "getitem",
+                                            "triu",
+                                            "tril",
+                                            "full",
+                                            "cast",
+                                            "unfold",
+                                            "pad",
+                                            "index_select",
+                                            "embedding",
+                                            "upsample_nearest",
+                                            "upsample_linear"};
   return ops;
 }
 
@@ -303,6 +323,8 @@ class Builder {
       return value(src, Index{{gathered(n.args[1].node, where), at.dims.back()}, false, at.guard});
     }
     if (n.op == "pad") return pad(n, at, in_shape);
+    if (n.op == "upsample_nearest") return upsample_nearest(n, at, in_shape);
+    if (n.op == "upsample_linear") return upsample_linear(n, at, in_shape);
     if (n.op == "getitem") return split_piece(n, at);
     if (n.op == "cat") return cat(n, at);
     if (n.op == "stack") return stack(n, at);
@@ -429,6 +451,77 @@ class Builder {
     const auto fill = n.attrs.find("value");
     const double value_attr = fill == n.attrs.end() || fill->is_null() ? 0.0 : fill->get<double>();
     return inside.empty() ? v : emit("(" + inside + ") ? " + v + " : " + float_literal(value_attr));
+  }
+
+  // PyTorch's float scale from output to input coordinates along spatial dim `k` (0 = the first
+  // after N and C): 1 / the caller's scale factor where one was given, else in / out; with
+  // align_corners (linear modes) (in - 1) / (out - 1). As float, as its kernels compute it.
+  static float upsample_scale(const spec::Node& n, size_t k, std::int64_t in, std::int64_t out,
+                              bool align_corners) {
+    if (align_corners)
+      return out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.0f;
+    const auto it = n.attrs.find("scales");
+    if (it != n.attrs.end() && it->is_array() && k < it->size() && (*it)[k].is_number() &&
+        (*it)[k].get<double>() > 0)
+      return static_cast<float>(1.0 / (*it)[k].get<double>());
+    return static_cast<float>(in) / static_cast<float>(out);
+  }
+
+  // F.interpolate(mode="nearest" or "nearest-exact"): each spatial output index reads the source
+  // index min(floor(o * scale), in - 1) (exact: floor((o + 0.5) * scale)), in float as PyTorch.
+  std::string upsample_nearest(const spec::Node& n, const Index& at, const Shape& in) {
+    const bool exact = n.attrs.value("exact", false);
+    Index src = at;
+    src.linear = false;
+    for (size_t d = 2; d < in.size(); ++d) {
+      if (in[d] == n.shape[d] && !exact) continue;
+      const float scale = upsample_scale(n, d - 2, in[d], n.shape[d], false);
+      const std::string o = "static_cast<float>(" + at.dims[d] + ")" + (exact ? " + 0.5f" : "");
+      src.dims[d] = idx("min(static_cast<IndexT>(floorf((" + o + ") * " + float_literal(scale) +
+                        ")), static_cast<IndexT>(" + num(in[d] - 1) + "))");
+    }
+    return value(n.args[0].node, src);
+  }
+
+  // F.interpolate(mode="linear", "bilinear" or "trilinear"): per spatial dim the source
+  // coordinate r (align_corners: o * scale, else max((o + 0.5) * scale - 0.5, 0)), its floor i0,
+  // the next row i1 (i0 itself at the edge) and the weight of i1, r - i0; the value is the lerp
+  // over the dims from the first, in the order of PyTorch's CUDA kernels.
+  std::string upsample_linear(const spec::Node& n, const Index& at, const Shape& in) {
+    const bool align = n.attrs.value("align_corners", false);
+    struct Axis {
+      size_t d;
+      std::string i0, i1, w0, w1;
+    };
+    std::vector<Axis> axes;
+    for (size_t d = 2; d < in.size(); ++d) {
+      const float scale = upsample_scale(n, d - 2, in[d], n.shape[d], align);
+      const std::string o = "static_cast<float>(" + at.dims[d] + ")";
+      const std::string r =
+          align ? emit(float_literal(scale) + " * " + o)
+                : emit("fmaxf(" + float_literal(scale) + " * (" + o + " + 0.5f) - 0.5f, 0.0f)");
+      Axis a;
+      a.d = d;
+      a.i0 = idx("static_cast<IndexT>(" + r + ")");
+      a.i1 = idx("(" + a.i0 + " + (" + a.i0 + " < " + num(in[d] - 1) + " ? 1 : 0))");
+      a.w1 = emit(r + " - static_cast<float>(" + a.i0 + ")");
+      a.w0 = emit("1.0f - " + a.w1);
+      axes.push_back(a);
+    }
+    Index src = at;
+    src.linear = false;
+    return lerp(n.args[0].node, axes, 0, src);
+  }
+
+  template <typename Axes>
+  std::string lerp(const std::string& source, const Axes& axes, size_t k, Index& src) {
+    if (k == axes.size()) return value(source, src);
+    const auto& a = axes[k];
+    src.dims[a.d] = a.i0;
+    const std::string lo = lerp(source, axes, k + 1, src);
+    src.dims[a.d] = a.i1;
+    const std::string hi = lerp(source, axes, k + 1, src);
+    return emit(a.w0 + " * " + lo + " + " + a.w1 + " * " + hi);
   }
 
   // getitem(split(x), k): the k-th piece of x along the split dim.
@@ -575,6 +668,19 @@ std::optional<UserError> index_ir_check(const spec::Spec& s, const spec::Node& n
       // the gathered dim's size.
       if (d >= src.size() || src[d] > (std::int64_t{1} << 24))
         return UserError(n.where, quote(n) + " gathers from a dim of more than 2^24 elements");
+    }
+    if (n.op == "upsample_nearest" || n.op == "upsample_linear") {
+      const spec::Shape& src = *s.shape_of(n.args[0].node);
+      if (src.size() < 3 || src.size() > 5 || src.size() != n.shape.size() ||
+          src[0] != n.shape[0] || src[1] != n.shape[1])
+        return UserError(n.where, quote(n) +
+                                      ": the builtin backend upsamples the 1 to 3 spatial "
+                                      "dims after (N, C), from " +
+                                      spec::shape_string(src) + " to " +
+                                      spec::shape_string(n.shape));
+      for (size_t d = 2; d < src.size(); ++d)
+        if (src[d] < 1 || n.shape[d] > (std::int64_t{1} << 24))
+          return UserError(n.where, quote(n) + " upsamples a dim to more than 2^24 elements");
     }
     if (n.op == "unfold" && (int_attr(n, "step", 1) < 1 || n.shape.empty()))
       return UserError(n.where, quote(n) + ": an unfold step below 1 is not supported");
