@@ -221,8 +221,12 @@ RULES.update({
     # rest only change gradients).
     "aten::index_select": Rule("index_select", ("self", "index"), attrs={"dim": "dim"}),
     "aten::embedding": Rule("embedding", ("weight", "indices")),
+    # torch.gather(x, dim, index): out[..., j, ...] = x[..., index[..., j, ...], ...] along dim.
+    "aten::gather": Rule("gather", ("self", "index"), attrs={"dim": "dim"}),
     "aten::unfold": Rule("unfold", attrs={"dim": "dimension", "size": "size", "step": "step"}),
     "aten::constant_pad_nd": Rule("pad", attrs={"pad": "pad", "value": "value"}),
+    "aten::_pad_circular": Rule("pad", attrs={"pad": "pad"}, fixed={"mode": "circular",
+                                                                  "value": None}),
     "aten::triu": Rule("triu", attrs={"diagonal": "diagonal"}),
     "aten::tril": Rule("tril", attrs={"diagonal": "diagonal"}),
     "aten::split.Tensor": Rule("split", attrs={"split_size": "split_size", "dim": "dim"}),
@@ -256,6 +260,12 @@ for _d in (1, 2, 3):
     RULES["aten::avg_pool%dd" % _d] = Rule("avg_pool%dd" % _d, attrs=_avg)
     RULES["aten::adaptive_avg_pool%dd" % _d] = Rule("adaptive_avg_pool%dd" % _d,
                                                    attrs={"output_size": "output_size"})
+    # F.pad(mode="reflect" / "replicate"): the widths as constant_pad_nd's, (before, after) per
+    # dim from the last (mode "circular": aten::_pad_circular, below).
+    RULES["aten::reflection_pad%dd" % _d] = Rule("pad", attrs={"pad": "padding"},
+                                                 fixed={"mode": "reflect", "value": None})
+    RULES["aten::replication_pad%dd" % _d] = Rule("pad", attrs={"pad": "padding"},
+                                                  fixed={"mode": "replicate", "value": None})
     RULES["aten::adaptive_max_pool%dd" % _d] = Rule(
         "adaptive_max_pool%dd" % _d, attrs={"output_size": "output_size"},
         fixed={"return_indices": False}, first=True)

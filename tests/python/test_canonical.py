@@ -275,6 +275,29 @@ class ElementwiseSpellings(TempOps, unittest.TestCase):
         self.assertTrue(ups[2]["attrs"]["align_corners"])
         self.assertEqual(ups[2]["shape"], [2, 3, 16, 16])
 
+    def test_reflect_replicate_and_circular_pads_and_gather_are_kept_whole(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, x, idx):
+                a = F.pad(x, (1, 2, 3, 0), mode="reflect")
+                b = F.pad(x, (1, 2, 3, 0), mode="replicate")
+                c = F.pad(x, (1, 2, 3, 0), mode="circular")
+                return a + b + c, torch.gather(x, 3, idx)
+        def get_inputs():
+            return [torch.randn(2, 3, 8, 8), torch.randint(0, 8, (2, 3, 8, 4))]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        ops = [n["op"] for n in r.spec["nodes"]]
+        self.assertNotIn("arange", json.dumps(r.spec))
+        pads = [n for n in r.spec["nodes"] if n["op"] == "pad"]
+        self.assertEqual([p["attrs"]["mode"] for p in pads], ["reflect", "replicate", "circular"],
+                         ops)
+        self.assertEqual(pads[0]["attrs"]["pad"], [1, 2, 3, 0])
+        self.assertEqual(pads[0]["shape"], [2, 3, 11, 11])
+        gathers = [n for n in r.spec["nodes"] if n["op"] == "gather"]
+        self.assertEqual(len(gathers), 1, ops)
+        self.assertEqual(gathers[0]["attrs"]["dim"], 3)
+
     def test_inplace_method_is_functionalized(self):
         r = self.trace("""
         class Model(nn.Module):

@@ -159,6 +159,41 @@ TEST(IndexIr, WhatItDoesNotTakeIsNamedWithItsLine) {
   EXPECT_TRUE(has(e->describe(), "spatial dims after (N, C)")) << e->describe();
 }
 
+// torch.gather reads its index at the output's own index; reflect and replicate pads read an
+// index inside the input.
+TEST(IndexIr, GatherAndReflectPadReadIndicesInside) {
+  const auto gather = spec::parse_spec(spec_around(
+      {tensor("x", {4, 16, 8}), egg::testing::tensor("idx", {4, 5, 8}, "int64", "")}, json::array(),
+      {node("g", "gather", {ref("x"), ref("idx")}, {{"dim", 1}}, {4, 5, 8}, 5)}));
+  const std::string g = program(gather);
+  EXPECT_TRUE(has(g, "static_cast<IndexT>(egg_e_idx)")) << g;  // the index read at element i
+  EXPECT_TRUE(has(g, " * 8 + ")) << g;
+
+  const auto reflect = spec::parse_spec(spec_around(
+      {tensor("x", {2, 3, 8})}, json::array(),
+      {node("p", "pad", {ref("x")}, {{"pad", {2, 3}}, {"mode", "reflect"}, {"value", nullptr}},
+            {2, 3, 13}, 5)}));
+  const std::string r = program(reflect);
+  EXPECT_TRUE(has(r, " < 0 ? -egg_i")) << r;
+  EXPECT_TRUE(has(r, " > 7 ? 14 - egg_i")) << r;
+  EXPECT_FALSE(has(r, " : 0.0f")) << r;  // no fill value: every index reads the input
+
+  const auto replicate = spec::parse_spec(spec_around(
+      {tensor("x", {2, 3, 8})}, json::array(),
+      {node("p", "pad", {ref("x")}, {{"pad", {2, 3}}, {"mode", "replicate"}, {"value", nullptr}},
+            {2, 3, 13}, 5)}));
+  EXPECT_TRUE(has(program(replicate), "static_cast<IndexT>(0)), static_cast<IndexT>(7))"));
+
+  OpTable ops(kData);
+  const auto wide = spec::parse_spec(spec_around(
+      {tensor("x", {2, 3, 8})}, json::array(),
+      {node("p", "pad", {ref("x")}, {{"pad", {8, 0}}, {"mode", "reflect"}, {"value", nullptr}},
+            {2, 3, 16}, 6)}));
+  const auto e = index_ir_check(wide, wide.nodes[0], ops);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_TRUE(has(e->describe(), "below the dim's size")) << e->describe();
+}
+
 // Upsampling reads the source index PyTorch computes in float: nearest by a scale factor of 2
 // (1 / 2 = 0.5) and to a size (in / out); bilinear as the lerp of four reads.
 TEST(IndexIr, UpsamplingReadsPyTorchsSourceIndex) {

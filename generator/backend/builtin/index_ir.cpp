@@ -18,30 +18,12 @@ const std::set<std::string>& reshapes() {
   return ops;
 }
 const std::set<std::string>& layout_ops() {
-  static const std::set<std::string> ops = {"reshape",
-                                            "flatten",
-                                            "squeeze",
-                                            "unsqueeze",
-                                            "permute",
-                                            "transpose",
-                                            "expand",
-                                            "slice",
-                                            "select",
-                                            "flip",
-                                            "cat",
-                                            "stack",
-                                            "split",
-                                            "getitem",
-                                            "triu",
-                                            "tril",
-                                            "full",
-                                            "cast",
-                                            "unfold",
-                                            "pad",
-                                            "index_select",
-                                            "embedding",
-                                            "upsample_nearest",
-                                            "upsample_linear"};
+  static const std::set<std::string> ops = {
+      "reshape",      "flatten",   "squeeze", "unsqueeze",        "permute",
+      "transpose",    "expand",    "slice",   "select",           "flip",
+      "cat",          "stack",     "split",   "getitem",          "triu",
+      "tril",         "full",      "cast",    "unfold",           "pad",
+      "index_select", "embedding", "gather",  "upsample_nearest", "upsample_linear"};
   return ops;
 }
 
@@ -315,6 +297,15 @@ class Builder {
       in.dims[d] = gathered(n.args[1].node, Index{{at.dims[d]}, false, at.guard});
       return value(src, in);
     }
+    if (n.op == "gather") {
+      // out[..., j, ...] = x[..., index[..., j, ...], ...] along `dim`: the index has the
+      // output's shape and is read at the output's own index.
+      const auto d = static_cast<size_t>(dim_of(int_attr(n, "dim", 0), in_shape.size()));
+      Index in = at;
+      in.linear = false;
+      in.dims[d] = gathered(n.args[1].node, at);
+      return value(src, in);
+    }
     if (n.op == "embedding") {
       // out[p..., k] = weight[indices[p...], k]: the leading dims index `indices`.
       Index where;
@@ -433,8 +424,11 @@ class Builder {
 
   // F.pad(x, pad, "constant", value): pad holds (before, after) per dim from the last; an output
   // index inside the input reads it (guarded), any other is the value. Negative pads crop.
+  // Modes reflect, replicate and circular read an index inside instead: mirrored about the edge
+  // element (reflect), the edge element itself (replicate), or wrapped around (circular).
   std::string pad(const spec::Node& n, const Index& at, const Shape& in) {
     const auto widths = int_list(n, "pad");
+    const std::string mode = n.attrs.value("mode", std::string("constant"));
     Index src = at;
     src.linear = false;
     std::string inside;
@@ -442,6 +436,17 @@ class Builder {
       const size_t d = in.size() - 1 - j;
       const std::int64_t before = widths[2 * j], after = widths[2 * j + 1];
       if (before == 0 && after == 0) continue;
+      if (mode != "constant") {
+        const std::string k = plus(at.dims[d], -before), last = num(in[d] - 1);
+        const std::string n_in = num(in[d]);
+        src.dims[d] = idx(
+            mode == "reflect" ? "(" + k + " < 0 ? -" + k + " : " + k + " > " + last + " ? " +
+                                    num(2 * (in[d] - 1)) + " - " + k + " : " + k + ")"
+            : mode == "circular"
+                ? "((" + k + " % " + n_in + " + " + n_in + ") % " + n_in + ")"
+                : "min(max(" + k + ", static_cast<IndexT>(0)), static_cast<IndexT>(" + last + "))");
+        continue;
+      }
       src.dims[d] = plus(at.dims[d], -before);
       if (before > 0) inside = conj(inside, src.dims[d] + " >= 0");
       if (after > 0) inside = conj(inside, src.dims[d] + " < " + num(in[d]));
@@ -647,6 +652,41 @@ std::optional<UserError> index_ir_check(const spec::Spec& s, const spec::Node& n
   try {
     if (n.op == "pad" && int_list(n, "pad").size() % 2 != 0)
       return UserError(n.where, quote(n) + ": the pad widths are not (before, after) pairs");
+    if (n.op == "pad") {
+      const std::string mode = n.attrs.value("mode", std::string("constant"));
+      const auto widths = int_list(n, "pad");
+      const spec::Shape& src = *s.shape_of(n.args[0].node);
+      if (mode != "constant" && mode != "reflect" && mode != "replicate" && mode != "circular")
+        return UserError(n.where, quote(n) + ": pad mode " + mode + " is not supported");
+      for (size_t j = 0; mode != "constant" && 2 * j + 1 < widths.size() && j < src.size(); ++j) {
+        const std::int64_t size = src[src.size() - 1 - j];
+        const std::int64_t most = mode == "reflect"    ? size - 1
+                                  : mode == "circular" ? size
+                                                       : INT64_MAX;
+        if (std::min(widths[2 * j], widths[2 * j + 1]) < 0 ||
+            std::max(widths[2 * j], widths[2 * j + 1]) > most)
+          return UserError(n.where, quote(n) + ": a " + mode + " pad must be non-negative" +
+                                        (mode == "replicate" ? "" : " and below the dim's size"));
+      }
+    }
+    if (n.op == "gather") {
+      const bool has_index = n.args.size() > 1 && n.args[1].kind == spec::Arg::Kind::node;
+      const spec::Shape* is = has_index ? s.shape_of(n.args[1].node) : nullptr;
+      if (!is)
+        return UserError(n.where, quote(n) + ": the builtin backend expected an index tensor");
+      const spec::DType t = *s.dtype_of(n.args[1].node);
+      if (t != spec::DType::int64 && t != spec::DType::int32)
+        return UserError(n.where, quote(n) + ": the indices are " + spec::dtype_name(t) +
+                                      ", not int64 or int32");
+      const spec::Shape& src = *s.shape_of(n.args[0].node);
+      const auto d = dim_of(int_attr(n, "dim", 0), src.size());
+      if (*is != n.shape || is->size() != src.size() || d < 0 ||
+          d >= static_cast<std::int64_t>(src.size()))
+        return UserError(n.where, quote(n) + ": index " + spec::shape_string(*is) +
+                                      " does not match the gathered " + spec::shape_string(src));
+      if (src[static_cast<size_t>(d)] > (std::int64_t{1} << 24))
+        return UserError(n.where, quote(n) + " gathers from a dim of more than 2^24 elements");
+    }
     if (n.op == "index_select" || n.op == "embedding") {
       const bool indices = n.args.size() > 1 && n.args[1].kind == spec::Arg::Kind::node;
       const spec::Shape* index_shape = indices ? s.shape_of(n.args[1].node) : nullptr;
