@@ -68,13 +68,16 @@ def _dim_list(v):
 
 _BIN = ("self", "other")
 _UNARY = ["relu", "sigmoid", "tanh", "silu", "mish", "selu", "hardsigmoid", "hardswish", "abs",
-          "neg", "exp", "log", "sqrt", "rsqrt", "clone", "softsign"]
+          "neg", "exp", "log", "sqrt", "rsqrt", "clone", "softsign", "log1p", "expm1", "log2",
+          "log10", "exp2", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "erf",
+          "erfc", "floor", "ceil", "trunc", "round", "sign"]
 _CMP = ["gt", "lt", "ge", "le", "eq", "ne"]
 _LOSS = {"reduction": ("reduction", _reduction)}
 
 RULES = {}
 RULES.update({"aten::" + op: Rule(op) for op in _UNARY})
-RULES.update({"aten::" + op: Rule(op, _BIN) for op in _CMP + ["minimum", "maximum"]})
+RULES.update({"aten::" + op: Rule(op, _BIN)
+              for op in _CMP + ["minimum", "maximum", "remainder", "fmod", "atan2"]})
 RULES.update({
     # ---- element-wise with options
     "aten::leaky_relu": Rule("leaky_relu", attrs={"negative_slope": "negative_slope"}),

@@ -33,6 +33,13 @@ EGG_HD float egg_maximum(float a, float b) { return (a != a || b != b) ? a + b :
 EGG_HD float egg_clamp(float x, float lo, float hi) {
   return (x != x) ? x : fminf(fmaxf(x, lo), hi);
 }
+// torch.sign: 0 for 0 and NaN, as ATen's (0 < x) - (x < 0).
+EGG_HD float egg_sign(float x) { return (x > 0.0f ? 1.0f : 0.0f) - (x < 0.0f ? 1.0f : 0.0f); }
+// torch.remainder: Python's modulo, the sign of the divisor (ATen's fmod, then shifted by b).
+EGG_HD float egg_remainder(float a, float b) {
+  const float mod = fmodf(a, b);
+  return (mod != 0.0f && ((b < 0.0f) != (mod < 0.0f))) ? mod + b : mod;
+}
 EGG_HD float egg_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 EGG_HD float egg_silu(float x) { return x / (1.0f + expf(-x)); }
 EGG_HD float egg_gelu_erf(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f)); }

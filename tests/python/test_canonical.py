@@ -130,6 +130,14 @@ ELEMENTWISE = [
     ("torch.le(x, y)", "", "le", {}, [X, Y]),
     ("torch.eq(x, y)", "", "eq", {}, [X, Y]),
     ("x.ne(y)", "", "ne", {}, [X, Y]),
+    ("torch.log1p(x)", "", "log1p", {}, None),
+    ("torch.erf(x)", "", "erf", {}, None),
+    ("x.sign()", "", "sign", {}, None),
+    ("torch.round(x)", "", "round", {}, None),
+    ("torch.remainder(x, y)", "", "remainder", {}, [X, Y]),
+    ("x % 0.5", "", "remainder", {}, [X, S(0.5)]),
+    ("torch.fmod(x, y)", "", "fmod", {}, [X, Y]),
+    ("torch.atan2(x, y)", "", "atan2", {}, [X, Y]),
 ]
 
 
