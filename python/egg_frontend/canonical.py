@@ -236,6 +236,13 @@ RULES.update({
     "aten::split_with_sizes": Rule("split", attrs={"split_size": "split_sizes", "dim": "dim"}),
     "aten::full": Rule("full", (), {"size": "size", "fill_value": "fill_value",
                                     "dtype": "dtype"}),
+    # torch.arange (positional ids, one_hot's classes): start + step * i along its one dim.
+    "aten::arange.start_step": Rule("arange", (), {"start": "start", "end": "end", "step": "step",
+                                                  "dtype": "dtype"}),
+    "aten::arange.start": Rule("arange", (), {"start": "start", "end": "end", "dtype": "dtype"},
+                               {"step": 1}),
+    "aten::arange.default": Rule("arange", (), {"end": "end", "dtype": "dtype"},
+                                 {"start": 0, "step": 1}),
     "aten::scalar_tensor": Rule("full", (), {"fill_value": "s", "dtype": "dtype"},
                                 {"size": []}),
     # zeros_like/ones_like/full_like: a constant of the operand's shape (its values unread).

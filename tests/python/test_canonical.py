@@ -306,6 +306,22 @@ class ElementwiseSpellings(TempOps, unittest.TestCase):
         self.assertEqual(len(gathers), 1, ops)
         self.assertEqual(gathers[0]["attrs"]["dim"], 3)
 
+    def test_arange_in_forward_is_a_node(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, x):
+                t = x.size(1)
+                return x + torch.arange(t, device=x.device) + torch.arange(1, 2 * t + 1, 2, device=x.device)
+        def get_inputs():
+            return [torch.randn(4, 8)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        ar = [n for n in r.spec["nodes"] if n["op"] == "arange"]
+        self.assertEqual(len(ar), 2, [n["op"] for n in r.spec["nodes"]])
+        self.assertEqual((ar[0]["attrs"]["start"], ar[0]["attrs"]["step"], ar[0]["shape"]), (0, 1, [8]))
+        self.assertEqual((ar[1]["attrs"]["start"], ar[1]["attrs"]["step"], ar[1]["shape"]), (1, 2, [8]))
+        self.assertEqual(ar[0]["dtype"], "int64")
+
     def test_inplace_method_is_functionalized(self):
         r = self.trace("""
         class Model(nn.Module):

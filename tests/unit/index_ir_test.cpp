@@ -194,6 +194,17 @@ TEST(IndexIr, GatherAndReflectPadReadIndicesInside) {
   EXPECT_TRUE(has(e->describe(), "below the dim's size")) << e->describe();
 }
 
+// An arange is start + step * its index, a leaf like full.
+TEST(IndexIr, AnArangeIsStartPlusStepTimesItsIndex) {
+  auto j = spec_around(
+      {tensor("x", {4, 6})}, json::array(),
+      {node("a", "arange", json::array(), {{"start", 1}, {"end", 13}, {"step", 2}}, {6}, 5),
+       node("s", "add", {ref("x"), ref("a")}, {{"alpha", 1}}, {4, 6}, 5)});
+  j["nodes"][0]["dtype"] = "int64";
+  const std::string p = program(spec::parse_spec(j));
+  EXPECT_TRUE(has(p, "= 1.0f + 2.0f * static_cast<float>(egg_i0);")) << p;
+}
+
 // Upsampling reads the source index PyTorch computes in float: nearest by a scale factor of 2
 // (1 / 2 = 0.5) and to a size (in / out); bilinear as the lerp of four reads.
 TEST(IndexIr, UpsamplingReadsPyTorchsSourceIndex) {

@@ -18,12 +18,32 @@ const std::set<std::string>& reshapes() {
   return ops;
 }
 const std::set<std::string>& layout_ops() {
-  static const std::set<std::string> ops = {
-      "reshape",      "flatten",   "squeeze", "unsqueeze",        "permute",
-      "transpose",    "expand",    "slice",   "select",           "flip",
-      "cat",          "stack",     "split",   "getitem",          "triu",
-      "tril",         "full",      "cast",    "unfold",           "pad",
-      "index_select", "embedding", "gather",  "upsample_nearest", "upsample_linear"};
+  static const std::set<std::string> ops = {"reshape",
+                                            "flatten",
+                                            "squeeze",
+                                            "unsqueeze",
+                                            "permute",
+                                            "transpose",
+                                            "expand",
+                                            "slice",
+                                            "select",
+                                            "flip",
+                                            "cat",
+                                            "stack",
+                                            "split",
+                                            "getitem",
+                                            "triu",
+                                            "tril",
+                                            "full",
+                                            "cast",
+                                            "unfold",
+                                            "pad",
+                                            "index_select",
+                                            "embedding",
+                                            "gather",
+                                            "arange",
+                                            "upsample_nearest",
+                                            "upsample_linear"};
   return ops;
 }
 
@@ -327,6 +347,17 @@ class Builder {
           diff + (n.op == "triu" ? " >= " : " <= ") + num(int_attr(n, "diagonal", 0));
       return emit("(" + keep + ") ? " + v + " : 0.0f");
     }
+    if (n.op == "arange") {
+      // start + step * i along its one dim (an integer arange is exact in float below 2^24).
+      const auto number = [&](const char* key, double dflt) {
+        const auto it = n.attrs.find(key);
+        return it == n.attrs.end() || !it->is_number() ? dflt : it->get<double>();
+      };
+      const double start = number("start", 0.0), step = number("step", 1.0);
+      const std::string i = "static_cast<float>(" + at.dims.at(0) + ")";
+      const std::string scaled = step == 1.0 ? i : float_literal(step) + " * " + i;
+      return emit(start == 0.0 ? scaled : float_literal(start) + " + " + scaled);
+    }
     if (n.op == "full") {
       const auto it = n.attrs.find("fill_value");
       const double fill = it == n.attrs.end() ? 0.0
@@ -629,6 +660,14 @@ std::optional<UserError> index_ir_check(const spec::Spec& s, const spec::Node& n
   const bool lists = n.op == "cat" || n.op == "stack";
   const bool reads_value = !n.args.empty() && (lists ? n.args[0].kind == spec::Arg::Kind::list
                                                      : n.args[0].kind == spec::Arg::Kind::node);
+  if (n.op == "arange") {
+    const bool integral = n.dtype == spec::DType::int64 || n.dtype == spec::DType::int32;
+    if (n.shape.size() != 1 || (integral && n.shape[0] > (std::int64_t{1} << 24)))
+      return UserError(n.where, quote(n) +
+                                    ": the builtin backend computes an arange of one dim "
+                                    "and, for integers, of at most 2^24 elements");
+    return std::nullopt;
+  }
   if (n.op != "full" && !reads_value)
     return UserError(n.where, quote(n) + ": the builtin backend expected a tensor operand here");
   if (lists)
