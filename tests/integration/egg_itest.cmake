@@ -349,7 +349,7 @@ import torch.nn as nn
 
 class Model(nn.Module):
     def forward(self, x):
-        return torch.erf(torch.relu(x))
+        return torch.lgamma(torch.relu(x))
 
 def get_inputs():
     return [torch.randn(64, 64)]
@@ -396,7 +396,7 @@ elseif(STEP STREQUAL "bad_build")
     set(_what "get_inputs")
   elseif(CASE STREQUAL "unsupported_op")
     set(_line 6)
-    set(_what "erf")
+    set(_what "lgamma")
   elseif(CASE STREQUAL "non_tensor_output")
     set(_line 6)
     set(_what "output")
