@@ -173,6 +173,10 @@ RULES.update({
     "aten::min.other": Rule("minimum", _BIN),
     "aten::cumsum": Rule("cumsum", attrs={"dim": "dim", "dtype": "dtype"}),
     "aten::cumprod": Rule("cumprod", attrs={"dim": "dim", "dtype": "dtype"}),
+    # cummax/cummin: (values, indices); the values alone (their indices are not computed).
+    "aten::cummax": Rule("cummax", attrs={"dim": "dim"}, first=True),
+    "aten::cummin": Rule("cummin", attrs={"dim": "dim"}, first=True),
+    "aten::logcumsumexp": Rule("logcumsumexp", attrs={"dim": "dim"}),
     "aten::logsumexp": Rule("logsumexp", attrs={"dim": "dim", "keepdim": "keepdim"}),
     "aten::linalg_vector_norm": Rule("vector_norm", attrs={"ord": "ord", "dim": "dim",
                                                            "keepdim": "keepdim",

@@ -12,6 +12,27 @@ __device__ __forceinline__ float egg_shfl_xor(float v, int m) { return __shfl_xo
 __device__ __forceinline__ long long egg_shfl_xor(long long v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
 __device__ __forceinline__ int egg_shfl_xor(int v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
 
+// Scan combines beyond + and * (anchors.json scan_op), for float and the double carry alike.
+// cummax/cummin as ATen computes them: a NaN, once seen, stays (b replaces the running a when b
+// is NaN or not below it, and nothing replaces a NaN).
+template <typename T>
+__device__ __forceinline__ T egg_scan_max(T a, T b) {
+  return (b != b || b >= a) ? b : a;
+}
+template <typename T>
+__device__ __forceinline__ T egg_scan_min(T a, T b) {
+  return (b != b || b <= a) ? b : a;
+}
+// logcumsumexp: log(exp(a) + exp(b)) as ATen's _log_add_exp_helper (two equal infinities: a).
+__device__ __forceinline__ float egg_log_add_exp(float a, float b) {
+  const float lo = fminf(a, b), hi = fmaxf(a, b);
+  return (lo != hi || isfinite(lo)) ? hi + log1pf(expf(lo - hi)) : a;
+}
+__device__ __forceinline__ double egg_log_add_exp(double a, double b) {
+  const double lo = fmin(a, b), hi = fmax(a, b);
+  return (lo != hi || isfinite(lo)) ? hi + log1p(exp(lo - hi)) : a;
+}
+
 struct EggRedSum {
   float v;
   __device__ __forceinline__ void init() { v = 0.0f; }

@@ -322,6 +322,20 @@ class ElementwiseSpellings(TempOps, unittest.TestCase):
         self.assertEqual((ar[1]["attrs"]["start"], ar[1]["attrs"]["step"], ar[1]["shape"]), (1, 2, [8]))
         self.assertEqual(ar[0]["dtype"], "int64")
 
+    def test_cummax_values_and_logcumsumexp_are_scans(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, x):
+                return torch.cummax(x, 1).values + torch.cummin(x, dim=1)[0] + torch.logcumsumexp(x, 1)
+        def get_inputs():
+            return [torch.randn(4, 8)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        ops = [n["op"] for n in r.spec["nodes"]]
+        self.assertEqual([o for o in ops if o.startswith(("cum", "log"))],
+                         ["cummax", "cummin", "logcumsumexp"], ops)
+        self.assertNotIn("getitem", ops)
+
     def test_inplace_method_is_functionalized(self):
         r = self.trace("""
         class Model(nn.Module):

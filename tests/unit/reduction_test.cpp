@@ -639,6 +639,27 @@ size_t count(const std::string& text, const std::string& needle) {
   return n;
 }
 
+// cummax, cummin and logcumsumexp combine by the table's expression, from its identity, in float
+// within a chunk and in double across chunks.
+TEST(Reduction, ScansCombineByTheTablesExpression) {
+  struct Case {
+    const char* op;
+    const char* combine;
+    const char* identity;
+  };
+  for (const Case& c :
+       {Case{"cummax", "return egg_scan_max(egg_a, egg_b);", "-INFINITY"},
+        Case{"cummin", "return egg_scan_min(egg_a, egg_b);", "INFINITY"},
+        Case{"logcumsumexp", "return egg_log_add_exp(egg_a, egg_b);", "-INFINITY"}}) {
+    auto j =
+        spec_of(x_of({2048, 8192}), json::array(),
+                {node("c", c.op, {ref("x")}, {{"dim", 1}}, {2048, 8192}, 5)}, "c", {2048, 8192});
+    auto r = render_first(j);
+    EXPECT_EQ(count(r.device, c.combine), 2u) << c.op;  // the float and the double combine
+    EXPECT_TRUE(has(r.device, std::string("double egg_carry = ") + c.identity + ";")) << c.op;
+  }
+}
+
 TEST(Reduction, ReverseScanReadsAndWritesFromTheEnd) {
   // torch.cumsum(x.flip(1), 1).flip(1): a suffix sum, no data moved by the flips.
   auto j = spec_of(x_of({4096, 8192}), json::array(),
@@ -859,7 +880,8 @@ TEST(ReductionTable, AnchorsAndNormCasesComeFromTheTable) {
   EXPECT_EQ(table.anchor("softmax")->mode, ReductionMode::normalize);
   EXPECT_EQ(table.anchor("softmax")->reducer, "EggRedSoftmax");
   EXPECT_EQ(table.anchor("cumprod")->mode, ReductionMode::scan);
-  EXPECT_EQ(table.anchor("cumprod")->scan_op, "*");
+  EXPECT_EQ(table.anchor("cumprod")->scan_op, "egg_a * egg_b");
+  EXPECT_EQ(table.anchor("cummax")->scan_identity, "-INFINITY");
   EXPECT_EQ(table.anchor("max")->with_indices, "EggRedArgMax");
   EXPECT_TRUE(table.anchor("argmin")->indices);
   EXPECT_EQ(table.anchor("relu"), nullptr);
