@@ -3,9 +3,9 @@
 // (templates/reduction/). Anchors: sum mean prod amax amin max min (values and indices) argmax
 // argmin logsumexp, vector norms (rows reduced to one value each), softmax log_softmax, F.normalize
 // and keepdim reductions followed by a broadcast epilogue (every element written from its row's
-// statistics), cumsum cumprod cummax cummin logcumsumexp (inclusive scans; with torch.flip along the scanned dim before and/or
-// after them: reverse scans; exclusive scans as the epilogue `cumsum(x) - x`; masked scans as the
-// prologue `x * mask`).
+// statistics), cumsum cumprod cummax cummin logcumsumexp (inclusive scans; with torch.flip along
+// the scanned dim before and/or after them: reverse scans; exclusive scans as the epilogue
+// `cumsum(x) - x`; masked scans as the prologue `x * mask`).
 #pragma once
 
 #include <cstdint>
