@@ -469,7 +469,7 @@ std::optional<std::string> GemmFamily::x3_unsupported(const GemmProblem& p, cons
   if (frags > 32) return "more than 32 accumulator fragments per warp (register spills)";
   if ((p.m + q.bm - 1) / q.bm > 65535 || p.batch > 65535) return "grid too large";
   constexpr std::int64_t int_max = 2147483647;
-  if (p.m > int_max || p.n > int_max || p.k > int_max || p.k * q.bk > int_max)
+  if (p.m > int_max || p.n > int_max || p.k > int_max)
     return "a dimension past 2^31 (the kernel indexes within a matrix in int)";
   return std::nullopt;
 }
