@@ -505,7 +505,7 @@ TEST(Gemm, SplitPrecisionKernelOnlyWhenAskedAndFirst) {
   auto c = contract::derive(s, "k");
   auto cands = x3.structures(s, c);
   ASSERT_GE(cands.size(), 2u);
-  EXPECT_EQ(cands[0].id, "gemm.x3:128x128x32:w4x4:s3:f4");
+  EXPECT_EQ(cands[0].id, "gemm.x3:128x128x32:w2x4:s3:f4");
   EXPECT_EQ(cands[0].params["fold"], 4);
   EXPECT_EQ(cands[1].params["structure"], "lt_epilogue");
   EXPECT_EQ(cands[1].params["tf32"], false);

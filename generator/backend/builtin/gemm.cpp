@@ -706,12 +706,13 @@ std::vector<GemmParams> gemm_tc_tuning_space(const GemmProblem& p) {
 }
 
 GemmParams gemm_x3_default() {
-  // 16 warps of 32x32 tiles: 128 registers a thread (ptxas, sm_90), so the SM holds 16 warps to
-  // hide the three dependent mma.sync of each product; products summed inside the tensor cores
-  // over a whole k-tile (four k-steps) before each rounded add.
+  // 8 warps of 64x32 tiles (about 210 registers a thread, ptxas sm_90), products summed inside the
+  // tensor cores over a whole k-tile (four k-steps) before each rounded add: the fastest of the
+  // tiles measured on the H200 (docs/PERFORMANCE.md, fp32x3, 2026-12-05: 2.83 ms against 3.16
+  // for 16 warps of 32x32 at 1024x8192x8192).
   GemmParams q;
   q.structure = "x3";
-  q.bm = 128, q.bn = 128, q.bk = 32, q.warps_m = 4, q.warps_n = 4, q.stages = 3, q.fold = 4;
+  q.bm = 128, q.bn = 128, q.bk = 32, q.warps_m = 2, q.warps_n = 4, q.stages = 3, q.fold = 4;
   return q;
 }
 
@@ -729,12 +730,12 @@ std::vector<GemmParams> gemm_x3_tuning_space(const GemmProblem& p) {
     if (!GemmFamily::x3_unsupported(p, q)) space.push_back(q);
   };
   const std::int64_t tiles = p.batch * ((p.m + 127) / 128) * ((p.n + 127) / 128);
-  add(128, 128, 2, 4, 3, 4);    // 64x32 warp tiles: fewer shared-memory loads per mma
+  add(128, 128, 4, 2, 3, 4);    // 32x64 warp tiles
+  add(128, 128, 4, 4, 3, 4);    // 16 warps of 32x32: more warps to hide the mma latency
   add(64, 128, 2, 4, 3, 4, 2);  // two blocks an SM: one computes while the other waits
   add(128, 64, 4, 2, 3, 4, 2);
-  add(128, 128, 4, 2, 3, 4);  // 32x64 warp tiles
-  add(128, 128, 4, 4, 4, 4);  // a fourth stage in flight
-  add(128, 128, 4, 4, 3, 1);  // a rounded add after every k-step (the most accurate)
+  add(128, 128, 2, 4, 4, 4);  // a fourth stage in flight
+  add(128, 128, 2, 4, 3, 1);  // a rounded add after every k-step (the most accurate)
   if (tiles < 264) add(64, 64, 2, 2, 3, 4, 2);  // small grids: more blocks
   return space;
 }
