@@ -48,6 +48,33 @@ double attr_number(const spec::Node& n, const std::string& key, double fallback)
   return it->get<double>();
 }
 
+// The shared-memory pipeline and register budget of EGG's own GEMM kernels (tc, x3), how they
+// differ: element size, the pitch pad of a [K][N] B tile (A and an [N][K] B pad by 8 elements,
+// the fp32 staging tile by 4 floats), the n of one accumulator fragment and the most fragments a
+// warp holds without spilling.
+struct OwnKernelShape {
+  int elem_bytes, b_kn_pad, frag_n, max_frags;
+};
+
+std::optional<std::string> own_kernel_limits(const GemmProblem& p, const GemmParams& q,
+                                             const OwnKernelShape& k) {
+  const int threads = q.warps_m * q.warps_n * 32;
+  if (threads > 1024 || q.stages < 2) return "too many warps or too few stages";
+  const std::int64_t b_stage =
+      p.b_nk ? std::int64_t(q.bn) * (q.bk + 8) : std::int64_t(q.bk) * (q.bn + k.b_kn_pad);
+  const std::int64_t pipe =
+      std::int64_t(q.stages) * (std::int64_t(q.bm) * (q.bk + 8) + b_stage) * k.elem_bytes;
+  const std::int64_t staging = std::int64_t(q.bm) * (q.bn + 4) * 4;
+  if (q.min_blocks < 1 || q.min_blocks * std::max(pipe, staging) > 227 * 1024)
+    return "shared memory above 227 KiB per SM";
+  const std::int64_t frags = std::int64_t(q.bm / q.warps_m / 16) * (q.bn / q.warps_n / k.frag_n);
+  if (frags > k.max_frags)
+    return "more than " + std::to_string(k.max_frags) +
+           " accumulator fragments per warp (register spills)";
+  if ((p.m + q.bm - 1) / q.bm > 65535 || p.batch > 65535) return "grid too large";
+  return std::nullopt;
+}
+
 }  // namespace
 
 json GemmParams::to_json() const {
@@ -431,19 +458,7 @@ std::optional<std::string> GemmFamily::tc_unsupported(const GemmProblem& p, cons
   if (q.bm % (q.warps_m * 16) != 0 || q.bn % (q.warps_n * 16) != 0 || q.bk % 16 != 0 || q.bk < 16)
     return "tile " + std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" +
            std::to_string(q.bk) + " does not split into 16x16 fragments over the warps";
-  const int threads = q.warps_m * q.warps_n * 32;
-  if (threads > 1024 || q.stages < 2) return "too many warps or too few stages";
-  const std::int64_t b_stage =
-      p.b_nk ? std::int64_t(q.bn) * (q.bk + 8) : std::int64_t(q.bk) * (q.bn + 8);
-  const std::int64_t pipe =
-      std::int64_t(q.stages) * (std::int64_t(q.bm) * (q.bk + 8) + b_stage) * 2;
-  const std::int64_t staging = std::int64_t(q.bm) * (q.bn + 4) * 4;
-  if (q.min_blocks < 1 || q.min_blocks * std::max(pipe, staging) > 227 * 1024)
-    return "shared memory above 227 KiB per SM";
-  const std::int64_t frags = std::int64_t(q.bm / q.warps_m / 16) * (q.bn / q.warps_n / 16);
-  if (frags > 16) return "more than 16 accumulator fragments per warp (register spills)";
-  if ((p.m + q.bm - 1) / q.bm > 65535 || p.batch > 65535) return "grid too large";
-  return std::nullopt;
+  return own_kernel_limits(p, q, {2, 8, 16, 16});
 }
 
 std::optional<std::string> GemmFamily::x3_unsupported(const GemmProblem& p, const GemmParams& q) {
@@ -456,18 +471,7 @@ std::optional<std::string> GemmFamily::x3_unsupported(const GemmProblem& p, cons
            std::to_string(q.bk) + " does not split into m16n8k8 fragments over the warps";
   if (q.fold < 1 || (q.bk / 8) % q.fold != 0)
     return "a fold of " + std::to_string(q.fold) + " k-steps does not divide the k-tile";
-  const int threads = q.warps_m * q.warps_n * 32;
-  if (threads > 1024 || q.stages < 2) return "too many warps or too few stages";
-  const std::int64_t b_stage =
-      p.b_nk ? std::int64_t(q.bn) * (q.bk + 8) : std::int64_t(q.bk) * (q.bn + 4);
-  const std::int64_t pipe =
-      std::int64_t(q.stages) * (std::int64_t(q.bm) * (q.bk + 8) + b_stage) * 4;
-  const std::int64_t staging = std::int64_t(q.bm) * (q.bn + 4) * 4;
-  if (q.min_blocks < 1 || q.min_blocks * std::max(pipe, staging) > 227 * 1024)
-    return "shared memory above 227 KiB per SM";
-  const std::int64_t frags = std::int64_t(q.bm / q.warps_m / 16) * (q.bn / q.warps_n / 8);
-  if (frags > 32) return "more than 32 accumulator fragments per warp (register spills)";
-  if ((p.m + q.bm - 1) / q.bm > 65535 || p.batch > 65535) return "grid too large";
+  if (auto why = own_kernel_limits(p, q, {4, 4, 8, 32})) return why;
   constexpr std::int64_t int_max = 2147483647;
   if (p.m > int_max || p.n > int_max || p.k > int_max)
     return "a dimension past 2^31 (the kernel indexes within a matrix in int)";
