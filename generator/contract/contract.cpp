@@ -108,7 +108,8 @@ Contract derive(const spec::Spec& spec, const std::string& name) {
     return candidate;
   };
   for (const auto& t : spec.inputs)
-    c.args.push_back({Role::input, unique_var(t.name), t.name, t.dtype, t.shape, t.name});
+    c.args.push_back(
+        {Role::input, unique_var(t.name), t.name, t.dtype, t.shape, t.name, t.kind == "rng"});
   for (const auto& t : spec.params)
     c.args.push_back({Role::param, unique_var(t.name), t.name, t.dtype, t.shape, t.name});
   for (const auto& o : spec.outputs)
@@ -121,6 +122,7 @@ json template_context(const Contract& contract) {
   json tensors = json::array();
   json forward_args = json::array();
   json outputs = json::array();
+  json rng_args = json::array();
   int index = 0;
   std::string first_arg;
   for (const auto& a : contract.args) {
@@ -139,7 +141,8 @@ json template_context(const Contract& contract) {
               // A 0-d tensor's shape array still needs one element to be valid C++.
               {"shape_list", shape_list.empty() ? "" : shape_list},
               {"numel", spec::numel(a.shape)},
-              {"role", a.role == Role::input   ? "input"
+              {"role", a.rng                   ? "random state"
+                       : a.role == Role::input ? "input"
                        : a.role == Role::param ? "parameter"
                                                : "output"}};
     tensors.push_back(t);
@@ -150,6 +153,8 @@ json template_context(const Contract& contract) {
                       {"torch_data", "static_cast<" + pointer + ">(" + a.var + ".data_ptr())"}});
     if (out) {
       outputs.push_back(t);
+    } else if (a.rng) {
+      rng_args.push_back(t);
     } else {
       if (first_arg.empty()) first_arg = a.var;
       forward_args.push_back(t);
@@ -158,6 +163,7 @@ json template_context(const Contract& contract) {
   for (size_t i = 0; i < forward_args.size(); ++i)
     forward_args[i]["sep"] = i + 1 < forward_args.size() ? ", " : "";
   for (auto& f : forward_args) f["first_arg"] = first_arg;
+  for (auto& r : rng_args) r["first_arg"] = first_arg;
   std::string result;
   if (outputs.size() == 1) {
     result = outputs[0]["var"].get<std::string>();
@@ -172,6 +178,8 @@ json template_context(const Contract& contract) {
           {"tensors", tensors},
           {"forward_args", forward_args},
           {"outputs", outputs},
+          {"rng_args", rng_args},
+          {"has_rng", !rng_args.empty()},
           {"first_arg", first_arg},
           {"forward_return", outputs.size() == 1 ? "torch::Tensor" : "std::vector<torch::Tensor>"},
           {"forward_result", result}};

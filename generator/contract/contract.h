@@ -21,6 +21,7 @@ struct LaunchArg {
   spec::DType dtype = spec::DType::float32;
   spec::Shape shape;
   std::string source;  // the spec value it holds: input/param name, or the output's node
+  bool rng = false;    // the input egg_rng (spec kind "rng"): [seed, offset] of the dropout masks
 };
 
 // launch()'s arguments in order: inputs, params, outputs.

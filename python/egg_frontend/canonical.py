@@ -253,6 +253,9 @@ RULES.update({
     "aten::full_like": Rule("full", (), {"fill_value": "fill_value", "dtype": "dtype"}),
     # Python-level functions kept whole (PYTHON_OPS, below)
     "egg::normalize": Rule("normalize", ("input",), {"p": "p", "dim": "dim", "eps": "eps"}),
+    # F.dropout in training mode with p > 0, numbered by call (rng.py; spec.py adds the operand
+    # egg_rng, the [seed, offset] input it draws from).
+    "egg::dropout": Rule("dropout", ("input",), {"p": "p", "stream": "stream"}),
 })
 for _d in (1, 2, 3):
     RULES["aten::conv%dd" % _d] = Rule("conv%dd" % _d, ("input", "weight", "bias"), {
@@ -320,11 +323,14 @@ PYTHON_OPS = {"normalize": _define_normalize()}
 
 @contextlib.contextmanager
 def python_ops():
-    """F.<name> of PYTHON_OPS calls its egg:: op for the duration."""
+    """F.<name> of PYTHON_OPS calls its egg:: op for the duration, and F.dropout in training mode
+    egg::dropout (rng.capturing)."""
+    from . import rng
     for name, call in PYTHON_OPS.items():
         setattr(F, name, call)
     try:
-        yield
+        with rng.capturing():
+            yield
     finally:
         for name, original in _ORIGINAL.items():
             setattr(F, name, original)

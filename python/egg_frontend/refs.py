@@ -3,19 +3,24 @@ under ``torch.manual_seed(k)``.  Every returned tensor is contiguous and stays o
 model ran on (the reference server serves them from the GPU; nothing goes through the disk).
 """
 
+import contextlib
+
 import torch
 
 from .errors import UserError, describe, user_frame
 
 
-def run_eager(op, inputs, seed, n_outputs, user_files):
-    """Outputs of ``op.model(*inputs)`` as a list of contiguous tensors."""
+def run_eager(op, inputs, seed, n_outputs, user_files, rng_state=None):
+    """Outputs of ``op.model(*inputs)`` as a list of contiguous tensors; with ``rng_state`` (the
+    set's egg_rng, [seed, offset]) its dropout draws what EGG's kernels draw (rng.py)."""
+    from . import rng
     from .loader import reset_state
     reset_state(op)
     args = [t.clone() if isinstance(t, torch.Tensor) else t for t in inputs]
     torch.manual_seed(seed)
     try:
-        with torch.no_grad():
+        with torch.no_grad(), (rng.drawing(rng_state) if rng_state is not None
+                               else contextlib.nullcontext()):
             result = op.model(*args)
     except Exception as e:
         file, line = user_frame(e, user_files)

@@ -26,6 +26,7 @@ once: {"ok": true, "pid", "sets", "device", "compute_device", "startup_ms", "set
 The server ends when its standard input closes (its egg-gen ended, however it ended).
 """
 
+import contextlib
 import copy
 import json
 import os
@@ -162,18 +163,27 @@ class References:
                             % (numbers, k, traced),
                             "return the same Python numbers for every seed (or make them "
                             "tensors)")
+        state = self._rng_state(k, dev)
+        tensors = loader.tensors(inputs) + ([state] if state is not None else [])
         self._check_decls("forward input", self.spec["inputs"],
-                          [(d["name"], t) for d, t in zip(self.spec["inputs"],
-                                                          loader.tensors(inputs))])
-        outs = refs.run_eager(self.op, inputs, k, len(self.spec["outputs"]), self.user_files)
+                          [(d["name"], t) for d, t in zip(self.spec["inputs"], tensors)])
+        outs = refs.run_eager(self.op, inputs, k, len(self.spec["outputs"]), self.user_files,
+                              state)
         self._check_decls("output", self.spec["outputs"],
                           [(d["name"], t) for d, t in zip(self.spec["outputs"], outs)])
         to = self.serve_device
-        inputs = [t.to(to).contiguous() for t in loader.tensors(inputs)]
+        inputs = [t.to(to).contiguous() for t in tensors]
         outs = [t.to(to).contiguous() for t in outs]
         if to.type == "cuda":
             torch.cuda.synchronize()
         return {"inputs": inputs, "outputs": outs}
+
+    def _rng_state(self, k, device):
+        """Set k's egg_rng ([seed, offset]) when the spec's dropout draws from one, else None."""
+        from . import rng
+        if not any(d.get("kind") == "rng" for d in self.spec["inputs"]):
+            return None
+        return rng.state(k, device)
 
     def _on_gpu(self, fn, need_bytes):
         """fn() run as GPU work, waiting for GPU memory when the GPU is full: (its result, compute
@@ -211,7 +221,7 @@ class References:
         buffers converted) run on the floating inputs converted, with float64 the default dtype
         (tensors forward creates). (outputs, "") or (None, why not)."""
         torch = self.torch
-        from . import loader
+        from . import loader, rng
         from .errors import describe
         dev = self.compute_device
         loader.reset_state(self.op)
@@ -223,9 +233,11 @@ class References:
                   for t in loader.get_inputs(self.op, k, dev.type)]
         previous = torch.get_default_dtype()
         torch.set_default_dtype(torch.float64)
+        state = self._rng_state(k, "cpu")
         try:
             torch.manual_seed(k)
-            with torch.no_grad():
+            with torch.no_grad(), (rng.drawing(state) if state is not None
+                                   else contextlib.nullcontext()):
                 result = model64(*inputs)
         except Exception as e:  # noqa: B902 - any failure only means: no float64 reference
             if _is_oom(e):

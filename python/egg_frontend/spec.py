@@ -14,7 +14,7 @@ import sys
 
 import torch
 
-from . import SCHEMA, canonical, tracer
+from . import SCHEMA, canonical, rng, tracer
 from .errors import UserError
 
 
@@ -39,6 +39,8 @@ class _Encoder:
         self.ref = {}  # fx node name -> encoded argument
 
     def arg(self, v):
+        if v is _RNG:
+            return {"node": rng.INPUT}
         if isinstance(v, torch.fx.Node):
             return self.ref.get(v.name, {"node": v.name})
         if isinstance(v, bool):
@@ -249,6 +251,8 @@ def build(op, ep, inputs, params, user_files):
         elif canon.first and "return_indices" in canon.attrs:
             canon.attrs["return_indices"] = True
         op_name = "getitem" if node.target is operator.getitem else canon.op
+        if op_name == "dropout":
+            canon.args.append(_rng_input(spec_inputs, op))
         kind, shape, dtype, extra = _result(val)
         _check_dtype(dtype, file or op.path, line, op_name, "the result of " + op_name)
         entry = {"name": node.name, "op": op_name,
@@ -277,6 +281,25 @@ def build(op, ep, inputs, params, user_files):
         "nodes": _read_by_outputs(nodes, outputs),
         "outputs": outputs,
     }
+
+
+def _rng_input(spec_inputs, op):
+    """The operand a dropout node draws from: the input ``egg_rng`` ([seed, offset], kind "rng",
+    after the forward's own inputs), added on first use."""
+    if not any(i["name"] == rng.INPUT for i in spec_inputs):
+        spec_inputs.append({"name": rng.INPUT, "shape": [2], "dtype": "int64", "kind": "rng"})
+    elif spec_inputs[-1].get("kind") != "rng":
+        raise UserError(op.path, op.def_line("Model"), "forward",
+                        "forward has an input named %s, the name of the random state EGG adds "
+                        "for dropout" % rng.INPUT, "rename that forward argument")
+    return _RNG
+
+
+class _RngOperand:
+    """The operand ``egg_rng`` in a canonical call's arguments (encoded as that input)."""
+
+
+_RNG = _RngOperand()
 
 
 def _node_refs(arg, out):

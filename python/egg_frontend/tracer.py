@@ -73,7 +73,8 @@ def _fake(inputs):
 
 def capture(op, inputs, user_files):
     """The normalized ExportedProgram of ``op.model`` at the shapes of ``inputs``; random ops
-    are refused as exported (``dropout``, ``bernoulli``), before decompositions rename them."""
+    are refused as exported (``bernoulli``, a dropout not called as F.dropout: rng.py), before
+    decompositions rename them."""
     try:
         with _quiet(), _full_stacks(), canonical.python_ops():
             torch.manual_seed(0)
@@ -143,7 +144,8 @@ def check_arity(op, inputs):
 
 def refuse_random(ep, op, user_files):
     """Refuses ATen ops that draw random numbers (PyTorch tags them ``nondeterministic_seeded``:
-    torch.rand*, randn*, randint*, randperm, bernoulli, dropout in training mode, normal_, ...).
+    torch.rand*, randn*, randint*, randperm, bernoulli, normal_, ...; F.dropout in training mode
+    is captured as egg::dropout instead, rng.py).
 
     A random forward has no single reference output, and a draw made while tracing would be
     frozen into the kernel as a constant."""
@@ -153,13 +155,14 @@ def refuse_random(ep, op, user_files):
             continue
         name = node.target._schema.name.split("::")[-1]
         file, line, _ = location(node, user_files)
-        dropout = name in ("bernoulli", "bernoulli_", "native_dropout", "dropout")
+        dropout = "dropout" in name or name.startswith("bernoulli")
         raise UserError(
             file or op.path, line, name,
-            "forward draws random numbers (%s): its output differs on every call, so there "
-            "is no reference to verify a kernel against" % name,
-            "dropout is random in training mode: remove it, use p=0, or call self.eval() in "
-            "__init__" if dropout else
+            "forward draws random numbers (%s) from PyTorch's generator, which EGG's kernels "
+            "cannot reproduce, so there is no reference to verify a kernel against" % name,
+            "EGG generates dropout written as F.dropout or nn.Dropout (each element kept or "
+            "zeroed, from the kernel's egg_rng input); for other dropout use p=0 or call "
+            "self.eval() in __init__" if dropout else
             "create random tensors in get_inputs() (or as parameters in __init__) and pass "
             "them to forward")
 

@@ -60,6 +60,44 @@ EGG_HD float egg_selu(float x) {
 EGG_HD float egg_hardsigmoid(float x) { return fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f; }
 EGG_HD float egg_hardswish(float x) { return x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f; }
 
+// Word `word` (0..3) of Philox4x32-10 (Salmon et al., SC'11) at counter c, key k.
+EGG_HD std::uint32_t egg_philox_word(std::uint32_t c0, std::uint32_t c1, std::uint32_t c2,
+                                     std::uint32_t c3, std::uint32_t k0, std::uint32_t k1,
+                                     int word) {
+#pragma unroll
+  for (int r = 0; r < 10; ++r) {
+    if (r > 0) {
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    const std::uint64_t p0 = static_cast<std::uint64_t>(0xD2511F53u) * c0;
+    const std::uint64_t p1 = static_cast<std::uint64_t>(0xCD9E8D57u) * c2;
+    const std::uint32_t n0 = static_cast<std::uint32_t>(p1 >> 32) ^ c1 ^ k0;
+    const std::uint32_t n2 = static_cast<std::uint32_t>(p0 >> 32) ^ c3 ^ k1;
+    c1 = static_cast<std::uint32_t>(p1);
+    c3 = static_cast<std::uint32_t>(p0);
+    c0 = n0;
+    c2 = n2;
+  }
+  return word == 0 ? c0 : word == 1 ? c1 : word == 2 ? c2 : c3;
+}
+// Dropout in training mode, element n of dropout call `stream`: x / (1 - p) where kept, else 0.
+// rng = [seed, offset] (the kernel's egg_rng input); kept where the top 24 bits of Philox word
+// n & 3 at counter [n >> 2, offset], key seed + (stream << 32), are below `threshold` =
+// round((1 - p) * 2^24). python/egg_frontend/rng.py computes the same draws in PyTorch.
+EGG_HD float egg_dropout(float x, const std::int64_t* rng, std::uint32_t stream, std::int64_t n,
+                         std::uint32_t threshold, float scale) {
+  const auto seed = static_cast<std::uint64_t>(rng[0]);
+  const auto offset = static_cast<std::uint64_t>(rng[1]);
+  const auto c = static_cast<std::uint64_t>(n) >> 2;
+  const std::uint32_t w = egg_philox_word(
+      static_cast<std::uint32_t>(c), static_cast<std::uint32_t>(c >> 32),
+      static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(offset >> 32),
+      static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32) + stream,
+      static_cast<int>(n & 3));
+  return (w >> 8) < threshold ? x * scale : 0.0f;
+}
+
 // VEC elements of T loaded and stored as 16-byte transactions (needs 16-byte aligned pointers).
 template <typename T, int VEC>
 struct alignas(16) EggVec {

@@ -1,5 +1,6 @@
-"""Non-determinism: a forward that draws random numbers is a user error naming the line; one that
-changes its input or its state in place traces, with a warning naming the line."""
+"""Non-determinism: a forward that draws random numbers from PyTorch's generator is a user error
+naming the line (F.dropout in training mode is EGG's own: test_rng.py); one that changes its input
+or its state in place traces, with a warning naming the line."""
 
 import json
 import unittest
@@ -35,9 +36,14 @@ class RandomForward(TempOps, unittest.TestCase):
         self.refused("x * torch.rand_like(x)", "rand_like")
         self.refused("torch.bernoulli(torch.sigmoid(x))", "bernoulli")
 
-    def test_dropout_in_training_mode(self):
-        r = self.refused("self.drop(x)", "dropout", init="self.drop = nn.Dropout(0.5)")
-        self.assertIn("self.eval()", r.error["hint"])
+    def test_dropout_egg_cannot_draw_names_the_way_it_can(self):
+        # F.dropout / nn.Dropout are captured (test_rng.py); torch.dropout and channel dropout
+        # draw from PyTorch's generator.
+        for body, op in (("torch.dropout(x, 0.5, True)", "dropout"),
+                         ("F.dropout1d(x, 0.5, training=True)", "feature_dropout")):
+            r = self.refused(body, op)
+            self.assertIn("F.dropout or nn.Dropout", r.error["hint"])
+            self.assertIn("self.eval()", r.error["hint"])
 
     def test_no_randomness_traces(self):
         r = self.trace("""

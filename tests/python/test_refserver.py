@@ -12,7 +12,7 @@ import torch
 
 from frontend_util import TempOps
 
-from egg_frontend import refserver
+from egg_frontend import refserver, rng
 
 OP = """
 class Model(nn.Module):
@@ -71,6 +71,37 @@ class Protocol(TempOps, unittest.TestCase):
         self.assertEqual([p["name"] for p in reply["params"]], ["w"])
         self.assertEqual(reply["outputs"][0]["bytes"], 96)
         self.assertEqual(self.ask(f, {"cmd": "release", "index": 2}), {"ok": True})
+
+    def test_dropout_sets_carry_their_random_state_and_draw_from_it(self):
+        op = """
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.drop = nn.Dropout(0.5)
+            def forward(self, x):
+                return self.drop(x * 2) + F.dropout(x, 0.25)
+        def get_inputs():
+            return [torch.randn(64, 32)]
+        """
+        r, refs = self.refs(op)
+        f = self.serve(refs)
+        reply = self.ask(f, {"cmd": "set", "index": 1})
+        self.assertEqual([(i["name"], i["dtype"], i["shape"]) for i in reply["inputs"]],
+                         [("x", "float32", [64, 32]), ("egg_rng", "int64", [2])])
+        for k in (1, 2):
+            s, _, _ = refs.compute(k)
+            x, state = s["inputs"]
+            self.assertTrue(torch.equal(state, rng.state(k, "cpu")))
+            seed, offset = state.tolist()
+            want = (rng.philox_dropout(x * 2, 0.5, seed, offset, 0) +
+                    rng.philox_dropout(x, 0.25, seed, offset, 1))
+            self.assertTrue(torch.equal(s["outputs"][0], want))
+        self.assertFalse(torch.equal(refs.compute(1)[0]["outputs"][0],
+                                     refs.compute(2)[0]["outputs"][0]))
+        outs, why, _, _ = refs.exact(1)
+        self.assertEqual(why, "")
+        s, _, _ = refs.compute(1)
+        self.assertTrue(torch.allclose(outs[0].float(), s["outputs"][0], atol=1e-6))
 
     def test_exact_is_the_model_computed_in_float64(self):
         op = """

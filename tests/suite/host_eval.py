@@ -8,6 +8,7 @@ usage: host_eval.py --nvcc NVCC --bench-out DIR --work DIR op.py...
 """
 
 import argparse
+import contextlib
 import os
 import re
 import subprocess
@@ -15,7 +16,7 @@ import sys
 
 import torch
 
-from egg_frontend import loader
+from egg_frontend import loader, rng
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOL = {torch.float32: (1e-5, 1e-5), torch.float16: (1e-2, 1e-2), torch.bfloat16: (2e-2, 2e-2)}
@@ -25,7 +26,7 @@ def contract(header):
     """The launch() arguments in order: (role, tensor name) from the header's comments (a
     module's parameter keeps its dots: `tok.weight`)."""
     text = open(header).read()
-    return re.findall(r"^// (input|parameter|output) ([\w.]+): ", text, re.M)
+    return re.findall(r"^// (input|parameter|output|random state) ([\w.]+): ", text, re.M)
 
 
 def c_name(name):
@@ -43,7 +44,11 @@ def check(op_path, args):
     op = loader.load(op_path)
     model = loader.build_model(op)
     inputs = loader.get_inputs(op, seed=1)
-    with torch.inference_mode():
+    roles = contract(os.path.join(out_dir, "include", "egg", name + ".h"))
+    # Dropout draws from the kernel's [seed, offset] input; PyTorch draws the same (rng.py).
+    state = rng.state(1, "cpu") if any(r == "random state" for r, _ in roles) else None
+    with torch.inference_mode(), (rng.drawing(state) if state is not None
+                                  else contextlib.nullcontext()):
         expected = model(*inputs)
     if isinstance(expected, torch.Tensor):
         expected = (expected,)
@@ -51,10 +56,11 @@ def check(op_path, args):
                  list(model.named_buffers()))
     files, outs = [], []
     inputs_left = list(inputs)
-    for role, var in contract(os.path.join(out_dir, "include", "egg", name + ".h")):
+    for role, var in roles:
         if role == "output":
             continue
-        t = inputs_left.pop(0) if role == "input" else named[c_name(var)]
+        t = (inputs_left.pop(0) if role == "input" else state if role == "random state"
+             else named[c_name(var)])
         path = os.path.join(work, c_name(var) + ".bin")
         t.detach().contiguous().view(-1).view(torch.uint8).numpy().tofile(path)
         files.append(path)

@@ -205,6 +205,40 @@ TEST(IndexIr, AnArangeIsStartPlusStepTimesItsIndex) {
   EXPECT_TRUE(has(p, "= 1.0f + 2.0f * static_cast<float>(egg_i0);")) << p;
 }
 
+// Dropout draws at its value's own element: i where the output is that value, the flat index of
+// its (transposed) position where it is not; it reads the [seed, offset] input by pointer.
+TEST(IndexIr, DropoutDrawsAtItsOwnElement) {
+  auto j = spec_around(
+      {tensor("x", {4, 6}), egg::testing::tensor("egg_rng", {2}, "int64", "rng")}, json::array(),
+      {node("d", "dropout", {ref("x"), ref("egg_rng")}, {{"p", 0.25}, {"stream", 3}}, {4, 6}, 5),
+       node("t", "transpose", {ref("d")}, {{"dim0", 0}, {"dim1", 1}}, {6, 4}, 5)});
+  const std::string p = program(spec::parse_spec(j));
+  // t[i] = d[i % 4][i / 4]: d's element (i % 4) * 6 + i / 4.
+  EXPECT_TRUE(has(p,
+                  "egg_dropout(egg_v0, egg_rng, 3u, static_cast<std::int64_t>(egg_i2), "
+                  "12582912u, 1.33333337f)"))
+      << p;
+  EXPECT_TRUE(has(p, "egg_i2 = egg_i0 * 6 + egg_i1;")) << p;
+
+  j["nodes"].erase(1);
+  j["outputs"][0]["node"] = "d";
+  j["outputs"][0]["shape"] = {4, 6};
+  EXPECT_TRUE(has(program(spec::parse_spec(j)), "static_cast<std::int64_t>(i), 12582912u")) << p;
+
+  // Without the random state it reads, or with p outside [0, 1], it is named.
+  for (auto bad : {json{{"p", 1.5}, {"stream", 0}}, json{{"p", 0.5}}}) {
+    j["nodes"][0]["attrs"] = bad;
+    const auto s = spec::parse_spec(j);
+    const auto e = index_ir_check(s, s.nodes[0], OpTable(kData));
+    ASSERT_TRUE(e.has_value());
+    EXPECT_TRUE(has(e->describe(), "dropout(x, egg_rng)")) << e->describe();
+  }
+  j["nodes"][0]["attrs"] = {{"p", 0.5}, {"stream", 0}};
+  j["inputs"][1]["kind"] = "";
+  const auto s = spec::parse_spec(j);
+  EXPECT_TRUE(index_ir_check(s, s.nodes[0], OpTable(kData)).has_value());
+}
+
 // Upsampling reads the source index PyTorch computes in float: nearest by a scale factor of 2
 // (1 / 2 = 0.5) and to a size (in / out); bilinear as the lerp of four reads.
 TEST(IndexIr, UpsamplingReadsPyTorchsSourceIndex) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <cmath>
 #include <numeric>
 
 #include "backend/builtin/plan_util.h"
@@ -42,6 +43,7 @@ const std::set<std::string>& layout_ops() {
                                             "embedding",
                                             "gather",
                                             "arange",
+                                            "dropout",
                                             "upsample_nearest",
                                             "upsample_linear"};
   return ops;
@@ -358,6 +360,7 @@ class Builder {
       const std::string scaled = step == 1.0 ? i : float_literal(step) + " * " + i;
       return emit(start == 0.0 ? scaled : float_literal(start) + " + " + scaled);
     }
+    if (n.op == "dropout") return dropout(n, at);
     if (n.op == "full") {
       const auto it = n.attrs.find("fill_value");
       const double fill = it == n.attrs.end() ? 0.0
@@ -379,6 +382,31 @@ class Builder {
       }
     }
     throw InternalError("index IR: no rule for `" + n.op + "`");
+  }
+
+  // Dropout in training mode: the element, at its own position `n` in the value's contiguous
+  // layout, kept (times 1 / (1 - p)) where Philox4x32-10 draws below the keep threshold from the
+  // [seed, offset] input (python/egg_frontend/rng.py has the same draws in PyTorch).
+  std::string dropout(const spec::Node& n, const Index& at) {
+    const std::string v = value(n.args[0].node, at);
+    std::string flat = "0";
+    if (at.linear) {
+      flat = "i";
+    } else {
+      std::int64_t stride = 1;
+      for (size_t d = n.shape.size(); d-- > 0; stride *= n.shape[d])
+        if (n.shape[d] != 1 && at.dims[d] != "0")
+          flat = flat == "0" ? times(at.dims[d], stride) : times(at.dims[d], stride) + " + " + flat;
+      flat = idx(flat);
+    }
+    const std::string& rng = n.args[1].node;
+    read_of(rng).indexed = true;
+    const double p = n.attrs.at("p").get<double>();
+    const auto threshold = static_cast<std::uint32_t>(std::llround((1.0 - p) * 16777216.0));
+    const float scale = p >= 1.0 ? 0.0f : static_cast<float>(1.0 / (1.0 - p));
+    return emit("egg_dropout(" + v + ", " + ptr_.at(rng) + ", " +
+                std::to_string(int_attr(n, "stream", 0)) + "u, static_cast<std::int64_t>(" + flat +
+                "), " + std::to_string(threshold) + "u, " + float_literal(scale) + ")");
   }
 
   // The IndexT value of the integer tensor `index` at `at`: read as float and converted back,
@@ -666,6 +694,19 @@ std::optional<UserError> index_ir_check(const spec::Spec& s, const spec::Node& n
       return UserError(n.where, quote(n) +
                                     ": the builtin backend computes an arange of one dim "
                                     "and, for integers, of at most 2^24 elements");
+    return std::nullopt;
+  }
+  if (n.op == "dropout") {
+    const auto p = n.attrs.find("p");
+    const auto stream = n.attrs.find("stream");
+    const bool rng = n.args.size() == 2 && n.args[1].kind == spec::Arg::Kind::node &&
+                     s.find_tensor(n.args[1].node) && s.find_tensor(n.args[1].node)->kind == "rng";
+    if (!reads_value || !rng || p == n.attrs.end() || !p->is_number() || p->get<double>() < 0.0 ||
+        p->get<double>() > 1.0 || stream == n.attrs.end() || !stream->is_number_integer() ||
+        stream->get<std::int64_t>() < 0 || stream->get<std::int64_t>() > INT_MAX)
+      return UserError(n.where, quote(n) +
+                                    ": the builtin backend expected dropout(x, egg_rng) with p in "
+                                    "[0, 1] and a stream number (spec schema 2, docs/SPEC.md)");
     return std::nullopt;
   }
   if (n.op != "full" && !reads_value)

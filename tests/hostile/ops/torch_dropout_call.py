@@ -1,13 +1,10 @@
 # exit: 1
-# message: forward draws random numbers
+# message: EGG generates dropout written as F.dropout or nn.Dropout
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
-
-
 class Model(nn.Module):
     def forward(self, x):
-        return F.dropout(x, 0.5, training=True)  # <- here
+        return torch.dropout(x, 0.25, True)  # <- here
 
 
 def get_inputs():
