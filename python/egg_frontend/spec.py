@@ -278,7 +278,7 @@ def build(op, ep, inputs, params, user_files):
         "inputs": spec_inputs,
         "params": [{"name": n, "shape": list(t.shape), "dtype": dtype_name(t.dtype), "kind": k}
                    for n, t, k in params],
-        "nodes": _read_by_outputs(nodes, outputs),
+        "nodes": _read_by_outputs(_cross_entropy(nodes, outputs), outputs),
         "outputs": outputs,
     }
 
@@ -310,6 +310,29 @@ def _node_refs(arg, out):
         for item in arg.get("list", []):
             _node_refs(item, out)
     return out
+
+
+def _cross_entropy(nodes, outputs):
+    """``nll_loss(log_softmax(x, 1), t)`` without class weights is ``cross_entropy(x, t)``, as
+    F.cross_entropy computes it: one pass over x instead of writing and reading its log_softmax
+    (dropped after, unless something else reads it)."""
+    by_name = {n["name"]: n for n in nodes}
+    readers = {}
+    for n in nodes:
+        for name in _node_refs({"list": n["args"]}, set()):
+            readers[name] = readers.get(name, 0) + 1
+    for o in outputs:
+        readers[o["node"]] = readers.get(o["node"], 0) + 1
+    for n in nodes:
+        src = by_name.get(n["args"][0].get("node")) if n["op"] == "nll_loss" and n["args"] else None
+        if (src is None or src["op"] != "log_softmax" or len(src["shape"]) != 2 or
+                src["attrs"].get("dim") not in (1, -1) or src["attrs"].get("dtype") is not None or
+                readers.get(src["name"]) != 1 or n["args"][2:3] not in ([], [{"none": True}])):
+            continue
+        n["op"] = "cross_entropy"
+        n["args"] = [src["args"][0], n["args"][1], {"none": True}]
+        n["attrs"] = dict(n["attrs"], label_smoothing=0.0)
+    return nodes
 
 
 def _read_by_outputs(nodes, outputs):

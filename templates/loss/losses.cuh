@@ -29,6 +29,13 @@ __device__ __forceinline__ float egg_loss_hinge(float x, float y, float margin) 
 }
 
 // A row's online softmax (max, sum of exp) and the sum of its logits (label smoothing).
+// The state of a row loss that reads only its target's element (nll_loss): nothing.
+struct EggLossNone {
+  __device__ __forceinline__ void init() {}
+  __device__ __forceinline__ void merge(const EggLossNone&) {}
+  __device__ __forceinline__ void shfl_merge(int) {}
+};
+
 struct EggLossCE {
   float m, s, sx;
   __device__ __forceinline__ void init() { m = -INFINITY; s = 0.0f; sx = 0.0f; }

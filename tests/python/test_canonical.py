@@ -545,6 +545,33 @@ class MoreAnchors(TempOps, unittest.TestCase):
                                          "groups": 1})
 
 
+class NllLoss(TempOps, unittest.TestCase):
+    def test_nll_of_a_log_softmax_is_cross_entropy_and_weighted_nll_stays(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("w", torch.rand(10))
+            def forward(self, x, t):
+                ls = F.log_softmax(x, dim=1)
+                return (F.nll_loss(F.log_softmax(x * 2, dim=-1), t, ignore_index=3),
+                        F.nll_loss(ls, t, weight=self.w, reduction="sum"), ls)
+        def get_inputs():
+            return [torch.randn(16, 10), torch.randint(0, 10, (16,))]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        ce = r.out_node(0)
+        self.assertEqual((ce["op"], ce["attrs"]),
+                         ("cross_entropy", {"reduction": "mean", "ignore_index": 3,
+                                            "label_smoothing": 0.0}))
+        self.assertEqual(r.node(ce["args"][0]["node"])["op"], "mul")  # x * 2, log_softmax gone
+        self.assertEqual(ce["args"][1:], [{"node": "t"}, {"none": True}])
+        nll = r.out_node(1)
+        self.assertEqual((nll["op"], nll["args"][2]), ("nll_loss", {"node": "w"}))
+        self.assertEqual(r.node(nll["args"][0]["node"])["op"], "log_softmax")  # also returned
+        self.assertEqual([n["op"] for n in r.spec["nodes"]].count("log_softmax"), 1)
+
+
 class VectorNorms(TempOps, unittest.TestCase):
     def test_norm_spellings(self):
         r = self.trace("""

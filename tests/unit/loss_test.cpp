@@ -128,14 +128,15 @@ TEST(Loss, RejectsWhatItDoesNotImplementWithLines) {
   ASSERT_TRUE(why3.has_value());
   EXPECT_EQ(why3->where().line, 7);
   EXPECT_TRUE(has(why3->describe(), "p=1")) << why3->describe();
-  // A loss the family does not know, and batchmean outside kl_div.
-  auto nll = spec_of(
-      pair_inputs({8, 16}),
-      {node("l", "nll_loss", {ref("x"), ref("y")}, {{"reduction", "mean"}}, json::array(), 8)}, "l",
-      json::array());
-  auto why4 = family.cannot_implement(spec::parse_spec(nll));
+  // A loss the family does not implement, and batchmean outside kl_div.
+  auto bce = spec_of(pair_inputs({8, 16}),
+                     {node("l", "binary_cross_entropy", {ref("x"), ref("y")},
+                           {{"reduction", "mean"}}, json::array(), 8)},
+                     "l", json::array());
+  auto why4 = family.cannot_implement(spec::parse_spec(bce));
   ASSERT_TRUE(why4.has_value());
   EXPECT_EQ(why4->where().line, 8);
+  EXPECT_TRUE(has(why4->hint(), "nll_loss")) << why4->hint();  // among the supported
   auto bm = spec_of(
       pair_inputs({8, 16}),
       {node("l", "mse_loss", {ref("x"), ref("y")}, {{"reduction", "batchmean"}}, json::array(), 9)},
@@ -238,6 +239,42 @@ TEST(Loss, CrossEntropyRowsWithSmoothingAndIgnoreIndex) {
   EXPECT_TRUE(has(plain.device, "egg_k_out(egg_l, egg_row, out0, 0);"));
 }
 
+// nll_loss: a thread per row reads its target's element (nothing streamed); class weights scale
+// each loss and are what the mean divides by; an ignored row counts nothing.
+TEST(Loss, NllReadsEachRowsTargetElementWithClassWeights) {
+  auto j = spec_of({tensor("x", {4096, 1000}), tensor("t", {4096}, "int64")},
+                   {node("l", "nll_loss", {ref("x"), ref("t"), ref("w")},
+                         {{"reduction", "mean"}, {"ignore_index", 3}}, json::array(), 5)},
+                   "l", json::array());
+  j["params"].push_back(tensor("w", {1000}, "float32", "buffer"));
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.id, "loss.nll.rows:t1:")) << r.id;
+  EXPECT_TRUE(has(r.device, "constexpr int kTpr = 1;"));
+  EXPECT_TRUE(has(r.device, "EggLossNone egg_st;"));
+  EXPECT_FALSE(has(r.device, "x_v = egg_load")) << r.device;  // no row is streamed
+  EXPECT_TRUE(has(r.device, "if (egg_t == 3LL) {"));
+  EXPECT_TRUE(has(r.device, "egg_l = (-egg_v[0]);"));
+  EXPECT_TRUE(has(r.device, "egg_n = egg_to_float(w[egg_t]);"));
+  EXPECT_TRUE(has(r.device, "const float egg_r = egg_t.x / egg_t.y;"));
+  EXPECT_TRUE(has(r.launch, "(x, t, w, out0, 0);")) << r.launch;
+
+  // Without weights, reduction='none': -x[t] per row, written.
+  j["nodes"][0]["args"][2] = none();
+  j["nodes"][0]["attrs"]["reduction"] = "none";
+  j["nodes"][0]["shape"] = {4096};
+  j["outputs"][0]["shape"] = {4096};
+  auto plain = render_first(j);
+  EXPECT_FALSE(has(plain.device, "egg_n = egg_to_float(")) << plain.device;
+  EXPECT_TRUE(has(plain.device, "egg_k_out(egg_l, egg_row, out0, 0);"));
+
+  // Weights of another length are named.
+  j["nodes"][0]["args"][2] = ref("w");
+  j["params"][0]["shape"] = {999};
+  auto why = LossFamily(kData).cannot_implement(spec::parse_spec(j));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_TRUE(has(why->describe(), "class weight that is not a [1000]")) << why->describe();
+}
+
 TEST(Loss, TripletUsesSquaredDistancesWithEps) {
   auto j = spec_of(
       {tensor("a", {4096, 4096}), tensor("p", {4096, 4096}), tensor("n", {4096, 4096})},
@@ -285,8 +322,9 @@ TEST(LossTable, ExpressionsAndAttributesComeFromTheTable) {
   EXPECT_EQ(table.pointwise(*kl, {{"log_target", false}}, "a", "b"), "egg_loss_kl_div(a, b)");
   EXPECT_TRUE(table.loss("cross_entropy")->rows);
   EXPECT_EQ(table.loss("triplet_margin_loss")->state, "EggLossTriplet");
-  EXPECT_TRUE(table.unsupported("nll_loss"));
-  EXPECT_EQ(table.loss("nll_loss"), nullptr);
+  EXPECT_TRUE(table.unsupported("binary_cross_entropy"));
+  EXPECT_EQ(table.loss("binary_cross_entropy"), nullptr);
+  EXPECT_TRUE(table.loss("nll_loss")->gather);
   EXPECT_NE(table.supported().find("triplet_margin_loss"), std::string::npos);
 }
 

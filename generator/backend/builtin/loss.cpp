@@ -17,15 +17,22 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 bool loss_params_valid(const LossPlan& plan, const LossParams& p) {
   if (p.block < 64 || p.block > 1024 || p.block % 32) return false;
   if (p.grid < 0 || p.blocks_per_sm < 1) return false;
+  if (plan.gather) return p.tpr == 1;
   if (plan.rows && (p.tpr < 32 || p.tpr > p.block || p.block % p.tpr || (p.tpr & (p.tpr - 1))))
     return false;
   return true;
 }
 
+// Losses whose mean divides by the rows not ignored (their class weights' sum, for weighted nll).
+bool counted_mean(const LossPlan& plan) {
+  return plan.reduction == "mean" && (plan.kind == "cross_entropy" || plan.kind == "nll");
+}
+
 std::string divide_text(const LossPlan& plan) {
   if (plan.reduction == "sum") return "the sum";
-  if (plan.kind == "cross_entropy" && plan.reduction == "mean")
-    return "the sum over the rows not ignored";
+  if (counted_mean(plan))
+    return plan.weight.empty() ? "the sum over the rows not ignored"
+                               : "the sum over the weights of the targets not ignored";
   return "the sum / " + std::to_string(static_cast<std::int64_t>(plan.divisor));
 }
 
@@ -92,7 +99,7 @@ Candidate LossFamily::render(const spec::Spec& s, const contract::Contract& c, c
   int min_size = 16;
   for (const auto& a : c.args) {
     if (a.role == contract::Role::output) continue;
-    const bool is_target = a.source == plan.target;
+    const bool is_target = a.source == plan.target || a.source == plan.weight;
     if (!(pro_leaves.count(a.source) || epi_leaves.count(a.source) || is_target)) continue;
     const std::string ctype = contract::c_type(a.dtype);
     params.push_back({{"ptr", a.var}, {"ctype", ctype}, {"out", false}});
@@ -153,7 +160,7 @@ Candidate LossFamily::render(const spec::Spec& s, const contract::Contract& c, c
 
   // Layout: vector width, threads per row, a fixed grid (the partials' count is static).
   int vec = p.vectorized && !full_leaves.empty() ? 16 / min_size : 1;
-  if (plan.rows && plan.len % vec != 0) vec = 1;
+  if (plan.gather || (plan.rows && plan.len % vec != 0)) vec = 1;
   // reduction='none': each output stored as whole 16-byte words per step when VEC of its elements
   // make whole words (then its pointer must be aligned too).
   bool vec_store = !reduce && !plan.rows && vec > 1;
@@ -172,13 +179,14 @@ Candidate LossFamily::render(const spec::Spec& s, const contract::Contract& c, c
       elem_numel + static_cast<std::int64_t>(grid) * p.block * 16 < (std::int64_t(1) << 31);
 
   std::string result = "egg_t.x";
-  if (plan.reduction == "mean" && plan.kind == "cross_entropy")
+  if (counted_mean(plan))
     result = "egg_t.x / egg_t.y";
   else if (plan.reduction == "mean" || plan.reduction == "batchmean")
     result = "egg_t.x / " + float_literal(plan.divisor);
 
   const std::string structure =
-      (plan.rows ? "row loss, " + std::to_string(tpr) + " threads per row"
+      (plan.gather ? std::string("row loss reading each row's target element, a thread per row")
+       : plan.rows ? "row loss, " + std::to_string(tpr) + " threads per row"
                  : std::string("element-wise loss")) +
       ", " + std::to_string(vec) + "-wide vectors, grid " + std::to_string(grid) + "x" +
       std::to_string(p.block) +
@@ -221,6 +229,9 @@ Candidate LossFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"state", plan.state},
               {"push", plan.push_expr},
               {"ce", plan.kind == "cross_entropy"},
+              {"gather", plan.gather},
+              {"target_rows", plan.kind == "cross_entropy" || plan.kind == "nll"},
+              {"weight", ""},
               {"triplet", plan.kind == "triplet"},
               {"swap", plan.swap},
               {"target", c.args.empty() ? "" : contract::c_identifier(plan.target)},
@@ -236,8 +247,10 @@ Candidate LossFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"vec", vec},
               {"kernel", plan.rows ? "rows" : "pointwise"},
               {"args", args}};
-  for (const auto& a : c.args)
+  for (const auto& a : c.args) {
     if (a.source == plan.target && a.role != contract::Role::output) ctx["target"] = a.var;
+    if (a.source == plan.weight && a.role != contract::Role::output) ctx["weight"] = a.var;
+  }
   std::string device = render::render(common_.text, ctx, common_.name);
   device += plan.rows ? render::render(rows_.text, ctx, rows_.name)
                       : render::render(pointwise_.text, ctx, pointwise_.name);
@@ -267,7 +280,13 @@ std::vector<LossParams> loss_structures(const LossPlan& plan) {
     out.push_back(p);
   };
   LossParams p;
-  if (plan.rows) {
+  if (plan.gather) {
+    p.tpr = 1;  // one element per row: a thread per row, nothing to combine
+    add(p);
+    LossParams small = p;
+    small.block = 128;
+    add(small);
+  } else if (plan.rows) {
     // Threads per row: a warp for rows up to ~4K elements, more for longer rows.
     p.tpr = plan.len <= 4096 ? 32 : plan.len <= 16384 ? 128 : 256;
     p.block = std::max(p.tpr, 256);
@@ -330,10 +349,13 @@ std::vector<LossParams> LossFamily::tuning_params(const spec::Spec&, const contr
 }
 
 std::optional<LossParams> LossFamily::fallback_params(const spec::Spec&, const contract::Contract&,
-                                                      const LossPlan&, const LossParams&) const {
-  // The simplest structure: scalar loads, a warp per row, 256 threads, default grid.
+                                                      const LossPlan& plan,
+                                                      const LossParams&) const {
+  // The simplest structure: scalar loads, a warp (or, gathering, a thread) per row, 256 threads,
+  // default grid.
   LossParams p;
   p.vectorized = false;
+  if (plan.gather) p.tpr = 1;
   return p;
 }
 

@@ -2,7 +2,8 @@
 // wise epilogue], rendered from templates/loss/. Element-wise losses (mse, l1, huber, smooth_l1,
 // kl_div, hinge_embedding) stream the elements; row losses (cross_entropy over class dim 1 of
 // [N, C] logits with int64 targets, triplet_margin with p=2 over the last dim of [B, D]) give a
-// group of threads each row. reduction='none' writes every loss; 'mean', 'sum' and 'batchmean'
+// group of threads each row; nll_loss (the same [N, C] and targets, optional class weights) a
+// thread each row, reading its target's element. reduction='none' writes every loss; 'mean', 'sum' and 'batchmean'
 // add per-block partials in a second, fixed-order pass (deterministic, no atomics). fp32 math.
 #pragma once
 
@@ -25,11 +26,13 @@ namespace egg::backend::builtin {
 // What the graph is, in the terms of the loss templates.
 struct LossPlan {
   const spec::Node* anchor = nullptr;
-  std::string kind;                   // mse l1 huber smooth_l1 kl_div hinge cross_entropy triplet
-  bool rows = false;                  // row structure (cross_entropy, triplet)
+  std::string kind;    // mse l1 huber smooth_l1 kl_div hinge cross_entropy nll triplet
+  bool rows = false;   // row structure (cross_entropy, nll, triplet)
+  bool gather = false;  // a row loss reading only its target's element (nll): a thread per row
   std::string reduction = "mean";     // mean | sum | none | batchmean
   std::vector<std::string> operands;  // float operands' spec values (input, target[, negative])
-  std::string target;                 // cross_entropy: the int64 class-index target leaf
+  std::string target;                 // cross_entropy, nll: the int64 class-index target leaf
+  std::string weight;                 // nll: the [C] class weight leaf, or empty
   spec::Shape elem_shape;             // element-wise: the broadcast shape; rows: [rows, len]
   spec::Shape out_shape;              // the outputs' shape ([] unless reduction='none')
   std::int64_t n = 1;                 // elements (element-wise) or rows (row losses)

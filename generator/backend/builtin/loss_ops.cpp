@@ -23,6 +23,7 @@ LossOps::LossOps(const std::filesystem::path& data_dir)
     LossEntry l;
     l.kind = text(e, "kind");
     l.rows = e.value("rows", false);
+    l.gather = e.value("gather", false);
     l.expr = text(e, "expr");
     if (e.contains("defaults"))
       for (const auto& [k, v] : e["defaults"].items()) l.defaults[k] = v.get<double>();

@@ -57,6 +57,7 @@ std::variant<LossPlan, UserError> plan_loss(const spec::Spec& s, const OpTable& 
   const json& at = an.attrs;
   plan.kind = entry->kind;
   plan.rows = entry->rows;
+  plan.gather = entry->gather;
   plan.state = entry->state;
   plan.reduction = at.value("reduction", std::string("mean"));
   if (plan.reduction != "mean" && plan.reduction != "sum" && plan.reduction != "none" &&
@@ -73,6 +74,10 @@ std::variant<LossPlan, UserError> plan_loss(const spec::Spec& s, const OpTable& 
       if (a.kind != spec::Arg::Kind::node)
         return UserError(an.where,
                          quote(an) + " operand " + std::to_string(k + 1) + " is not a tensor");
+      continue;
+    }
+    if (k == 2 && plan.kind == "nll" && a.kind == spec::Arg::Kind::node) {
+      plan.weight = a.node;
       continue;
     }
     if (a.kind != spec::Arg::Kind::none)
@@ -96,7 +101,7 @@ std::variant<LossPlan, UserError> plan_loss(const spec::Spec& s, const OpTable& 
   }
 
   // Options and the structure's shape.
-  if (plan.kind == "cross_entropy") {
+  if (plan.kind == "cross_entropy" || plan.kind == "nll") {
     plan.operands = {an.args[0].node};
     plan.target = an.args[1].node;
     const auto* t = s.find_tensor(plan.target);
@@ -114,6 +119,16 @@ std::variant<LossPlan, UserError> plan_loss(const spec::Spec& s, const OpTable& 
               spec::shape_string(shapes[1]) +
               ": the builtin loss family implements [N, C] logits with [N] targets",
           "flatten extra dims: logits.permute(...).reshape(-1, C) and target.reshape(-1)");
+    if (!plan.weight.empty()) {
+      const auto* w = s.find_tensor(plan.weight);
+      if (!w || !float_storage(w->dtype) || w->shape != Shape{shapes[0][1]})
+        return UserError(an.where,
+                         quote(an) + " with a class weight that is not a [" +
+                             std::to_string(shapes[0][1]) +
+                             "] float input or parameter is not implemented by the builtin loss "
+                             "family",
+                         "pass the weights as a parameter or buffer of the model");
+    }
     plan.label_smoothing = number(at, "label_smoothing", 0.0);
     if (plan.label_smoothing < 0.0 || plan.label_smoothing > 1.0)
       return UserError(an.where, quote(an) + " has label_smoothing outside [0, 1]");
@@ -216,6 +231,7 @@ std::variant<LossPlan, UserError> plan_loss(const spec::Spec& s, const OpTable& 
   rule.input_side = pro;
   rule.input_side.insert(plan.operands.begin(), plan.operands.end());
   if (!plan.target.empty()) rule.input_side.insert(plan.target);
+  if (!plan.weight.empty()) rule.input_side.insert(plan.weight);
   rule.skip = [&](const spec::Node& n) { return pro.count(n.name) > 0; };
   rule.check_leaf = [&](const spec::Tensor& t, const spec::Node& at_node) {
     return check_leaf(t, plan.out_shape, at_node);
