@@ -187,7 +187,7 @@ Candidate LossFamily::render(const spec::Spec& s, const contract::Contract& c, c
   const std::string structure =
       (plan.gather ? std::string("row loss reading each row's target element, a thread per row")
        : plan.rows ? "row loss, " + std::to_string(tpr) + " threads per row"
-                 : std::string("element-wise loss")) +
+                   : std::string("element-wise loss")) +
       ", " + std::to_string(vec) + "-wide vectors, grid " + std::to_string(grid) + "x" +
       std::to_string(p.block) +
       (reduce ? ", per-block partials added in a fixed order by the last block (" +

@@ -3,8 +3,9 @@
 // kl_div, hinge_embedding) stream the elements; row losses (cross_entropy over class dim 1 of
 // [N, C] logits with int64 targets, triplet_margin with p=2 over the last dim of [B, D]) give a
 // group of threads each row; nll_loss (the same [N, C] and targets, optional class weights) a
-// thread each row, reading its target's element. reduction='none' writes every loss; 'mean', 'sum' and 'batchmean'
-// add per-block partials in a second, fixed-order pass (deterministic, no atomics). fp32 math.
+// thread each row, reading its target's element. reduction='none' writes every loss; 'mean', 'sum'
+// and 'batchmean' add per-block partials in a second, fixed-order pass (deterministic, no atomics).
+// fp32 math.
 #pragma once
 
 #include <cstdint>
@@ -26,8 +27,8 @@ namespace egg::backend::builtin {
 // What the graph is, in the terms of the loss templates.
 struct LossPlan {
   const spec::Node* anchor = nullptr;
-  std::string kind;    // mse l1 huber smooth_l1 kl_div hinge cross_entropy nll triplet
-  bool rows = false;   // row structure (cross_entropy, nll, triplet)
+  std::string kind;     // mse l1 huber smooth_l1 kl_div hinge cross_entropy nll triplet
+  bool rows = false;    // row structure (cross_entropy, nll, triplet)
   bool gather = false;  // a row loss reading only its target's element (nll): a thread per row
   std::string reduction = "mean";     // mean | sum | none | batchmean
   std::vector<std::string> operands;  // float operands' spec values (input, target[, negative])

@@ -20,7 +20,7 @@ struct LossEntry {
   std::string kind;  // mse l1 huber smooth_l1 kl_div hinge cross_entropy triplet
   bool rows = false;
   bool gather = false;  // a row loss reading only its target's element (nll): a thread per row
-  std::string expr;                                      // element-wise: the loss of {x} and {y}
+  std::string expr;     // element-wise: the loss of {x} and {y}
   std::map<std::string, double> defaults;                // attributes the spec may leave out
   std::map<std::string, nlohmann::json> variants;        // attribute → {value: expr}
   std::string state, push, row_loss, row_loss_smoothed;  // row losses
