@@ -171,6 +171,14 @@ RULES.update({
     "aten::min.default": Rule("min", fixed={"dim": None, "keepdim": False}),
     "aten::max.other": Rule("maximum", _BIN),
     "aten::min.other": Rule("minimum", _BIN),
+    # topk and sort: (values, indices), read through getitem nodes (torch.argsort and msort are
+    # sort by torch's decompositions).
+    "aten::topk": Rule("topk", attrs={"k": "k", "dim": "dim", "largest": "largest",
+                                      "sorted": "sorted"}),
+    "aten::sort.default": Rule("sort", attrs={"dim": "dim", "descending": "descending"},
+                               fixed={"stable": False}),
+    "aten::sort.stable": Rule("sort", attrs={"dim": "dim", "descending": "descending",
+                                             "stable": "stable"}),
     "aten::cumsum": Rule("cumsum", attrs={"dim": "dim", "dtype": "dtype"}),
     "aten::cumprod": Rule("cumprod", attrs={"dim": "dim", "dtype": "dtype"}),
     # cummax/cummin: (values, indices); the values alone (their indices are not computed).

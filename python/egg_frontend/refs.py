@@ -1,5 +1,5 @@
 """Reference outputs: the user's eager model (the ground truth) run on a copy of each input set
-under ``torch.manual_seed(k)``.  Every returned tensor is contiguous and stays on the device the
+under ``torch.manual_seed(k)`` (equal values of topk and sort in index order: ``StableOrder``).  Every returned tensor is contiguous and stays on the device the
 model ran on (the reference server serves them from the GPU; nothing goes through the disk).
 """
 
@@ -8,6 +8,32 @@ import contextlib
 import torch
 
 from .errors import UserError, describe, user_frame
+
+
+class StableOrder(torch.overrides.TorchFunctionMode):
+    """torch.topk, sort, argsort and msort with equal values in index order (a stable sort; topk
+    as its first k), the order EGG's sort kernels give. PyTorch leaves the order of equal values
+    to each implementation (its CPU and CUDA topk differ), so any order is a correct topk: the
+    reference fixes one, and values that tie are compared with their indices in it."""
+
+    _TOPK = (torch.topk, torch.Tensor.topk)
+    _SORTS = (torch.sort, torch.Tensor.sort, torch.argsort, torch.Tensor.argsort)
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if func in self._TOPK:
+            names = ("input", "k", "dim", "largest", "sorted")
+            bound = dict(zip(names, args), **kwargs)
+            dim = bound.get("dim", -1)
+            values, indices = torch.sort(bound["input"], dim=dim,
+                                         descending=bound.get("largest", True), stable=True)
+            k = bound["k"]
+            return torch.return_types.topk((values.narrow(dim, 0, k), indices.narrow(dim, 0, k)))
+        if func in self._SORTS:
+            kwargs["stable"] = True
+        if func is torch.msort:
+            return torch.sort(args[0], dim=0, stable=True).values
+        return func(*args, **kwargs)
 
 
 def run_eager(op, inputs, seed, n_outputs, user_files, rng_state=None):
@@ -19,8 +45,8 @@ def run_eager(op, inputs, seed, n_outputs, user_files, rng_state=None):
     args = [t.clone() if isinstance(t, torch.Tensor) else t for t in inputs]
     torch.manual_seed(seed)
     try:
-        with torch.no_grad(), (rng.drawing(rng_state) if rng_state is not None
-                               else contextlib.nullcontext()):
+        with torch.no_grad(), StableOrder(), (rng.drawing(rng_state) if rng_state is not None
+                                              else contextlib.nullcontext()):
             result = op.model(*args)
     except Exception as e:
         file, line = user_frame(e, user_files)

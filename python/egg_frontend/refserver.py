@@ -221,7 +221,7 @@ class References:
         buffers converted) run on the floating inputs converted, with float64 the default dtype
         (tensors forward creates). (outputs, "") or (None, why not)."""
         torch = self.torch
-        from . import loader, rng
+        from . import loader, refs, rng
         from .errors import describe
         dev = self.compute_device
         loader.reset_state(self.op)
@@ -236,8 +236,8 @@ class References:
         state = self._rng_state(k, "cpu")
         try:
             torch.manual_seed(k)
-            with torch.no_grad(), (rng.drawing(state) if state is not None
-                                   else contextlib.nullcontext()):
+            with torch.no_grad(), refs.StableOrder(), (rng.drawing(state) if state is not None
+                                                       else contextlib.nullcontext()):
                 result = model64(*inputs)
         except Exception as e:  # noqa: B902 - any failure only means: no float64 reference
             if _is_oom(e):

@@ -572,6 +572,48 @@ class NllLoss(TempOps, unittest.TestCase):
         self.assertEqual([n["op"] for n in r.spec["nodes"]].count("log_softmax"), 1)
 
 
+class TopkAndSort(TempOps, unittest.TestCase):
+    def test_topk_sort_argsort_msort_are_sort_nodes_read_through_getitem(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, x):
+                v, i = torch.topk(x, 3, dim=0, largest=False)
+                return v, i, x.sort(descending=True)[0], torch.argsort(x, dim=1), torch.msort(x)
+        def get_inputs():
+            return [torch.randn(6, 5)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        topk = r.node(r.out_node(0)["args"][0]["node"])
+        self.assertEqual((topk["op"], topk["attrs"]),
+                         ("topk", {"k": 3, "dim": 0, "largest": False, "sorted": True}))
+        self.assertEqual([r.out_node(k)["args"][1] for k in (0, 1)],
+                         [{"scalar": 0}, {"scalar": 1}])
+        sorts = [r.node(r.out_node(k)["args"][0]["node"]) for k in (2, 3, 4)]
+        self.assertEqual([n["op"] for n in sorts], ["sort"] * 3)
+        self.assertEqual([(n["attrs"]["dim"], n["attrs"]["descending"]) for n in sorts],
+                         [(-1, True), (1, False), (0, False)])
+        self.assertEqual(r.out_node(3)["args"][1], {"scalar": 1})  # argsort: the indices
+
+
+class StableReferenceOrder(unittest.TestCase):
+    def test_equal_values_keep_their_index_order_in_every_spelling(self):
+        import torch
+
+        from egg_frontend import refs
+        x = torch.tensor([[1.0, 3.0, 1.0, 3.0, float("nan"), 2.0]])
+        with refs.StableOrder():
+            v, i = torch.topk(x, 3)
+            w, j = x.topk(2, dim=1, largest=False)
+            order = torch.argsort(x, descending=True)
+            s = x.sort(dim=-1).indices
+        self.assertTrue(torch.equal(i, torch.tensor([[4, 1, 3]])))  # NaN counts as largest
+        self.assertTrue(torch.equal(v[:, 1:], torch.tensor([[3.0, 3.0]])))
+        self.assertTrue(torch.equal(j, torch.tensor([[0, 2]])))
+        self.assertTrue(torch.equal(w, torch.tensor([[1.0, 1.0]])))
+        self.assertTrue(torch.equal(order, torch.tensor([[4, 1, 3, 5, 0, 2]])))
+        self.assertTrue(torch.equal(s, torch.tensor([[0, 2, 5, 1, 3, 4]])))
+
+
 class VectorNorms(TempOps, unittest.TestCase):
     def test_norm_spellings(self):
         r = self.trace("""

@@ -1,7 +1,8 @@
-"""Checks the element-wise kernels EGG generated for op.py files against PyTorch on the CPU: each
+"""Checks kernels EGG generated for op.py files against PyTorch on the CPU: an element-wise
 kernel's per-element program (the fusion IR's index math: views, slices, cat, stack, split, flip,
-triu, broadcasting) is compiled for the host with nvcc (EGG_HOST_EVAL, host_eval_driver.cu), run
-over every output element, and compared with the op's own forward. No GPU is needed.
+triu, broadcasting), or a sort kernel's bitonic network row by row, is compiled for the host with
+nvcc (EGG_HOST_EVAL, host_eval_driver.cu), run over every output, and compared with the op's own
+forward (integer outputs exactly). No GPU is needed.
 
 usage: host_eval.py --nvcc NVCC --bench-out DIR --work DIR op.py...
   DIR/<name>/<name>.cu and DIR/<name>/include/ are what `egg-gen bench --out DIR` wrote.
@@ -16,7 +17,7 @@ import sys
 
 import torch
 
-from egg_frontend import loader, rng
+from egg_frontend import loader, refs, rng
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOL = {torch.float32: (1e-5, 1e-5), torch.float16: (1e-2, 1e-2), torch.bfloat16: (2e-2, 2e-2)}
@@ -38,7 +39,7 @@ def check(op_path, args):
     out_dir = os.path.join(args.bench_out, name)
     cu = os.path.join(out_dir, name + ".cu")
     if "egg_host_eval" not in open(cu).read():
-        return "%s: not an element-wise kernel (no egg_host_eval in %s)" % (name, cu)
+        return "%s: no host program (egg_host_eval) in %s" % (name, cu)
     work = os.path.join(args.work, name)
     os.makedirs(work, exist_ok=True)
     op = loader.load(op_path)
@@ -47,8 +48,8 @@ def check(op_path, args):
     roles = contract(os.path.join(out_dir, "include", "egg", name + ".h"))
     # Dropout draws from the kernel's [seed, offset] input; PyTorch draws the same (rng.py).
     state = rng.state(1, "cpu") if any(r == "random state" for r, _ in roles) else None
-    with torch.inference_mode(), (rng.drawing(state) if state is not None
-                                  else contextlib.nullcontext()):
+    with torch.inference_mode(), refs.StableOrder(), (rng.drawing(state) if state is not None
+                                                      else contextlib.nullcontext()):
         expected = model(*inputs)
     if isinstance(expected, torch.Tensor):
         expected = (expected,)
@@ -77,9 +78,10 @@ def check(op_path, args):
     for k, e in enumerate(expected):
         raw = torch.from_file(outs[2 * k], size=e.numel() * e.element_size(), dtype=torch.uint8)
         got = raw.view(e.dtype).view(e.shape)
-        atol, rtol = TOL[e.dtype]
-        if not torch.allclose(got.float(), e.float(), atol=atol, rtol=rtol, equal_nan=True):
-            bad = (~torch.isclose(got.float(), e.float(), atol=atol, rtol=rtol,
+        atol, rtol = TOL.get(e.dtype, (0, 0))  # integers (indices): exact
+        got_d, e_d = got.double(), e.double()
+        if not torch.allclose(got_d, e_d, atol=atol, rtol=rtol, equal_nan=True):
+            bad = (~torch.isclose(got_d, e_d, atol=atol, rtol=rtol,
                                   equal_nan=True)).nonzero()[0].tolist()
             problems.append("%s: output %d differs at %s: %r, PyTorch %r" %
                             (name, k, bad, got[tuple(bad)].item(), e[tuple(bad)].item()))

@@ -7,6 +7,7 @@
 #include "backend/builtin/norm.h"
 #include "backend/builtin/pool.h"
 #include "backend/builtin/reduction.h"
+#include "backend/builtin/sort.h"
 
 namespace egg::backend::builtin {
 
@@ -19,6 +20,7 @@ std::vector<std::unique_ptr<Family>> make_families(const std::filesystem::path& 
   families.push_back(std::make_unique<ConvFamily>(data_dir, cudnn));
   families.push_back(std::make_unique<PoolFamily>(data_dir));
   families.push_back(std::make_unique<LossFamily>(data_dir));
+  families.push_back(std::make_unique<SortFamily>(data_dir));
   families.push_back(std::make_unique<ElementwiseFamily>(data_dir));
   return families;
 }
