@@ -70,14 +70,19 @@ _BIN = ("self", "other")
 _UNARY = ["relu", "sigmoid", "tanh", "silu", "mish", "selu", "hardsigmoid", "hardswish", "abs",
           "neg", "exp", "log", "sqrt", "rsqrt", "clone", "softsign", "log1p", "expm1", "log2",
           "log10", "exp2", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "erf",
-          "erfc", "floor", "ceil", "trunc", "round", "sign"]
+          "erfc", "floor", "ceil", "trunc", "round", "sign", "isnan", "isinf", "isposinf",
+          "isneginf", "isfinite"]
 _CMP = ["gt", "lt", "ge", "le", "eq", "ne"]
 _LOSS = {"reduction": ("reduction", _reduction)}
 
 RULES = {}
 RULES.update({"aten::" + op: Rule(op) for op in _UNARY})
 RULES.update({"aten::" + op: Rule(op, _BIN)
-              for op in _CMP + ["minimum", "maximum", "remainder", "fmod", "atan2"]})
+              for op in _CMP + ["minimum", "maximum", "remainder", "fmod", "atan2", "hypot",
+                                "logaddexp", "logaddexp2", "logical_and", "logical_or",
+                                "logical_xor"]})
+RULES.update({"aten::xlogy." + o: Rule("xlogy", _BIN) for o in ("Tensor", "Scalar_Self",
+                                                                 "Scalar_Other")})
 RULES.update({
     # ---- element-wise with options
     "aten::leaky_relu": Rule("leaky_relu", attrs={"negative_slope": "negative_slope"}),
@@ -116,6 +121,8 @@ RULES.update({
     # masked_fill(x, mask, v) is where(mask, v, x)
     "aten::masked_fill": Rule("where", ("mask", "value", "self")),
     "aten::_to_copy": Rule("cast", attrs={"dtype": "dtype"}),
+    "aten::nan_to_num": Rule("nan_to_num", attrs={"nan": "nan", "posinf": "posinf",
+                                                  "neginf": "neginf"}),
     # ---- anchors: GEMM, convolution, normalization, softmax, reductions, pooling, losses
     "aten::linear": Rule("linear", ("input", "weight", "bias")),
     "aten::matmul": Rule("matmul", _BIN),
@@ -179,6 +186,11 @@ RULES.update({
                                fixed={"stable": False}),
     "aten::sort.stable": Rule("sort", attrs={"dim": "dim", "descending": "descending",
                                              "stable": "stable"}),
+    # kthvalue and median along a dim: (values, indices), the k-th smallest (median: the lower
+    # middle one, NaN when the row has one); median of the whole tensor: its value.
+    "aten::kthvalue": Rule("kthvalue", attrs={"k": "k", "dim": "dim", "keepdim": "keepdim"}),
+    "aten::median.dim": Rule("median", attrs={"dim": "dim", "keepdim": "keepdim"}),
+    "aten::median.default": Rule("median", fixed={"dim": None, "keepdim": False}),
     "aten::cumsum": Rule("cumsum", attrs={"dim": "dim", "dtype": "dtype"}),
     "aten::cumprod": Rule("cumprod", attrs={"dim": "dim", "dtype": "dtype"}),
     # cummax/cummin: (values, indices); the values alone (their indices are not computed).
@@ -238,6 +250,10 @@ RULES.update({
     "aten::embedding": Rule("embedding", ("weight", "indices")),
     # torch.gather(x, dim, index): out[..., j, ...] = x[..., index[..., j, ...], ...] along dim.
     "aten::gather": Rule("gather", ("self", "index"), attrs={"dim": "dim"}),
+    # x.repeat(r...) / torch.tile: each dim tiled r times (leading new dims for extra repeats).
+    "aten::repeat": Rule("repeat", attrs={"repeats": "repeats"}),
+    # torch.diagonal / diag of a matrix / trace: the diagonal as the last dim.
+    "aten::diagonal": Rule("diagonal", attrs={"offset": "offset", "dim1": "dim1", "dim2": "dim2"}),
     "aten::unfold": Rule("unfold", attrs={"dim": "dimension", "size": "size", "step": "step"}),
     "aten::constant_pad_nd": Rule("pad", attrs={"pad": "pad", "value": "value"}),
     "aten::_pad_circular": Rule("pad", attrs={"pad": "pad"}, fixed={"mode": "circular",
@@ -349,6 +365,8 @@ def python_ops():
 SEEDED_UNLESS = {"aten::scaled_dot_product_attention": [("dropout_p", 0.0)],
                  "aten::dropout": [("train", False), ("p", 0.0)],
                  "aten::native_dropout": [("train", False), ("p", 0.0)],
+                 # F.rrelu in eval mode is leaky_relu by the middle slope (decompositions()).
+                 "aten::rrelu": [("training", False)],
                  # Recurrent layers draw only for dropout between layers.
                  "aten::lstm": [("train", False), ("dropout", 0.0)],
                  "aten::gru": [("train", False), ("dropout", 0.0)],
@@ -537,6 +555,32 @@ def _roll(x, shifts, dims=()):
     return x
 
 
+def _rrelu(x, lower=1.0 / 8.0, upper=1.0 / 3.0, training=False, generator=None):
+    """F.rrelu in eval mode (draws_random refuses training mode): leaky_relu by (lower + upper)/2."""
+    return F.leaky_relu(x, (lower + upper) / 2.0)
+
+
+def _addmv(x, mat, vec, beta=1, alpha=1):
+    """torch.addmv: beta * x + alpha * (mat @ vec) (x unread when beta is 0, as ATen's)."""
+    prod = torch.mv(mat, vec)
+    prod = prod if alpha == 1 else prod * alpha
+    return prod if beta == 0 else prod + (x if beta == 1 else x * beta)
+
+
+def _any(x, dim=None, keepdim=False):
+    """torch.any: the largest of x != 0 (as 0/1) is 1, over dim (int or list; None: all)."""
+    hit = (x != 0).to(torch.float32)
+    dims = list(range(x.dim())) if dim is None else dim
+    return torch.amax(hit, dims, keepdim) != 0
+
+
+def _all(x, dim=None, keepdim=False):
+    """torch.all: the smallest of x != 0 (as 0/1) is 1, over dim (int or list; None: all)."""
+    hit = (x != 0).to(torch.float32)
+    dims = list(range(x.dim())) if dim is None else dim
+    return torch.amin(hit, dims, keepdim) != 0
+
+
 def decompositions():
     """torch's default decomposition table without the ops RULES keeps as single nodes (and
     KEEP_WHOLE), with EGG's own rows for ops the table keeps whole (clamp.Tensor; var and std as
@@ -555,6 +599,11 @@ def decompositions():
     table[aten.bitwise_not.default] = _bitwise_not
     table[aten.logical_not.default] = _logical_not
     table[aten.copy.default] = _copy
+    table[aten.rrelu.default] = _rrelu
+    table[aten.addmv.default] = _addmv
+    for overload in ("dim", "dims", "default"):
+        table[getattr(aten.any, overload)] = _any
+        table[getattr(aten.all, overload)] = _all
     table[aten.var.correction] = _var
     table[aten.var_mean.correction] = _var_mean
     table[aten.std.correction] = _std

@@ -11,16 +11,40 @@ from .errors import UserError, describe, user_frame
 
 
 class StableOrder(torch.overrides.TorchFunctionMode):
-    """torch.topk, sort, argsort and msort with equal values in index order (a stable sort; topk
-    as its first k), the order EGG's sort kernels give. PyTorch leaves the order of equal values
+    """torch.topk, sort, argsort, msort, kthvalue and median with equal values in index order (a
+    stable sort; topk as its first k, kthvalue and median as one of its positions), the order
+    EGG's sort kernels give. PyTorch leaves the order of equal values
     to each implementation (its CPU and CUDA topk differ), so any order is a correct topk: the
     reference fixes one, and values that tie are compared with their indices in it."""
 
     _TOPK = (torch.topk, torch.Tensor.topk)
     _SORTS = (torch.sort, torch.Tensor.sort, torch.argsort, torch.Tensor.argsort)
+    _KTH = (torch.kthvalue, torch.Tensor.kthvalue)
+    _MEDIAN = (torch.median, torch.Tensor.median)
+
+    @staticmethod
+    def _pick(x, dim, keepdim, pos):
+        """(values, indices) at sorted position ``pos`` (a tensor of x's rows' shape) of x's
+        ascending stable sort along dim."""
+        values, indices = torch.sort(x, dim=dim, stable=True)
+        at = pos.unsqueeze(dim)
+        v, i = values.gather(dim, at), indices.gather(dim, at)
+        return (v, i) if keepdim else (v.squeeze(dim), i.squeeze(dim))
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
+        if func in self._KTH:
+            bound = dict(zip(("input", "k", "dim", "keepdim"), args), **kwargs)
+            x, dim = bound["input"], bound.get("dim", -1)
+            pos = torch.full_like(x.select(dim, 0), bound["k"] - 1, dtype=torch.int64)
+            return torch.return_types.kthvalue(self._pick(x, dim, bound.get("keepdim", False), pos))
+        if func in self._MEDIAN and (len(args) > 1 or "dim" in kwargs):
+            # The lower middle element, or the row's first NaN (NaN sorts last: after the numbers).
+            bound = dict(zip(("input", "dim", "keepdim"), args), **kwargs)
+            x, dim = bound["input"], bound["dim"]
+            numbers = (~torch.isnan(x)).sum(dim)
+            pos = torch.where(numbers < x.shape[dim], numbers, (x.shape[dim] - 1) // 2)
+            return torch.return_types.median(self._pick(x, dim, bound.get("keepdim", False), pos))
         if func in self._TOPK:
             names = ("input", "k", "dim", "largest", "sorted")
             bound = dict(zip(names, args), **kwargs)

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include <cfloat>
 #include <math_constants.h>
 
 // Element helpers compile for the host too: a test runs a kernel's per-element program on the CPU
@@ -59,6 +60,27 @@ EGG_HD float egg_selu(float x) {
 }
 EGG_HD float egg_hardsigmoid(float x) { return fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f; }
 EGG_HD float egg_hardswish(float x) { return x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f; }
+
+// torch.logaddexp / logaddexp2: log(e^a + e^b) without overflow (equal infinities stay).
+EGG_HD float egg_logaddexp(float a, float b) {
+  if (isinf(a) && a == b) return a;
+  const float m = fmaxf(a, b);
+  return m + log1pf(expf(-fabsf(a - b)));
+}
+EGG_HD float egg_logaddexp2(float a, float b) {
+  if (isinf(a) && a == b) return a;
+  const float m = fmaxf(a, b);
+  return m + log1pf(exp2f(-fabsf(a - b))) * 1.44269504088896340736f;
+}
+// torch.xlogy: 0 where x is 0 (y not NaN), NaN where y is NaN, else x * log(y).
+EGG_HD float egg_xlogy(float x, float y) {
+  if (y != y) return y;
+  return x == 0.0f ? 0.0f : x * logf(y);
+}
+// torch.nan_to_num with its replacements.
+EGG_HD float egg_nan_to_num(float x, float nan, float posinf, float neginf) {
+  return x != x ? nan : x == INFINITY ? posinf : x == -INFINITY ? neginf : x;
+}
 
 // Word `word` (0..3) of Philox4x32-10 (Salmon et al., SC'11) at counter c, key k.
 EGG_HD std::uint32_t egg_philox_word(std::uint32_t c0, std::uint32_t c1, std::uint32_t c2,

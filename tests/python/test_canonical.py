@@ -595,6 +595,36 @@ class TopkAndSort(TempOps, unittest.TestCase):
         self.assertEqual(r.out_node(3)["args"][1], {"scalar": 1})  # argsort: the indices
 
 
+class MoreSpellings(TempOps, unittest.TestCase):
+    def test_math_masks_tiling_diagonals_and_order_statistics(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, x, v):
+                a = torch.hypot(x, x) + torch.logaddexp(x, x) + torch.xlogy(x, x)
+                b = torch.nan_to_num(x, posinf=1.0) * torch.logical_and(x > 0, torch.isnan(x))
+                c = F.rrelu(x, training=False) + torch.addmv(v, x, v)
+                return (a + b + c, x.repeat(2, 1, 1), torch.diagonal(x, 1), torch.kthvalue(x, 2)[1],
+                        torch.median(x), x.any(dim=1), torch.all(x))
+        def get_inputs():
+            return [torch.randn(6, 6), torch.randn(6)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        ops = [n["op"] for n in r.spec["nodes"]]
+        for op in ("hypot", "logaddexp", "xlogy", "nan_to_num", "logical_and", "isnan",
+                   "leaky_relu", "repeat", "diagonal", "kthvalue", "median", "amax", "amin"):
+            self.assertIn(op, ops)
+        leaky = next(n for n in r.spec["nodes"] if n["op"] == "leaky_relu")
+        self.assertAlmostEqual(leaky["attrs"]["negative_slope"], (1 / 8 + 1 / 3) / 2)
+        self.assertEqual(next(n for n in r.spec["nodes"] if n["op"] == "nan_to_num")["attrs"],
+                         {"nan": None, "posinf": 1.0, "neginf": None})
+        self.assertEqual(r.out_node(1)["attrs"], {"repeats": [2, 1, 1]})
+        self.assertEqual(r.out_node(2)["attrs"], {"offset": 1, "dim1": 0, "dim2": 1})
+        kth = r.node(r.out_node(3)["args"][0]["node"])
+        self.assertEqual(kth["attrs"], {"k": 2, "dim": -1, "keepdim": False})
+        self.assertEqual(r.out_node(4)["attrs"], {"dim": None, "keepdim": False})
+        self.assertEqual((r.out_node(5)["op"], r.out_node(5)["dtype"]), ("ne", "bool"))
+
+
 class StableReferenceOrder(unittest.TestCase):
     def test_equal_values_keep_their_index_order_in_every_spelling(self):
         import torch

@@ -66,8 +66,9 @@ TEST(Sort, RendersTheNetworkInPyTorchsOrder) {
   EXPECT_TRUE(has(d, "constexpr int egg_k_kP = 512;")) << d;
   EXPECT_TRUE(has(d, "return a_nan && b_nan ? ia < ib : a_nan;"));  // NaN first when largest
   EXPECT_TRUE(has(d, "if (a != b) return a > b;"));
-  EXPECT_TRUE(has(d, "out1[egg_o] = static_cast<std::int64_t>(egg_idx[egg_t]);"));
-  EXPECT_TRUE(has(d, "out0[egg_o] = egg_from_float<float>(egg_key[egg_t]);"));
+  EXPECT_TRUE(has(d, "const int egg_s = 0;"));
+  EXPECT_TRUE(has(d, "out1[egg_o] = static_cast<std::int64_t>(egg_idx[egg_s + egg_t]);"));
+  EXPECT_TRUE(has(d, "out0[egg_o] = egg_from_float<float>(egg_key[egg_s + egg_t]);"));
   EXPECT_TRUE(has(d, "egg_host_eval"));
   EXPECT_TRUE(
       has(cands[0].code.launch_body, "egg_k_sort<<<256, 256, 4096, stream>>>(x, out0, out1, 0);"))
@@ -88,6 +89,37 @@ TEST(Sort, RendersTheNetworkInPyTorchsOrder) {
   EXPECT_TRUE(has(lc[0].id, "sort.bitonic:b1024:p16384")) << lc[0].id;
   for (const auto& t : family.tunings(big, contract::derive(big, "k"), lc[0], "memory"))
     EXPECT_TRUE(has(t.id, "sort.bitonic:b")) << t.id;
+}
+
+// kthvalue writes the k-th smallest (NaN last); median the lower middle one, or the row's first
+// NaN (NaN sorted first to find it); torch.median(x) sorts the whole tensor as one row.
+TEST(Sort, KthValueAndMedianPickOneSortedPosition) {
+  SortFamily family(kData);
+  json kth = topk_spec(1, 1, true);
+  kth["nodes"][0]["op"] = "kthvalue";
+  kth["nodes"][0]["attrs"] = {{"k", 7}, {"dim", 1}, {"keepdim", true}};
+  auto s = spec::parse_spec(kth);
+  std::string d = family.structures(s, contract::derive(s, "k"))[0].code.device_code;
+  EXPECT_TRUE(has(d, "const int egg_s = 6;")) << d;
+  EXPECT_TRUE(has(d, "return a_nan && b_nan ? ia < ib : b_nan;"));
+  EXPECT_TRUE(has(d, "if (a != b) return a < b;"));
+
+  json med = kth;
+  med["nodes"][0]["op"] = "median";
+  med["nodes"][0]["attrs"] = {{"dim", 1}, {"keepdim", false}};
+  s = spec::parse_spec(med);
+  d = family.structures(s, contract::derive(s, "k"))[0].code.device_code;
+  EXPECT_TRUE(has(d, "const int egg_s = egg_key[0] != egg_key[0] ? 0 : 149;")) << d;
+  EXPECT_TRUE(has(d, "return a_nan && b_nan ? ia < ib : a_nan;"));
+
+  json whole = spec_around(
+      {tensor("x", {40, 50})}, json::array(),
+      {node("m", "median", {ref("x")}, {{"dim", nullptr}, {"keepdim", false}}, json::array(), 5)});
+  const auto a = plan_sort(spec::parse_spec(whole));
+  ASSERT_TRUE(std::holds_alternative<SortPlan>(a)) << std::get<UserError>(a).describe();
+  EXPECT_EQ(std::get<SortPlan>(a).len, 2000);
+  EXPECT_EQ(std::get<SortPlan>(a).first, 999);
+  EXPECT_EQ(std::get<SortPlan>(a).values, std::vector<std::string>{"m"});
 }
 
 TEST(Sort, RefusesWhatItDoesNotImplementWithLines) {

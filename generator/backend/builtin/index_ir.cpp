@@ -36,7 +36,6 @@ const std::set<std::string>& layout_ops() {
                                             "triu",
                                             "tril",
                                             "full",
-                                            "cast",
                                             "unfold",
                                             "pad",
                                             "index_select",
@@ -44,6 +43,8 @@ const std::set<std::string>& layout_ops() {
                                             "gather",
                                             "arange",
                                             "dropout",
+                                            "repeat",
+                                            "diagonal",
                                             "upsample_nearest",
                                             "upsample_linear"};
   return ops;
@@ -361,25 +362,41 @@ class Builder {
       return emit(start == 0.0 ? scaled : float_literal(start) + " + " + scaled);
     }
     if (n.op == "dropout") return dropout(n, at);
+    if (n.op == "repeat") {
+      // out[..., j, ...] = x[..., j % size, ...]; the extra leading dims of the repeats are
+      // dropped.
+      Index in;
+      in.guard = at.guard;
+      const size_t lead = n.shape.size() - in_shape.size();
+      for (size_t k = 0; k < in_shape.size(); ++k) {
+        const std::string& d = at.dims[lead + k];
+        const bool tiled = n.shape[lead + k] != in_shape[k];
+        in.dims.push_back(in_shape[k] == 1 ? "0"
+                          : tiled          ? idx("(" + d + " % " + num(in_shape[k]) + ")")
+                                           : d);
+      }
+      return value(src, in);
+    }
+    if (n.op == "diagonal") {
+      // out[rest..., j] = x[.., j + max(-offset, 0) at dim1, .., j + max(offset, 0) at dim2, ..].
+      const auto d1 = static_cast<size_t>(dim_of(int_attr(n, "dim1", 0), in_shape.size()));
+      const auto d2 = static_cast<size_t>(dim_of(int_attr(n, "dim2", 1), in_shape.size()));
+      const std::int64_t offset = int_attr(n, "offset", 0);
+      Index in;
+      in.guard = at.guard;
+      size_t next = 0;
+      for (size_t k = 0; k < in_shape.size(); ++k)
+        in.dims.push_back(k == d1 ? plus(at.dims.back(), std::max<std::int64_t>(-offset, 0))
+                          : k == d2 ? plus(at.dims.back(), std::max<std::int64_t>(offset, 0))
+                                    : at.dims[next++]);
+      return value(src, in);
+    }
     if (n.op == "full") {
       const auto it = n.attrs.find("fill_value");
       const double fill = it == n.attrs.end() ? 0.0
                           : it->is_boolean()  ? (it->get<bool>() ? 1.0 : 0.0)
                                               : it->get<double>();
       return float_literal(fill);
-    }
-    if (n.op == "cast") {
-      const std::string v = value(src, at);
-      switch (n.dtype) {
-        case spec::DType::float16:
-          return emit("__half2float(__float2half_rn(" + v + "))");
-        case spec::DType::bfloat16:
-          return emit("__bfloat162float(__float2bfloat16_rn(" + v + "))");
-        case spec::DType::boolean:
-          return emit("(" + v + " != 0.0f ? 1.0f : 0.0f)");
-        default:
-          return v;
-      }
     }
     throw InternalError("index IR: no rule for `" + n.op + "`");
   }
@@ -716,7 +733,7 @@ std::optional<UserError> index_ir_check(const spec::Spec& s, const spec::Node& n
       if (item.kind != spec::Arg::Kind::node)
         return UserError(n.where, quote(n) + " of a non-tensor item is not supported");
   if ((reshapes().count(n.op) || n.op == "permute" || n.op == "transpose" || n.op == "flip" ||
-       n.op == "triu" || n.op == "tril" || n.op == "cast")) {
+       n.op == "triu" || n.op == "tril")) {
     const spec::Shape& in = *s.shape_of(n.args[0].node);
     if (spec::numel(in) != spec::numel(n.shape))
       return UserError(n.where, quote(n) + " changes the element count (" + spec::shape_string(in) +
@@ -801,6 +818,27 @@ std::optional<UserError> index_ir_check(const spec::Spec& s, const spec::Node& n
       for (size_t d = 2; d < src.size(); ++d)
         if (src[d] < 1 || n.shape[d] > (std::int64_t{1} << 24))
           return UserError(n.where, quote(n) + " upsamples a dim to more than 2^24 elements");
+    }
+    if (n.op == "repeat") {
+      const spec::Shape& src = *s.shape_of(n.args[0].node);
+      const auto reps = int_list(n, "repeats");
+      bool fits = reps.size() == n.shape.size() && reps.size() >= src.size();
+      for (size_t k = 0; fits && k < src.size(); ++k)
+        fits = n.shape[reps.size() - src.size() + k] == src[k] * reps[reps.size() - src.size() + k];
+      if (!fits)
+        return UserError(n.where, quote(n) + ": the repeats do not give " +
+                                      spec::shape_string(n.shape) + " from " +
+                                      spec::shape_string(src));
+    }
+    if (n.op == "diagonal") {
+      const spec::Shape& src = *s.shape_of(n.args[0].node);
+      const auto d1 = dim_of(int_attr(n, "dim1", 0), src.size());
+      const auto d2 = dim_of(int_attr(n, "dim2", 1), src.size());
+      const auto rank = static_cast<std::int64_t>(src.size());
+      if (d1 < 0 || d2 < 0 || d1 >= rank || d2 >= rank || d1 == d2 ||
+          n.shape.size() + 1 != src.size() || n.shape.empty())
+        return UserError(n.where, quote(n) + ": the builtin backend takes the diagonal of two "
+                                             "different dims of a tensor");
     }
     if (n.op == "unfold" && (int_attr(n, "step", 1) < 1 || n.shape.empty()))
       return UserError(n.where, quote(n) + ": an unfold step below 1 is not supported");

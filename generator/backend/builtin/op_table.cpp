@@ -9,6 +9,15 @@ namespace {
 
 using nlohmann::json;
 
+// The value of `node`'s attribute `key` that picks a variant of its expression: a string or a
+// boolean as written, "none" when it is missing or None.
+std::string variant_key(const spec::Node& node, const std::string& key) {
+  const auto it = node.attrs.find(key);
+  if (it == node.attrs.end() || it->is_null()) return "none";
+  if (it->is_boolean()) return it->get<bool>() ? "true" : "false";
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
 // Substitutes {0}.. and {attr} in an op's expression.
 std::string substitute(const std::string& expr, const std::vector<std::string>& operands,
                        const std::map<std::string, std::string>& attrs) {
@@ -175,7 +184,7 @@ std::optional<UserError> OpTable::check(const spec::Spec& s, const spec::Node& n
   }
   if (op.contains("variants"))
     for (auto v = op["variants"].begin(); v != op["variants"].end(); ++v) {
-      std::string chosen = n.attrs.value(v.key(), std::string("none"));
+      const std::string chosen = variant_key(n, v.key());
       if (!v->contains(chosen))
         return UserError(n.where, "`" + n.target + "` with " + v.key() + "='" + chosen +
                                       "' is not supported by the builtin backend");
@@ -238,7 +247,7 @@ std::string OpTable::expression(const spec::Spec& s, const spec::Node& node,
   std::string expr = op.value("expr", "");
   if (op.contains("variants"))
     for (auto v = op["variants"].begin(); v != op["variants"].end(); ++v)
-      expr = (*v)[node.attrs.value(v.key(), std::string("none"))].get<std::string>();
+      expr = (*v)[variant_key(node, v.key())].get<std::string>();
   // A scalar operand with a case of its own (pow(x, 3.0) → x * x * x, x * 1 → x).
   if (op.contains("scalar_cases"))
     for (auto c = op["scalar_cases"].begin(); c != op["scalar_cases"].end(); ++c) {

@@ -35,7 +35,7 @@ std::int64_t SortPlan::padded() const {
 std::variant<SortPlan, UserError> plan_sort(const spec::Spec& s) {
   SortPlan plan;
   for (const auto& n : s.nodes) {
-    if (n.op != "topk" && n.op != "sort") continue;
+    if (n.op != "topk" && n.op != "sort" && n.op != "kthvalue" && n.op != "median") continue;
     if (plan.anchor)
       return UserError(n.where, quote(n) + " is a second sort after `" + plan.anchor->target + "`" +
                                     at_line(*plan.anchor) +
@@ -44,12 +44,15 @@ std::variant<SortPlan, UserError> plan_sort(const spec::Spec& s) {
   }
   if (!plan.anchor)
     return UserError({s.op_file, 0, "output"},
-                     "the graph has no topk or sort (the sort family's "
-                     "anchor)");
+                     "the graph has no topk, sort, kthvalue or median (the sort family's anchor)");
   const spec::Node& an = *plan.anchor;
-  plan.topk = an.op == "topk";
-  plan.descending =
-      plan.topk ? flag(an.attrs, "largest", true) : flag(an.attrs, "descending", false);
+  plan.op = an.op;
+  plan.descending = an.op == "topk"   ? flag(an.attrs, "largest", true)
+                    : an.op == "sort" ? flag(an.attrs, "descending", false)
+                                      : false;
+  // PyTorch's NaN is the largest value; the median is NaN where its row has one (found first).
+  plan.nan_first = plan.descending || an.op == "median";
+  const bool whole = an.op == "median" && an.attrs.value("dim", json()).is_null();
   const spec::Tensor* in = an.args.empty() || an.args[0].kind != spec::Arg::Kind::node
                                ? nullptr
                                : s.find_tensor(an.args[0].node);
@@ -64,19 +67,32 @@ std::variant<SortPlan, UserError> plan_sort(const spec::Spec& s) {
                      "convert the tensor to a floating type first");
   plan.input = in->name;
   const auto rank = static_cast<std::int64_t>(in->shape.size());
-  std::int64_t dim = an.attrs.value("dim", std::int64_t{-1});
+  std::int64_t dim = whole ? 0 : an.attrs.value("dim", std::int64_t{-1});
   if (dim < 0) dim += std::max<std::int64_t>(rank, 1);
   if (dim < 0 || dim >= std::max<std::int64_t>(rank, 1))
     return UserError(an.where, quote(an) + ": dim " + an.attrs.value("dim", json()).dump() +
                                    " is outside the tensor's " + std::to_string(rank) + " dims");
   for (std::int64_t d = 0; d < rank; ++d) {
     const std::int64_t size = in->shape[static_cast<size_t>(d)];
+    if (whole) {
+      plan.len *= size;
+      continue;
+    }
     if (d < dim) plan.outer *= size;
     if (d == dim) plan.len = size;
     if (d > dim) plan.inner *= size;
   }
-  plan.k = plan.len;
-  if (plan.topk) {
+  plan.k = an.op == "sort" ? plan.len : 1;
+  if (an.op == "median") plan.first = (plan.len - 1) / 2;
+  if (an.op == "kthvalue") {
+    const auto k = an.attrs.find("k");
+    if (k == an.attrs.end() || !k->is_number_integer() || k->get<std::int64_t>() < 1 ||
+        k->get<std::int64_t>() > plan.len)
+      return UserError(
+          an.where, quote(an) + ": k must be an integer in [1, " + std::to_string(plan.len) + "]");
+    plan.first = k->get<std::int64_t>() - 1;
+  }
+  if (an.op == "topk") {
     const auto k = an.attrs.find("k");
     if (k == an.attrs.end() || !k->is_number_integer() || k->get<std::int64_t>() < 0 ||
         k->get<std::int64_t>() > plan.len)
@@ -108,10 +124,15 @@ std::variant<SortPlan, UserError> plan_sort(const spec::Spec& s) {
                                     " as they are; other ops run as kernels of their own");
     (n.args[1].scalar == 0 ? plan.values : plan.indices).push_back(n.name);
   }
-  for (const auto& o : s.outputs)
-    if (o.node == an.name)
-      return UserError(an.where, quote(an) + " is returned as a tuple",
-                       "return its values and indices (v, i = torch.topk(...); return v, i)");
+  for (const auto& o : s.outputs) {
+    if (o.node != an.name) continue;
+    if (whole) {
+      plan.values.push_back(an.name);  // torch.median(x): one value, no indices
+      continue;
+    }
+    return UserError(an.where, quote(an) + " is returned as a tuple",
+                     "return its values and indices (v, i = torch.topk(...); return v, i)");
+  }
   return plan;
 }
 
@@ -174,7 +195,12 @@ Candidate SortFamily::render(const spec::Spec& s, const contract::Contract& c, c
       "a block of " + std::to_string(p.block) + " threads per row of " + std::to_string(plan.len) +
       (plan.inner > 1 ? " (stride " + std::to_string(plan.inner) + ")" : "") +
       ", bitonic network over " + std::to_string(padded) + " keys in shared memory, " + order +
-      ", " + (plan.topk ? "the first " + std::to_string(plan.k) + " written" : "all written");
+      ", " +
+      (plan.op == "topk"       ? "the first " + std::to_string(plan.k)
+       : plan.op == "sort"     ? std::string("all")
+       : plan.op == "kthvalue" ? "the " + std::to_string(plan.first + 1) + "-th smallest"
+                               : std::string("the lower middle one (a NaN if any)")) +
+      " written";
   const json ctx = {{"fn", fn},
                     {"helpers", ops_.helpers()},
                     {"summary", quote(*plan.anchor) + " over " + std::to_string(plan.rows()) +
@@ -184,6 +210,9 @@ Candidate SortFamily::render(const spec::Spec& s, const contract::Contract& c, c
                     {"outs", outs},
                     {"args", args},
                     {"descending", plan.descending},
+                    {"nan_first", plan.nan_first},
+                    {"first", plan.first},
+                    {"median", plan.op == "median"},
                     {"padded", padded},
                     {"len", plan.len},
                     {"inner", plan.inner},

@@ -1,8 +1,9 @@
-// The builtin backend's sort family: ONE torch.topk or torch.sort (torch.argsort, torch.msort)
-// along a dim of a tensor, returning its values and/or int64 indices (templates/sort/). A block
-// owns a row (the elements along the dim: a contiguous run, or strided when dims follow it),
-// loads it into shared memory padded to a power of two, sorts it with a bitonic network and
-// writes its first k (topk) or all (sort) elements.
+// The builtin backend's sort family: ONE torch.topk, torch.sort (torch.argsort, torch.msort),
+// torch.kthvalue or torch.median along a dim of a tensor (median: or of all of it), returning its
+// values and/or int64 indices (templates/sort/). A block owns a row (the elements along the dim: a
+// contiguous run, or strided when dims follow it), loads it into shared memory padded to a power
+// of two, sorts it with a bitonic network and writes its first k (topk), all (sort) or its k-th
+// smallest (kthvalue; median: the lower middle one, or the row's first NaN) element.
 //
 // Order as PyTorch's: values largest first for topk(largest=True) and sort(descending=True), NaN
 // counting as larger than every number; ties keep the lower index first (what a stable sort
@@ -25,14 +26,16 @@ namespace egg::backend::builtin {
 // What the graph is, in the terms of the sort template.
 struct SortPlan {
   const spec::Node* anchor = nullptr;
-  bool topk = false;
-  bool descending = false;          // largest first (topk's largest, sort's descending)
-  std::string input;                // the tensor sorted (an input, param or earlier kernel's value)
-  std::int64_t outer = 1;           // rows = outer * inner
-  std::int64_t len = 1;             // elements along the dim
-  std::int64_t inner = 1;           // the stride of the dim (product of the dims after it)
-  std::int64_t k = 1;               // elements written per row: topk's k, else len
-  std::vector<std::string> values;  // nodes that are the sorted values (getitem 0)
+  std::string op;           // topk, sort, kthvalue, median
+  bool descending = false;  // largest first (topk's largest, sort's descending)
+  bool nan_first = false;   // NaN sorts before every number (descending; median: to find one)
+  std::int64_t first = 0;   // the sorted position of the first element written
+  std::string input;        // the tensor sorted (an input, param or earlier kernel's value)
+  std::int64_t outer = 1;   // rows = outer * inner
+  std::int64_t len = 1;     // elements along the dim
+  std::int64_t inner = 1;   // the stride of the dim (product of the dims after it)
+  std::int64_t k = 1;       // elements written per row: topk's k, sort's len, else 1
+  std::vector<std::string> values;   // nodes that are the sorted values (getitem 0)
   std::vector<std::string> indices;  // nodes that are the int64 indices (getitem 1)
   std::int64_t padded() const;       // the row length as the network sorts it (a power of two)
   std::int64_t rows() const { return outer * inner; }

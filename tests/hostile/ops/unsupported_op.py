@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 class Model(nn.Module):
     def forward(self, x):
-        return torch.kthvalue(x, 3, dim=1).values  # <- here
+        return torch.histc(x, bins=4)  # <- here
 
 
 def get_inputs():
