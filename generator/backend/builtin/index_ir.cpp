@@ -386,7 +386,7 @@ class Builder {
       in.guard = at.guard;
       size_t next = 0;
       for (size_t k = 0; k < in_shape.size(); ++k)
-        in.dims.push_back(k == d1 ? plus(at.dims.back(), std::max<std::int64_t>(-offset, 0))
+        in.dims.push_back(k == d1   ? plus(at.dims.back(), std::max<std::int64_t>(-offset, 0))
                           : k == d2 ? plus(at.dims.back(), std::max<std::int64_t>(offset, 0))
                                     : at.dims[next++]);
       return value(src, in);
@@ -837,8 +837,9 @@ std::optional<UserError> index_ir_check(const spec::Spec& s, const spec::Node& n
       const auto rank = static_cast<std::int64_t>(src.size());
       if (d1 < 0 || d2 < 0 || d1 >= rank || d2 >= rank || d1 == d2 ||
           n.shape.size() + 1 != src.size() || n.shape.empty())
-        return UserError(n.where, quote(n) + ": the builtin backend takes the diagonal of two "
-                                             "different dims of a tensor");
+        return UserError(n.where, quote(n) +
+                                      ": the builtin backend takes the diagonal of two "
+                                      "different dims of a tensor");
     }
     if (n.op == "unfold" && (int_attr(n, "step", 1) < 1 || n.shape.empty()))
       return UserError(n.where, quote(n) + ": an unfold step below 1 is not supported");
