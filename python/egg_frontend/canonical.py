@@ -254,6 +254,8 @@ RULES.update({
     "aten::repeat": Rule("repeat", attrs={"repeats": "repeats"}),
     # torch.diagonal / diag of a matrix / trace: the diagonal as the last dim.
     "aten::diagonal": Rule("diagonal", attrs={"offset": "offset", "dim1": "dim1", "dim2": "dim2"}),
+    # x[i0, i1, ...] with several integer index tensors (one is index_select: _index_tensor).
+    "aten::index.Tensor": Rule("index", ("self", "indices")),
     "aten::unfold": Rule("unfold", attrs={"dim": "dimension", "size": "size", "step": "step"}),
     "aten::constant_pad_nd": Rule("pad", attrs={"pad": "pad", "value": "value"}),
     "aten::_pad_circular": Rule("pad", attrs={"pad": "pad"}, fixed={"mode": "circular",
@@ -511,7 +513,9 @@ def _std_mean(x, dim=None, *, correction=None, keepdim=False):
 def _index_tensor(x, indices):
     """``x[..., idx, ...]`` with one integer index tensor (the others ``None``, the leading
     ``:``s): an index_select along that dim, reshaped to torch's result (the index's shape in
-    the indexed dim's place). Several index tensors or a bool mask stay ``aten.index.Tensor``."""
+    the indexed dim's place). Several index tensors stay ``aten.index.Tensor`` (the spec op
+    ``index``), and so does a bool mask (an error naming it: its result's shape is
+    data-dependent)."""
     given = [(d, t) for d, t in enumerate(indices) if t is not None]
     if len(given) != 1:
         return NotImplemented

@@ -624,6 +624,20 @@ class MoreSpellings(TempOps, unittest.TestCase):
         self.assertEqual(r.out_node(4)["attrs"], {"dim": None, "keepdim": False})
         self.assertEqual((r.out_node(5)["op"], r.out_node(5)["dtype"]), ("ne", "bool"))
 
+    def test_indexing_by_several_tensors_is_index_and_by_one_index_select(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, x, rows, cols):
+                return x[rows, :, cols], x[:, cols]
+        def get_inputs():
+            return [torch.randn(4, 5, 6), torch.tensor([0, 3]), torch.tensor([1, -1])]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        self.assertEqual((r.out_node(0)["op"], r.out_node(0)["args"][1]),
+                         ("index", {"list": [{"node": "rows"}, {"none": True}, {"node": "cols"}]}))
+        self.assertEqual(r.out_node(0)["shape"], [2, 5])
+        self.assertIn("index_select", [n["op"] for n in r.spec["nodes"]])
+
 
 class StableReferenceOrder(unittest.TestCase):
     def test_equal_values_keep_their_index_order_in_every_spelling(self):

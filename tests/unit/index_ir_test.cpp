@@ -12,6 +12,7 @@ namespace {
 
 using egg::testing::has;
 using egg::testing::node;
+using egg::testing::none;
 using egg::testing::ref;
 using egg::testing::spec_around;
 using nlohmann::json;
@@ -237,6 +238,30 @@ TEST(IndexIr, DropoutDrawsAtItsOwnElement) {
   j["inputs"][1]["kind"] = "";
   const auto s = spec::parse_spec(j);
   EXPECT_TRUE(index_ir_check(s, s.nodes[0], OpTable(kData)).has_value());
+}
+
+// Advanced indexing: x[r, :, c] puts the broadcast index shape first (indexed dims apart), and a
+// negative index counts from the end; a boolean mask is refused with what to write instead.
+TEST(IndexIr, AdvancedIndexingReadsEachIndexTensorAtTheBroadcastIndex) {
+  auto j = spec_around({tensor("x", {4, 6, 5}), egg::testing::tensor("r", {3, 1}, "int64"),
+                        egg::testing::tensor("c", {1, 2}, "int64")},
+                       json::array(),
+                       {node("g", "index", {ref("x"), {{"list", {ref("r"), none(), ref("c")}}}},
+                             json::object(), {3, 2, 6}, 5)});
+  const std::string p = program(spec::parse_spec(j));
+  // The result's dims: (i / 12) % 3 and (i / 6) % 2 index r [3, 1] and c [1, 2]; i % 6 is x's
+  // dim 1.
+  EXPECT_TRUE(has(p, "< 0 ? egg_i")) << p;
+  EXPECT_TRUE(has(p, " + 4 : ")) << p;
+  EXPECT_TRUE(has(p, " + 5 : ")) << p;
+  EXPECT_TRUE(has(p, "x[")) << p;
+
+  j["inputs"][1]["dtype"] = "bool";
+  const auto s = spec::parse_spec(j);
+  const auto e = index_ir_check(s, s.nodes[0], OpTable(kData));
+  ASSERT_TRUE(e.has_value());
+  EXPECT_TRUE(has(e->describe(), "boolean mask")) << e->describe();
+  EXPECT_TRUE(has(e->hint(), "torch.where")) << e->hint();
 }
 
 // Upsampling reads the source index PyTorch computes in float: nearest by a scale factor of 2

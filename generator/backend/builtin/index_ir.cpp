@@ -19,34 +19,15 @@ const std::set<std::string>& reshapes() {
   return ops;
 }
 const std::set<std::string>& layout_ops() {
-  static const std::set<std::string> ops = {"reshape",
-                                            "flatten",
-                                            "squeeze",
-                                            "unsqueeze",
-                                            "permute",
-                                            "transpose",
-                                            "expand",
-                                            "slice",
-                                            "select",
-                                            "flip",
-                                            "cat",
-                                            "stack",
-                                            "split",
-                                            "getitem",
-                                            "triu",
-                                            "tril",
-                                            "full",
-                                            "unfold",
-                                            "pad",
-                                            "index_select",
-                                            "embedding",
-                                            "gather",
-                                            "arange",
-                                            "dropout",
-                                            "repeat",
-                                            "diagonal",
-                                            "upsample_nearest",
-                                            "upsample_linear"};
+  static const std::set<std::string> ops = {
+      "reshape",        "flatten",   "squeeze",  "unsqueeze",
+      "permute",        "transpose", "expand",   "slice",
+      "select",         "flip",      "cat",      "stack",
+      "split",          "getitem",   "triu",     "tril",
+      "full",           "unfold",    "pad",      "index_select",
+      "embedding",      "gather",    "arange",   "dropout",
+      "repeat",         "index",     "diagonal", "upsample_nearest",
+      "upsample_linear"};
   return ops;
 }
 
@@ -377,6 +358,7 @@ class Builder {
       }
       return value(src, in);
     }
+    if (n.op == "index") return advanced_index(n, at, in_shape);
     if (n.op == "diagonal") {
       // out[rest..., j] = x[.., j + max(-offset, 0) at dim1, .., j + max(offset, 0) at dim2, ..].
       const auto d1 = static_cast<size_t>(dim_of(int_attr(n, "dim1", 0), in_shape.size()));
@@ -424,6 +406,46 @@ class Builder {
     return emit("egg_dropout(" + v + ", " + ptr_.at(rng) + ", " +
                 std::to_string(int_attr(n, "stream", 0)) + "u, static_cast<std::int64_t>(" + flat +
                 "), " + std::to_string(threshold) + "u, " + float_literal(scale) + ")");
+  }
+
+  // x[i0, i1, ...] (PyTorch's advanced indexing by integer tensors, None for a whole dim): the
+  // index tensors broadcast to one shape B, which takes the first indexed dim's place when the
+  // indexed dims are adjacent, else comes first; a negative index counts from the end.
+  std::string advanced_index(const spec::Node& n, const Index& at, const Shape& in_shape) {
+    const auto& items = n.args[1].items;
+    std::vector<size_t> indexed;
+    Shape b;
+    for (size_t d = 0; d < items.size(); ++d) {
+      if (items[d].kind != spec::Arg::Kind::node) continue;
+      indexed.push_back(d);
+      const Shape& is = shape_of(items[d].node);
+      if (is.size() > b.size()) b.insert(b.begin(), is.size() - b.size(), 1);
+      for (size_t k = 0; k < is.size(); ++k) {
+        std::int64_t& slot = b[b.size() - is.size() + k];
+        slot = slot == 1 ? is[k] : slot;
+      }
+    }
+    const bool adjacent = indexed.back() - indexed.front() + 1 == indexed.size();
+    const size_t first = adjacent ? indexed.front() : 0;
+    Index b_at;
+    b_at.guard = at.guard;
+    b_at.dims.assign(at.dims.begin() + static_cast<std::ptrdiff_t>(first),
+                     at.dims.begin() + static_cast<std::ptrdiff_t>(first + b.size()));
+    Index in;
+    in.guard = at.guard;
+    size_t next = 0;
+    for (size_t d = 0; d < in_shape.size(); ++d) {
+      if (d < items.size() && items[d].kind == spec::Arg::Kind::node) {
+        const std::string raw =
+            gathered(items[d].node, broadcast(b_at, b, shape_of(items[d].node)));
+        in.dims.push_back(
+            idx("(" + raw + " < 0 ? " + raw + " + " + num(in_shape[d]) + " : " + raw + ")"));
+        continue;
+      }
+      in.dims.push_back(at.dims[next < first ? next : next + b.size()]);
+      ++next;
+    }
+    return value(n.args[0].node, in);
   }
 
   // The IndexT value of the integer tensor `index` at `at`: read as float and converted back,
@@ -829,6 +851,36 @@ std::optional<UserError> index_ir_check(const spec::Spec& s, const spec::Node& n
         return UserError(n.where, quote(n) + ": the repeats do not give " +
                                       spec::shape_string(n.shape) + " from " +
                                       spec::shape_string(src));
+    }
+    if (n.op == "index") {
+      const spec::Shape& src = *s.shape_of(n.args[0].node);
+      bool any = false;
+      const bool list = n.args.size() == 2 && n.args[1].kind == spec::Arg::Kind::list &&
+                        n.args[1].items.size() <= src.size();
+      for (size_t d = 0; list && d < n.args[1].items.size(); ++d) {
+        const auto& item = n.args[1].items[d];
+        if (item.kind == spec::Arg::Kind::none) continue;
+        const std::optional<spec::DType> t = item.kind == spec::Arg::Kind::node
+                                                 ? s.dtype_of(item.node)
+                                                 : std::optional<spec::DType>();
+        if (!t) return UserError(n.where, quote(n) + ": an index is neither a tensor nor None");
+        if (*t == spec::DType::boolean || *t == spec::DType::uint8)
+          return UserError(n.where,
+                           quote(n) +
+                               " indexes by a boolean mask, whose result's size depends "
+                               "on the mask's values",
+                           "use torch.where(mask, x, 0) (or masked_fill) to keep the shape");
+        if (*t != spec::DType::int64 && *t != spec::DType::int32)
+          return UserError(n.where, quote(n) + ": an index tensor is " + spec::dtype_name(*t) +
+                                        ", not int64 or int32");
+        if (src[d] > (std::int64_t{1} << 24))
+          return UserError(n.where, quote(n) + " indexes a dim of more than 2^24 elements");
+        any = true;
+      }
+      if (!list || !any)
+        return UserError(n.where, quote(n) +
+                                      ": the builtin backend expected a list of index "
+                                      "tensors (or None) for the tensor's dims");
     }
     if (n.op == "diagonal") {
       const spec::Shape& src = *s.shape_of(n.args[0].node);
