@@ -1,0 +1,7 @@
+import torch, torch.nn as nn, torch.nn.functional as F
+class Model(nn.Module):
+    def forward(self, *xs):
+        x = xs[0]
+        return F.threshold(x, 0.1, 20.0)
+def get_inputs(): return [torch.randn(256, 1000)]
+def get_init_inputs(): return []
