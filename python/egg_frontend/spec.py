@@ -245,6 +245,9 @@ def build(op, ep, inputs, params, user_files):
                 not any(node.name == a.name for a in user_args):
             enc.ref[node.name] = enc.arg(node.args[0])  # export's copy of an inlined constant
             continue
+        if _identity_view(canon, node) and not any(node.name == a.name for a in user_args):
+            enc.ref[node.name] = enc.arg(node.args[0])  # permute(0, 1, ..): x as it is
+            continue
         if canon.first and _collapses(node, live):
             collapsed.add(node.name)
             val = val[0]
@@ -281,6 +284,19 @@ def build(op, ep, inputs, params, user_files):
         "nodes": _read_by_outputs(_cross_entropy(nodes, outputs), outputs),
         "outputs": outputs,
     }
+
+
+def _identity_view(canon, node):
+    """A permute that keeps every dim in place, or a transpose of a dim with itself (what
+    torch.tensordot and einsum write around a contraction): no view at all."""
+    val = node.meta.get("val")
+    rank = len(val.shape) if isinstance(val, torch.Tensor) else -1
+    if canon.op == "permute":
+        dims = [d % rank if rank > 0 else d for d in (canon.attrs.get("dims") or [])]
+        return rank >= 0 and dims == list(range(rank))
+    if canon.op == "transpose" and rank > 0:
+        return canon.attrs.get("dim0") % rank == canon.attrs.get("dim1") % rank
+    return False
 
 
 def _rng_input(spec_inputs, op):

@@ -624,6 +624,20 @@ class MoreSpellings(TempOps, unittest.TestCase):
         self.assertEqual(r.out_node(4)["attrs"], {"dim": None, "keepdim": False})
         self.assertEqual((r.out_node(5)["op"], r.out_node(5)["dtype"]), ("ne", "bool"))
 
+    def test_a_permute_that_keeps_every_dim_is_no_node(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, a, b):
+                return torch.tensordot(a, b, dims=([1, 2], [0, 1])), a.transpose(1, 1) * 2
+        def get_inputs():
+            return [torch.randn(4, 5, 6), torch.randn(5, 6, 3)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        ops = [n["op"] for n in r.spec["nodes"]]
+        self.assertNotIn("permute", ops)
+        self.assertNotIn("transpose", ops)
+        self.assertIn("matmul", ops)
+
     def test_indexing_by_several_tensors_is_index_and_by_one_index_select(self):
         r = self.trace("""
         class Model(nn.Module):
