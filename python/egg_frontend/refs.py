@@ -1,6 +1,7 @@
 """Reference outputs: the user's eager model (the ground truth) run on a copy of each input set
-under ``torch.manual_seed(k)`` (equal values of topk and sort in index order: ``StableOrder``).  Every returned tensor is contiguous and stays on the device the
-model ran on (the reference server serves them from the GPU; nothing goes through the disk).
+under ``torch.manual_seed(k)``, equal values of topk and sort in index order (``StableOrder``).
+Every returned tensor is contiguous and stays on the device the model ran on (the reference server
+serves them from the GPU; nothing goes through the disk).
 """
 
 import contextlib
@@ -13,9 +14,9 @@ from .errors import UserError, describe, user_frame
 class StableOrder(torch.overrides.TorchFunctionMode):
     """torch.topk, sort, argsort, msort, kthvalue and median with equal values in index order (a
     stable sort; topk as its first k, kthvalue and median as one of its positions), the order
-    EGG's sort kernels give. PyTorch leaves the order of equal values
-    to each implementation (its CPU and CUDA topk differ), so any order is a correct topk: the
-    reference fixes one, and values that tie are compared with their indices in it."""
+    EGG's sort kernels give. PyTorch leaves the order of equal values to each implementation (its
+    CPU and CUDA topk differ), so any order is a correct topk: the reference fixes one, and values
+    that tie are compared with their indices in it."""
 
     _TOPK = (torch.topk, torch.Tensor.topk)
     _SORTS = (torch.sort, torch.Tensor.sort, torch.argsort, torch.Tensor.argsort)
@@ -54,8 +55,11 @@ class StableOrder(torch.overrides.TorchFunctionMode):
             k = bound["k"]
             return torch.return_types.topk((values.narrow(dim, 0, k), indices.narrow(dim, 0, k)))
         if func in self._SORTS:
-            kwargs["stable"] = True
-        if func is torch.msort:
+            bound = dict(zip(("input", "dim", "descending"), args), **kwargs)
+            bound.pop("stable", None)
+            sort = torch.sort if func in self._SORTS[:2] else torch.argsort
+            return sort(bound.pop("input"), stable=True, **bound)
+        if func in (torch.msort, torch.Tensor.msort):
             return torch.sort(args[0], dim=0, stable=True).values
         return func(*args, **kwargs)
 

@@ -664,6 +664,10 @@ class StableReferenceOrder(unittest.TestCase):
             w, j = x.topk(2, dim=1, largest=False)
             order = torch.argsort(x, descending=True)
             s = x.sort(dim=-1).indices
+            positional = (torch.sort(x, 1, True).indices, x.argsort(1), torch.argsort(x, 1, True))
+        self.assertTrue(torch.equal(positional[0], order))
+        self.assertTrue(torch.equal(positional[1], s))
+        self.assertTrue(torch.equal(positional[2], order))
         self.assertTrue(torch.equal(i, torch.tensor([[4, 1, 3]])))  # NaN counts as largest
         self.assertTrue(torch.equal(v[:, 1:], torch.tensor([[3.0, 3.0]])))
         self.assertTrue(torch.equal(j, torch.tensor([[0, 2]])))
