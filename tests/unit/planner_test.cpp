@@ -150,6 +150,21 @@ TEST(Planner, AnOperandViewTheAnchorCannotReadBecomesACopyBeforeIt) {
   EXPECT_EQ(layout(backend.plan(s)), "elementwise[t] reduction[sm]");
 }
 
+// torch.tensordot's operands: a leaf permuted other than as a transpose, then reshaped, read by a
+// matmul. The GEMM reads neither view: the prologue copies both (a kernel each: they differ in
+// element count) and the GEMM reads the copies.
+TEST(Planner, PermutedOperandsAGemmCannotReadAreCopiedByThePrologue) {
+  BuiltinBackend backend(kData);
+  const auto s =
+      make_spec({tensor("a", {64, 32, 16}), tensor("b", {24, 64})}, json::array(),
+                {node("pa", "permute", {ref("a")}, {{"dims", {1, 2, 0}}}, {32, 16, 64}, 5),
+                 node("va", "reshape", {ref("pa")}, {{"shape", {512, 64}}}, {512, 64}, 5),
+                 node("pb", "permute", {ref("b")}, {{"dims", {1, 0}}}, {64, 24}, 5),
+                 node("vb", "reshape", {ref("pb")}, {{"shape", {64, 24}}}, {64, 24}, 5),
+                 node("mm", "matmul", {ref("va"), ref("vb")}, json::object(), {512, 24}, 5)});
+  EXPECT_EQ(layout(backend.plan(s)), "elementwise[pa,va] elementwise[pb,vb] gemm[mm]");
+}
+
 TEST(Planner, RejectedEpilogueSplitsIntoAnElementwiseSegment) {
   BuiltinBackend backend(kData);
   // A row sum's epilogue sees one value per row: broadcasting it over a wider tensor is its own

@@ -446,16 +446,25 @@ Plan partition(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& 
       std::vector<std::vector<size_t>> pieces;
       std::vector<size_t> tail = g.epilogue;
       if (g.anchor) {
-        // The prologue one kernel, or one per independent part (the operands of a contraction
-        // permuted each on its own: outputs that differ in element count).
-        if (g.prologue.empty() || segment_of(g.prologue))
-          pieces.push_back(g.prologue);
-        else
-          for (auto& part : independent_parts(s, plan.aliases, g.prologue))
-            pieces.push_back(std::move(part));
         std::vector<size_t> main = g.views;
         main.push_back(*g.anchor);
         std::sort(main.begin(), main.end());
+        std::vector<size_t> pro = g.prologue;
+        if (!g.views.empty() && !segment_of(main)) {
+          // The anchor's family does not read these views of its operands as they are (a GEMM
+          // operand permuted other than as a transpose it takes): the prologue copies them into
+          // contiguous buffers first.
+          pro.insert(pro.end(), g.views.begin(), g.views.end());
+          std::sort(pro.begin(), pro.end());
+          main.assign(1, *g.anchor);
+        }
+        // The prologue one kernel, or one per independent part (the operands of a contraction
+        // permuted each on its own: outputs that differ in element count).
+        if (pro.empty() || segment_of(pro))
+          pieces.push_back(pro);
+        else
+          for (auto& part : independent_parts(s, plan.aliases, pro))
+            pieces.push_back(std::move(part));
         pieces.push_back(main);
       } else {
         tail = options.front().front();
