@@ -318,6 +318,10 @@ for _d in (1, 2, 3):
         "upsample_nearest", ("input",), {"scales": "scale_factors"}, {"exact": False})
     RULES["aten::_upsample_nearest_exact%dd.vec" % _d] = Rule(
         "upsample_nearest", ("input",), {"scales": "scale_factors"}, {"exact": True})
+    if _d == 2:
+        RULES["aten::upsample_bicubic2d.vec"] = Rule(
+            "upsample_cubic", ("input",), {"scales": "scale_factors",
+                                           "align_corners": "align_corners"})
     RULES["aten::upsample_%s.vec" % ("linear1d", "bilinear2d", "trilinear3d")[_d - 1]] = Rule(
         "upsample_linear", ("input",), {"scales": "scale_factors",
                                         "align_corners": "align_corners"})

@@ -61,6 +61,17 @@ EGG_HD float egg_selu(float x) {
 EGG_HD float egg_hardsigmoid(float x) { return fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f; }
 EGG_HD float egg_hardswish(float x) { return x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f; }
 
+// The cubic convolution weights of bicubic upsampling (A = -0.75, ATen's): a tap at distance x
+// below 1 (near) and between 1 and 2 (far).
+EGG_HD float egg_cubic_near(float x) {
+  const float A = -0.75f;
+  return ((A + 2.0f) * x - (A + 3.0f)) * x * x + 1.0f;
+}
+EGG_HD float egg_cubic_far(float x) {
+  const float A = -0.75f;
+  return ((A * x - 5.0f * A) * x + 8.0f * A) * x - 4.0f * A;
+}
+
 // torch.logaddexp / logaddexp2: log(e^a + e^b) without overflow (equal infinities stay).
 EGG_HD float egg_logaddexp(float a, float b) {
   if (isinf(a) && a == b) return a;

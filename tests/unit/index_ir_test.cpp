@@ -240,6 +240,21 @@ TEST(IndexIr, DropoutDrawsAtItsOwnElement) {
   EXPECT_TRUE(index_ir_check(s, s.nodes[0], OpTable(kData)).has_value());
 }
 
+// Bicubic: the unclamped source index (scale 0.5 for a factor of 2), its floor, four taps clamped
+// to the input and ATen's cubic convolution weights.
+TEST(IndexIr, BicubicTakesFourClampedTapsPerDim) {
+  const auto s = spec::parse_spec(
+      spec_around({tensor("x", {2, 3, 8, 6})}, json::array(),
+                  {node("u", "upsample_cubic", {ref("x")},
+                        {{"scales", {2.0, 2.0}}, {"align_corners", false}}, {2, 3, 16, 12}, 5)}));
+  const std::string p = program(s);
+  EXPECT_TRUE(has(p, "= 0.5f * (static_cast<float>(egg_i1) + 0.5f) - 0.5f;")) << p;
+  EXPECT_TRUE(has(p, "egg_cubic_far(")) << p;
+  EXPECT_TRUE(has(p, "egg_cubic_near(1.0f - ")) << p;
+  EXPECT_TRUE(has(p, " > 7 ? IndexT(7) : ")) << p;
+  EXPECT_TRUE(has(p, " > 5 ? IndexT(5) : ")) << p;
+}
+
 // Advanced indexing: x[r, :, c] puts the broadcast index shape first (indexed dims apart), and a
 // negative index counts from the end; a boolean mask is refused with what to write instead.
 TEST(IndexIr, AdvancedIndexingReadsEachIndexTensorAtTheBroadcastIndex) {

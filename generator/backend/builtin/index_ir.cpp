@@ -19,15 +19,36 @@ const std::set<std::string>& reshapes() {
   return ops;
 }
 const std::set<std::string>& layout_ops() {
-  static const std::set<std::string> ops = {
-      "reshape",        "flatten",   "squeeze",  "unsqueeze",
-      "permute",        "transpose", "expand",   "slice",
-      "select",         "flip",      "cat",      "stack",
-      "split",          "getitem",   "triu",     "tril",
-      "full",           "unfold",    "pad",      "index_select",
-      "embedding",      "gather",    "arange",   "dropout",
-      "repeat",         "index",     "diagonal", "upsample_nearest",
-      "upsample_linear"};
+  static const std::set<std::string> ops = {"reshape",
+                                            "flatten",
+                                            "squeeze",
+                                            "unsqueeze",
+                                            "permute",
+                                            "transpose",
+                                            "expand",
+                                            "slice",
+                                            "select",
+                                            "flip",
+                                            "cat",
+                                            "stack",
+                                            "split",
+                                            "getitem",
+                                            "triu",
+                                            "tril",
+                                            "full",
+                                            "unfold",
+                                            "pad",
+                                            "index_select",
+                                            "embedding",
+                                            "gather",
+                                            "arange",
+                                            "dropout",
+                                            "repeat",
+                                            "index",
+                                            "diagonal",
+                                            "upsample_nearest",
+                                            "upsample_linear",
+                                            "upsample_cubic"};
   return ops;
 }
 
@@ -320,6 +341,7 @@ class Builder {
     if (n.op == "pad") return pad(n, at, in_shape);
     if (n.op == "upsample_nearest") return upsample_nearest(n, at, in_shape);
     if (n.op == "upsample_linear") return upsample_linear(n, at, in_shape);
+    if (n.op == "upsample_cubic") return upsample_cubic(n, at, in_shape);
     if (n.op == "getitem") return split_piece(n, at);
     if (n.op == "cat") return cat(n, at);
     if (n.op == "stack") return stack(n, at);
@@ -616,6 +638,55 @@ class Builder {
     return lerp(n.args[0].node, axes, 0, src);
   }
 
+  // Bicubic (upsample_bicubic2d): per spatial dim PyTorch's unclamped source index, its floor and
+  // the cubic convolution weights (A = -0.75) of the 4 taps around it, the taps clamped to the
+  // input; the last dim interpolated first, then the one before, as ATen sums them.
+  std::string upsample_cubic(const spec::Node& n, const Index& at, const Shape& in) {
+    const bool align = n.attrs.value("align_corners", false);
+    struct Axis {
+      size_t d;
+      std::string i[4], w[4];
+    };
+    std::vector<Axis> axes;
+    for (size_t d = 2; d < in.size(); ++d) {
+      const float scale = upsample_scale(n, d - 2, in[d], n.shape[d], align);
+      const std::string o = "static_cast<float>(" + at.dims[d] + ")";
+      const std::string r = align ? emit(float_literal(scale) + " * " + o)
+                                  : emit(float_literal(scale) + " * (" + o + " + 0.5f) - 0.5f");
+      const std::string f = emit("floorf(" + r + ")");
+      const std::string t = emit(r + " - " + f);
+      const std::string base = idx("static_cast<IndexT>(" + f + ")");
+      Axis a;
+      a.d = d;
+      for (int k = 0; k < 4; ++k) {
+        const std::string tap = "(" + base + " + " + std::to_string(k - 1) + ")";
+        a.i[k] = idx("(" + tap + " < 0 ? IndexT(0) : " + tap + " > " + num(in[d] - 1) +
+                     " ? IndexT(" + num(in[d] - 1) + ") : " + tap + ")");
+      }
+      a.w[0] = emit("egg_cubic_far(" + t + " + 1.0f)");
+      a.w[1] = emit("egg_cubic_near(" + t + ")");
+      a.w[2] = emit("egg_cubic_near(1.0f - " + t + ")");
+      a.w[3] = emit("egg_cubic_far((1.0f - " + t + ") + 1.0f)");
+      axes.push_back(a);
+    }
+    Index src = at;
+    src.linear = false;
+    return cubic(n.args[0].node, axes, 0, src);
+  }
+
+  template <typename Axes>
+  std::string cubic(const std::string& source, const Axes& axes, size_t k, Index& src) {
+    if (k == axes.size()) return value(source, src);
+    const auto& a = axes[k];
+    std::string v[4];
+    for (int j = 0; j < 4; ++j) {
+      src.dims[a.d] = a.i[j];
+      v[j] = cubic(source, axes, k + 1, src);
+    }
+    return emit(v[0] + " * " + a.w[0] + " + " + v[1] + " * " + a.w[1] + " + " + v[2] + " * " +
+                a.w[2] + " + " + v[3] + " * " + a.w[3]);
+  }
+
   template <typename Axes>
   std::string lerp(const std::string& source, const Axes& axes, size_t k, Index& src) {
     if (k == axes.size()) return value(source, src);
@@ -828,7 +899,11 @@ std::optional<UserError> index_ir_check(const spec::Spec& s, const spec::Node& n
       if (d >= src.size() || src[d] > (std::int64_t{1} << 24))
         return UserError(n.where, quote(n) + " gathers from a dim of more than 2^24 elements");
     }
-    if (n.op == "upsample_nearest" || n.op == "upsample_linear") {
+    if (n.op == "upsample_cubic" && n.shape.size() != 4)
+      return UserError(n.where, quote(n) +
+                                    ": bicubic upsampling is of the 2 spatial dims of an "
+                                    "(N, C, H, W) tensor");
+    if (n.op == "upsample_nearest" || n.op == "upsample_linear" || n.op == "upsample_cubic") {
       const spec::Shape& src = *s.shape_of(n.args[0].node);
       if (src.size() < 3 || src.size() > 5 || src.size() != n.shape.size() ||
           src[0] != n.shape[0] || src[1] != n.shape[1])
