@@ -28,7 +28,6 @@ __device__ __forceinline__ float egg_loss_hinge(float x, float y, float margin) 
   return (y != 1.0f ? clamped : 0.0f) + (y != -1.0f ? x : 0.0f);
 }
 
-// A row's online softmax (max, sum of exp) and the sum of its logits (label smoothing).
 // The state of a row loss that reads only its target's element (nll_loss): nothing.
 struct EggLossNone {
   __device__ __forceinline__ void init() {}
@@ -36,6 +35,7 @@ struct EggLossNone {
   __device__ __forceinline__ void shfl_merge(int) {}
 };
 
+// A row's online softmax (max, sum of exp) and the sum of its logits (label smoothing).
 struct EggLossCE {
   float m, s, sx;
   __device__ __forceinline__ void init() { m = -INFINITY; s = 0.0f; sx = 0.0f; }
