@@ -119,8 +119,8 @@ def _patched(draw):
     calls = [0]
 
     def dropout(input, p=0.5, training=True, inplace=False):
-        if not isinstance(p, (int, float)) or not _draws(training, p):
-            return _ORIGINAL(input, p, training, inplace)
+        if not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0 or not _draws(training, p):
+            return _ORIGINAL(input, p, training, inplace)  # PyTorch's own (and its errors)
         calls[0] += 1
         out = draw(input, float(p), calls[0] - 1)
         return input.copy_(out) if inplace else out
