@@ -575,18 +575,14 @@ def _addmv(x, mat, vec, beta=1, alpha=1):
     return prod if beta == 0 else prod + (x if beta == 1 else x * beta)
 
 
-def _any(x, dim=None, keepdim=False):
-    """torch.any: the largest of x != 0 (as 0/1) is 1, over dim (int or list; None: all)."""
-    hit = (x != 0).to(torch.float32)
-    dims = list(range(x.dim())) if dim is None else dim
-    return torch.amax(hit, dims, keepdim) != 0
-
-
-def _all(x, dim=None, keepdim=False):
-    """torch.all: the smallest of x != 0 (as 0/1) is 1, over dim (int or list; None: all)."""
-    hit = (x != 0).to(torch.float32)
-    dims = list(range(x.dim())) if dim is None else dim
-    return torch.amin(hit, dims, keepdim) != 0
+def _truth_reduction(extreme):
+    """torch.any (extreme amax) / torch.all (amin): the extreme of x != 0 (as 0/1) is 1, over dim
+    (int or list; None: all)."""
+    def reduce(x, dim=None, keepdim=False):
+        hit = (x != 0).to(torch.float32)
+        dims = list(range(x.dim())) if dim is None else dim
+        return extreme(hit, dims, keepdim) != 0
+    return reduce
 
 
 def decompositions():
@@ -610,8 +606,8 @@ def decompositions():
     table[aten.rrelu.default] = _rrelu
     table[aten.addmv.default] = _addmv
     for overload in ("dim", "dims", "default"):
-        table[getattr(aten.any, overload)] = _any
-        table[getattr(aten.all, overload)] = _all
+        table[getattr(aten.any, overload)] = _truth_reduction(torch.amax)
+        table[getattr(aten.all, overload)] = _truth_reduction(torch.amin)
     table[aten.var.correction] = _var
     table[aten.var_mean.correction] = _var_mean
     table[aten.std.correction] = _std

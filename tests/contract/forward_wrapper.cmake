@@ -3,19 +3,16 @@
 # EGG_WITH_LIBTORCH=1 (syntax only: linking LibTorch's CUDA libraries is the downstream build's job).
 # Variables: EGG_GEN, DATA_DIR, PYTHON, NVCC, CXX, CUDA_INCLUDE, WORK.
 file(REMOVE_RECURSE "${WORK}")
-execute_process(COMMAND "${EGG_GEN}" generate "${DATA_DIR}/examples/quickstart/ops/gelu_bias.py" --arch sm_90
-                        --out "${WORK}/out" --python "${PYTHON}" --nvcc "${NVCC}" --data-dir "${DATA_DIR}" --no-cache
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "egg-gen failed (${rc}):\n${out}${err}")
-endif()
-# An op with dropout: forward() takes its [seed, offset] from PyTorch's CUDA generator.
-execute_process(COMMAND "${EGG_GEN}" generate "${DATA_DIR}/examples/suite/ew_dropout_residual.py" --arch sm_90
-                        --out "${WORK}/out" --python "${PYTHON}" --nvcc "${NVCC}" --data-dir "${DATA_DIR}" --no-cache
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "egg-gen failed on the dropout op (${rc}):\n${out}${err}")
-endif()
+# The quickstart's gelu_bias, and a suite op with dropout: forward() takes its [seed, offset] from
+# PyTorch's CUDA generator.
+foreach(op IN ITEMS "examples/quickstart/ops/gelu_bias.py" "examples/suite/ew_dropout_residual.py")
+  execute_process(COMMAND "${EGG_GEN}" generate "${DATA_DIR}/${op}" --arch sm_90 --out "${WORK}/out"
+                          --python "${PYTHON}" --nvcc "${NVCC}" --data-dir "${DATA_DIR}" --no-cache
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "egg-gen failed on ${op} (${rc}):\n${out}${err}")
+  endif()
+endforeach()
 execute_process(COMMAND "${PYTHON}" -c "import os, torch; print(os.path.dirname(torch.__file__))"
                 OUTPUT_VARIABLE torch_dir OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)

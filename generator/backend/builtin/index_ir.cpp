@@ -202,6 +202,46 @@ class Builder {
     return v;
   }
 
+  // The element offset of `at` in a contiguous value of `shape`: i where `at` is i's own
+  // multi-index, else the digits times their strides (dims that are adjacent digits of i merged
+  // into one).
+  std::string offset_of(const Index& at, const Shape& shape) {
+    if (at.linear) return "i";
+    std::string off;
+    std::int64_t stride = 1;
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (shape[d] == 1 || at.dims[d] == "0") {
+        stride *= shape[d];
+        continue;
+      }
+      // Dims d0..d that are adjacent digits of i (a broadcast over the leading dims) are one
+      // digit: (i / s) % (n0 * .. * nd).
+      std::string term = at.dims[d];
+      size_t d0 = d;
+      for (auto o = origin_.find(term); o != origin_.end() && o->second.size == shape[d];) {
+        std::int64_t span = o->second.size;
+        bool outer = o->second.outer;
+        while (d0 > 0) {
+          const auto up = origin_.find(at.dims[d0 - 1]);
+          if (up == origin_.end() || up->second.size != shape[d0 - 1] ||
+              up->second.stride != o->second.stride * span)
+            break;
+          span *= up->second.size;
+          outer = up->second.outer;
+          --d0;
+        }
+        if (d0 == d) break;
+        std::string e = o->second.stride == 1 ? "i" : "(i / " + num(o->second.stride) + ")";
+        term = idx(outer ? e : "(" + e + " % " + num(span) + ")");
+        break;
+      }
+      off = times(term, stride) + (off.empty() ? "" : " + " + off);
+      for (size_t k = d0; k <= d; ++k) stride *= shape[k];
+      d = d0;
+    }
+    return off.empty() ? "0" : off;
+  }
+
   std::string load(const spec::Tensor& t, const Index& at) {
     prog_.max_numel = std::max(prog_.max_numel, spec::numel(t.shape));
     IndexRead& r = read_of(t.name);
@@ -211,43 +251,7 @@ class Builder {
       return full_value(ptr);
     }
     r.indexed = true;
-    std::string off;
-    if (at.linear) {
-      off = "i";
-    } else {
-      std::int64_t stride = 1;
-      for (size_t d = t.shape.size(); d-- > 0;) {
-        if (t.shape[d] == 1 || at.dims[d] == "0") {
-          stride *= t.shape[d];
-          continue;
-        }
-        // Dims d0..d that are adjacent digits of i (a broadcast over the leading dims) are one
-        // digit: (i / s) % (n0 * .. * nd).
-        std::string term = at.dims[d];
-        size_t d0 = d;
-        for (auto o = origin_.find(term); o != origin_.end() && o->second.size == t.shape[d];) {
-          std::int64_t span = o->second.size;
-          bool outer = o->second.outer;
-          while (d0 > 0) {
-            const auto up = origin_.find(at.dims[d0 - 1]);
-            if (up == origin_.end() || up->second.size != t.shape[d0 - 1] ||
-                up->second.stride != o->second.stride * span)
-              break;
-            span *= up->second.size;
-            outer = up->second.outer;
-            --d0;
-          }
-          if (d0 == d) break;
-          std::string e = o->second.stride == 1 ? "i" : "(i / " + num(o->second.stride) + ")";
-          term = idx(outer ? e : "(" + e + " % " + num(span) + ")");
-          break;
-        }
-        off = times(term, stride) + (off.empty() ? "" : " + " + off);
-        for (size_t k = d0; k <= d; ++k) stride *= t.shape[k];
-        d = d0;
-      }
-      if (off.empty()) off = "0";
-    }
+    const std::string off = offset_of(at, t.shape);
     const std::string element = "egg_to_float(" + ptr + "[" + off + "])";
     return emit(at.guard.empty() ? element : "(" + at.guard + ") ? " + element + " : 0.0f");
   }
@@ -410,16 +414,7 @@ class Builder {
   // [seed, offset] input (python/egg_frontend/rng.py has the same draws in PyTorch).
   std::string dropout(const spec::Node& n, const Index& at) {
     const std::string v = value(n.args[0].node, at);
-    std::string flat = "0";
-    if (at.linear) {
-      flat = "i";
-    } else {
-      std::int64_t stride = 1;
-      for (size_t d = n.shape.size(); d-- > 0; stride *= n.shape[d])
-        if (n.shape[d] != 1 && at.dims[d] != "0")
-          flat = flat == "0" ? times(at.dims[d], stride) : times(at.dims[d], stride) + " + " + flat;
-      flat = idx(flat);
-    }
+    const std::string flat = idx(offset_of(at, n.shape));
     const std::string& rng = n.args[1].node;
     read_of(rng).indexed = true;
     const double p = n.attrs.at("p").get<double>();
@@ -614,28 +609,21 @@ class Builder {
   // over the dims from the first, in the order of PyTorch's CUDA kernels.
   std::string upsample_linear(const spec::Node& n, const Index& at, const Shape& in) {
     const bool align = n.attrs.value("align_corners", false);
-    struct Axis {
-      size_t d;
-      std::string i0, i1, w0, w1;
-    };
-    std::vector<Axis> axes;
+    std::vector<Taps> axes;
     for (size_t d = 2; d < in.size(); ++d) {
       const float scale = upsample_scale(n, d - 2, in[d], n.shape[d], align);
       const std::string o = "static_cast<float>(" + at.dims[d] + ")";
       const std::string r =
           align ? emit(float_literal(scale) + " * " + o)
                 : emit("fmaxf(" + float_literal(scale) + " * (" + o + " + 0.5f) - 0.5f, 0.0f)");
-      Axis a;
-      a.d = d;
-      a.i0 = idx("static_cast<IndexT>(" + r + ")");
-      a.i1 = idx("(" + a.i0 + " + (" + a.i0 + " < " + num(in[d] - 1) + " ? 1 : 0))");
-      a.w1 = emit(r + " - static_cast<float>(" + a.i0 + ")");
-      a.w0 = emit("1.0f - " + a.w1);
-      axes.push_back(a);
+      const std::string i0 = idx("static_cast<IndexT>(" + r + ")");
+      const std::string i1 = idx("(" + i0 + " + (" + i0 + " < " + num(in[d] - 1) + " ? 1 : 0))");
+      const std::string w1 = emit(r + " - static_cast<float>(" + i0 + ")");
+      axes.push_back(Taps{d, {i0, i1}, {emit("1.0f - " + w1), w1}});
     }
     Index src = at;
     src.linear = false;
-    return lerp(n.args[0].node, axes, 0, src);
+    return interpolate(n.args[0].node, axes, 0, src);
   }
 
   // Bicubic (upsample_bicubic2d): per spatial dim PyTorch's unclamped source index, its floor and
@@ -643,11 +631,7 @@ class Builder {
   // input; the last dim interpolated first, then the one before, as ATen sums them.
   std::string upsample_cubic(const spec::Node& n, const Index& at, const Shape& in) {
     const bool align = n.attrs.value("align_corners", false);
-    struct Axis {
-      size_t d;
-      std::string i[4], w[4];
-    };
-    std::vector<Axis> axes;
+    std::vector<Taps> axes;
     for (size_t d = 2; d < in.size(); ++d) {
       const float scale = upsample_scale(n, d - 2, in[d], n.shape[d], align);
       const std::string o = "static_cast<float>(" + at.dims[d] + ")";
@@ -656,46 +640,41 @@ class Builder {
       const std::string f = emit("floorf(" + r + ")");
       const std::string t = emit(r + " - " + f);
       const std::string base = idx("static_cast<IndexT>(" + f + ")");
-      Axis a;
-      a.d = d;
+      Taps a{d, {}, {}};
       for (int k = 0; k < 4; ++k) {
         const std::string tap = "(" + base + " + " + std::to_string(k - 1) + ")";
-        a.i[k] = idx("(" + tap + " < 0 ? IndexT(0) : " + tap + " > " + num(in[d] - 1) +
-                     " ? IndexT(" + num(in[d] - 1) + ") : " + tap + ")");
+        a.at.push_back(idx("(" + tap + " < 0 ? IndexT(0) : " + tap + " > " + num(in[d] - 1) +
+                           " ? IndexT(" + num(in[d] - 1) + ") : " + tap + ")"));
       }
-      a.w[0] = emit("egg_cubic_far(" + t + " + 1.0f)");
-      a.w[1] = emit("egg_cubic_near(" + t + ")");
-      a.w[2] = emit("egg_cubic_near(1.0f - " + t + ")");
-      a.w[3] = emit("egg_cubic_far((1.0f - " + t + ") + 1.0f)");
+      a.weight = {emit("egg_cubic_far(" + t + " + 1.0f)"), emit("egg_cubic_near(" + t + ")"),
+                  emit("egg_cubic_near(1.0f - " + t + ")"),
+                  emit("egg_cubic_far((1.0f - " + t + ") + 1.0f)")};
       axes.push_back(a);
     }
     Index src = at;
     src.linear = false;
-    return cubic(n.args[0].node, axes, 0, src);
+    return interpolate(n.args[0].node, axes, 0, src);
   }
 
-  template <typename Axes>
-  std::string cubic(const std::string& source, const Axes& axes, size_t k, Index& src) {
+  // The taps of one dim of an interpolation: the source indices read and their weights.
+  struct Taps {
+    size_t d;
+    std::vector<std::string> at, weight;
+  };
+
+  // The weighted sum over the taps of axes[k], each the interpolation over the axes after it
+  // (the last axis innermost), w0 * v0 + w1 * v1 + ... in tap order.
+  std::string interpolate(const std::string& source, const std::vector<Taps>& axes, size_t k,
+                          Index& src) {
     if (k == axes.size()) return value(source, src);
-    const auto& a = axes[k];
-    std::string v[4];
-    for (int j = 0; j < 4; ++j) {
-      src.dims[a.d] = a.i[j];
-      v[j] = cubic(source, axes, k + 1, src);
+    const Taps& a = axes[k];
+    std::string sum;
+    for (size_t j = 0; j < a.at.size(); ++j) {
+      src.dims[a.d] = a.at[j];
+      const std::string v = interpolate(source, axes, k + 1, src);
+      sum += (j ? " + " : "") + a.weight[j] + " * " + v;
     }
-    return emit(v[0] + " * " + a.w[0] + " + " + v[1] + " * " + a.w[1] + " + " + v[2] + " * " +
-                a.w[2] + " + " + v[3] + " * " + a.w[3]);
-  }
-
-  template <typename Axes>
-  std::string lerp(const std::string& source, const Axes& axes, size_t k, Index& src) {
-    if (k == axes.size()) return value(source, src);
-    const auto& a = axes[k];
-    src.dims[a.d] = a.i0;
-    const std::string lo = lerp(source, axes, k + 1, src);
-    src.dims[a.d] = a.i1;
-    const std::string hi = lerp(source, axes, k + 1, src);
-    return emit(a.w0 + " * " + lo + " + " + a.w1 + " * " + hi);
+    return emit(sum);
   }
 
   // getitem(split(x), k): the k-th piece of x along the split dim.
