@@ -19,7 +19,8 @@
 # two stages), EGG_BENCH_FLAGS (extra bench flags, e.g. --no-strict, or --no-max-autotune to time
 # torch.compile's default mode only: max-autotune-no-cudagraphs autotunes for minutes per GEMM or
 # convolution), EGG_SUITE_DEADLINE
-# (seconds from the start after which the bench is stopped, default 570), EGG_NCU (default off:
+# (seconds from the start after which the bench is stopped, default 570), EGG_SUITE_ARCH (the
+# arch to generate for, default the GPU's own, e.g. sm_90; sm_90a lets kernels use wgmma), EGG_NCU (default off:
 # no Nsight Compute counters for the winners), EGG_REF_DEVICE (where PyTorch computes the
 # references: cuda by default, cpu for accuracy audits, docs/gpu.md), EGG_CUDNN_ROOT (cuDNN's root; default: the CUDA toolkit's, else PyTorch's nvidia.cudnn; none: off).
 set -u -o pipefail
@@ -52,7 +53,7 @@ if [ -n "${EGG_SUITE_CTEST:-}" ]; then  # the harness's gpu tests: planted candi
   ctest --test-dir "$B" -L gpu -R '^harness[.]gpu[.]' -j 4 --output-on-failure >"$OUT/ctest-gpu.log" 2>&1
   echo "ctest harness.gpu: rc $? after $((SECONDS - START)) s; $(grep -E 'tests passed|tests failed' "$OUT/ctest-gpu.log")"
 fi
-ARCH="sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)"
+ARCH="${EGG_SUITE_ARCH:-sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)}"
 JOBS="${EGG_BENCH_JOBS:-$(( $(nproc) > 5 ? $(nproc) - 4 : 1 ))}"
 LEFT=$(( ${EGG_SUITE_DEADLINE:-570} - (SECONDS - START) ))
 echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) date: $(date -u +%FT%TZ) jobs: $JOBS budget: ${EGG_BENCH_BUDGET:-2} time left: $LEFT s cudnn: ${EGG_CUDNN_ROOT:-toolkit}" | tee "$OUT/suite.txt"

@@ -92,6 +92,7 @@ struct BackendConfig {
   std::string op_source;                    // the op.py text (LLM prompts show the reference)
   std::string precision = "default";        // PRECISION opt-in: default, tf32, bf16, fp32x3
   Cudnn cudnn = Cudnn::absent;              // whether the builtin conv family may use cuDNN
+  bool wgmma = false;  // every target arch is sm_90a: kernels may use Hopper's wgmma
   double atol = 1e-4, rtol = 1e-4;
 };
 

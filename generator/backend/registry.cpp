@@ -21,7 +21,7 @@ std::unique_ptr<Backend> make_backend(const BackendConfig& config) {
   check_config(config);
   if (config.name == "builtin") {
     return std::make_unique<builtin::BuiltinBackend>(config.data_dir, config.precision,
-                                                     config.cudnn);
+                                                     config.cudnn, config.wgmma);
   }
   return llm_backend::make_llm_backend(config);
 }

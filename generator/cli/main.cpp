@@ -227,6 +227,7 @@ std::unique_ptr<egg::verify::GpuVerifier> make_verifier(egg::ProcessRunner& runn
   }
   auto gpu = egg::verify::probe_gpu(runner);
   if (!gpu.present) return nullptr;
+  gpu.arch = egg::verify::verified_arch(gpu.arch, c.g.arches);  // sm_90a kernels on an sm_90 GPU
   auto harness = egg::verify::find_harness(self_exe());
   if (!harness) {
     c.g.no_gpu_reason = "a GPU is present but egg-harness is not built (build EGG with LibTorch)";

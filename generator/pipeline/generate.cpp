@@ -265,6 +265,8 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
   bc.data_dir = o.data_dir;
   if (o.options.count("transcript")) bc.replay_transcript = o.options.at("transcript");
   bc.precision = precision(o);
+  bc.wgmma =
+      std::all_of(arches.begin(), arches.end(), [](const std::string& a) { return a == "sm_90a"; });
   const bool bitwise = deterministic(o);
   (void)accuracy(o);  // an unknown OPTIONS accuracy= is a user error before op.py runs
   backend::check_config(bc);

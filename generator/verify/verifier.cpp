@@ -1,5 +1,7 @@
 #include "verify/verifier.h"
 
+#include <algorithm>
+
 namespace egg::verify {
 
 GpuInfo probe_gpu(ProcessRunner& runner) {
@@ -22,6 +24,14 @@ GpuInfo probe_gpu(ProcessRunner& runner) {
     if (std::isdigit(static_cast<unsigned char>(c))) digits += c;
   info.arch = "sm_" + digits;
   return info;
+}
+
+std::string verified_arch(const std::string& gpu_arch, const std::vector<std::string>& requested) {
+  auto has = [&](const std::string& a) {
+    return std::find(requested.begin(), requested.end(), a) != requested.end();
+  };
+  if (has(gpu_arch) || !has(gpu_arch + "a")) return gpu_arch;
+  return gpu_arch + "a";
 }
 
 std::vector<ArchStatus> all_unverified(const std::vector<std::string>& arches,

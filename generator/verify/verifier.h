@@ -32,6 +32,11 @@ struct GpuInfo {
 // Asks nvidia-smi for the first GPU; absent when nvidia-smi is missing or fails.
 GpuInfo probe_gpu(ProcessRunner& runner);
 
+// The arch this GPU verifies among the requested ones: its own ("sm_90"), else its
+// arch-specific variant ("sm_90a": Hopper's wgmma and setmaxnreg, which run only on compute
+// capability 9.0) when only that is requested; the GPU's own arch when neither is.
+std::string verified_arch(const std::string& gpu_arch, const std::vector<std::string>& requested);
+
 // Marks every arch unverified with `reason`.
 std::vector<ArchStatus> all_unverified(const std::vector<std::string>& arches,
                                        const std::string& reason);

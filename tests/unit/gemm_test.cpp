@@ -564,6 +564,76 @@ TEST(Gemm, SplitPrecisionCandidatesCompileWithNvcc) {
   EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, mc, *two), "");
 }
 
+// Where every target arch is sm_90a, PRECISION fp32x3 proposes the split on wgmma in place of
+// mma.sync: first in stage 1, its tiles first in stage 2 whichever structure led; elsewhere x3.
+TEST(Gemm, SplitPrecisionRunsOnWgmmaWhereEveryArchIsSm90a) {
+  GemmFamily hopper(kData, "fp32x3", true);
+  auto s = spec::parse_spec(linear_spec("float32", "silu"));
+  auto c = contract::derive(s, "k");
+  auto cands = hopper.structures(s, c);
+  ASSERT_GE(cands.size(), 2u);
+  EXPECT_EQ(cands[0].id, "gemm.wgx3:128x128x32:s3");
+  EXPECT_EQ(cands[1].params["structure"], "lt_epilogue");
+  EXPECT_EQ(find(cands, "x3"), nullptr);
+  const auto& code = cands[0].code.device_code;
+  EXPECT_TRUE(has(code, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32")) << code;
+  EXPECT_TRUE(has(code, "fence.proxy.async.shared::cta"));
+  EXPECT_TRUE(has(code, "constexpr int WGS = 2, BM = 64 * WGS, BN = 128"));
+  EXPECT_TRUE(has(code, "const float t1 = egg_silu(g);"));
+  EXPECT_TRUE(
+      has(cands[0].code.launch_body, "egg_k_wgx3::run(x, fc_weight, out0, fc_bias, stream)"))
+      << cands[0].code.launch_body;
+  auto tunings = hopper.tunings(s, c, cands[0], "compute");
+  ASSERT_GE(tunings.size(), 3u);
+  for (const auto& t : tunings) EXPECT_EQ(t.params["structure"], "wgx3") << t.id;
+  auto after_lt = hopper.tunings(s, c, cands[1], "compute");
+  ASSERT_GT(after_lt.size(), tunings.size());
+  for (size_t i = 0; i < tunings.size(); ++i) EXPECT_EQ(after_lt[i].id, tunings[i].id);
+  auto fb = hopper.fallback(s, c, tunings.front());
+  ASSERT_TRUE(fb.has_value());
+  EXPECT_EQ(fb->params["structure"], "lt_epilogue");
+  // Without the opt-in no split at all; half types never.
+  EXPECT_EQ(find(GemmFamily(kData, "default", true).structures(s, c), "wgx3"), nullptr);
+  auto h = spec::parse_spec(linear_spec("float16", "silu"));
+  EXPECT_EQ(find(hopper.structures(h, contract::derive(h, "k")), "wgx3"), nullptr);
+
+  GemmProblem p = hopper.plan(s);
+  EXPECT_FALSE(GemmFamily::wgx3_unsupported(p, gemm_wgx3_default()).has_value());
+  GemmParams big = gemm_wgx3_default();
+  big.bm = 256;  // four warpgroups: not a shape the kernel has
+  EXPECT_TRUE(GemmFamily::wgx3_unsupported(p, big).has_value());
+  GemmParams deep = gemm_wgx3_default();
+  deep.stages = 4;  // 128x128 with four raw stages: above 227 KiB of shared memory
+  EXPECT_TRUE(GemmFamily::wgx3_unsupported(p, deep).has_value());
+  p.a_km = true;
+  EXPECT_TRUE(GemmFamily::wgx3_unsupported(p, gemm_wgx3_default()).has_value());
+}
+
+// The wgmma kernel compiles with the real nvcc for sm_90a: nn.Linear's [N][K] B with an
+// epilogue, and a batched [K][N] B with ragged edges in the smallest tile.
+TEST(Gemm, SplitPrecisionWgmmaCandidatesCompileForSm90a) {
+  const auto nvcc = egg::testing::real_nvcc();
+  if (!nvcc) GTEST_SKIP() << "no nvcc";
+  GemmFamily family(kData, "fp32x3", true);
+  auto linear = spec::parse_spec(linear_spec("float32", "gelu"));
+  auto lc = contract::derive(linear, "k");
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, lc, family.structures(linear, lc)[0],
+                                             "sm_90a"),
+            "");
+  auto mm = spec::parse_spec(matmul_spec("float32", 2, 300, 252, 500));
+  auto mc = contract::derive(mm, "k");
+  const auto base = family.structures(mm, mc)[0];
+  ASSERT_EQ(base.params["structure"], "wgx3");
+  const auto tunings = family.tunings(mm, mc, base, "compute");
+  ASSERT_FALSE(tunings.empty());
+  EXPECT_EQ(tunings.back().id, "gemm.wgx3:64x64x32:s4");
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, mc, tunings.back(), "sm_90a"), "");
+  // For plain sm_90 the kernel refuses to compile, saying what to target.
+  EXPECT_NE(egg::testing::nvcc_compile_error(*nvcc, kData, mc, tunings.back(), "sm_90")
+                .find("compile it for sm_90a"),
+            std::string::npos);
+}
+
 TEST(Gemm, PrecisionOptInSelectsTheComputeTypeForFp32Only) {
   auto s = spec::parse_spec(matmul_spec("float32", 0, 64, 128, 256));
   auto c = contract::derive(s, "k");

@@ -5,6 +5,7 @@
 #include "pipeline/generate.h"
 #include "pipeline/stage.h"
 #include "verify/ncu.h"
+#include "verify/verifier.h"
 
 #include <gtest/gtest.h>
 
@@ -990,6 +991,15 @@ TEST_F(PipelineTest, MistakesThatNeedNoOpAreFoundBeforeTracing) {
   o = options();
   o.arches = {"sm_90a"};  // a suffix of a known arch is known
   EXPECT_NO_THROW(run(o));
+}
+
+// An sm_90 GPU verifies sm_90a kernels (wgmma) where only sm_90a is asked for; its own arch
+// otherwise.
+TEST(VerifiedArch, AnArchSpecificTargetIsVerifiedOnItsGpu) {
+  EXPECT_EQ(verify::verified_arch("sm_90", {"sm_90a"}), "sm_90a");
+  EXPECT_EQ(verify::verified_arch("sm_90", {"sm_90", "sm_90a"}), "sm_90");
+  EXPECT_EQ(verify::verified_arch("sm_90", {"sm_80"}), "sm_90");
+  EXPECT_EQ(verify::verified_arch("sm_80", {"sm_90a"}), "sm_80");
 }
 
 TEST_F(PipelineTest, TheFrontendsWarningsReachTheUser) {

@@ -6,8 +6,8 @@
 namespace egg::backend::builtin {
 
 BuiltinBackend::BuiltinBackend(const std::filesystem::path& data_dir, const std::string& precision,
-                               Cudnn cudnn)
-    : families_(make_families(data_dir, precision, cudnn)),
+                               Cudnn cudnn, bool wgmma)
+    : families_(make_families(data_dir, precision, cudnn, wgmma)),
       fusing_(make_fusing_families(data_dir, cudnn)),
       ops_(data_dir),
       plan_code_(data_dir) {}

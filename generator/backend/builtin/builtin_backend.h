@@ -19,7 +19,8 @@ namespace egg::backend::builtin {
 class BuiltinBackend : public Backend {
  public:
   explicit BuiltinBackend(const std::filesystem::path& data_dir,
-                          const std::string& precision = "default", Cudnn cudnn = Cudnn::absent);
+                          const std::string& precision = "default", Cudnn cudnn = Cudnn::absent,
+                          bool wgmma = false);
 
   std::string name() const override { return "builtin"; }
   void check_supported(const spec::Spec& spec) const override;

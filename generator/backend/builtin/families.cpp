@@ -12,9 +12,10 @@
 namespace egg::backend::builtin {
 
 std::vector<std::unique_ptr<Family>> make_families(const std::filesystem::path& data_dir,
-                                                   const std::string& precision, Cudnn cudnn) {
+                                                   const std::string& precision, Cudnn cudnn,
+                                                   bool wgmma) {
   std::vector<std::unique_ptr<Family>> families;
-  families.push_back(std::make_unique<GemmFamily>(data_dir, precision));
+  families.push_back(std::make_unique<GemmFamily>(data_dir, precision, wgmma));
   families.push_back(std::make_unique<NormFamily>(data_dir));
   families.push_back(std::make_unique<ReductionFamily>(data_dir));
   families.push_back(std::make_unique<ConvFamily>(data_dir, cudnn));

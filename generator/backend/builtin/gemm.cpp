@@ -79,7 +79,7 @@ std::optional<std::string> own_kernel_limits(const GemmProblem& p, const GemmPar
 
 json GemmParams::to_json() const {
   json j = {{"structure", structure}, {"tf32", tf32}};
-  if (structure == "tc" || structure == "x3") {
+  if (structure == "tc" || structure == "x3" || structure == "wgx3") {
     j.update({{"bm", bm},
               {"bn", bn},
               {"bk", bk},
@@ -115,19 +115,21 @@ GemmParams GemmParams::from_json(const json& j) {
   return p;
 }
 
-GemmFamily::GemmFamily(const std::filesystem::path& data_dir, std::string precision)
+GemmFamily::GemmFamily(const std::filesystem::path& data_dir, std::string precision, bool wgmma)
     : precision_(std::move(precision)),
+      wgmma_(wgmma),
       ops_(data_dir),
       lt_(render::load_template(data_dir, "gemm/lt.cuh.tmpl")),
       lt_launch_(render::load_template(data_dir, "gemm/lt_launch.tmpl")),
       tc_(render::load_template(data_dir, "gemm/tc.cuh.tmpl")),
       tc_launch_(render::load_template(data_dir, "gemm/tc_launch.tmpl")),
       x3_(render::load_template(data_dir, "gemm/x3.cuh.tmpl")),
+      wgx3_(render::load_template(data_dir, "gemm/wgx3.cuh.tmpl")),
       epilogue_(render::load_template(data_dir, "gemm/epilogue.cuh.tmpl")) {}
 
 std::vector<std::pair<std::string, std::string>> GemmFamily::key_inputs() const {
   auto inputs = ops_.key_inputs();
-  for (const auto* t : {&lt_, &lt_launch_, &tc_, &tc_launch_, &x3_, &epilogue_})
+  for (const auto* t : {&lt_, &lt_launch_, &tc_, &tc_launch_, &x3_, &wgx3_, &epilogue_})
     inputs.push_back({t->name, t->text});
   return inputs;
 }
@@ -478,6 +480,25 @@ std::optional<std::string> GemmFamily::x3_unsupported(const GemmProblem& p, cons
   return std::nullopt;
 }
 
+std::optional<std::string> GemmFamily::wgx3_unsupported(const GemmProblem& p, const GemmParams& q) {
+  if (p.dtype != spec::DType::float32) return "the own 3xTF32 GEMM takes float32";
+  if (p.a_km) return "the own 3xTF32 GEMM reads A as stored [M][K] (cuBLASLt takes A.T)";
+  if (p.k % 4 != 0 || (!p.b_nk && p.n % 4 != 0))
+    return "K (and N for a [K][N] B) must be multiples of 4 (16-byte cp.async chunks)";
+  if ((q.bm != 64 && q.bm != 128) || (q.bn != 64 && q.bn != 128) || q.bk != 32)
+    return "tile " + std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" +
+           std::to_string(q.bk) + " is not one or two m64n64k8 / m64n128k8 warpgroups by 32";
+  // Two split buffers (big and small of both tiles) and the raw stages, + 1 KiB of alignment.
+  const std::int64_t tiles = std::int64_t(q.bm + q.bn) * q.bk * 4;
+  if (q.stages < 2 || 4 * tiles + q.stages * tiles + 1024 > 227 * 1024)
+    return "shared memory above 227 KiB per SM";
+  if ((p.m + q.bm - 1) / q.bm > 65535 || p.batch > 65535) return "grid too large";
+  constexpr std::int64_t int_max = 2147483647;
+  if (p.m > int_max || p.n > int_max || p.k > int_max)
+    return "a dimension past 2^31 (the kernel indexes within a matrix in int)";
+  return std::nullopt;
+}
+
 Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, const GemmProblem& p,
                              const GemmParams& q) const {
   const std::string fn = "egg_" + c.name;
@@ -502,6 +523,9 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
   if (q.structure == "x3")
     if (auto why = x3_unsupported(p, q))
       throw InternalError("gemm: x3 asked for an unsupported problem: " + *why);
+  if (q.structure == "wgx3")
+    if (auto why = wgx3_unsupported(p, q))
+      throw InternalError("gemm: wgx3 asked for an unsupported problem: " + *why);
 
   // The epilogue program (everything after alpha*A.B that the kernel, not cuBLASLt, computes).
   json operands = json::array(), loads = json::array(), steps = json::array();
@@ -597,6 +621,7 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
       {"stages", q.stages},
       {"min_blocks", q.min_blocks},
       {"fold", q.fold},
+      {"warpgroups", q.bm / 64},
       {"kernel_ns", q.structure}};
   // cuBLASLt: its A is our B (row-major out = A.B is column-major out^T = B^T.A^T).
   ctx["trans_a"] = p.b_nk ? "CUBLAS_OP_T" : "CUBLAS_OP_N";
@@ -644,19 +669,22 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
   const std::string shape = std::to_string(p.batch) + "x" + std::to_string(p.m) + "x" +
                             std::to_string(p.n) + "x" + std::to_string(p.k) + " " +
                             spec::dtype_name(p.dtype);
-  if (q.structure == "tc" || q.structure == "x3") {
-    const bool x3 = q.structure == "x3";
-    cand.id = "gemm." + q.structure + ":" + std::to_string(q.bm) + "x" + std::to_string(q.bn) +
-              "x" + std::to_string(q.bk) + ":w" + std::to_string(q.warps_m) + "x" +
-              std::to_string(q.warps_n) + ":s" + std::to_string(q.stages) +
-              (q.min_blocks > 1 ? ":m" + std::to_string(q.min_blocks) : "") +
-              (x3 && q.fold > 1 ? ":f" + std::to_string(q.fold) : "");
-    cand.summary = std::string(x3 ? "own 3xTF32 split-precision GEMM " : "own tensor-core GEMM ") +
-                   shape + ", tile " + std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" +
-                   std::to_string(q.bk) + ", " + std::to_string(q.stages) +
+  if (q.structure == "tc" || q.structure == "x3" || q.structure == "wgx3") {
+    const bool x3 = q.structure == "x3", wg = q.structure == "wgx3";
+    const std::string tile =
+        std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" + std::to_string(q.bk);
+    cand.id = wg ? "gemm.wgx3:" + tile + ":s" + std::to_string(q.stages)
+                 : "gemm." + q.structure + ":" + tile + ":w" + std::to_string(q.warps_m) + "x" +
+                       std::to_string(q.warps_n) + ":s" + std::to_string(q.stages) +
+                       (q.min_blocks > 1 ? ":m" + std::to_string(q.min_blocks) : "") +
+                       (x3 && q.fold > 1 ? ":f" + std::to_string(q.fold) : "");
+    cand.summary = std::string(wg   ? "own 3xTF32 split-precision GEMM on wgmma (sm_90a) "
+                               : x3 ? "own 3xTF32 split-precision GEMM "
+                                    : "own tensor-core GEMM ") +
+                   shape + ", tile " + tile + ", " + std::to_string(q.stages) +
                    " stages, epilogue in registers: " + epilogue_text;
     ctx["summary"] = cand.summary;
-    const render::Template& kernel = x3 ? x3_ : tc_;
+    const render::Template& kernel = wg ? wgx3_ : x3 ? x3_ : tc_;
     cand.code.device_code = render::render(kernel.text, ctx, kernel.name);
     cand.code.launch_body = render::render(tc_launch_.text, ctx, tc_launch_.name);
   } else {
@@ -744,6 +772,46 @@ std::vector<GemmParams> gemm_x3_tuning_space(const GemmProblem& p) {
   return space;
 }
 
+GemmParams gemm_wgx3_default() {
+  // Two warpgroups of 64x128 (64 accumulators and 64 partial sums a thread), three raw stages:
+  // 225 KiB of shared memory, one block an SM.
+  GemmParams q;
+  q.structure = "wgx3";
+  q.bm = 128, q.bn = 128, q.bk = 32, q.stages = 3, q.fold = 4;
+  q.warps_m = 8, q.warps_n = 1;
+  return q;
+}
+
+std::vector<GemmParams> gemm_wgx3_tuning_space(const GemmProblem& p) {
+  // Expert prior: the wgmma kernel is bound by the tensor cores when a tile's split overlaps the
+  // previous tile's products; smaller tiles buy a fourth stage in flight, or more blocks where
+  // the grid of 128x128 tiles would not fill the GPU.
+  std::vector<GemmParams> space;
+  auto add = [&](int bm, int bn, int stages) {
+    GemmParams q = gemm_wgx3_default();
+    q.bm = bm, q.bn = bn, q.stages = stages, q.warps_m = bm / 16;
+    if (!GemmFamily::wgx3_unsupported(p, q)) space.push_back(q);
+  };
+  const std::int64_t tiles = p.batch * ((p.m + 127) / 128) * ((p.n + 127) / 128);
+  add(128, 64, 4);
+  add(64, 128, 4);
+  add(128, 128, 2);
+  if (tiles < 264) add(64, 64, 4);
+  return space;
+}
+
+std::optional<GemmParams> GemmFamily::split_default(const GemmProblem& p) const {
+  if (precision_ != "fp32x3") return std::nullopt;
+  const GemmParams q = wgmma_ ? gemm_wgx3_default() : gemm_x3_default();
+  if (wgmma_ ? wgx3_unsupported(p, q) : x3_unsupported(p, q)) return std::nullopt;
+  return q;
+}
+
+std::vector<GemmParams> GemmFamily::split_tuning_space(const GemmProblem& p) const {
+  if (!split_default(p)) return {};
+  return wgmma_ ? gemm_wgx3_tuning_space(p) : gemm_x3_tuning_space(p);
+}
+
 std::vector<GemmParams> gemm_lt_tuning_space(const GemmProblem& p, const GemmParams& incumbent) {
   // The library floor, measured: the heuristic's ranked algos after the incumbent's (stage 1
   // measured index 0, its own first choice), so that stage 1 and 2 together time the top
@@ -779,8 +847,7 @@ std::vector<GemmParams> GemmFamily::structure_params(const spec::Spec& s, const 
   std::vector<GemmParams> out;
   // PRECISION fp32x3: the user opted in to split-precision tensor-core math, which stage 1 then
   // measures first, against the library floor (cuBLASLt's SGEMM) second.
-  if (precision_ == "fp32x3" && !x3_unsupported(p, gemm_x3_default()))
-    out.push_back(gemm_x3_default());
+  if (auto split = split_default(p)) out.push_back(*split);
   GemmParams q;
   const bool native = native_epilogue(s, p).has_value();
   if (native) {
@@ -805,13 +872,11 @@ std::vector<GemmParams> GemmFamily::tuning_params(const spec::Spec& s, const con
                                                   const std::string& bottleneck) const {
   (void)bottleneck;  // a GEMM is compute-bound at these sizes; the space is the same either way
   if (base.structure == "tc") return gemm_tc_tuning_space(p);
-  if (base.structure == "x3") return gemm_x3_tuning_space(p);
+  if (base.structure == "x3" || base.structure == "wgx3") return split_tuning_space(p);
   if (base.structure == "lt_native" && !native_epilogue(s, p)) return {};
   // PRECISION fp32x3 with cuBLASLt ahead after stage 1: the split-precision tiles the user opted
   // in to are measured first all the same (stage 1 measured one of them), then cuBLASLt's algos.
-  std::vector<GemmParams> out;
-  if (precision_ == "fp32x3" && !x3_unsupported(p, gemm_x3_default()))
-    out = gemm_x3_tuning_space(p);
+  std::vector<GemmParams> out = split_tuning_space(p);
   for (const auto& q : gemm_lt_tuning_space(p, base)) out.push_back(q);
   if (base.structure == "lt_epilogue" && !p.epilogue.empty()) {
     GemmParams q = base;
@@ -829,7 +894,8 @@ std::optional<GemmParams> GemmFamily::fallback_params(const spec::Spec&, const c
   if (f.structure == "lt_epilogue" && f.algo == 0 && f.epilogue_block == 256) return std::nullopt;
   // A ranked index or split the heuristic does not offer for this problem: nothing to repair (the
   // incumbent, index 0, was measured already).
-  if (f.structure != "tc" && f.structure != "x3" && (f.algo > 0 || f.splitk > 0))
+  if (f.structure != "tc" && f.structure != "x3" && f.structure != "wgx3" &&
+      (f.algo > 0 || f.splitk > 0))
     return std::nullopt;
   GemmParams q;
   q.structure = "lt_epilogue";

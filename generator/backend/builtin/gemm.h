@@ -6,6 +6,8 @@
 //   registers
 //   x3          an own fp32 GEMM in 3xTF32 split precision (mma.sync m16n8k8, cp.async
 //               multi-stage), epilogue in registers; only with PRECISION fp32x3, proposed first
+//   wgx3        the same split on Hopper's warpgroup instruction (wgmma m64nNk8 from shared
+//               memory, sm_90a): in place of x3 where every target arch is sm_90a
 // Stage 2 tunes the cuBLASLt heuristic algo index, or the own kernels' tiles and stages.
 #pragma once
 
@@ -48,13 +50,13 @@ struct GemmNativeEpilogue {
 
 // Tunable parameters of the GEMM templates.
 struct GemmParams {
-  std::string structure = "lt_epilogue";  // lt_native | lt_epilogue | tc | x3
+  std::string structure = "lt_epilogue";  // lt_native | lt_epilogue | tc | x3 | wgx3
   int algo = 0;                           // cuBLASLt: index into the heuristic's ranked algos
   int splitk =
       0;  // cuBLASLt: 0 = as the heuristic configured the algo, else K split this many ways
   int epilogue_block = 256;  // lt_epilogue: threads per block of the epilogue kernel
   bool tf32 = false;         // fp32 on TF32 tensor cores (only with PRECISION tf32)
-  // tc, x3: block tile, warps, pipeline stages
+  // tc, x3, wgx3: block tile, warps, pipeline stages (wgx3: a warpgroup per 64 rows of bm, bk 32)
   int bm = 128, bn = 128, bk = 32, warps_m = 2, warps_n = 4, stages = 3;
   int min_blocks = 1;  // __launch_bounds__ minimum blocks per SM (2 caps registers at 128/thread)
   int fold = 1;        // x3: k-steps of 8 summed inside the tensor cores before a rounded add
@@ -65,8 +67,9 @@ struct GemmParams {
 class GemmFamily : public PlannedFamily<GemmProblem, GemmParams> {
  public:
   // `precision`: "default" (PyTorch's: fp32 without TF32), "tf32", "bf16" or "fp32x3" (opted in
-  // with PRECISION).
-  explicit GemmFamily(const std::filesystem::path& data_dir, std::string precision = "default");
+  // with PRECISION); `wgmma`: every target arch has Hopper's wgmma (sm_90a).
+  explicit GemmFamily(const std::filesystem::path& data_dir, std::string precision = "default",
+                      bool wgmma = false);
 
   std::string name() const override { return "gemm"; }
   std::vector<std::pair<std::string, std::string>> key_inputs() const override;
@@ -82,6 +85,9 @@ class GemmFamily : public PlannedFamily<GemmProblem, GemmParams> {
   static std::optional<std::string> tc_unsupported(const GemmProblem& p, const GemmParams& params);
   // Why the own 3xTF32 kernel cannot run this problem with these parameters, or nullopt.
   static std::optional<std::string> x3_unsupported(const GemmProblem& p, const GemmParams& params);
+  // Why the own 3xTF32 wgmma kernel cannot run this problem with these parameters, or nullopt.
+  static std::optional<std::string> wgx3_unsupported(const GemmProblem& p,
+                                                     const GemmParams& params);
 
  protected:
   std::vector<GemmParams> structure_params(const spec::Spec& spec,
@@ -99,13 +105,20 @@ class GemmFamily : public PlannedFamily<GemmProblem, GemmParams> {
   // The analysis; throws the UserError (its operand checks run inside helpers that return values).
   GemmProblem problem_of(const spec::Spec& spec) const;
 
+  // The split-precision structure this family proposes under PRECISION fp32x3 (wgx3 where every
+  // arch is sm_90a, else x3), its default and its tuning space; nullopt when it cannot run `p`.
+  std::optional<GemmParams> split_default(const GemmProblem& p) const;
+  std::vector<GemmParams> split_tuning_space(const GemmProblem& p) const;
+
   std::string precision_;
+  bool wgmma_;
   OpTable ops_;
   render::Template lt_;
   render::Template lt_launch_;
   render::Template tc_;
   render::Template tc_launch_;
   render::Template x3_;
+  render::Template wgx3_;
   render::Template epilogue_;
 };
 
@@ -115,6 +128,9 @@ std::vector<GemmParams> gemm_tc_tuning_space(const GemmProblem& p);
 // first.
 GemmParams gemm_x3_default();
 std::vector<GemmParams> gemm_x3_tuning_space(const GemmProblem& p);
+// The same for the wgmma (sm_90a) 3xTF32 kernel.
+GemmParams gemm_wgx3_default();
+std::vector<GemmParams> gemm_wgx3_tuning_space(const GemmProblem& p);
 
 // cuBLASLt's ranked algos the template asks the heuristic for, and how many of them stage 1 and 2
 // measure between them (index 0 in stage 1, the rest in stage 2).
