@@ -1,0 +1,11 @@
+import torch, torch.nn as nn, torch.nn.functional as F
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(128, 256)
+    def forward(self, x):
+        return torch.max(torch.clamp(self.fc(x), min=0.0), dim=1)[0]
+def get_inputs():
+    return [torch.randn(64, 128)]
+def get_init_inputs():
+    return []
