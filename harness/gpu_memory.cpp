@@ -70,6 +70,28 @@ GpuMemoryAdmission::GpuMemoryAdmission(std::size_t need,
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
+std::optional<std::string> server_room_blocked(std::size_t need,
+                                               const std::function<std::size_t()>& free_bytes,
+                                               std::size_t free_before,
+                                               std::chrono::milliseconds max_wait) {
+  const auto start = std::chrono::steady_clock::now();
+  std::size_t free = free_bytes();
+  if (free == 0 || free >= need + kGpuMemoryMargin) return std::nullopt;  // 0: unknown
+  const std::size_t kept = free_before > free ? free_before - free : 0;
+  if (kept < kCandidateKeptBytes) return std::nullopt;
+  while (std::chrono::steady_clock::now() - start < max_wait) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    free = free_bytes();
+    if (free >= need + kGpuMemoryMargin) return std::nullopt;
+  }
+  return "the candidate keeps " + gb(kept) +
+         " of GPU memory after its call; beside it and the harness's buffers the reference "
+         "server cannot compute the next input set (" +
+         gb(need) + " needed, " + gb(free) +
+         " free): on this GPU the candidate is too large to verify; a candidate that keeps less "
+         "memory, or a GPU with more, verifies it";
+}
+
 GpuMemoryAdmission::~GpuMemoryAdmission() {
   if (fd_ >= 0) {
     lock_fd(fd_, LOCK_UN);

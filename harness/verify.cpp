@@ -143,6 +143,9 @@ class Verifier {
   Group make_group();
   void upload(Group& g, const ServedSet& set);
   CallSummary call(Group& g, int k, const std::string& label);
+  // Throws too_large where the reference server could not compute a set of `need` bytes because
+  // of memory the candidate keeps (gpu_memory.h, server_room_blocked).
+  void room_for_server(std::size_t need);
   Tolerance tolerance_for(const TensorDecl& d) const;
   GpuTimingLock::Mode call_lock_mode() const {
     return opts_.exclusive_calls ? GpuTimingLock::Mode::exclusive : GpuTimingLock::Mode::shared;
@@ -163,7 +166,8 @@ class Verifier {
   LaunchFn launch_ = nullptr;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t done_ = nullptr;
-  bool launched_ = false;  // after the first launch, CUDA errors are the candidate's
+  bool launched_ = false;               // after the first launch, CUDA errors are the candidate's
+  std::size_t free_before_launch_ = 0;  // free GPU memory after the buffers, before any launch
   KernelTrace trace_;
   std::uint32_t stream_id_ = 0;
   double kernels_per_call_ = 0;
@@ -350,8 +354,18 @@ void Verifier::save_mismatch(const DeviceBuffer& out, const ServedTensor& ref, i
   save(ref.ptr, stem + "_ref.bin");
 }
 
+void Verifier::room_for_server(std::size_t need) {
+  // Only once the candidate has run (what it keeps is then on the GPU) and only where the server
+  // computes sets on demand (need_bytes 0: every set resident).
+  if (!launched_ || refs_->need_bytes() == 0) return;
+  if (auto why =
+          server_room_blocked(need, free_gpu_memory, free_before_launch_, std::chrono::seconds(20)))
+    throw Reject{VerifyStatus::too_large, *why};
+}
+
 CallSummary Verifier::call(Group& g, int k, const std::string& label) {
   const ServedSet* served = nullptr;
+  room_for_server(refs_->need_bytes());
   try {
     served = &refs_->fetch(k);
   } catch (const RefError& e) {
@@ -467,6 +481,7 @@ bool Verifier::rule_judges(const TensorDecl& d, const Comparison& c) const {
 void Verifier::judge_against_exact(const Group& g, const ServedSet& set,
                                    const std::vector<std::size_t>& outputs, CallSummary& summary) {
   const ExactOutputs* exact = nullptr;
+  room_for_server(2 * refs_->need_bytes());  // float64 doubles the set (refserver.py, exact)
   try {
     exact = &refs_->fetch_exact();
   } catch (const RefError& e) {
@@ -826,6 +841,7 @@ VerifyResult Verifier::run() {
       a = make_group();
       b = make_group();
     }
+    free_before_launch_ = free_gpu_memory();
     std::vector<CallSummary> calls;
     for (int k = 0; k < n_sets; ++k)
       calls.push_back(call(k >= 2 && k % 2 == 0 ? b : a, k, "set " + std::to_string(k)));

@@ -7,7 +7,7 @@
 namespace egg::harness {
 namespace {
 
-constexpr std::array<std::pair<VerifyStatus, std::string_view>, 19> kNames{{
+constexpr std::array<std::pair<VerifyStatus, std::string_view>, 20> kNames{{
     {VerifyStatus::verified, "verified"},
     {VerifyStatus::mismatch, "mismatch"},
     {VerifyStatus::nan_output, "nan_output"},
@@ -27,6 +27,7 @@ constexpr std::array<std::pair<VerifyStatus, std::string_view>, 19> kNames{{
     {VerifyStatus::no_gpu, "no_gpu"},
     {VerifyStatus::harness_error, "harness_error"},
     {VerifyStatus::gpu_busy, "gpu_busy"},
+    {VerifyStatus::too_large, "too_large"},
 }};
 
 nlohmann::json percentiles_json(const Percentiles& p) {

@@ -51,7 +51,8 @@ enum class VerifyStatus {
   spec_error,        // spec.json or the reference tensors are missing or malformed
   no_gpu,            // no CUDA device: nothing could be verified
   harness_error,     // a bug or environment problem in the harness itself
-  gpu_busy,  // the GPU's memory stayed taken by other jobs (not the candidate's fault: retry)
+  gpu_busy,   // the GPU's memory stayed taken by other jobs (not the candidate's fault: retry)
+  too_large,  // the candidate keeps so much GPU memory that the references cannot be computed
 };
 
 // Stable name of a status ("verified", "mismatch", ...).

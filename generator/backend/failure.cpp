@@ -6,7 +6,7 @@
 namespace egg::backend {
 
 std::string_view failure_name(FailureClass c) {
-  static constexpr std::array<std::pair<FailureClass, std::string_view>, 20> kNames{{
+  static constexpr std::array<std::pair<FailureClass, std::string_view>, 21> kNames{{
       {FailureClass::forbidden_api, "forbidden_api"},
       {FailureClass::compile_error, "compile_error"},
       {FailureClass::mismatch, "mismatch"},
@@ -27,6 +27,7 @@ std::string_view failure_name(FailureClass c) {
       {FailureClass::no_gpu, "no_gpu"},
       {FailureClass::harness_error, "harness_error"},
       {FailureClass::gpu_busy, "gpu_busy"},
+      {FailureClass::too_large, "too_large"},
   }};
   for (const auto& [cls, name] : kNames)
     if (cls == c) return name;

@@ -29,6 +29,7 @@ enum class FailureClass {
   no_gpu,
   harness_error,
   gpu_busy,
+  too_large,  // the candidate keeps so much GPU memory that its references cannot be computed
 };
 
 std::string_view failure_name(FailureClass c);

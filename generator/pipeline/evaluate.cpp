@@ -148,6 +148,8 @@ backend::FailureClass failure_class(const verify::GpuOutcome& out) {
       return FailureClass::no_gpu;
     case VerifyStatus::gpu_busy:
       return FailureClass::gpu_busy;
+    case VerifyStatus::too_large:
+      return FailureClass::too_large;
     case VerifyStatus::verified:
     case VerifyStatus::harness_error:
       break;

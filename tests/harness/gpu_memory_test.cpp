@@ -68,3 +68,34 @@ TEST(GpuMemoryAdmission, OneHolderAtATime) {
   t3.join();
   EXPECT_EQ(most.load(), 1);
 }
+
+// The reference server's next set beside a candidate that keeps memory after its call: fine when
+// the memory is free, not the candidate's business when other jobs hold it, and refused (after a
+// bounded wait) when the candidate itself holds it: the server would wait for this very process.
+TEST(ServerRoom, RefusedOnlyWhereTheCandidateKeepsWhatTheServerNeeds) {
+  constexpr std::size_t GB = std::size_t{1} << 30;
+  const auto never = std::chrono::milliseconds(300);
+  EXPECT_FALSE(server_room_blocked(
+      10 * GB, [] { return 40 * GB; }, 40 * GB, never));
+  // 30 GB free, 34 needed, the candidate kept nothing: other jobs' memory, the server waits.
+  EXPECT_FALSE(server_room_blocked(
+      34 * GB, [] { return 30 * GB; }, 30 * GB, never));
+  // The candidate kept 14 GB (44 free before it ran, 30 after) and nothing frees it.
+  auto why = server_room_blocked(
+      34 * GB, [] { return 30 * GB; }, 44 * GB, never);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("the candidate keeps 15.0"), std::string::npos) << *why;
+  EXPECT_NE(why->find("too large to verify"), std::string::npos) << *why;
+  // Another job frees memory within the wait: the server gets its room.
+  std::atomic<std::size_t> free{30 * GB};
+  std::thread other([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    free = 40 * GB;
+  });
+  EXPECT_FALSE(server_room_blocked(
+      34 * GB, [&] { return free.load(); }, 44 * GB, std::chrono::seconds(5)));
+  other.join();
+  // Free memory that cannot be read (0) is no reason to refuse.
+  EXPECT_FALSE(server_room_blocked(
+      34 * GB, [] { return std::size_t{0}; }, 44 * GB, never));
+}

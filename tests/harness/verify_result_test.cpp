@@ -7,8 +7,9 @@ using namespace egg::harness;
 TEST(VerifyResult, StatusNamesRoundTrip) {
   for (auto s : {VerifyStatus::verified, VerifyStatus::mismatch, VerifyStatus::nan_output,
                  VerifyStatus::timeout, VerifyStatus::side_stream, VerifyStatus::harness_error,
-                 VerifyStatus::forbidden_source})
+                 VerifyStatus::forbidden_source, VerifyStatus::too_large})
     EXPECT_EQ(status_from_name(status_name(s)), s);
+  EXPECT_TRUE(is_candidate_failure(VerifyStatus::too_large));  // the stage moves on
   EXPECT_FALSE(status_from_name("bogus"));
   EXPECT_TRUE(is_candidate_failure(VerifyStatus::crash));
   EXPECT_FALSE(is_candidate_failure(VerifyStatus::no_gpu));
