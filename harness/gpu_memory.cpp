@@ -72,12 +72,11 @@ GpuMemoryAdmission::GpuMemoryAdmission(std::size_t need,
 
 std::optional<std::string> server_room_blocked(std::size_t need,
                                                const std::function<std::size_t()>& free_bytes,
-                                               std::size_t free_before,
+                                               std::size_t kept,
                                                std::chrono::milliseconds max_wait) {
   const auto start = std::chrono::steady_clock::now();
   std::size_t free = free_bytes();
   if (free == 0 || free >= need + kGpuMemoryMargin) return std::nullopt;  // 0: unknown
-  const std::size_t kept = free_before > free ? free_before - free : 0;
   if (kept < kCandidateKeptBytes) return std::nullopt;
   while (std::chrono::steady_clock::now() - start < max_wait) {
     std::this_thread::sleep_for(std::chrono::milliseconds(250));

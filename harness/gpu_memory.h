@@ -54,15 +54,15 @@ class GpuMemoryAdmission {
 inline constexpr std::size_t kCandidateKeptBytes = std::size_t{1} << 30;
 
 // Whether the reference server can compute its next set (`need` bytes) while this harness holds
-// its buffers and the candidate what it kept after its call. `free_before` is the free memory
-// measured after the harness allocated its buffers, before the candidate first ran. nullopt when
+// its buffers and the candidate what it kept after its call: `kept`, the free memory's drop across
+// the candidate's first call. nullopt when
 // `need` (+ the margin) is free, or when what is missing is not the candidate's (other jobs hold
 // it: the server waits for them, as every job does). Otherwise it waits up to `max_wait` for
 // other jobs to free enough, then says why not: the server would wait for memory that only this
 // process, itself waiting on the server, could free.
 std::optional<std::string> server_room_blocked(std::size_t need,
                                                const std::function<std::size_t()>& free_bytes,
-                                               std::size_t free_before,
+                                               std::size_t kept,
                                                std::chrono::milliseconds max_wait);
 
 }  // namespace egg::harness

@@ -166,8 +166,8 @@ class Verifier {
   LaunchFn launch_ = nullptr;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t done_ = nullptr;
-  bool launched_ = false;               // after the first launch, CUDA errors are the candidate's
-  std::size_t free_before_launch_ = 0;  // free GPU memory after the buffers, before any launch
+  bool launched_ = false;           // after the first launch, CUDA errors are the candidate's
+  std::size_t candidate_kept_ = 0;  // the free GPU memory's drop across the first call
   KernelTrace trace_;
   std::uint32_t stream_id_ = 0;
   double kernels_per_call_ = 0;
@@ -359,7 +359,7 @@ void Verifier::room_for_server(std::size_t need) {
   // computes sets on demand (need_bytes 0: every set resident).
   if (!launched_ || refs_->need_bytes() == 0) return;
   if (auto why =
-          server_room_blocked(need, free_gpu_memory, free_before_launch_, std::chrono::seconds(20)))
+          server_room_blocked(need, free_gpu_memory, candidate_kept_, std::chrono::seconds(20)))
     throw Reject{VerifyStatus::too_large, *why};
 }
 
@@ -383,6 +383,8 @@ CallSummary Verifier::call(Group& g, int k, const std::string& label) {
   check(cudaDeviceSynchronize(), "before launch");
   if (trace_.active()) trace_.take();
   const std::uint64_t t0 = trace_.active() ? trace_.now() : 0;
+  const bool first = !launched_;
+  const std::size_t free_before = first ? free_gpu_memory() : 0;
   launched_ = true;
   const cudaError_t launch_error = launch_(g.args.data(), stream_);
   if (launch_error == cudaErrorMemoryAllocation)
@@ -397,6 +399,10 @@ CallSummary Verifier::call(Group& g, int k, const std::string& label) {
   const std::uint64_t t_done = trace_.active() ? trace_.now() : 0;
   check(cudaDeviceSynchronize(), label + ": device-wide synchronize");
   check(cudaGetLastError(), label);
+  if (first) {  // what the candidate keeps after its call (workspaces it allocated and holds)
+    const std::size_t free_after = free_gpu_memory();
+    candidate_kept_ = free_before > free_after ? free_before - free_after : 0;
+  }
   if (trace_.active()) {
     int kernels = 0;
     for (const auto& kt : trace_.take()) {
@@ -841,7 +847,6 @@ VerifyResult Verifier::run() {
       a = make_group();
       b = make_group();
     }
-    free_before_launch_ = free_gpu_memory();
     std::vector<CallSummary> calls;
     for (int k = 0; k < n_sets; ++k)
       calls.push_back(call(k >= 2 && k % 2 == 0 ? b : a, k, "set " + std::to_string(k)));

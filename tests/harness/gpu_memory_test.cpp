@@ -76,13 +76,13 @@ TEST(ServerRoom, RefusedOnlyWhereTheCandidateKeepsWhatTheServerNeeds) {
   constexpr std::size_t GB = std::size_t{1} << 30;
   const auto never = std::chrono::milliseconds(300);
   EXPECT_FALSE(server_room_blocked(
-      10 * GB, [] { return 40 * GB; }, 40 * GB, never));
+      10 * GB, [] { return 40 * GB; }, 14 * GB, never));
   // 30 GB free, 34 needed, the candidate kept nothing: other jobs' memory, the server waits.
   EXPECT_FALSE(server_room_blocked(
-      34 * GB, [] { return 30 * GB; }, 30 * GB, never));
-  // The candidate kept 14 GB (44 free before it ran, 30 after) and nothing frees it.
+      34 * GB, [] { return 30 * GB; }, 0, never));
+  // The candidate kept 14 GiB after its first call, and nothing frees it.
   auto why = server_room_blocked(
-      34 * GB, [] { return 30 * GB; }, 44 * GB, never);
+      34 * GB, [] { return 30 * GB; }, 14 * GB, never);
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("the candidate keeps 15.0"), std::string::npos) << *why;
   EXPECT_NE(why->find("too large to verify"), std::string::npos) << *why;
@@ -93,9 +93,9 @@ TEST(ServerRoom, RefusedOnlyWhereTheCandidateKeepsWhatTheServerNeeds) {
     free = 40 * GB;
   });
   EXPECT_FALSE(server_room_blocked(
-      34 * GB, [&] { return free.load(); }, 44 * GB, std::chrono::seconds(5)));
+      34 * GB, [&] { return free.load(); }, 14 * GB, std::chrono::seconds(5)));
   other.join();
   // Free memory that cannot be read (0) is no reason to refuse.
   EXPECT_FALSE(server_room_blocked(
-      34 * GB, [] { return std::size_t{0}; }, 44 * GB, never));
+      34 * GB, [] { return std::size_t{0}; }, 14 * GB, never));
 }
