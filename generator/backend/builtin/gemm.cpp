@@ -88,6 +88,7 @@ json GemmParams::to_json() const {
               {"stages", stages},
               {"min_blocks", min_blocks}});
     if (structure == "x3") j["fold"] = fold;
+    if (structure == "wgx3") j["inflight"] = inflight;
   } else {
     j["algo"] = algo;
     if (splitk > 0) j["splitk"] = splitk;
@@ -112,6 +113,7 @@ GemmParams GemmParams::from_json(const json& j) {
   p.stages = j.value("stages", p.stages);
   p.min_blocks = j.value("min_blocks", p.min_blocks);
   p.fold = j.value("fold", p.fold);
+  p.inflight = j.value("inflight", p.inflight);
   return p;
 }
 
@@ -492,6 +494,7 @@ std::optional<std::string> GemmFamily::wgx3_unsupported(const GemmProblem& p, co
   const std::int64_t tiles = std::int64_t(q.bm + q.bn) * q.bk * 4;
   if (q.stages < 2 || 4 * tiles + q.stages * tiles + 1024 > 227 * 1024)
     return "shared memory above 227 KiB per SM";
+  if (q.inflight != 1 && q.inflight != 2) return "one or two wgmma groups in flight";
   if ((p.m + q.bm - 1) / q.bm > 65535 || p.batch > 65535) return "grid too large";
   constexpr std::int64_t int_max = 2147483647;
   if (p.m > int_max || p.n > int_max || p.k > int_max)
@@ -622,6 +625,7 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
       {"min_blocks", q.min_blocks},
       {"fold", q.fold},
       {"warpgroups", q.bm / 64},
+      {"inflight", q.inflight},
       {"kernel_ns", q.structure}};
   // cuBLASLt: its A is our B (row-major out = A.B is column-major out^T = B^T.A^T).
   ctx["trans_a"] = p.b_nk ? "CUBLAS_OP_T" : "CUBLAS_OP_N";
@@ -673,7 +677,8 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
     const bool x3 = q.structure == "x3", wg = q.structure == "wgx3";
     const std::string tile =
         std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" + std::to_string(q.bk);
-    cand.id = wg ? "gemm.wgx3:" + tile + ":s" + std::to_string(q.stages)
+    cand.id = wg ? "gemm.wgx3:" + tile + ":s" + std::to_string(q.stages) +
+                       (q.inflight > 1 ? ":i" + std::to_string(q.inflight) : "")
                  : "gemm." + q.structure + ":" + tile + ":w" + std::to_string(q.warps_m) + "x" +
                        std::to_string(q.warps_n) + ":s" + std::to_string(q.stages) +
                        (q.min_blocks > 1 ? ":m" + std::to_string(q.min_blocks) : "") +
@@ -784,15 +789,20 @@ GemmParams gemm_wgx3_default() {
 
 std::vector<GemmParams> gemm_wgx3_tuning_space(const GemmProblem& p) {
   // Expert prior: the wgmma kernel is bound by the tensor cores when a tile's split overlaps the
-  // previous tile's products; smaller tiles buy a fourth stage in flight, or more blocks where
-  // the grid of 128x128 tiles would not fill the GPU.
+  // previous tile's products, and idles while a tile's products wait for their rounded add: a
+  // second group in flight keeps the next tile's products queued (a second set of partial sums,
+  // 64 more registers a thread). Smaller tiles buy a fourth stage in flight, or more blocks where
+  // the grid of 128x128 tiles would not fill the GPU (H100, 2026-12-05: 128x128 with three stages
+  // and one group in flight was the fastest of the others, docs/PERFORMANCE.md).
   std::vector<GemmParams> space;
-  auto add = [&](int bm, int bn, int stages) {
+  auto add = [&](int bm, int bn, int stages, int inflight = 1) {
     GemmParams q = gemm_wgx3_default();
-    q.bm = bm, q.bn = bn, q.stages = stages, q.warps_m = bm / 16;
+    q.bm = bm, q.bn = bn, q.stages = stages, q.warps_m = bm / 16, q.inflight = inflight;
     if (!GemmFamily::wgx3_unsupported(p, q)) space.push_back(q);
   };
   const std::int64_t tiles = p.batch * ((p.m + 127) / 128) * ((p.n + 127) / 128);
+  add(128, 128, 3, 2);
+  add(128, 64, 4, 2);
   add(128, 64, 4);
   add(64, 128, 4);
   add(128, 128, 2);

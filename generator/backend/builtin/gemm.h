@@ -60,6 +60,7 @@ struct GemmParams {
   int bm = 128, bn = 128, bk = 32, warps_m = 2, warps_n = 4, stages = 3;
   int min_blocks = 1;  // __launch_bounds__ minimum blocks per SM (2 caps registers at 128/thread)
   int fold = 1;        // x3: k-steps of 8 summed inside the tensor cores before a rounded add
+  int inflight = 1;    // wgx3: wgmma groups in flight (2: the next tile's products queued)
   nlohmann::json to_json() const;
   static GemmParams from_json(const nlohmann::json& j);
 };
