@@ -637,6 +637,47 @@ TEST(Gemm, SplitPrecisionWgmmaCandidatesCompileForSm90a) {
             std::string::npos);
 }
 
+// Where every arch is sm_90a, an fp16/bf16 GEMM with nn.Linear's [N][K] weight leads with the
+// wgmma kernel, measured against cuBLASLt; its tiles come first in stage 2 whichever led. It
+// compiles for sm_90a with the real nvcc, with an epilogue and ragged edges.
+TEST(Gemm, HalfPrecisionLinearRunsOnWgmmaWhereEveryArchIsSm90a) {
+  GemmFamily hopper(kData, "default", true);
+  auto s = spec::parse_spec(linear_spec("bfloat16", "silu"));
+  auto c = contract::derive(s, "k");
+  auto cands = hopper.structures(s, c);
+  ASSERT_GE(cands.size(), 2u);
+  EXPECT_EQ(cands[0].id, "gemm.wg:128x256x64:s4");
+  EXPECT_EQ(cands[1].params["structure"], "lt_epilogue");
+  const auto& code = cands[0].code.device_code;
+  EXPECT_TRUE(has(code, "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16")) << code;
+  EXPECT_TRUE(has(code, "const float t1 = egg_silu(g);"));
+  auto tunings = hopper.tunings(s, c, cands[0], "compute");
+  ASSERT_GE(tunings.size(), 3u);
+  for (const auto& t : tunings) EXPECT_EQ(t.params["structure"], "wg") << t.id;
+  auto after_lt = hopper.tunings(s, c, cands[1], "compute");
+  ASSERT_FALSE(after_lt.empty());
+  EXPECT_EQ(after_lt.front().id, tunings.front().id);
+  auto fb = hopper.fallback(s, c, cands[0]);
+  ASSERT_TRUE(fb.has_value());
+  EXPECT_EQ(fb->params["structure"], "lt_epilogue");
+  // Not without sm_90a, not for fp32, not for a [K][N] B (matmul).
+  EXPECT_EQ(find(GemmFamily(kData).structures(s, c), "wg"), nullptr);
+  auto f = spec::parse_spec(linear_spec("float32", "silu"));
+  EXPECT_EQ(find(hopper.structures(f, contract::derive(f, "k")), "wg"), nullptr);
+  auto mm = spec::parse_spec(matmul_spec("float16", 0, 256, 512, 256));
+  EXPECT_EQ(find(hopper.structures(mm, contract::derive(mm, "k")), "wg"), nullptr);
+
+  const auto nvcc = egg::testing::real_nvcc();
+  if (!nvcc) GTEST_SKIP() << "no nvcc";
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands[0], "sm_90a"), "");
+  auto h = spec::parse_spec(linear_spec("float16", "gelu"));
+  auto hc = contract::derive(h, "k");
+  const auto ht = hopper.tunings(h, hc, hopper.structures(h, hc)[0], "compute");
+  ASSERT_FALSE(ht.empty());
+  EXPECT_TRUE(has(ht.front().code.device_code, "m64n128k16.f32.f16.f16"));
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, hc, ht.front(), "sm_90a"), "");
+}
+
 TEST(Gemm, PrecisionOptInSelectsTheComputeTypeForFp32Only) {
   auto s = spec::parse_spec(matmul_spec("float32", 0, 64, 128, 256));
   auto c = contract::derive(s, "k");

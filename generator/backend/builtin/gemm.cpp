@@ -79,7 +79,7 @@ std::optional<std::string> own_kernel_limits(const GemmProblem& p, const GemmPar
 
 json GemmParams::to_json() const {
   json j = {{"structure", structure}, {"tf32", tf32}};
-  if (structure == "tc" || structure == "x3" || structure == "wgx3") {
+  if (structure == "tc" || structure == "x3" || structure == "wgx3" || structure == "wg") {
     j.update({{"bm", bm},
               {"bn", bn},
               {"bk", bk},
@@ -127,11 +127,12 @@ GemmFamily::GemmFamily(const std::filesystem::path& data_dir, std::string precis
       tc_launch_(render::load_template(data_dir, "gemm/tc_launch.tmpl")),
       x3_(render::load_template(data_dir, "gemm/x3.cuh.tmpl")),
       wgx3_(render::load_template(data_dir, "gemm/wgx3.cuh.tmpl")),
+      wg_(render::load_template(data_dir, "gemm/wg.cuh.tmpl")),
       epilogue_(render::load_template(data_dir, "gemm/epilogue.cuh.tmpl")) {}
 
 std::vector<std::pair<std::string, std::string>> GemmFamily::key_inputs() const {
   auto inputs = ops_.key_inputs();
-  for (const auto* t : {&lt_, &lt_launch_, &tc_, &tc_launch_, &x3_, &wgx3_, &epilogue_})
+  for (const auto* t : {&lt_, &lt_launch_, &tc_, &tc_launch_, &x3_, &wgx3_, &wg_, &epilogue_})
     inputs.push_back({t->name, t->text});
   return inputs;
 }
@@ -482,6 +483,28 @@ std::optional<std::string> GemmFamily::x3_unsupported(const GemmProblem& p, cons
   return std::nullopt;
 }
 
+std::optional<std::string> GemmFamily::wg_unsupported(const GemmProblem& p, const GemmParams& q) {
+  if (p.dtype != spec::DType::float16 && p.dtype != spec::DType::bfloat16)
+    return "the own wgmma GEMM takes float16/bfloat16";
+  if (p.a_km || !p.b_nk)
+    return "the own wgmma GEMM reads A as [M][K] and B as [N][K] (nn.Linear's weight), both "
+           "K-major";
+  if (p.k % 8 != 0 || p.n % 8 != 0)
+    return "K and N must be multiples of 8 (16-byte cp.async chunks)";
+  if ((q.bm != 64 && q.bm != 128) || (q.bn != 128 && q.bn != 256) || q.bk != 64)
+    return "tile " + std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" +
+           std::to_string(q.bk) + " is not one or two m64n128k16 / m64n256k16 warpgroups by 64";
+  const std::int64_t stage = std::int64_t(q.bm + q.bn) * q.bk * 2;
+  const std::int64_t staging = std::int64_t(q.bm) * (q.bn + 4) * 4;
+  if (q.stages < 3 || std::max(q.stages * stage, staging) + 1024 > 227 * 1024)
+    return "shared memory above 227 KiB per SM";
+  if ((p.m + q.bm - 1) / q.bm > 65535 || p.batch > 65535) return "grid too large";
+  constexpr std::int64_t int_max = 2147483647;
+  if (p.m > int_max || p.n > int_max || p.k > int_max)
+    return "a dimension past 2^31 (the kernel indexes within a matrix in int)";
+  return std::nullopt;
+}
+
 std::optional<std::string> GemmFamily::wgx3_unsupported(const GemmProblem& p, const GemmParams& q) {
   if (p.dtype != spec::DType::float32) return "the own 3xTF32 GEMM takes float32";
   if (p.a_km) return "the own 3xTF32 GEMM reads A as stored [M][K] (cuBLASLt takes A.T)";
@@ -529,6 +552,9 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
   if (q.structure == "wgx3")
     if (auto why = wgx3_unsupported(p, q))
       throw InternalError("gemm: wgx3 asked for an unsupported problem: " + *why);
+  if (q.structure == "wg")
+    if (auto why = wg_unsupported(p, q))
+      throw InternalError("gemm: wg asked for an unsupported problem: " + *why);
 
   // The epilogue program (everything after alpha*A.B that the kernel, not cuBLASLt, computes).
   json operands = json::array(), loads = json::array(), steps = json::array();
@@ -626,6 +652,7 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
       {"fold", q.fold},
       {"warpgroups", q.bm / 64},
       {"inflight", q.inflight},
+      {"wgmma_type", p.dtype == spec::DType::bfloat16 ? "bf16" : "f16"},
       {"kernel_ns", q.structure}};
   // cuBLASLt: its A is our B (row-major out = A.B is column-major out^T = B^T.A^T).
   ctx["trans_a"] = p.b_nk ? "CUBLAS_OP_T" : "CUBLAS_OP_N";
@@ -673,23 +700,25 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
   const std::string shape = std::to_string(p.batch) + "x" + std::to_string(p.m) + "x" +
                             std::to_string(p.n) + "x" + std::to_string(p.k) + " " +
                             spec::dtype_name(p.dtype);
-  if (q.structure == "tc" || q.structure == "x3" || q.structure == "wgx3") {
-    const bool x3 = q.structure == "x3", wg = q.structure == "wgx3";
+  if (q.structure == "tc" || q.structure == "x3" || q.structure == "wgx3" || q.structure == "wg") {
+    const bool x3 = q.structure == "x3", wg = q.structure == "wgx3", half_wg = q.structure == "wg";
     const std::string tile =
         std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" + std::to_string(q.bk);
-    cand.id = wg ? "gemm.wgx3:" + tile + ":s" + std::to_string(q.stages) +
-                       (q.inflight > 1 ? ":i" + std::to_string(q.inflight) : "")
-                 : "gemm." + q.structure + ":" + tile + ":w" + std::to_string(q.warps_m) + "x" +
-                       std::to_string(q.warps_n) + ":s" + std::to_string(q.stages) +
-                       (q.min_blocks > 1 ? ":m" + std::to_string(q.min_blocks) : "") +
-                       (x3 && q.fold > 1 ? ":f" + std::to_string(q.fold) : "");
-    cand.summary = std::string(wg   ? "own 3xTF32 split-precision GEMM on wgmma (sm_90a) "
-                               : x3 ? "own 3xTF32 split-precision GEMM "
-                                    : "own tensor-core GEMM ") +
+    cand.id = half_wg ? "gemm.wg:" + tile + ":s" + std::to_string(q.stages)
+              : wg    ? "gemm.wgx3:" + tile + ":s" + std::to_string(q.stages) +
+                         (q.inflight > 1 ? ":i" + std::to_string(q.inflight) : "")
+                   : "gemm." + q.structure + ":" + tile + ":w" + std::to_string(q.warps_m) + "x" +
+                         std::to_string(q.warps_n) + ":s" + std::to_string(q.stages) +
+                         (q.min_blocks > 1 ? ":m" + std::to_string(q.min_blocks) : "") +
+                         (x3 && q.fold > 1 ? ":f" + std::to_string(q.fold) : "");
+    cand.summary = std::string(half_wg ? "own tensor-core GEMM on wgmma (sm_90a) "
+                               : wg    ? "own 3xTF32 split-precision GEMM on wgmma (sm_90a) "
+                               : x3    ? "own 3xTF32 split-precision GEMM "
+                                       : "own tensor-core GEMM ") +
                    shape + ", tile " + tile + ", " + std::to_string(q.stages) +
                    " stages, epilogue in registers: " + epilogue_text;
     ctx["summary"] = cand.summary;
-    const render::Template& kernel = wg ? wgx3_ : x3 ? x3_ : tc_;
+    const render::Template& kernel = half_wg ? wg_ : wg ? wgx3_ : x3 ? x3_ : tc_;
     cand.code.device_code = render::render(kernel.text, ctx, kernel.name);
     cand.code.launch_body = render::render(tc_launch_.text, ctx, tc_launch_.name);
   } else {
@@ -774,6 +803,32 @@ std::vector<GemmParams> gemm_x3_tuning_space(const GemmProblem& p) {
   add(128, 128, 2, 4, 4, 4);  // a fourth stage in flight
   add(128, 128, 2, 4, 3, 1);  // a rounded add after every k-step (the most accurate)
   if (tiles < 264) add(64, 64, 2, 2, 3, 4, 2);  // small grids: more blocks
+  return space;
+}
+
+GemmParams gemm_wg_default() {
+  // Two warpgroups of 64x256 (128 accumulators a thread), four stages of 48 KiB: cuBLASLt's own
+  // shape class for large half-precision GEMMs on Hopper; one block an SM.
+  GemmParams q;
+  q.structure = "wg";
+  q.bm = 128, q.bn = 256, q.bk = 64, q.stages = 4, q.warps_m = 8, q.warps_n = 1;
+  return q;
+}
+
+std::vector<GemmParams> gemm_wg_tuning_space(const GemmProblem& p) {
+  // Expert prior: narrower tiles with more stages in flight, and one warpgroup of 64 rows where
+  // the grid of 128x256 tiles would not fill the GPU.
+  std::vector<GemmParams> space;
+  auto add = [&](int bm, int bn, int stages) {
+    GemmParams q = gemm_wg_default();
+    q.bm = bm, q.bn = bn, q.stages = stages, q.warps_m = bm / 16;
+    if (!GemmFamily::wg_unsupported(p, q)) space.push_back(q);
+  };
+  const std::int64_t tiles = p.batch * ((p.m + 127) / 128) * ((p.n + 255) / 256);
+  add(128, 128, 6);
+  add(128, 256, 3);
+  add(128, 128, 4);
+  if (tiles < 264) add(64, 256, 5);
   return space;
 }
 
@@ -874,6 +929,8 @@ std::vector<GemmParams> GemmFamily::structure_params(const spec::Spec& s, const 
   GemmParams tc;
   tc.structure = "tc";
   if (!tc_unsupported(p, tc)) out.push_back(tc);
+  // Where every arch is sm_90a, the wgmma kernel leads, measured against cuBLASLt.
+  if (wgmma_ && !wg_unsupported(p, gemm_wg_default())) out.insert(out.begin(), gemm_wg_default());
   return out;
 }
 
@@ -882,11 +939,14 @@ std::vector<GemmParams> GemmFamily::tuning_params(const spec::Spec& s, const con
                                                   const std::string& bottleneck) const {
   (void)bottleneck;  // a GEMM is compute-bound at these sizes; the space is the same either way
   if (base.structure == "tc") return gemm_tc_tuning_space(p);
+  if (base.structure == "wg") return gemm_wg_tuning_space(p);
   if (base.structure == "x3" || base.structure == "wgx3") return split_tuning_space(p);
   if (base.structure == "lt_native" && !native_epilogue(s, p)) return {};
   // PRECISION fp32x3 with cuBLASLt ahead after stage 1: the split-precision tiles the user opted
   // in to are measured first all the same (stage 1 measured one of them), then cuBLASLt's algos.
   std::vector<GemmParams> out = split_tuning_space(p);
+  // The same for the fp16/bf16 wgmma kernel's tiles (sm_90a).
+  if (wgmma_ && !wg_unsupported(p, gemm_wg_default())) out = gemm_wg_tuning_space(p);
   for (const auto& q : gemm_lt_tuning_space(p, base)) out.push_back(q);
   if (base.structure == "lt_epilogue" && !p.epilogue.empty()) {
     GemmParams q = base;
@@ -904,7 +964,7 @@ std::optional<GemmParams> GemmFamily::fallback_params(const spec::Spec&, const c
   if (f.structure == "lt_epilogue" && f.algo == 0 && f.epilogue_block == 256) return std::nullopt;
   // A ranked index or split the heuristic does not offer for this problem: nothing to repair (the
   // incumbent, index 0, was measured already).
-  if (f.structure != "tc" && f.structure != "x3" && f.structure != "wgx3" &&
+  if (f.structure != "tc" && f.structure != "x3" && f.structure != "wgx3" && f.structure != "wg" &&
       (f.algo > 0 || f.splitk > 0))
     return std::nullopt;
   GemmParams q;

@@ -8,6 +8,8 @@
 //               multi-stage), epilogue in registers; only with PRECISION fp32x3, proposed first
 //   wgx3        the same split on Hopper's warpgroup instruction (wgmma m64nNk8 from shared
 //               memory, sm_90a): in place of x3 where every target arch is sm_90a
+//   wg          an own fp16/bf16 GEMM on wgmma (m64nNk16 from shared memory, sm_90a) for a B
+//               stored [N][K] (nn.Linear's weight), proposed first where every arch is sm_90a
 // Stage 2 tunes the cuBLASLt heuristic algo index, or the own kernels' tiles and stages.
 #pragma once
 
@@ -50,7 +52,7 @@ struct GemmNativeEpilogue {
 
 // Tunable parameters of the GEMM templates.
 struct GemmParams {
-  std::string structure = "lt_epilogue";  // lt_native | lt_epilogue | tc | x3 | wgx3
+  std::string structure = "lt_epilogue";  // lt_native | lt_epilogue | tc | x3 | wgx3 | wg
   int algo = 0;                           // cuBLASLt: index into the heuristic's ranked algos
   int splitk =
       0;  // cuBLASLt: 0 = as the heuristic configured the algo, else K split this many ways
@@ -86,6 +88,8 @@ class GemmFamily : public PlannedFamily<GemmProblem, GemmParams> {
   static std::optional<std::string> tc_unsupported(const GemmProblem& p, const GemmParams& params);
   // Why the own 3xTF32 kernel cannot run this problem with these parameters, or nullopt.
   static std::optional<std::string> x3_unsupported(const GemmProblem& p, const GemmParams& params);
+  // Why the own fp16/bf16 wgmma kernel cannot run this problem with these parameters, or nullopt.
+  static std::optional<std::string> wg_unsupported(const GemmProblem& p, const GemmParams& params);
   // Why the own 3xTF32 wgmma kernel cannot run this problem with these parameters, or nullopt.
   static std::optional<std::string> wgx3_unsupported(const GemmProblem& p,
                                                      const GemmParams& params);
@@ -120,6 +124,7 @@ class GemmFamily : public PlannedFamily<GemmProblem, GemmParams> {
   render::Template tc_launch_;
   render::Template x3_;
   render::Template wgx3_;
+  render::Template wg_;
   render::Template epilogue_;
 };
 
@@ -129,6 +134,9 @@ std::vector<GemmParams> gemm_tc_tuning_space(const GemmProblem& p);
 // first.
 GemmParams gemm_x3_default();
 std::vector<GemmParams> gemm_x3_tuning_space(const GemmProblem& p);
+// The stage-1 configuration and stage-2 tiles of the own fp16/bf16 wgmma kernel.
+GemmParams gemm_wg_default();
+std::vector<GemmParams> gemm_wg_tuning_space(const GemmProblem& p);
 // The same for the wgmma (sm_90a) 3xTF32 kernel.
 GemmParams gemm_wgx3_default();
 std::vector<GemmParams> gemm_wgx3_tuning_space(const GemmProblem& p);
