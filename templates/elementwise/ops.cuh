@@ -41,6 +41,31 @@ EGG_HD float egg_remainder(float a, float b) {
   const float mod = fmodf(a, b);
   return (mod != 0.0f && ((b < 0.0f) != (mod < 0.0f))) ? mod + b : mod;
 }
+// torch.div(a, b, rounding_mode="floor") on floats, as ATen's div_floor_floating: the quotient of
+// a - fmod(a, b), one less where the remainder's sign differs from b's, rounded to the nearest
+// integer below; a / b where b is 0.
+EGG_HD float egg_floor_divide(float a, float b) {
+  if (b == 0.0f) return a / b;
+  const float mod = fmodf(a, b);
+  float div = (a - mod) / b;
+  if (mod != 0.0f && ((b < 0.0f) != (mod < 0.0f))) div -= 1.0f;
+  if (div == 0.0f) return copysignf(0.0f, a / b);
+  const float floored = floorf(div);
+  return div - floored > 0.5f ? floored + 1.0f : floored;
+}
+// Integer arithmetic (int64 values of the fusion IR): Python's floor division and remainder, as
+// PyTorch computes them for integer tensors (b == 0 is undefined there too).
+EGG_HD long long egg_ifloor_divide(long long a, long long b) {
+  const long long q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+EGG_HD long long egg_iremainder(long long a, long long b) {
+  const long long r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+EGG_HD long long egg_iabs(long long a) { return a < 0 ? -a : a; }
+EGG_HD long long egg_imin(long long a, long long b) { return a < b ? a : b; }
+EGG_HD long long egg_imax(long long a, long long b) { return a < b ? b : a; }
 EGG_HD float egg_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 EGG_HD float egg_silu(float x) { return x / (1.0f + expf(-x)); }
 EGG_HD float egg_gelu_erf(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f)); }

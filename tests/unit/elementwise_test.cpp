@@ -94,9 +94,10 @@ TEST(Elementwise, IntegerOutputIsRejected) {
   EXPECT_TRUE(family.cannot_implement(spec::parse_spec(j)).has_value());
 }
 
-// Integer inputs are read where PyTorch converts them to a floating type (a cast, an op with a
-// float result) or moved by a layout op; integer arithmetic is refused, naming the op.
-TEST(Elementwise, IntegersAreReadWhereTheResultIsFloating) {
+// Integer inputs are int64 values of the kernel: moved by layout ops, converted to float where
+// PyTorch's result is floating, and computed exactly by the ops with an integer form; an op
+// without one (exp of an integer into an integer) is refused, naming the op.
+TEST(Elementwise, IntegersAreComputedExactlyOrConvertedWhereTheResultIsFloating) {
   ElementwiseFamily family(kData);
   using egg::testing::node;
   using egg::testing::ref;
@@ -114,10 +115,21 @@ TEST(Elementwise, IntegersAreReadWhereTheResultIsFloating) {
   const auto c = contract::derive(ok, "k");
   const std::string code = family.structures(ok, c).front().code.device_code;
   EXPECT_TRUE(has(code, "const std::int64_t* __restrict__")) << code;
-  auto why = family.cannot_implement(spec_of("int64"));  // idx.t() * 3: integer arithmetic
+  EXPECT_TRUE(has(code, "static_cast<float>(egg_v")) << code;  // converted for the float mul
+  const auto exact = spec_of("int64");  // idx.t() * 3: int64 arithmetic, then the cast
+  ASSERT_FALSE(family.cannot_implement(exact).has_value());
+  const std::string icode =
+      family.structures(exact, contract::derive(exact, "k")).front().code.device_code;
+  EXPECT_TRUE(has(icode, "const long long egg_v1 = (egg_v0 * 3LL);")) << icode;
+  // An op with no integer form computing an integer is refused, naming the op and its line.
+  auto no_form = spec::parse_spec(egg::testing::spec_around(
+      {egg::testing::tensor("idx", {4, 8}, "int64")}, json::array(),
+      {node("e", "exp", {ref("idx")}, json::object(), {4, 8}, 6, "int64"),
+       node("f", "cast", {ref("e")}, {{"dtype", "float32"}}, {4, 8}, 7)}));
+  auto why = family.cannot_implement(no_form);
   ASSERT_TRUE(why.has_value());
-  EXPECT_EQ(why->where().line, 7);
-  EXPECT_TRUE(has(why->describe(), "computes int64 from `t` (int64)")) << why->describe();
+  EXPECT_EQ(why->where().line, 6);
+  EXPECT_TRUE(has(why->describe(), "computes int64")) << why->describe();
 }
 
 TEST(Elementwise, ClampWithOneBoundUsesInfinity) {

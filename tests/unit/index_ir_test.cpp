@@ -102,7 +102,7 @@ TEST(IndexIr, GathersIndexTheSourceByTheIndicesValues) {
   const std::string p = program(s);
   // e[b, t, k] = w[ids[b, t], k]: ids read at the element's leading digits (i / 8).
   EXPECT_TRUE(has(p, "const IndexT egg_i3 = (i / 8);")) << p;
-  EXPECT_TRUE(has(p, "const float egg_v0 = egg_to_float(ids[egg_i3]);")) << p;
+  EXPECT_TRUE(has(p, "const long long egg_v0 = static_cast<long long>(ids[egg_i3]);")) << p;
   EXPECT_TRUE(has(p, "const IndexT egg_i4 = static_cast<IndexT>(egg_v0);")) << p;
   EXPECT_TRUE(has(p, "w[egg_i4 * 8 + egg_i0]")) << p;
 
@@ -110,7 +110,7 @@ TEST(IndexIr, GathersIndexTheSourceByTheIndicesValues) {
       {tensor("x", {5, 7, 3}), egg::testing::tensor("j", {4}, "int32", "")}, json::array(),
       {node("g", "index_select", {ref("x"), ref("j")}, {{"dim", 1}}, {5, 4, 3}, 6)}));
   const std::string q = program(sel);
-  EXPECT_TRUE(has(q, "egg_to_float(j[")) << q;
+  EXPECT_TRUE(has(q, "static_cast<long long>(j[")) << q;
   EXPECT_TRUE(has(q, " * 3 + ")) << q;  // the gathered index scales by dim 1's stride
 
   OpTable ops(kData);
@@ -167,7 +167,7 @@ TEST(IndexIr, GatherAndReflectPadReadIndicesInside) {
       {tensor("x", {4, 16, 8}), egg::testing::tensor("idx", {4, 5, 8}, "int64", "")}, json::array(),
       {node("g", "gather", {ref("x"), ref("idx")}, {{"dim", 1}}, {4, 5, 8}, 5)}));
   const std::string g = program(gather);
-  EXPECT_TRUE(has(g, "static_cast<IndexT>(egg_e_idx)")) << g;  // the index read at element i
+  EXPECT_TRUE(has(g, "static_cast<long long>(idx[i])")) << g;  // the index read at element i
   EXPECT_TRUE(has(g, " * 8 + ")) << g;
 
   const auto reflect = spec::parse_spec(spec_around(
@@ -203,7 +203,33 @@ TEST(IndexIr, AnArangeIsStartPlusStepTimesItsIndex) {
        node("s", "add", {ref("x"), ref("a")}, {{"alpha", 1}}, {4, 6}, 5)});
   j["nodes"][0]["dtype"] = "int64";
   const std::string p = program(spec::parse_spec(j));
-  EXPECT_TRUE(has(p, "= 1.0f + 2.0f * static_cast<float>(egg_i0);")) << p;
+  // An int64 arange in long long arithmetic, converted where it meets the float x.
+  EXPECT_TRUE(has(p, "const long long egg_v0 = 1LL + 2LL * static_cast<long long>(egg_i0);")) << p;
+  EXPECT_TRUE(has(p, "(egg_e_x + 1.0f * static_cast<float>(egg_v0))")) << p;
+}
+
+// Integer arithmetic is exact in long long: Python's floor division and remainder, comparisons
+// of integers without a conversion, and the result used as a gather's index.
+TEST(IndexIr, IntegerArithmeticIsExactAndIndexes) {
+  auto j = spec_around(
+      {tensor("x", {4, 16}), egg::testing::tensor("idx", {4, 1}, "int64", "")}, json::array(),
+      {node("m", "mul", {ref("idx"), json{{"scalar", 3}}}, json::object(), {4, 1}, 5),
+       node("r", "remainder", {ref("m"), json{{"scalar", 16}}}, json::object(), {4, 1}, 5),
+       node("q", "div", {ref("idx"), json{{"scalar", 2}}}, {{"rounding_mode", "floor"}}, {4, 1}, 6),
+       node("g", "gather", {ref("x"), ref("r")}, {{"dim", 1}}, {4, 1}, 7),
+       node("c", "gt", {ref("q"), ref("idx")}, json::object(), {4, 1}, 8),
+       node("o", "add", {ref("g"), ref("c")}, {{"alpha", 1}}, {4, 1}, 9)});
+  for (int k : {0, 1, 2}) j["nodes"][k]["dtype"] = "int64";
+  j["nodes"][4]["dtype"] = "bool";
+  j["outputs"][0]["node"] = "o";
+  j["outputs"][0]["shape"] = {4, 1};
+  const std::string p = program(spec::parse_spec(j));
+  EXPECT_TRUE(has(p, "const long long egg_v0 = static_cast<long long>(idx[")) << p;
+  EXPECT_TRUE(has(p, "(egg_v0 * 3LL)")) << p;
+  EXPECT_TRUE(has(p, "egg_iremainder(egg_v1, 16LL)")) << p;
+  EXPECT_TRUE(has(p, "static_cast<IndexT>(egg_v2)")) << p;
+  EXPECT_TRUE(has(p, "egg_ifloor_divide(egg_v0, 2LL)")) << p;
+  EXPECT_TRUE(has(p, "const float egg_v5 = (egg_v4 > egg_v0 ? 1.0f : 0.0f);")) << p;
 }
 
 // Dropout draws at its value's own element: i where the output is that value, the flat index of

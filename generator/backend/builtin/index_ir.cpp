@@ -99,6 +99,10 @@ std::string conj(const std::string& a, const std::string& b) {
   return a + " && " + b;
 }
 
+// The dtypes the IR computes as int64 values (long long); every other value is a float (bool as
+// 0 or 1).
+bool integer_dtype(spec::DType d) { return d == spec::DType::int64 || d == spec::DType::int32; }
+
 class Builder {
  public:
   Builder(const spec::Spec& s, const OpTable& ops, const std::map<std::string, std::string>& ptr)
@@ -167,11 +171,24 @@ class Builder {
   }
   static std::string context(const Index& at) { return key("", at); }
 
-  // A float temporary holding `expr`.
+  // A temporary holding `expr`: a long long where the value being computed is an integer (an
+  // int64 node, or a load of an integer tensor), else a float.
   std::string emit(const std::string& expr) {
     const std::string var = "egg_v" + std::to_string(vars_++);
-    prog_.statements.push_back("const float " + var + " = " + expr + ";");
+    prog_.statements.push_back((integer_ ? "const long long " : "const float ") + var + " = " +
+                               expr + ";");
     return var;
+  }
+  // The zero of the value being computed.
+  std::string zero() const { return integer_ ? "0LL" : "0.0f"; }
+  // A number as a literal of the value being computed.
+  std::string literal(double v) const {
+    return integer_ ? std::to_string(static_cast<long long>(std::llround(v))) + "LL"
+                    : float_literal(v);
+  }
+  bool integer_value(const std::string& name) const {
+    const auto d = s_.dtype_of(name);
+    return d && integer_dtype(*d);
   }
 
   IndexRead& read_of(const std::string& tensor) {
@@ -196,7 +213,11 @@ class Builder {
   std::string value(const std::string& name, const Index& at) {
     const std::string k = key(name, at);
     if (const auto it = memo_.find(k); it != memo_.end()) return it->second;
+    // What the emits below compute has this value's type (restored for the caller's own emits).
+    const bool outer = integer_;
+    integer_ = integer_value(name);
     std::string v = s_.find_tensor(name) ? load(*s_.find_tensor(name), at) : node(name, at);
+    integer_ = outer;
     memo_[k] = v;
     by_context_[context(at)][name] = v;
     return v;
@@ -246,14 +267,17 @@ class Builder {
     prog_.max_numel = std::max(prog_.max_numel, spec::numel(t.shape));
     IndexRead& r = read_of(t.name);
     const std::string& ptr = ptr_.at(t.name);
-    if (at.linear && at.guard.empty()) {
+    // An integer tensor is read as long long, exactly, at a computed offset (the schedule's
+    // vector loads are float).
+    if (at.linear && at.guard.empty() && !integer_) {
       r.full = true;
       return full_value(ptr);
     }
     r.indexed = true;
     const std::string off = offset_of(at, t.shape);
-    const std::string element = "egg_to_float(" + ptr + "[" + off + "])";
-    return emit(at.guard.empty() ? element : "(" + at.guard + ") ? " + element + " : 0.0f");
+    const std::string element = integer_ ? "static_cast<long long>(" + ptr + "[" + off + "])"
+                                         : "egg_to_float(" + ptr + "[" + off + "])";
+    return emit(at.guard.empty() ? element : "(" + at.guard + ") ? " + element + " : " + zero());
   }
 
   std::string node(const std::string& name, const Index& at) {
@@ -355,7 +379,7 @@ class Builder {
       const std::string diff = "(" + at.dims[r - 1] + " - " + at.dims[r - 2] + ")";
       const std::string keep =
           diff + (n.op == "triu" ? " >= " : " <= ") + num(int_attr(n, "diagonal", 0));
-      return emit("(" + keep + ") ? " + v + " : 0.0f");
+      return emit("(" + keep + ") ? " + v + " : " + zero());
     }
     if (n.op == "arange") {
       // start + step * i along its one dim (an integer arange is exact in float below 2^24).
@@ -364,9 +388,10 @@ class Builder {
         return it == n.attrs.end() || !it->is_number() ? dflt : it->get<double>();
       };
       const double start = number("start", 0.0), step = number("step", 1.0);
-      const std::string i = "static_cast<float>(" + at.dims.at(0) + ")";
-      const std::string scaled = step == 1.0 ? i : float_literal(step) + " * " + i;
-      return emit(start == 0.0 ? scaled : float_literal(start) + " + " + scaled);
+      const std::string i =
+          (integer_ ? "static_cast<long long>(" : "static_cast<float>(") + at.dims.at(0) + ")";
+      const std::string scaled = step == 1.0 ? i : literal(step) + " * " + i;
+      return emit(start == 0.0 ? scaled : literal(start) + " + " + scaled);
     }
     if (n.op == "dropout") return dropout(n, at);
     if (n.op == "repeat") {
@@ -404,7 +429,7 @@ class Builder {
       const double fill = it == n.attrs.end() ? 0.0
                           : it->is_boolean()  ? (it->get<bool>() ? 1.0 : 0.0)
                                               : it->get<double>();
-      return float_literal(fill);
+      return literal(fill);
     }
     throw InternalError("index IR: no rule for `" + n.op + "`");
   }
@@ -465,17 +490,29 @@ class Builder {
     return value(n.args[0].node, in);
   }
 
-  // The IndexT value of the integer tensor `index` at `at`: read as float and converted back,
-  // exact for every index a gather accepts (index_ir_check keeps the gathered dim below 2^24).
+  // The IndexT value of the integer tensor `index` at `at` (an int64 value of the IR: exact).
   std::string gathered(const std::string& index, const Index& at) {
     return idx("static_cast<IndexT>(" + value(index, at) + ")");
   }
 
   std::string pointwise(const spec::Node& n, const Index& at) {
     std::map<std::string, std::string> direct;
+    bool integer_operand = false;
     for (const auto& a : n.args)
-      if (a.kind == spec::Arg::Kind::node)
+      if (a.kind == spec::Arg::Kind::node) {
         direct[a.node] = value(a.node, broadcast(at, n.shape, shape_of(a.node)));
+        integer_operand = integer_operand || integer_value(a.node);
+      }
+    // On integers the table's integer form, exactly: an int64 result, or a comparison of
+    // integers. A floating result converts its integer operands as PyTorch promotes them.
+    if (integer_ || (integer_operand && !float_storage(n.dtype) && ops_.has_integer_form(n))) {
+      const std::string expr = ops_.integer_expression(n, direct);
+      for (const auto& [_, v] : direct)
+        if (expr == v) return v;
+      return emit(expr);
+    }
+    for (auto& [name, v] : direct)
+      if (integer_value(name)) v = "static_cast<float>(" + v + ")";
     // The values computed at this index too, so that chains of scalings fold (OpTable).
     std::map<std::string, std::string> operands = by_context_[context(at)];
     for (const auto& [name, v] : direct) operands[name] = v;
@@ -570,7 +607,7 @@ class Builder {
     const std::string v = value(n.args[0].node, src);
     const auto fill = n.attrs.find("value");
     const double value_attr = fill == n.attrs.end() || fill->is_null() ? 0.0 : fill->get<double>();
-    return inside.empty() ? v : emit("(" + inside + ") ? " + v + " : " + float_literal(value_attr));
+    return inside.empty() ? v : emit("(" + inside + ") ? " + v + " : " + literal(value_attr));
   }
 
   // PyTorch's float scale from output to input coordinates along spatial dim `k` (0 = the first
@@ -717,7 +754,7 @@ class Builder {
       parts.emplace_back(x + " < " + num(hi), value(items[j]->node, src));
       lo = hi;
     }
-    if (parts.empty()) return "0.0f";  // every operand empty: so is the result (never read)
+    if (parts.empty()) return zero();  // every operand empty: so is the result (never read)
     std::string expr = parts.back().second;
     for (size_t j = parts.size() - 1; j-- > 0;)
       expr = "(" + parts[j].first + ") ? " + parts[j].second + " : " + expr;
@@ -754,6 +791,7 @@ class Builder {
   const std::map<std::string, std::string>& ptr_;
   IndexProgram prog_;
   std::map<std::string, Origin> origin_;
+  bool integer_ = false;  // the value being computed is an int64 (value() sets it per value)
   std::map<std::string, std::string> memo_;
   std::map<std::string, std::map<std::string, std::string>> by_context_;
   std::map<std::string, std::string> index_vars_;

@@ -194,6 +194,7 @@ std::optional<UserError> OpTable::check(const spec::Spec& s, const spec::Node& n
 
 std::optional<OpTable::Scaling> OpTable::scaling(const spec::Node& node) const {
   if (!knows(node.op) || node.args.size() != 2) return std::nullopt;
+  if (variant_key(node, "rounding_mode") != "none") return std::nullopt;  // x // 2 is no scaling
   const std::string how = ops_.at(node.op).value("scale", "");
   if (how.empty()) return std::nullopt;
   const auto& a = node.args[0];
@@ -225,6 +226,63 @@ std::optional<OpTable::Scaling> OpTable::folded_scaling(
   return folded;
 }
 
+namespace {
+
+// An integer literal of long long arithmetic for a number the spec holds as a double.
+std::string integer_literal(double v) {
+  return std::to_string(static_cast<long long>(std::llround(v))) + "LL";
+}
+
+// The `int` form of a table entry for `node`: the string, or the node's variant of it; "" when
+// there is none.
+std::string integer_form(const json& op, const spec::Node& node) {
+  if (!op.contains("int")) return "";
+  const json& form = op["int"];
+  if (form.is_string()) return form.get<std::string>();
+  for (auto v = form.begin(); v != form.end(); ++v) {
+    const std::string chosen = variant_key(node, v.key());
+    if (!v->contains(chosen)) return "";
+    return (*v)[chosen].get<std::string>();
+  }
+  return "";
+}
+
+}  // namespace
+
+bool OpTable::has_integer_form(const spec::Node& node) const {
+  return knows(node.op) && !integer_form(ops_.at(node.op), node).empty();
+}
+
+std::string OpTable::integer_expression(const spec::Node& node,
+                                        const std::map<std::string, std::string>& value_of) const {
+  const json& op = ops_.at(node.op);
+  const std::string expr = integer_form(op, node);
+  if (expr.empty())
+    throw InternalError("op table: `" + node.op + "` has no integer form for this node");
+  std::vector<std::string> vals;
+  for (size_t k = 0; k < op.value("arity", 1u); ++k) {
+    const auto& a = node.args[k];
+    if (a.kind == spec::Arg::Kind::node)
+      vals.push_back(value_of.at(a.node));
+    else if (a.kind == spec::Arg::Kind::boolean)
+      vals.push_back(a.flag ? "1LL" : "0LL");
+    else
+      vals.push_back(integer_literal(a.scalar));
+  }
+  std::map<std::string, std::string> attrs;
+  json defaults = op.value("defaults", json::object());
+  for (auto it = defaults.begin(); it != defaults.end(); ++it)
+    attrs[it.key()] = integer_literal(it->get<double>());
+  for (auto it = node.attrs.begin(); it != node.attrs.end(); ++it)
+    if (it->is_number()) attrs[it.key()] = integer_literal(it->get<double>());
+  try {
+    return substitute(expr, vals, attrs);
+  } catch (const std::out_of_range&) {
+    throw UserError(node.where,
+                    "`" + node.target + "` is missing an attribute the builtin backend needs");
+  }
+}
+
 std::string OpTable::expression(const spec::Spec& s, const spec::Node& node,
                                 const std::map<std::string, std::string>& value_of) const {
   const json& op = ops_.at(node.op);
@@ -248,8 +306,13 @@ std::string OpTable::expression(const spec::Spec& s, const spec::Node& node,
   if (op.contains("variants"))
     for (auto v = op["variants"].begin(); v != op["variants"].end(); ++v)
       expr = (*v)[variant_key(node, v.key())].get<std::string>();
-  // A scalar operand with a case of its own (pow(x, 3.0) → x * x * x, x * 1 → x).
-  if (op.contains("scalar_cases"))
+  // A scalar operand with a case of its own (pow(x, 3.0) → x * x * x, x * 1 → x), for the plain
+  // form only (x // 1 is floor(x), not x).
+  bool plain = true;
+  if (op.contains("variants"))
+    for (auto v = op["variants"].begin(); v != op["variants"].end(); ++v)
+      plain = plain && variant_key(node, v.key()) == "none";
+  if (plain && op.contains("scalar_cases"))
     for (auto c = op["scalar_cases"].begin(); c != op["scalar_cases"].end(); ++c) {
       const size_t k = std::stoul(c.key());
       if (k >= node.args.size() || node.args[k].kind != spec::Arg::Kind::scalar) continue;

@@ -57,6 +57,14 @@ class OpTable {
   // the product of the numbers (0.5 * (0.044715 * x) → 0.0223575 * x).
   std::string expression(const spec::Spec& s, const spec::Node& node,
                          const std::map<std::string, std::string>& value_of) const;
+  // True when `node`'s op computes exactly on int64 values (the table's `int` expression; for a
+  // variant such as div's rounding_mode, the node's own variant).
+  bool has_integer_form(const spec::Node& node) const;
+  // The expression of `node` on int64 values (long long operands from `value_of`, scalars and
+  // attributes as integer literals): an int64 result, or a comparison's 0/1. Only where
+  // has_integer_form(node).
+  std::string integer_expression(const spec::Node& node,
+                                 const std::map<std::string, std::string>& value_of) const;
   // "relu, gelu, ..." for messages.
   std::string known_ops() const;
   // Device helpers (ops.cuh) every kernel using the table includes.
