@@ -701,24 +701,24 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
                             std::to_string(p.n) + "x" + std::to_string(p.k) + " " +
                             spec::dtype_name(p.dtype);
   if (q.structure == "tc" || q.structure == "x3" || q.structure == "wgx3" || q.structure == "wg") {
-    const bool x3 = q.structure == "x3", wg = q.structure == "wgx3", half_wg = q.structure == "wg";
+    const bool x3 = q.structure == "x3", wgx3 = q.structure == "wgx3", wg16 = q.structure == "wg";
     const std::string tile =
         std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" + std::to_string(q.bk);
-    cand.id = half_wg ? "gemm.wg:" + tile + ":s" + std::to_string(q.stages)
-              : wg    ? "gemm.wgx3:" + tile + ":s" + std::to_string(q.stages) +
-                         (q.inflight > 1 ? ":i" + std::to_string(q.inflight) : "")
-                   : "gemm." + q.structure + ":" + tile + ":w" + std::to_string(q.warps_m) + "x" +
-                         std::to_string(q.warps_n) + ":s" + std::to_string(q.stages) +
-                         (q.min_blocks > 1 ? ":m" + std::to_string(q.min_blocks) : "") +
-                         (x3 && q.fold > 1 ? ":f" + std::to_string(q.fold) : "");
-    cand.summary = std::string(half_wg ? "own tensor-core GEMM on wgmma (sm_90a) "
-                               : wg    ? "own 3xTF32 split-precision GEMM on wgmma (sm_90a) "
-                               : x3    ? "own 3xTF32 split-precision GEMM "
-                                       : "own tensor-core GEMM ") +
+    cand.id = wg16   ? "gemm.wg:" + tile + ":s" + std::to_string(q.stages)
+              : wgx3 ? "gemm.wgx3:" + tile + ":s" + std::to_string(q.stages) +
+                           (q.inflight > 1 ? ":i" + std::to_string(q.inflight) : "")
+                     : "gemm." + q.structure + ":" + tile + ":w" + std::to_string(q.warps_m) + "x" +
+                           std::to_string(q.warps_n) + ":s" + std::to_string(q.stages) +
+                           (q.min_blocks > 1 ? ":m" + std::to_string(q.min_blocks) : "") +
+                           (x3 && q.fold > 1 ? ":f" + std::to_string(q.fold) : "");
+    cand.summary = std::string(wg16   ? "own tensor-core GEMM on wgmma (sm_90a) "
+                               : wgx3 ? "own 3xTF32 split-precision GEMM on wgmma (sm_90a) "
+                               : x3   ? "own 3xTF32 split-precision GEMM "
+                                      : "own tensor-core GEMM ") +
                    shape + ", tile " + tile + ", " + std::to_string(q.stages) +
                    " stages, epilogue in registers: " + epilogue_text;
     ctx["summary"] = cand.summary;
-    const render::Template& kernel = half_wg ? wg_ : wg ? wgx3_ : x3 ? x3_ : tc_;
+    const render::Template& kernel = wg16 ? wg_ : wgx3 ? wgx3_ : x3 ? x3_ : tc_;
     cand.code.device_code = render::render(kernel.text, ctx, kernel.name);
     cand.code.launch_body = render::render(tc_launch_.text, ctx, tc_launch_.name);
   } else {
@@ -807,8 +807,8 @@ std::vector<GemmParams> gemm_x3_tuning_space(const GemmProblem& p) {
 }
 
 GemmParams gemm_wg_default() {
-  // Two warpgroups of 64x256 (128 accumulators a thread), four stages of 48 KiB: cuBLASLt's own
-  // shape class for large half-precision GEMMs on Hopper; one block an SM.
+  // Two warpgroups of 64x256 (128 accumulators a thread: the widest wgmma, the fewest shared-
+  // memory reads of A per product), four stages of 48 KiB; one block an SM.
   GemmParams q;
   q.structure = "wg";
   q.bm = 128, q.bn = 256, q.bk = 64, q.stages = 4, q.warps_m = 8, q.warps_n = 1;
