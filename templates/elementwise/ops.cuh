@@ -19,6 +19,11 @@ EGG_HD float egg_to_float(bool v) { return v ? 1.0f : 0.0f; }
 // Integers where PyTorch converts them to a floating type (a cast, int * 0.5): rounded to nearest.
 EGG_HD float egg_to_float(std::int64_t v) { return static_cast<float>(v); }
 EGG_HD float egg_to_float(std::int32_t v) { return static_cast<float>(v); }
+// An int64 value of the fusion IR stored to an integer output, exactly.
+template <typename T>
+EGG_HD T egg_from_int(long long v) {
+  return static_cast<T>(v);
+}
 
 template <typename T> EGG_HD T egg_from_float(float v);
 template <> EGG_HD float egg_from_float<float>(float v) { return v; }

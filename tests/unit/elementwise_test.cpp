@@ -33,7 +33,9 @@ TEST(Elementwise, RendersTheFusedChain) {
   EXPECT_TRUE(has(code, "const float egg_v2 = (egg_v0 + 1.0f * egg_v1);"));
   EXPECT_TRUE(has(code, "const float egg_v3 = egg_gelu_tanh(egg_v2);"));
   EXPECT_TRUE(has(code, "egg_load_vec<float, VEC>(x + i0)"));  // full operand: 16-byte vectors
-  EXPECT_TRUE(has(code, "egg_gelu_bias_element<IndexT>(i, egg_to_float(x_v.v[j]), x, bias, out)"));
+  EXPECT_TRUE(has(code, "egg_gelu_bias_element<IndexT>(i, egg_to_float(x_v.v[j]), x, bias, r0)"))
+      << code;
+  EXPECT_TRUE(has(code, "out0_v.v[j] = egg_from_float<float>(r0);"));
   EXPECT_TRUE(has(code, "__launch_bounds__(256)"));
   EXPECT_TRUE(
       has(cand.code.launch_body, "egg_gelu_bias_run<std::int32_t, 4>(x, bias, out0, n, stream)"));
@@ -87,10 +89,22 @@ TEST(Elementwise, UnsupportedOpNamesOpAndLine) {
   EXPECT_TRUE(has(why->hint(), "relu"));
 }
 
-TEST(Elementwise, IntegerOutputIsRejected) {
+// An int64 output stores the kernel's int64 value exactly; a bool or uint8 output is refused.
+TEST(Elementwise, IntegerOutputsAreExactOthersRejected) {
   ElementwiseFamily family(kData);
+  using egg::testing::node;
+  using egg::testing::ref;
+  const auto s = spec::parse_spec(egg::testing::spec_around(
+      {egg::testing::tensor("idx", {4, 8}, "int64")}, json::array(),
+      {node("r", "remainder", {ref("idx"), json{{"scalar", 7}}}, json::object(), {4, 8}, 6,
+            "int64")}));
+  ASSERT_FALSE(family.cannot_implement(s).has_value()) << family.cannot_implement(s)->describe();
+  const std::string code =
+      family.structures(s, contract::derive(s, "k")).front().code.device_code;
+  EXPECT_TRUE(has(code, "long long& r0")) << code;
+  EXPECT_TRUE(has(code, "out0_v.v[j] = egg_from_int<std::int64_t>(r0);")) << code;
   auto j = testing::gelu_bias_spec();
-  j["outputs"][0]["dtype"] = "int64";
+  j["outputs"][0]["dtype"] = "uint8";
   EXPECT_TRUE(family.cannot_implement(spec::parse_spec(j)).has_value());
 }
 

@@ -41,14 +41,16 @@ std::variant<ElementwisePlan, UserError> ElementwiseFamily::analyze(const spec::
   const SourceLocation file_only{s.op_file, 0, "output"};
   if (s.outputs.empty()) return UserError(file_only, "the op has no outputs");
   const std::int64_t n = spec::numel(s.outputs.front().shape);
+  auto integer = [](spec::DType d) { return d == spec::DType::int64 || d == spec::DType::int32; };
   for (const auto& o : s.outputs) {
     // The line of the node that computes the output, so this precise reason wins over the other
     // families' "no <anchor> in the op" (planner.cpp, explain_rejection).
     const spec::Node* producer = s.find_node(o.node);
-    if (!float_storage(o.dtype))
+    if (!float_storage(o.dtype) && !integer(o.dtype))
       return UserError(producer ? producer->where : file_only,
                        "output " + o.name + " is " + spec::dtype_name(o.dtype) +
-                           "; the builtin element-wise kernels write float32, float16 or bfloat16",
+                           "; the builtin element-wise kernels write float32, float16, bfloat16, "
+                           "int64 or int32",
                        "return a floating-point tensor (e.g. .float())");
     if (spec::numel(o.shape) != n)
       return UserError(file_only,
@@ -57,7 +59,6 @@ std::variant<ElementwisePlan, UserError> ElementwiseFamily::analyze(const spec::
                            spec::shape_string(o.shape) + ")",
                        "return outputs of one size, or split the op into two op.py files");
   }
-  auto integer = [](spec::DType d) { return d == spec::DType::int64 || d == spec::DType::int32; };
   auto check_leaf = [&](const spec::Tensor& t,
                         const SourceLocation& at) -> std::optional<UserError> {
     if (!float_storage(t.dtype) && t.dtype != spec::DType::boolean && !integer(t.dtype))
@@ -149,7 +150,12 @@ Candidate ElementwiseFamily::render(const spec::Spec& s, const contract::Contrac
   int slot = 0;
   for (const auto& a : c.args) {
     if (a.role != contract::Role::output) continue;
-    outs.push_back({{"ptr", a.var}, {"ctype", contract::c_type(a.dtype)}, {"slot", slot++}});
+    const bool integer_out = a.dtype == spec::DType::int64 || a.dtype == spec::DType::int32;
+    outs.push_back({{"ptr", a.var},
+                    {"ctype", contract::c_type(a.dtype)},
+                    {"rtype", integer_out ? "long long" : "float"},
+                    {"convert", integer_out ? "egg_from_int" : "egg_from_float"},
+                    {"slot", slot++}});
     full_ptrs.push_back(a.var);
     args.push_back(a.var);
     min_size = std::min(min_size, spec::dtype_size(a.dtype));
