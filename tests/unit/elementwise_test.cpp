@@ -94,13 +94,12 @@ TEST(Elementwise, IntegerOutputsAreExactOthersRejected) {
   ElementwiseFamily family(kData);
   using egg::testing::node;
   using egg::testing::ref;
-  const auto s = spec::parse_spec(egg::testing::spec_around(
-      {egg::testing::tensor("idx", {4, 8}, "int64")}, json::array(),
-      {node("r", "remainder", {ref("idx"), json{{"scalar", 7}}}, json::object(), {4, 8}, 6,
-            "int64")}));
+  const auto s = spec::parse_spec(
+      egg::testing::spec_around({egg::testing::tensor("idx", {4, 8}, "int64")}, json::array(),
+                                {node("r", "remainder", {ref("idx"), json{{"scalar", 7}}},
+                                      json::object(), {4, 8}, 6, "int64")}));
   ASSERT_FALSE(family.cannot_implement(s).has_value()) << family.cannot_implement(s)->describe();
-  const std::string code =
-      family.structures(s, contract::derive(s, "k")).front().code.device_code;
+  const std::string code = family.structures(s, contract::derive(s, "k")).front().code.device_code;
   EXPECT_TRUE(has(code, "long long& r0")) << code;
   EXPECT_TRUE(has(code, "out0_v.v[j] = egg_from_int<std::int64_t>(r0);")) << code;
   auto j = testing::gelu_bias_spec();
