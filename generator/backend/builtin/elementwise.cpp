@@ -70,14 +70,7 @@ std::variant<ElementwisePlan, UserError> ElementwiseFamily::analyze(const spec::
     return std::nullopt;
   };
   for (const auto& node : s.nodes) {
-    if (auto e = index_ir_check(s, node, ops_)) return *e;
-    if (integer(node.dtype) && ops_.knows(node.op) && !ops_.has_integer_form(node))
-      return UserError(node.where,
-                       quote(node) + " computes " + spec::dtype_name(node.dtype) +
-                           "; the builtin element-wise kernels compute integers with add, sub, "
-                           "mul, floor or truncating division, remainder, minimum, maximum, "
-                           "where, comparisons and casts only",
-                       "compute it in float (.float())");
+    if (auto e = index_ir_check(s, node, ops_)) return *e;  // integer ops without a form too
     std::vector<std::string> reads = node_args(node);
     for (const auto& a : node.args)
       for (const auto& item : a.items)
@@ -85,20 +78,6 @@ std::variant<ElementwisePlan, UserError> ElementwiseFamily::analyze(const spec::
     for (const auto& r : reads) {
       if (const auto* t = s.find_tensor(r))
         if (auto e = check_leaf(*t, node.where)) return *e;
-      // Integer values are int64 (long long) in the kernels: moved by layout ops, converted where
-      // PyTorch converts them to a floating type, and computed exactly by the ops the table gives
-      // an integer form (add, sub, mul, floor and truncating division, remainder, min, max,
-      // where, comparisons, casts).
-      const auto type = s.dtype_of(r);
-      if (type && integer(*type) && !is_layout_op(node.op) && integer(node.dtype) &&
-          !ops_.has_integer_form(node))
-        return UserError(node.where,
-                         quote(node) + " computes " + spec::dtype_name(node.dtype) + " from `" + r +
-                             "` (" + spec::dtype_name(*type) +
-                             "); the builtin element-wise kernels compute integers with add, sub, "
-                             "mul, floor or truncating division, remainder, minimum, maximum, "
-                             "where, comparisons and casts only",
-                         "convert it to float first (.float())");
       if (!ops_.knows(node.op)) continue;
       const Shape* read = s.shape_of(r);
       if (!read)

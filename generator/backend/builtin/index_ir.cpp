@@ -382,7 +382,7 @@ class Builder {
       return emit("(" + keep + ") ? " + v + " : " + zero());
     }
     if (n.op == "arange") {
-      // start + step * i along its one dim (an integer arange is exact in float below 2^24).
+      // start + step * i along its one dim (long long for an int64 arange, exact).
       const auto number = [&](const char* key, double dflt) {
         const auto it = n.attrs.find(key);
         return it == n.attrs.end() || !it->is_number() ? dflt : it->get<double>();
@@ -806,7 +806,17 @@ std::string full_value(const std::string& var) { return "egg_e_" + var; }
 
 std::optional<UserError> index_ir_check(const spec::Spec& s, const spec::Node& n,
                                         const OpTable& ops) {
-  if (ops.knows(n.op) || !is_layout_op(n.op)) return ops.check(s, n);
+  if (ops.knows(n.op) || !is_layout_op(n.op)) {
+    // Integer values are int64 in the kernels, computed by the ops with an integer form.
+    if (integer_dtype(n.dtype) && ops.knows(n.op) && !ops.has_integer_form(n))
+      return UserError(n.where,
+                       quote(n) + " computes " + spec::dtype_name(n.dtype) +
+                           "; the builtin kernels compute integers with add, sub, mul, floor or "
+                           "truncating division, remainder, minimum, maximum, where, comparisons "
+                           "and casts only",
+                       "compute it in float (.float())");
+    return ops.check(s, n);
+  }
   for (const auto& a : n.args)
     if (a.kind == spec::Arg::Kind::node && !s.shape_of(a.node))
       return UserError(n.where, quote(n) + " reads `" + a.node +
