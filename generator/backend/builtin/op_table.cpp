@@ -233,6 +233,24 @@ std::string integer_literal(double v) {
   return std::to_string(static_cast<long long>(std::llround(v))) + "LL";
 }
 
+// The operands of `node` as C expressions: its values from `value_of`, its numbers and booleans
+// (as 1 or 0) as literals of `number`.
+std::vector<std::string> operand_texts(const json& op, const spec::Node& node,
+                                       const std::map<std::string, std::string>& value_of,
+                                       std::string (*number)(double)) {
+  std::vector<std::string> vals;
+  for (size_t k = 0; k < op.value("arity", 1u); ++k) {
+    const auto& a = node.args[k];
+    if (a.kind == spec::Arg::Kind::node)
+      vals.push_back(value_of.at(a.node));
+    else if (a.kind == spec::Arg::Kind::boolean)
+      vals.push_back(number(a.flag ? 1.0 : 0.0));
+    else
+      vals.push_back(number(a.scalar));
+  }
+  return vals;
+}
+
 // The `int` form of a table entry for `node`: the string, or the node's variant of it; "" when
 // there is none.
 std::string integer_form(const json& op, const spec::Node& node) {
@@ -259,16 +277,7 @@ std::string OpTable::integer_expression(const spec::Node& node,
   const std::string expr = integer_form(op, node);
   if (expr.empty())
     throw InternalError("op table: `" + node.op + "` has no integer form for this node");
-  std::vector<std::string> vals;
-  for (size_t k = 0; k < op.value("arity", 1u); ++k) {
-    const auto& a = node.args[k];
-    if (a.kind == spec::Arg::Kind::node)
-      vals.push_back(value_of.at(a.node));
-    else if (a.kind == spec::Arg::Kind::boolean)
-      vals.push_back(a.flag ? "1LL" : "0LL");
-    else
-      vals.push_back(integer_literal(a.scalar));
-  }
+  const std::vector<std::string> vals = operand_texts(op, node, value_of, integer_literal);
   std::map<std::string, std::string> attrs;
   json defaults = op.value("defaults", json::object());
   for (auto it = defaults.begin(); it != defaults.end(); ++it)
@@ -292,16 +301,7 @@ std::string OpTable::expression(const spec::Spec& s, const spec::Node& node,
     if (f->factor == 1.0) return base;
     return substitute(ops_.at("mul").value("expr", ""), {base, float_literal(f->factor)}, {});
   }
-  std::vector<std::string> vals;
-  for (size_t k = 0; k < op.value("arity", 1u); ++k) {
-    const auto& a = node.args[k];
-    if (a.kind == spec::Arg::Kind::node)
-      vals.push_back(value_of.at(a.node));
-    else if (a.kind == spec::Arg::Kind::boolean)
-      vals.push_back(a.flag ? "1.0f" : "0.0f");
-    else
-      vals.push_back(float_literal(a.scalar));
-  }
+  const std::vector<std::string> vals = operand_texts(op, node, value_of, float_literal);
   std::string expr = op.value("expr", "");
   if (op.contains("variants"))
     for (auto v = op["variants"].begin(); v != op["variants"].end(); ++v)
