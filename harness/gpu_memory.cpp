@@ -72,17 +72,25 @@ GpuMemoryAdmission::GpuMemoryAdmission(std::size_t need,
 
 std::optional<std::string> server_room_blocked(std::size_t need,
                                                const std::function<std::size_t()>& free_bytes,
-                                               std::size_t kept,
-                                               std::chrono::milliseconds max_wait) {
+                                               std::size_t kept, std::chrono::milliseconds max_wait,
+                                               const fs::path& pause_marker) {
   const auto start = std::chrono::steady_clock::now();
   std::size_t free = free_bytes();
   if (free == 0 || free >= need + kGpuMemoryMargin) return std::nullopt;  // 0: unknown
   if (kept < kCandidateKeptBytes) return std::nullopt;
-  while (std::chrono::steady_clock::now() - start < max_wait) {
+  // Waiting for other jobs is not the candidate's time: the marker pauses the run's time limit.
+  if (!pause_marker.empty()) std::ofstream(pause_marker) << getpid() << "\n";
+  bool room = false;
+  while (!room && std::chrono::steady_clock::now() - start < max_wait) {
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
     free = free_bytes();
-    if (free >= need + kGpuMemoryMargin) return std::nullopt;
+    room = free >= need + kGpuMemoryMargin;
   }
+  if (!pause_marker.empty()) {
+    std::error_code ec;
+    fs::remove(pause_marker, ec);
+  }
+  if (room) return std::nullopt;
   return "the candidate keeps " + gb(kept) +
          " of GPU memory after its call; beside it and the harness's buffers the reference "
          "server cannot compute the next input set (" +

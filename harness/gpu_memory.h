@@ -58,11 +58,12 @@ inline constexpr std::size_t kCandidateKeptBytes = std::size_t{1} << 30;
 // the candidate's first call. nullopt when
 // `need` (+ the margin) is free, or when what is missing is not the candidate's (other jobs hold
 // it: the server waits for them, as every job does). Otherwise it waits up to `max_wait` for
-// other jobs to free enough, then says why not: the server would wait for memory that only this
-// process, itself waiting on the server, could free.
+// other jobs to free enough (with `pause_marker` present, so the run's time limit does not count
+// the wait), then says why not: the server would wait for memory that only this process, itself
+// waiting on the server, could free.
 std::optional<std::string> server_room_blocked(std::size_t need,
                                                const std::function<std::size_t()>& free_bytes,
-                                               std::size_t kept,
-                                               std::chrono::milliseconds max_wait);
+                                               std::size_t kept, std::chrono::milliseconds max_wait,
+                                               const std::filesystem::path& pause_marker = {});
 
 }  // namespace egg::harness

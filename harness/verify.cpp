@@ -358,8 +358,8 @@ void Verifier::room_for_server(std::size_t need) {
   // Only once the candidate has run (what it keeps is then on the GPU) and only where the server
   // computes sets on demand (need_bytes 0: every set resident).
   if (!launched_ || refs_->need_bytes() == 0) return;
-  if (auto why =
-          server_room_blocked(need, free_gpu_memory, candidate_kept_, std::chrono::seconds(20)))
+  if (auto why = server_room_blocked(need, free_gpu_memory, candidate_kept_,
+                                     std::chrono::seconds(120), opts_.marker()))
     throw Reject{VerifyStatus::too_large, *why};
 }
 

@@ -95,6 +95,22 @@ TEST(ServerRoom, RefusedOnlyWhereTheCandidateKeepsWhatTheServerNeeds) {
   EXPECT_FALSE(server_room_blocked(
       34 * GB, [&] { return free.load(); }, 14 * GB, std::chrono::seconds(5)));
   other.join();
+  // The wait pauses the run's time limit: the marker exists while it waits, and not after.
+  const fs::path marker = temp("room_marker");
+  fs::remove(marker);
+  std::atomic<bool> seen{false};
+  std::thread watch([&] {
+    for (int k = 0; k < 100 && !seen; ++k) {
+      seen = fs::exists(marker);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  EXPECT_TRUE(server_room_blocked(
+                  34 * GB, [] { return 30 * GB; }, 14 * GB, never, marker)
+                  .has_value());
+  watch.join();
+  EXPECT_TRUE(seen);
+  EXPECT_FALSE(fs::exists(marker));
   // Free memory that cannot be read (0) is no reason to refuse.
   EXPECT_FALSE(server_room_blocked(
       34 * GB, [] { return std::size_t{0}; }, 14 * GB, never));
