@@ -1,6 +1,7 @@
 #include "spec/spec.h"
 
 #include <fstream>
+#include <limits>
 
 #include "util/files.h"
 
@@ -26,6 +27,18 @@ constexpr DTypeEntry kDTypes[] = {
 [[noreturn]] void malformed(const std::string& what) {
   throw InternalError("malformed spec from the frontend: " + what +
                       " (please report this as a bug in EGG, with the op.py)");
+}
+
+// The int field `key` of `j`, `dflt` when it is missing; an integer of int's range, else the spec
+// is malformed (a number such as 8.9e24 does not convert to int).
+int int_field(const json& j, const char* key, int dflt, const std::string& where) {
+  const auto it = j.find(key);
+  if (it == j.end()) return dflt;
+  if (!it->is_number_integer()) malformed(where + ": " + key + " is not an integer");
+  const auto v = it->get<std::int64_t>();
+  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+    malformed(where + ": " + key + " is out of range");
+  return static_cast<int>(v);
 }
 
 DType dtype_of(const json& j, const std::string& where) {
@@ -159,7 +172,7 @@ std::optional<DType> Spec::dtype_of(const std::string& name) const {
 Spec parse_spec(const json& j) {
   if (!j.is_object()) malformed("top level is not an object");
   Spec s;
-  s.schema = j.value("schema", 0);
+  s.schema = int_field(j, "schema", 0, "spec");
   if (s.schema != kSchemaVersion)
     malformed("schema " + std::to_string(s.schema) + ", expected " +
               std::to_string(kSchemaVersion));
@@ -181,7 +194,7 @@ Spec parse_spec(const json& j) {
       node.attrs = n.value("attrs", json::object());
       node.shape = shape_of(n.value("shape", json::array()), node.name);
       node.dtype = dtype_of(n.value("dtype", json("float32")), node.name);
-      node.where = {n.value("file", s.op_file), n.value("line", 0), node.op};
+      node.where = {n.value("file", s.op_file), int_field(n, "line", 0, node.name), node.op};
       node.code = n.value("code", "");
       s.nodes.push_back(std::move(node));
     }

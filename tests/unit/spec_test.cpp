@@ -48,6 +48,16 @@ TEST(Spec, MalformedSpecIsAnInternalError) {
   auto bad_dtype = testing::gelu_bias_spec();
   bad_dtype["inputs"][0]["dtype"] = "complex128";
   EXPECT_THROW(parse_spec(bad_dtype), InternalError);
+  // Numbers that do not fit an int are malformed, not converted (found by fuzz.spec).
+  auto huge_schema = testing::gelu_bias_spec();
+  huge_schema["schema"] = 8.9e24;
+  EXPECT_THROW(parse_spec(huge_schema), InternalError);
+  auto huge_line = testing::gelu_bias_spec();
+  huge_line["nodes"][0]["line"] = std::int64_t{1} << 40;
+  EXPECT_THROW(parse_spec(huge_line), InternalError);
+  auto float_line = testing::gelu_bias_spec();
+  float_line["nodes"][0]["line"] = 7.5;
+  EXPECT_THROW(parse_spec(float_line), InternalError);
 }
 
 TEST(Spec, DTypes) {
