@@ -14,13 +14,17 @@ and ``philox_dropout`` agree bit for bit.  The masks are not PyTorch's own (its 
 kernel's launch shape); their distribution is: each element kept with probability 1 - p, within
 2^-24.
 
-While a model is captured, ``F.dropout`` in training mode with p > 0 becomes the custom op
+``F.scaled_dot_product_attention`` with ``dropout_p`` > 0 (what nn.MultiheadAttention and
+nn.TransformerEncoderLayer run in training mode) is computed as PyTorch's math reference does,
+its weights' dropout one more ``F.dropout`` call.  While a model is captured, ``F.dropout`` in
+training mode with p > 0 becomes the custom op
 ``egg::dropout(x, p, stream)`` (``capturing()``); while its references are computed it becomes
 ``philox_dropout`` at the set's ``[seed, offset]`` (``drawing()``).  Both count calls the same way,
 so the k-th call of the traced graph and of the reference run are the same stream.
 """
 
 import contextlib
+import math
 
 import torch
 import torch.nn.functional as F
@@ -31,6 +35,7 @@ _MUL = (0xD2511F53, 0xCD9E8D57)
 _WEYL = (0x9E3779B9, 0xBB67AE85)
 _CHUNK = 1 << 22  # elements per pass of philox_dropout (bounds its int64 temporaries)
 _ORIGINAL = F.dropout
+_ORIGINAL_SDPA = F.scaled_dot_product_attention
 
 
 def keep_threshold(p):
@@ -124,11 +129,41 @@ def _patched(draw):
         calls[0] += 1
         out = draw(input, float(p), calls[0] - 1)
         return input.copy_(out) if inplace else out
+    def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                  enable_gqa=False):
+        if not isinstance(dropout_p, (int, float)) or not 0.0 < dropout_p <= 1.0:
+            return _ORIGINAL_SDPA(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p,
+                                  is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
+        return _attention_math(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                               enable_gqa, dropout)
     F.dropout = dropout
+    F.scaled_dot_product_attention = attention
     try:
         yield
     finally:
         F.dropout = _ORIGINAL
+        F.scaled_dot_product_attention = _ORIGINAL_SDPA
+
+
+def _attention_math(q, k, v, attn_mask, p, is_causal, scale, enable_gqa, dropout):
+    """scaled_dot_product_attention with dropout_p > 0 as PyTorch's math reference computes it
+    (softmax(q k^T * scale + bias), dropout on the weights, times v), its dropout through
+    ``dropout`` so it is one more numbered call of the stream (nn.MultiheadAttention and
+    nn.TransformerEncoderLayer in training mode pass their dropout here)."""
+    L, S = q.size(-2), k.size(-2)
+    factor = 1.0 / math.sqrt(q.size(-1)) if scale is None else scale
+    if enable_gqa:
+        k = k.repeat_interleave(q.size(-3) // k.size(-3), -3)
+        v = v.repeat_interleave(q.size(-3) // v.size(-3), -3)
+    scores = torch.matmul(q, k.transpose(-2, -1)) * factor
+    if is_causal:
+        keep = torch.ones(L, S, dtype=torch.bool, device=q.device).tril()
+        scores = scores.masked_fill(~keep, float("-inf"))
+    if attn_mask is not None:
+        scores = (scores.masked_fill(~attn_mask, float("-inf")) if attn_mask.dtype == torch.bool
+                  else scores + attn_mask)
+    weights = dropout(torch.softmax(scores, dim=-1), p, True)
+    return torch.matmul(weights, v)
 
 
 def capturing():

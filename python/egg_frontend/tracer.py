@@ -160,8 +160,9 @@ def refuse_random(ep, op, user_files):
             file or op.path, line, name,
             "forward draws random numbers (%s) from PyTorch's generator, which EGG's kernels "
             "cannot reproduce, so there is no reference to verify a kernel against" % name,
-            "EGG generates dropout written as F.dropout or nn.Dropout (each element kept or "
-            "zeroed, from the kernel's egg_rng input); for other dropout use p=0 or call "
+            "EGG generates dropout written as F.dropout, nn.Dropout or attention's dropout_p "
+            "(each element kept or zeroed, from the kernel's egg_rng input); for other dropout "
+            "use p=0 or call "
             "self.eval() in __init__" if dropout else
             "create random tensors in get_inputs() (or as parameters in __init__) and pass "
             "them to forward")

@@ -42,7 +42,7 @@ class RandomForward(TempOps, unittest.TestCase):
         for body, op in (("torch.dropout(x, 0.5, True)", "dropout"),
                          ("F.dropout1d(x, 0.5, training=True)", "feature_dropout")):
             r = self.refused(body, op)
-            self.assertIn("F.dropout or nn.Dropout", r.error["hint"])
+            self.assertIn("F.dropout, nn.Dropout or attention", r.error["hint"])
             self.assertIn("self.eval()", r.error["hint"])
 
     def test_no_randomness_traces(self):

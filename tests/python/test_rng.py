@@ -60,6 +60,28 @@ class Philox(unittest.TestCase):
         self.assertIs(F.dropout, rng._ORIGINAL)
         self.assertFalse(torch.equal(rng.state(0, "cpu"), rng.state(1, "cpu")))
 
+    def test_attention_with_dropout_draws_its_weights_dropout_from_the_stream(self):
+        torch.manual_seed(0)
+        q, k, v = (torch.randn(2, 3, 12, 8) for _ in range(3))
+        mask = torch.rand(12, 12) > 0.3
+        with rng.drawing(torch.tensor([4, 1])):
+            first = F.dropout(q, 0.5, training=True)
+            causal = F.scaled_dot_product_attention(q, k, v, dropout_p=0.25, is_causal=True)
+            masked = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.1,
+                                                    scale=0.5)
+            plain = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        self.assertIs(F.scaled_dot_product_attention, rng._ORIGINAL_SDPA)
+        self.assertTrue(torch.equal(first, rng.philox_dropout(q, 0.5, 4, 1, 0)))
+        scores = (q @ k.transpose(-2, -1) / 8 ** 0.5).masked_fill(
+            ~torch.ones(12, 12, dtype=torch.bool).tril(), float("-inf"))
+        expected = rng.philox_dropout(scores.softmax(-1), 0.25, 4, 1, 1) @ v
+        self.assertTrue(torch.allclose(causal, expected, atol=1e-6), (causal - expected).abs().max())
+        weights = (q @ k.transpose(-2, -1) * 0.5).masked_fill(~mask, float("-inf")).softmax(-1)
+        expected = rng.philox_dropout(weights, 0.1, 4, 1, 2) @ v
+        self.assertTrue(torch.allclose(masked, expected, atol=1e-6))
+        # Without dropout it is PyTorch's own attention.
+        self.assertTrue(torch.equal(plain, F.scaled_dot_product_attention(q, k, v, is_causal=True)))
+
 
 class Capture(TempOps, unittest.TestCase):
     def test_dropout_nodes_read_egg_rng_and_are_numbered_by_call(self):
@@ -85,6 +107,21 @@ class Capture(TempOps, unittest.TestCase):
         for n in drops:
             self.assertEqual(n["args"][1], {"node": "egg_rng"})
             self.assertEqual(n["line"], 10 if n["attrs"]["stream"] == 1 else 11, n)
+        # nn.MultiheadAttention in training mode: the attention weights' dropout is a stream.
+        r = self.trace("""
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.attn = nn.MultiheadAttention(16, 2, dropout=0.2, batch_first=True)
+            def forward(self, x):
+                return self.attn(x, x, x, need_weights=False)[0]
+        def get_inputs():
+            return [torch.randn(2, 8, 16)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        self.assertEqual([(n["attrs"]["p"], n["attrs"]["stream"]) for n in r.spec["nodes"]
+                          if n["op"] == "dropout"], [(0.2, 0)])
+        self.assertNotIn("scaled_dot_product_attention", [n["op"] for n in r.spec["nodes"]])
         self.assertNotIn("egg_rng", [i["name"] for i in self.trace("""
         class Model(nn.Module):
             def forward(self, x):

@@ -1,5 +1,5 @@
 # exit: 1
-# message: EGG generates dropout written as F.dropout or nn.Dropout
+# message: EGG generates dropout written as F.dropout, nn.Dropout or attention
 import torch
 import torch.nn as nn
 class Model(nn.Module):
