@@ -572,7 +572,8 @@ TEST(Gemm, SplitPrecisionRunsOnWgmmaWhereEveryArchIsSm90a) {
   auto c = contract::derive(s, "k");
   auto cands = hopper.structures(s, c);
   ASSERT_GE(cands.size(), 2u);
-  EXPECT_EQ(cands[0].id, "gemm.wgx3:128x128x32:s3");
+  // 16 tiles of 128x128 on 132 SMs: K in two slices of 8 k-tiles.
+  EXPECT_EQ(cands[0].id, "gemm.wgx3:128x128x32:s3:sk2");
   EXPECT_EQ(cands[1].params["structure"], "lt_epilogue");
   EXPECT_EQ(find(cands, "x3"), nullptr);
   const auto& code = cands[0].code.device_code;
@@ -580,6 +581,8 @@ TEST(Gemm, SplitPrecisionRunsOnWgmmaWhereEveryArchIsSm90a) {
   EXPECT_TRUE(has(code, "fence.proxy.async.shared::cta"));
   EXPECT_TRUE(has(code, "constexpr int WGS = 2, BM = 64 * WGS, BN = 128"));
   EXPECT_TRUE(has(code, "const float t1 = egg_silu(g);"));
+  EXPECT_TRUE(has(code, "constexpr int SPLITS = 2;"));
+  EXPECT_TRUE(has(code, "finish<<<blocks, 256, 0, stream>>>(partial, out, fc_bias)")) << code;
   EXPECT_TRUE(
       has(cands[0].code.launch_body, "egg_k_wgx3::run(x, fc_weight, out0, fc_bias, stream)"))
       << cands[0].code.launch_body;
@@ -611,6 +614,29 @@ TEST(Gemm, SplitPrecisionRunsOnWgmmaWhereEveryArchIsSm90a) {
 
 // The wgmma kernel compiles with the real nvcc for sm_90a: nn.Linear's [N][K] B with an
 // epilogue, and a batched [K][N] B with ragged edges in the smallest tile.
+// K slices: a running sum of at most 256 k-tiles, blocks for idle SMs, the workspace at most 1 GiB.
+TEST(Gemm, SplitPrecisionWgmmaSlicesLongKAndSmallOutputs) {
+  auto problem = [](std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k) {
+    GemmProblem p;
+    p.batch = batch, p.m = m, p.n = n, p.k = k;
+    return p;
+  };
+  EXPECT_EQ(wgx3_splits(problem(1, 1024, 8192, 8192), 128, 128), 1);  // 512 tiles, 256 k-tiles
+  EXPECT_EQ(wgx3_splits(problem(1, 256, 256, 524288), 128, 128), 64);  // 16384 k-tiles
+  EXPECT_EQ(wgx3_splits(problem(1, 4096, 4096, 131072), 128, 128), 16);  // 1 GiB of partials
+  EXPECT_EQ(wgx3_splits(problem(1, 8192, 8192, 65536), 128, 128), 4);  // 8 would need 2 GiB
+  EXPECT_EQ(wgx3_splits(problem(1, 128, 128, 4096), 128, 128), 16);  // one tile: 16 of 8 k-tiles
+  EXPECT_EQ(wgx3_splits(problem(1, 128, 128, 200), 128, 128), 1);  // 7 k-tiles: nothing to split
+  EXPECT_EQ(wgx3_splits(problem(1, 64, 64, 96 * 32), 128, 128), 12);  // 12 slices of 8 k-tiles
+  GemmParams q = gemm_wgx3_default();
+  GemmProblem p = problem(1, 64, 64, 9 * 32);
+  p.dtype = spec::DType::float32, p.b_nk = true;
+  q.splitk = 4;  // 3 k-tiles a slice: the fourth would be empty
+  EXPECT_TRUE(GemmFamily::wgx3_unsupported(p, q).has_value());
+  q.splitk = 3;
+  EXPECT_FALSE(GemmFamily::wgx3_unsupported(p, q).has_value());
+}
+
 TEST(Gemm, SplitPrecisionWgmmaCandidatesCompileForSm90a) {
   const auto nvcc = egg::testing::real_nvcc();
   if (!nvcc) GTEST_SKIP() << "no nvcc";

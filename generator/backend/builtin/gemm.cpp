@@ -10,6 +10,12 @@ namespace {
 using nlohmann::json;
 using spec::Shape;
 
+// wgx3's K slices: the longest running sum of k-tiles, the workspace its partial sums may take,
+// and the SMs of the sm_90 parts it targets (H100, H200).
+constexpr std::int64_t kWgx3MaxRunTiles = 256;
+constexpr std::int64_t kWgx3MaxWorkspace = std::int64_t(1) << 30;
+constexpr std::int64_t kSms = 132;
+
 const std::set<std::string>& anchor_ops() {
   static const std::set<std::string> ops = {"linear", "matmul", "bmm", "addmm"};
   return ops;
@@ -88,7 +94,10 @@ json GemmParams::to_json() const {
               {"stages", stages},
               {"min_blocks", min_blocks}});
     if (structure == "x3") j["fold"] = fold;
-    if (structure == "wgx3") j["inflight"] = inflight;
+    if (structure == "wgx3") {
+      j["inflight"] = inflight;
+      if (splitk > 1) j["splitk"] = splitk;
+    }
   } else {
     j["algo"] = algo;
     if (splitk > 0) j["splitk"] = splitk;
@@ -518,7 +527,12 @@ std::optional<std::string> GemmFamily::wgx3_unsupported(const GemmProblem& p, co
   if (q.stages < 2 || 4 * tiles + q.stages * tiles + 1024 > 227 * 1024)
     return "shared memory above 227 KiB per SM";
   if (q.inflight != 1 && q.inflight != 2) return "one or two wgmma groups in flight";
-  if ((p.m + q.bm - 1) / q.bm > 65535 || p.batch > 65535) return "grid too large";
+  const std::int64_t splits = std::max(1, q.splitk), k_tiles = (p.k + q.bk - 1) / q.bk;
+  if (splits > 1 && (splits - 1) * ((k_tiles + splits - 1) / splits) >= k_tiles)
+    return "a K slice without a k-tile";
+  if (splits > 1 && splits * p.batch * p.m * p.n * 4 > kWgx3MaxWorkspace)
+    return "K slices whose partial sums need more than 1 GiB of workspace";
+  if ((p.m + q.bm - 1) / q.bm > 65535 || p.batch * splits > 65535) return "grid too large";
   constexpr std::int64_t int_max = 2147483647;
   if (p.m > int_max || p.n > int_max || p.k > int_max)
     return "a dimension past 2^31 (the kernel indexes within a matrix in int)";
@@ -652,6 +666,7 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
       {"fold", q.fold},
       {"warpgroups", q.bm / 64},
       {"inflight", q.inflight},
+      {"splits", std::max(1, q.splitk)},
       {"wgmma_type", p.dtype == spec::DType::bfloat16 ? "bf16" : "f16"},
       {"kernel_ns", q.structure}};
   // cuBLASLt: its A is our B (row-major out = A.B is column-major out^T = B^T.A^T).
@@ -706,7 +721,8 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
         std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" + std::to_string(q.bk);
     cand.id = wg16   ? "gemm.wg:" + tile + ":s" + std::to_string(q.stages)
               : wgx3 ? "gemm.wgx3:" + tile + ":s" + std::to_string(q.stages) +
-                           (q.inflight > 1 ? ":i" + std::to_string(q.inflight) : "")
+                           (q.inflight > 1 ? ":i" + std::to_string(q.inflight) : "") +
+                           (q.splitk > 1 ? ":sk" + std::to_string(q.splitk) : "")
                      : "gemm." + q.structure + ":" + tile + ":w" + std::to_string(q.warps_m) + "x" +
                            std::to_string(q.warps_n) + ":s" + std::to_string(q.stages) +
                            (q.min_blocks > 1 ? ":m" + std::to_string(q.min_blocks) : "") +
@@ -715,8 +731,9 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
                                : wgx3 ? "own 3xTF32 split-precision GEMM on wgmma (sm_90a) "
                                : x3   ? "own 3xTF32 split-precision GEMM "
                                       : "own tensor-core GEMM ") +
-                   shape + ", tile " + tile + ", " + std::to_string(q.stages) +
-                   " stages, epilogue in registers: " + epilogue_text;
+                   shape + ", tile " + tile + ", " + std::to_string(q.stages) + " stages" +
+                   (wgx3 && q.splitk > 1 ? ", K in " + std::to_string(q.splitk) + " slices" : "") +
+                   ", epilogue in registers: " + epilogue_text;
     ctx["summary"] = cand.summary;
     const render::Template& kernel = wg16 ? wg_ : wgx3 ? wgx3_ : x3 ? x3_ : tc_;
     cand.code.device_code = render::render(kernel.text, ctx, kernel.name);
@@ -842,6 +859,21 @@ GemmParams gemm_wgx3_default() {
   return q;
 }
 
+int wgx3_splits(const GemmProblem& p, int bm, int bn) {
+  // Expert prior: a running sum of at most 256 k-tiles (K 8192; at 16384 k-tiles the rounded adds
+  // lost to cuBLAS's split K by 8x on the H100, docs/PERFORMANCE.md 2026-12-05), and blocks for
+  // the SMs (132 on the H100 and H200) when the output's tiles leave most of them idle, each slice
+  // at least 8 k-tiles; then as many slices as make every one non-empty.
+  const std::int64_t k_tiles = (p.k + 31) / 32;
+  const std::int64_t tiles = p.batch * ((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn);
+  std::int64_t splits = (k_tiles + kWgx3MaxRunTiles - 1) / kWgx3MaxRunTiles;
+  if (tiles < kSms / 2) splits = std::max(splits, std::min(kSms / tiles, k_tiles / 8));
+  splits = std::clamp<std::int64_t>(splits, 1, 256);
+  while (splits > 1 && splits * p.batch * p.m * p.n * 4 > kWgx3MaxWorkspace) --splits;
+  const std::int64_t per = (k_tiles + splits - 1) / splits;
+  return static_cast<int>((k_tiles + per - 1) / per);
+}
+
 std::vector<GemmParams> gemm_wgx3_tuning_space(const GemmProblem& p) {
   // Expert prior: the wgmma kernel is bound by the tensor cores when a tile's split overlaps the
   // previous tile's products, and idles while a tile's products wait for their rounded add: a
@@ -853,6 +885,7 @@ std::vector<GemmParams> gemm_wgx3_tuning_space(const GemmProblem& p) {
   auto add = [&](int bm, int bn, int stages, int inflight = 1) {
     GemmParams q = gemm_wgx3_default();
     q.bm = bm, q.bn = bn, q.stages = stages, q.warps_m = bm / 16, q.inflight = inflight;
+    q.splitk = wgx3_splits(p, bm, bn);
     if (!GemmFamily::wgx3_unsupported(p, q)) space.push_back(q);
   };
   const std::int64_t tiles = p.batch * ((p.m + 127) / 128) * ((p.n + 127) / 128);
@@ -867,7 +900,8 @@ std::vector<GemmParams> gemm_wgx3_tuning_space(const GemmProblem& p) {
 
 std::optional<GemmParams> GemmFamily::split_default(const GemmProblem& p) const {
   if (precision_ != "fp32x3") return std::nullopt;
-  const GemmParams q = wgmma_ ? gemm_wgx3_default() : gemm_x3_default();
+  GemmParams q = wgmma_ ? gemm_wgx3_default() : gemm_x3_default();
+  if (wgmma_) q.splitk = wgx3_splits(p, q.bm, q.bn);
   if (wgmma_ ? wgx3_unsupported(p, q) : x3_unsupported(p, q)) return std::nullopt;
   return q;
 }

@@ -140,6 +140,8 @@ std::vector<GemmParams> gemm_wg_tuning_space(const GemmProblem& p);
 // The same for the wgmma (sm_90a) 3xTF32 kernel.
 GemmParams gemm_wgx3_default();
 std::vector<GemmParams> gemm_wgx3_tuning_space(const GemmProblem& p);
+// The K slices of a wgx3 kernel of bm x bn tiles for `p` (1: one running sum per block).
+int wgx3_splits(const GemmProblem& p, int bm, int bn);
 
 // cuBLASLt's ranked algos the template asks the heuristic for, and how many of them stage 1 and 2
 // measure between them (index 0 in stage 1, the rest in stage 2).
