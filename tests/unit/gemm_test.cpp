@@ -621,12 +621,12 @@ TEST(Gemm, SplitPrecisionWgmmaSlicesLongKAndSmallOutputs) {
     p.batch = batch, p.m = m, p.n = n, p.k = k;
     return p;
   };
-  EXPECT_EQ(wgx3_splits(problem(1, 1024, 8192, 8192), 128, 128), 1);  // 512 tiles, 256 k-tiles
-  EXPECT_EQ(wgx3_splits(problem(1, 256, 256, 524288), 128, 128), 64);  // 16384 k-tiles
+  EXPECT_EQ(wgx3_splits(problem(1, 1024, 8192, 8192), 128, 128), 1);     // 512 tiles, 256 k-tiles
+  EXPECT_EQ(wgx3_splits(problem(1, 256, 256, 524288), 128, 128), 64);    // 16384 k-tiles
   EXPECT_EQ(wgx3_splits(problem(1, 4096, 4096, 131072), 128, 128), 16);  // 1 GiB of partials
-  EXPECT_EQ(wgx3_splits(problem(1, 8192, 8192, 65536), 128, 128), 4);  // 8 would need 2 GiB
-  EXPECT_EQ(wgx3_splits(problem(1, 128, 128, 4096), 128, 128), 16);  // one tile: 16 of 8 k-tiles
-  EXPECT_EQ(wgx3_splits(problem(1, 128, 128, 200), 128, 128), 1);  // 7 k-tiles: nothing to split
+  EXPECT_EQ(wgx3_splits(problem(1, 8192, 8192, 65536), 128, 128), 4);    // 8 would need 2 GiB
+  EXPECT_EQ(wgx3_splits(problem(1, 128, 128, 4096), 128, 128), 16);   // one tile: 16 of 8 k-tiles
+  EXPECT_EQ(wgx3_splits(problem(1, 128, 128, 200), 128, 128), 1);     // 7 k-tiles: nothing to split
   EXPECT_EQ(wgx3_splits(problem(1, 64, 64, 96 * 32), 128, 128), 12);  // 12 slices of 8 k-tiles
   GemmParams q = gemm_wgx3_default();
   GemmProblem p = problem(1, 64, 64, 9 * 32);
