@@ -201,8 +201,6 @@ RULES.update({
     "aten::linalg_vector_norm": Rule("vector_norm", attrs={"ord": "ord", "dim": "dim",
                                                            "keepdim": "keepdim",
                                                            "dtype": "dtype"}),
-    "aten::cosine_similarity": Rule("cosine_similarity", ("x1", "x2"), {"dim": "dim",
-                                                                        "eps": "eps"}),
     "aten::scaled_dot_product_attention": Rule(
         "scaled_dot_product_attention", ("query", "key", "value", "attn_mask"),
         {"dropout_p": "dropout_p", "is_causal": "is_causal", "scale": "scale",
@@ -575,6 +573,15 @@ def _addmv(x, mat, vec, beta=1, alpha=1):
     return prod if beta == 0 else prod + (x if beta == 1 else x * beta)
 
 
+def _cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """F.cosine_similarity as ATen computes it: both operands broadcast, each divided by its L2
+    norm along dim (clamped below at eps), the products summed along dim."""
+    x1, x2 = torch.broadcast_tensors(x1, x2)
+    n1 = torch.linalg.vector_norm(x1, 2, dim=dim, keepdim=True).clamp_min(eps)
+    n2 = torch.linalg.vector_norm(x2, 2, dim=dim, keepdim=True).clamp_min(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
 def _truth_reduction(extreme):
     """torch.any (extreme amax) / torch.all (amin): the extreme of x != 0 (as 0/1) is 1, over dim
     (int or list; None: all)."""
@@ -589,7 +596,8 @@ def decompositions():
     """torch's default decomposition table without the ops RULES keeps as single nodes (and
     KEEP_WHOLE), with EGG's own rows for ops the table keeps whole (clamp.Tensor; var and std as
     a mean and a sum; indexing by one integer tensor as index_select; roll as slices and a cat;
-    copy as its source, cast and broadcast; the nots of a mask as x == 0)."""
+    copy as its source, cast and broadcast; the nots of a mask as x == 0; cosine_similarity as
+    its norms and a sum)."""
     from torch.export import default_decompositions
     table = default_decompositions()
     for op in list(table.keys()):
@@ -605,6 +613,7 @@ def decompositions():
     table[aten.copy.default] = _copy
     table[aten.rrelu.default] = _rrelu
     table[aten.addmv.default] = _addmv
+    table[aten.cosine_similarity.default] = _cosine_similarity
     for overload in ("dim", "dims", "default"):
         table[getattr(aten.any, overload)] = _truth_reduction(torch.amax)
         table[getattr(aten.all, overload)] = _truth_reduction(torch.amin)

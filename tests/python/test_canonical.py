@@ -226,6 +226,21 @@ class ElementwiseSpellings(TempOps, unittest.TestCase):
         self.assertEqual(ops.count("slice"), 4, ops)
         self.assertEqual(r.out_node()["shape"], [2, 7, 5])
 
+    def test_cosine_similarity_is_norms_and_a_sum(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, q, k):
+                return F.cosine_similarity(q.unsqueeze(1), k.unsqueeze(0), dim=-1, eps=1e-6)
+        def get_inputs():
+            return [torch.randn(4, 8), torch.randn(5, 8)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        ops = [n["op"] for n in r.spec["nodes"]]
+        self.assertNotIn("cosine_similarity", ops)
+        self.assertEqual(ops.count("vector_norm"), 2, ops)
+        self.assertEqual(r.out_node()["op"], "sum")
+        self.assertEqual(r.out_node()["shape"], [4, 5])
+
     def test_einsum_and_baddbmm_are_bmm_with_views(self):
         r = self.trace("""
         class Model(nn.Module):

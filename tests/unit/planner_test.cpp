@@ -318,6 +318,25 @@ TEST(Planner, AMaskBuiltInForwardIsComputedByEachKernelThatReadsIt) {
   EXPECT_EQ(layout(plan), "elementwise[ones,mask,xm] gemm[mm] elementwise[ones,mask,out]");
 }
 
+// An input mask cast to float and read by two reductions of different sizes (a masked mean):
+// materialized, the cast would need a kernel writing two sizes; each reduction computes it itself.
+TEST(Planner, AnInputCastThatTwoReductionsReadIsComputedByEach) {
+  BuiltinBackend backend(kData);
+  auto s = make_spec(
+      {tensor("x", {8, 16, 32}), egg::testing::tensor("mask", {8, 16}, "bool", "")},
+      json::array(),
+      {node("m3", "unsqueeze", {ref("mask")}, {{"dim", -1}}, {8, 16, 1}, 3, "bool"),
+       node("m", "cast", {ref("m3")}, {{"dtype", "float32"}}, {8, 16, 1}, 3),
+       node("xm", "mul", {ref("x"), ref("m")}, json::object(), {8, 16, 32}, 4),
+       node("total", "sum", {ref("xm")}, {{"dim", 1}, {"keepdim", false}}, {8, 32}, 4),
+       node("count", "sum", {ref("m")}, {{"dim", 1}, {"keepdim", false}}, {8, 1}, 5),
+       node("out", "div", {ref("total"), ref("count")}, json::object(), {8, 32}, 6)});
+  const Plan plan = backend.plan(s);
+  for (const auto& seg : plan.segments)
+    for (const auto& w : seg.writes) EXPECT_TRUE(w != "m" && w != "xm") << layout(plan);
+  EXPECT_EQ(layout(plan), "reduction[m,xm,total] reduction[m,count] elementwise[out]");
+}
+
 // An op outside EGG's op set (kept by its ATen name) is named, with its line, even when another
 // family's reason about the same part comes first (a GEMM's "no matmul in the op").
 TEST(Planner, AnOpOutsideTheOpSetIsTheReasonGiven) {

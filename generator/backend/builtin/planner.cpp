@@ -324,10 +324,15 @@ UserError explain_rejection(const spec::Spec& s,
 
 namespace {
 
-// One partition of the graph; with `recompute_constants`, values of no input are left out of the
-// pieces and computed by their readers (plan_graph tries without first).
+// Which values every kernel that reads them computes itself, never a buffer: none; those computed
+// from no input or parameter (a mask built in forward); or also those computed from the inputs
+// and parameters alone by element-wise and layout ops.
+enum class Recompute { none, constants, leaf_values };
+
+// One partition of the graph, values recomputed by their readers as `recompute` says (plan_graph
+// tries none first).
 Plan partition(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& families,
-               const OpTable& ops, bool recompute_constants) {
+               const OpTable& ops, Recompute recompute) {
   for (const auto& o : s.outputs)
     if (!s.find_node(o.node))
       throw UserError(
@@ -349,17 +354,28 @@ Plan partition(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& 
   // the value's buffer is written by the kernel that would read it).
   std::map<std::string, size_t> index_of;
   for (size_t i = 0; i < s.nodes.size(); ++i) index_of[s.nodes[i].name] = i;
-  // Values computed from no input or parameter (a mask built in forward, tril(ones(T, T))): every
-  // kernel that reads one computes it itself, never a buffer of its own (a bool mask could not be
-  // one), so they are left out of the pieces and pulled into their readers. An anchor or a graph
-  // output is computed as any other value.
-  std::set<std::string> constant;
-  for (size_t i = 0; recompute_constants && i < s.nodes.size(); ++i) {
+  // Values recomputed by their readers (a mask built in forward, tril(ones(T, T)); with
+  // leaf_values also an input mask cast to float that two reductions read): every kernel that
+  // reads one computes it itself, never a buffer of its own (a bool mask could not be one; a cast
+  // read by reductions of two sizes would need a kernel of two output sizes), so they are left out
+  // of the pieces and pulled into their readers. An anchor or a graph output is computed as any
+  // other value; a view of an input or parameter stays a view (an alias of its buffer).
+  std::set<std::string> constant, leaf_views;
+  auto leaf = [&](const std::string& v) {
+    return recompute == Recompute::leaf_values &&
+           (s.find_tensor(v) != nullptr || leaf_views.count(v) > 0);
+  };
+  for (size_t i = 0; recompute != Recompute::none && i < s.nodes.size(); ++i) {
     const auto& n = s.nodes[i];
-    bool from_nothing = roles[i] != NodeRole::anchor;
-    for (const auto& v : reads_of(n)) from_nothing = from_nothing && constant.count(v) > 0;
-    for (const auto& o : s.outputs) from_nothing = from_nothing && o.node != n.name;
-    if (from_nothing) constant.insert(n.name);
+    const auto reads = reads_of(n);
+    if (roles[i] == NodeRole::alias && !reads.empty() && leaf(reads.front())) {
+      leaf_views.insert(n.name);
+      continue;
+    }
+    bool from_leaves = roles[i] != NodeRole::anchor;
+    for (const auto& v : reads) from_leaves = from_leaves && (constant.count(v) > 0 || leaf(v));
+    for (const auto& o : s.outputs) from_leaves = from_leaves && o.node != n.name;
+    if (from_leaves) constant.insert(n.name);
   }
   auto without_constants = [&](const std::vector<size_t>& piece) {
     std::vector<size_t> kept;
@@ -534,19 +550,29 @@ Plan partition(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& 
 Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& families,
                 const OpTable& ops) {
   try {
-    return partition(s, families, ops, false);
+    return partition(s, families, ops, Recompute::none);
   } catch (const UserError& first) {
-    // Values of no input (a bool mask built in forward) computed where they are read, each
-    // kernel its own copy: only where materializing them fails, so a plan that works keeps its
-    // buffers (a GEMM operand of ones stays a buffer the GEMM reads). Its reason is the first's.
-    bool any = false;
-    for (const auto& n : s.nodes) any = any || reads_of(n).empty();
-    if (!any) throw;
-    try {
-      return partition(s, families, ops, true);
-    } catch (const UserError&) {
-      throw first;
+    // Values of no input (a bool mask built in forward), then values of the inputs alone (an
+    // input mask cast to float), computed where they are read, each kernel its own copy: only
+    // where materializing them fails, so a plan that works keeps its buffers (a GEMM operand of
+    // ones stays a buffer the GEMM reads; a masked GEMM operand stays a kernel of its own). The
+    // reason given is the first's.
+    bool constants = false, leaves = false;
+    for (const auto& n : s.nodes) {
+      const auto reads = reads_of(n);
+      bool from_leaves = true;
+      for (const auto& v : reads) from_leaves = from_leaves && s.find_tensor(v) != nullptr;
+      constants = constants || reads.empty();
+      leaves = leaves || (!reads.empty() && from_leaves);
     }
+    for (const Recompute r : {Recompute::constants, Recompute::leaf_values}) {
+      if (r == Recompute::constants ? !constants : !leaves) continue;
+      try {
+        return partition(s, families, ops, r);
+      } catch (const UserError&) {
+      }
+    }
+    throw first;
   }
 }
 
