@@ -323,8 +323,7 @@ TEST(Planner, AMaskBuiltInForwardIsComputedByEachKernelThatReadsIt) {
 TEST(Planner, AnInputCastThatTwoReductionsReadIsComputedByEach) {
   BuiltinBackend backend(kData);
   auto s = make_spec(
-      {tensor("x", {8, 16, 32}), egg::testing::tensor("mask", {8, 16}, "bool", "")},
-      json::array(),
+      {tensor("x", {8, 16, 32}), egg::testing::tensor("mask", {8, 16}, "bool", "")}, json::array(),
       {node("m3", "unsqueeze", {ref("mask")}, {{"dim", -1}}, {8, 16, 1}, 3, "bool"),
        node("m", "cast", {ref("m3")}, {{"dtype", "float32"}}, {8, 16, 1}, 3),
        node("xm", "mul", {ref("x"), ref("m")}, json::object(), {8, 16, 32}, 4),
