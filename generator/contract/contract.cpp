@@ -19,6 +19,19 @@ const std::set<std::string>& reserved() {
   return words;
 }
 
+// Names the kernel templates give their own parameters and locals in the functions that also take
+// the tensors' pointers (the element-wise program's index `i` and results `r0`, `r1`, ...; the
+// GEMM's `A`, `B`, `out`): a tensor named so gets a trailing underscore.
+bool template_name(const std::string& var) {
+  static const std::set<std::string> names = {"i",     "j",     "u",      "i0",        "tile",
+                                              "count", "kTile", "stride", "A",         "B",
+                                              "out",   "grid",  "smem",   "vec_store", "partial",
+                                              "total", "blocks"};
+  if (names.count(var)) return true;
+  return var.size() > 1 && var[0] == 'r' &&
+         var.find_first_not_of("0123456789", 1) == std::string::npos;
+}
+
 std::string camel(const std::string& var) {
   std::string out;
   bool up = true;
@@ -101,7 +114,7 @@ Contract derive(const spec::Spec& spec, const std::string& name) {
   std::set<std::string> used;
   auto unique_var = [&](const std::string& wanted) {
     std::string var = c_identifier(wanted);
-    if (reserved().count(var)) var += "_";
+    if (reserved().count(var) || template_name(var)) var += "_";
     std::string candidate = var;
     for (int k = 2; used.count(candidate); ++k) candidate = var + "_" + std::to_string(k);
     used.insert(candidate);

@@ -81,6 +81,12 @@ RULES.update({"aten::" + op: Rule(op, _BIN)
               for op in _CMP + ["minimum", "maximum", "remainder", "fmod", "atan2", "hypot",
                                 "logaddexp", "logaddexp2", "logical_and", "logical_or",
                                 "logical_xor"]})
+# Bitwise ops of integers (of bools: the logical ops, decompositions()).
+RULES.update({"aten::" + op: Rule(op, _BIN) for op in ("bitwise_and", "bitwise_or", "bitwise_xor",
+                                                        "bitwise_left_shift",
+                                                        "bitwise_right_shift")})
+RULES.update({"aten::__lshift__": Rule("bitwise_left_shift", _BIN),
+              "aten::__rshift__": Rule("bitwise_right_shift", _BIN)})
 RULES.update({"aten::xlogy." + o: Rule("xlogy", _BIN) for o in ("Tensor", "Scalar_Self",
                                                                  "Scalar_Other")})
 RULES.update({
@@ -534,6 +540,17 @@ def _bitwise_not(x):
     return x == 0 if x.dtype == torch.bool else -x - 1
 
 
+def _bitwise(logical):
+    """bitwise_and/or/xor: of two bools the logical op (a mask); of integers the op itself
+    (NotImplemented keeps it, RULES names it)."""
+    def op(x, other):
+        if x.dtype == torch.bool and (not isinstance(other, torch.Tensor) or
+                                      other.dtype == torch.bool):
+            return logical(x, other if isinstance(other, torch.Tensor) else bool(other))
+        return NotImplemented
+    return op
+
+
 def _logical_not(x):
     """torch.logical_not: x == 0, a bool for every dtype."""
     return x == 0
@@ -610,10 +627,16 @@ def decompositions():
     table[aten.roll.default] = _roll
     table[aten.bitwise_not.default] = _bitwise_not
     table[aten.logical_not.default] = _logical_not
+    for name, logical in (("bitwise_and", torch.logical_and), ("bitwise_or", torch.logical_or),
+                          ("bitwise_xor", torch.logical_xor)):
+        for overload in ("Tensor", "Scalar"):
+            table[getattr(getattr(aten, name), overload)] = _bitwise(logical)
     table[aten.copy.default] = _copy
     table[aten.rrelu.default] = _rrelu
     table[aten.addmv.default] = _addmv
     table[aten.cosine_similarity.default] = _cosine_similarity
+    from torch._decomp import decomposition_table as aten_decompositions
+    table[aten.grid_sampler_2d.default] = aten_decompositions[aten.grid_sampler_2d.default]
     for overload in ("dim", "dims", "default"):
         table[getattr(aten.any, overload)] = _truth_reduction(torch.amax)
         table[getattr(aten.all, overload)] = _truth_reduction(torch.amin)

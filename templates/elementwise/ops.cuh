@@ -69,6 +69,11 @@ EGG_HD long long egg_iremainder(long long a, long long b) {
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 EGG_HD long long egg_iabs(long long a) { return a < 0 ? -a : a; }
+// Shifts as ATen's: a shift past the width (or negative) gives 0 to the left, the sign to the right.
+EGG_HD long long egg_ishl(long long a, long long b) {
+  return (b < 0 || b >= 64) ? 0LL : static_cast<long long>(static_cast<unsigned long long>(a) << b);
+}
+EGG_HD long long egg_ishr(long long a, long long b) { return (b < 0 || b >= 64) ? (a >> 63) : (a >> b); }
 EGG_HD long long egg_imin(long long a, long long b) { return a < b ? a : b; }
 EGG_HD long long egg_imax(long long a, long long b) { return a < b ? b : a; }
 EGG_HD float egg_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }

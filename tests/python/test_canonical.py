@@ -241,6 +241,25 @@ class ElementwiseSpellings(TempOps, unittest.TestCase):
         self.assertEqual(r.out_node()["op"], "sum")
         self.assertEqual(r.out_node()["shape"], [4, 5])
 
+    def test_bitwise_ops_of_integers_and_masks_and_grid_sample(self):
+        r = self.trace("""
+        class Model(nn.Module):
+            def forward(self, x, i, m, g):
+                k = (i & 7) ^ (i << 2) | (i >> 1)
+                return (k.float() + ((m & (x > 0)) | m).float(),
+                        F.grid_sample(x.view(1, 1, 8, 8), g, padding_mode="reflection"))
+        def get_inputs():
+            return [torch.randn(8, 8), torch.randint(0, 9, (8, 8)), torch.rand(8, 8) > 0.5,
+                    torch.rand(1, 4, 4, 2)]
+        """)
+        self.assertEqual(r.rc, 0, r.stderr)
+        ops = [n["op"] for n in r.spec["nodes"]]
+        for op in ("bitwise_and", "bitwise_xor", "bitwise_or", "bitwise_left_shift",
+                   "bitwise_right_shift", "logical_and", "logical_or"):
+            self.assertIn(op, ops)
+        self.assertFalse([op for op in ops if "grid" in op or op.startswith("aten.")], ops)
+        self.assertEqual(r.out_node(1)["shape"], [1, 1, 4, 4])
+
     def test_einsum_and_baddbmm_are_bmm_with_views(self):
         r = self.trace("""
         class Model(nn.Module):
