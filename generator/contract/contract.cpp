@@ -23,10 +23,9 @@ const std::set<std::string>& reserved() {
 // the tensors' pointers (the element-wise program's index `i` and results `r0`, `r1`, ...; the
 // GEMM's `A`, `B`, `out`): a tensor named so gets a trailing underscore.
 bool template_name(const std::string& var) {
-  static const std::set<std::string> names = {"i",     "j",     "u",      "i0",        "tile",
-                                              "count", "kTile", "stride", "A",         "B",
-                                              "out",   "grid",  "smem",   "vec_store", "partial",
-                                              "total", "blocks"};
+  static const std::set<std::string> names = {
+      "i", "j",   "u",    "i0",   "tile",      "count",   "kTile", "stride", "A",
+      "B", "out", "grid", "smem", "vec_store", "partial", "total", "blocks"};
   if (names.count(var)) return true;
   return var.size() > 1 && var[0] == 'r' &&
          var.find_first_not_of("0123456789", 1) == std::string::npos;

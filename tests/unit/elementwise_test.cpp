@@ -295,8 +295,13 @@ TEST(Contract, NamesBecomeUniqueIdentifiers) {
   EXPECT_EQ(c.args[0].var, "stream_");
   EXPECT_EQ(c.args[1].var, "norm_weight");
   // The kernels' own names (the element-wise program's index and results) are not a tensor's.
-  for (const auto& [name, var] : std::vector<std::pair<std::string, std::string>>{
-           {"i", "i_"}, {"r0", "r0_"}, {"r12", "r12_"}, {"r", "r"}, {"rx", "rx"}, {"out", "out_"}}) {
+  for (const auto& [name, var] :
+       std::vector<std::pair<std::string, std::string>>{{"i", "i_"},
+                                                        {"r0", "r0_"},
+                                                        {"r12", "r12_"},
+                                                        {"r", "r"},
+                                                        {"rx", "rx"},
+                                                        {"out", "out_"}}) {
     j["inputs"][0]["name"] = name;
     j["nodes"][0]["args"][0]["node"] = name;
     EXPECT_EQ(contract::derive(spec::parse_spec(j), "k").args[0].var, var) << name;
