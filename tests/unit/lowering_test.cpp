@@ -83,6 +83,33 @@ TEST(Lowering, AReductionOverDimsThatAreNotAdjacentReducesAPermutedCopy) {
   EXPECT_EQ(families, "elementwise reduction ");
 }
 
+// A count (a bool mask summed: int64 in PyTorch) is a float sum of the mask, exact up to 2^24
+// elements per output, and a cast of it to int64; a longer one, and sums of int64, stay as they
+// are.
+TEST(Lowering, ACountIsAFloatSumOfTheMaskCastToInt64) {
+  auto count = [](std::int64_t cols) {
+    return lower_composites(spec::parse_spec(spec_around(
+        {tensor("x", {16, cols})}, json::array(),
+        {node("m", "gt", {ref("x"), json{{"scalar", 0.0}}}, json::object(), {16, cols}, 8, "bool"),
+         node("c", "sum", {ref("m")}, {{"dim", {1}}, {"keepdim", false}, {"dtype", nullptr}}, {16},
+              8, "int64")})));
+  };
+  const auto s = count(4096);
+  EXPECT_EQ(ops_of(s), "gt cast sum cast");
+  EXPECT_EQ(s.nodes[1].dtype, spec::DType::float32);
+  EXPECT_EQ(s.nodes[1].shape, (spec::Shape{16, 4096}));
+  EXPECT_EQ(s.nodes[2].dtype, spec::DType::float32);
+  EXPECT_EQ(s.nodes[2].attrs["dim"], json({1}));
+  EXPECT_EQ(s.nodes[3].name, "c");
+  EXPECT_EQ(s.nodes[3].dtype, spec::DType::int64);
+  EXPECT_EQ(s.nodes[3].where.line, 8);
+  EXPECT_EQ(ops_of(count((std::int64_t(1) << 24) + 1)), "gt sum");
+  BuiltinBackend backend(kData);
+  std::string families;
+  for (const auto& seg : backend.plan(s).segments) families += seg.family->name() + " ";
+  EXPECT_EQ(families, "reduction elementwise ");
+}
+
 // An exclusive cumsum as PyTorch code writes it: cat([zeros, cumsum(x[:, :-1])], 1). It becomes
 // cumsum(cat([zeros, x[:, :-1]]), 1) (0 + a is a exactly: the same values), whose slice and cat
 // the scan reads through by index: one kernel, no pass of its own for the cat or the slice.
