@@ -348,19 +348,49 @@ def _define_normalize():
     return call
 
 
+def _embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2.0,
+                   scale_grad_by_freq=False, mode="mean", sparse=False, per_sample_weights=None,
+                   include_last_offset=False, padding_idx=None):
+    """F.embedding_bag of bags of one length (a 2-D input, no offsets) as the embedding gather and
+    a sum, mean or max over the bag, entries equal to padding_idx left out (an empty bag is 0),
+    per_sample_weights multiplying each row first (sum); other calls are PyTorch's own (bags of
+    varying length, given by offsets, are data-dependent)."""
+    if (not isinstance(input, torch.Tensor) or input.dim() != 2 or offsets is not None or
+            max_norm is not None or mode not in ("sum", "mean", "max") or
+            (per_sample_weights is not None and mode != "sum")):
+        return _ORIGINAL["embedding_bag"](input, weight, offsets, max_norm, norm_type,
+                                          scale_grad_by_freq, mode, sparse, per_sample_weights,
+                                          include_last_offset, padding_idx)
+    rows = F.embedding(input, weight)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.unsqueeze(-1)
+    if padding_idx is None:
+        return {"sum": lambda: rows.sum(1), "mean": lambda: rows.mean(1),
+                "max": lambda: rows.amax(1)}[mode]()
+    pad = padding_idx if padding_idx >= 0 else weight.shape[0] + padding_idx
+    keep = (input != pad).unsqueeze(-1)
+    if mode == "max":
+        best = rows.masked_fill(~keep, float("-inf")).amax(1)
+        return torch.where(keep.any(1), best, torch.zeros_like(best))
+    total = (rows * keep.to(rows.dtype)).sum(1)
+    return total if mode == "sum" else total / keep.to(rows.dtype).sum(1).clamp_min(1.0)
+
+
 # Functions of torch.nn.functional that are Python, not an ATen op, yet EGG has a template for:
 # while a model is captured, F.<name> calls the egg::<name> custom op (whose eager body is the
-# original function), so the graph holds one node instead of its pieces.
-_ORIGINAL = {"normalize": F.normalize}
+# original function), so the graph holds one node instead of its pieces. PYTHON_DECOMPOSITIONS
+# are F functions whose ATen op EGG does not take, written while capturing with ops it does.
+_ORIGINAL = {"normalize": F.normalize, "embedding_bag": F.embedding_bag}
 PYTHON_OPS = {"normalize": _define_normalize()}
+PYTHON_DECOMPOSITIONS = {"embedding_bag": _embedding_bag}
 
 
 @contextlib.contextmanager
 def python_ops():
-    """F.<name> of PYTHON_OPS calls its egg:: op for the duration, and F.dropout in training mode
-    egg::dropout (rng.capturing)."""
+    """F.<name> of PYTHON_OPS calls its egg:: op for the duration, those of PYTHON_DECOMPOSITIONS
+    their decomposition, and F.dropout in training mode egg::dropout (rng.capturing)."""
     from . import rng
-    for name, call in PYTHON_OPS.items():
+    for name, call in list(PYTHON_OPS.items()) + list(PYTHON_DECOMPOSITIONS.items()):
         setattr(F, name, call)
     try:
         with rng.capturing():
@@ -599,6 +629,35 @@ def _cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
+def _col2im(input, output_size, kernel_size, dilation, padding, stride):
+    """F.fold (col2im): each kernel offset's block of patch values spread by the stride (zeros
+    between), shifted to its place in the padded output and summed, then the padding cropped: pads,
+    views and adds the element-wise kernels compute by index (torch's own decomposition writes it
+    as an index_put, a scatter)."""
+    batched = input.dim() == 3
+    x = input if batched else input.unsqueeze(0)
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel_size, dilation, padding, stride
+    H, W = output_size
+    lh = (H + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    lw = (W + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    n, c = x.shape[0], x.shape[1] // (kh * kw)
+    x = x.reshape(n, c, kh, kw, lh, lw)
+    hp, wp = H + 2 * ph, W + 2 * pw
+    th, tw = (lh - 1) * sh + 1, (lw - 1) * sw + 1
+    total = None
+    for i in range(kh):
+        for j in range(kw):
+            b = x[:, :, i, j]
+            if sh > 1:
+                b = F.pad(b.unsqueeze(3), (0, 0, 0, sh - 1)).reshape(n, c, lh * sh, lw)[:, :, :th]
+            if sw > 1:
+                b = F.pad(b.unsqueeze(4), (0, sw - 1)).reshape(n, c, th, lw * sw)[:, :, :, :tw]
+            b = F.pad(b, (j * dw, wp - j * dw - tw, i * dh, hp - i * dh - th))
+            total = b if total is None else total + b
+    out = total[:, :, ph:ph + H, pw:pw + W]
+    return out if batched else out.squeeze(0)
+
+
 def _truth_reduction(extreme):
     """torch.any (extreme amax) / torch.all (amin): the extreme of x != 0 (as 0/1) is 1, over dim
     (int or list; None: all)."""
@@ -635,6 +694,7 @@ def decompositions():
     table[aten.rrelu.default] = _rrelu
     table[aten.addmv.default] = _addmv
     table[aten.cosine_similarity.default] = _cosine_similarity
+    table[aten.col2im.default] = _col2im
     from torch._decomp import decomposition_table as aten_decompositions
     table[aten.grid_sampler_2d.default] = aten_decompositions[aten.grid_sampler_2d.default]
     for overload in ("dim", "dims", "default"):

@@ -31,6 +31,8 @@ template <> EGG_HD __half egg_from_float<__half>(float v) { return __float2half_
 template <> EGG_HD __nv_bfloat16 egg_from_float<__nv_bfloat16>(float v) {
   return __float2bfloat16_rn(v);
 }
+// A mask's value (1 or 0 in the fusion IR) stored to a bool output.
+template <> EGG_HD bool egg_from_float<bool>(float v) { return v != 0.0f; }
 
 // NaN-propagating relu/min/max, as PyTorch's.
 EGG_HD float egg_relu(float x) { return (x != x) ? x : fmaxf(x, 0.0f); }

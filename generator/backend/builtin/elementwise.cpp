@@ -46,11 +46,11 @@ std::variant<ElementwisePlan, UserError> ElementwiseFamily::analyze(const spec::
     // The line of the node that computes the output, so this precise reason wins over the other
     // families' "no <anchor> in the op" (planner.cpp, explain_rejection).
     const spec::Node* producer = s.find_node(o.node);
-    if (!float_storage(o.dtype) && !integer(o.dtype))
+    if (!float_storage(o.dtype) && !integer(o.dtype) && o.dtype != spec::DType::boolean)
       return UserError(producer ? producer->where : file_only,
                        "output " + o.name + " is " + spec::dtype_name(o.dtype) +
                            "; the builtin element-wise kernels write float32, float16, bfloat16, "
-                           "int64 or int32",
+                           "int64, int32 or bool",
                        "return a floating-point tensor (e.g. .float())");
     if (spec::numel(o.shape) != n)
       return UserError(file_only,

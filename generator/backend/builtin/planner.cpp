@@ -331,8 +331,10 @@ enum class Recompute { none, constants, leaf_values };
 
 // One partition of the graph, values recomputed by their readers as `recompute` says (plan_graph
 // tries none first).
+// With `split_prologues`, a prologue that is no one kernel, nor one per independent part, is cut
+// into the longest runs in order (plan_graph's last try: every value a buffer).
 Plan partition(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& families,
-               const OpTable& ops, Recompute recompute) {
+               const OpTable& ops, Recompute recompute, bool split_prologues) {
   for (const auto& o : s.outputs)
     if (!s.find_node(o.node))
       throw UserError(
@@ -356,10 +358,11 @@ Plan partition(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& 
   for (size_t i = 0; i < s.nodes.size(); ++i) index_of[s.nodes[i].name] = i;
   // Values recomputed by their readers (a mask built in forward, tril(ones(T, T)); with
   // leaf_values also an input mask cast to float that two reductions read): every kernel that
-  // reads one computes it itself, never a buffer of its own (a bool mask could not be one; a cast
-  // read by reductions of two sizes would need a kernel of two output sizes), so they are left out
-  // of the pieces and pulled into their readers. An anchor or a graph output is computed as any
-  // other value; a view of an input or parameter stays a view (an alias of its buffer).
+  // reads one computes it itself, never a buffer of its own (a mask a family's epilogue cannot
+  // read; a cast read by reductions of two sizes would need a kernel of two output sizes), so they
+  // are left out of the pieces and pulled into their readers. An anchor or a graph output is
+  // computed as any other value; a view of an input or parameter stays a view (an alias of its
+  // buffer).
   std::set<std::string> constant, leaf_views;
   auto leaf = [&](const std::string& v) {
     return recompute == Recompute::leaf_values &&
@@ -372,7 +375,11 @@ Plan partition(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& 
       leaf_views.insert(n.name);
       continue;
     }
-    bool from_leaves = roles[i] != NodeRole::anchor;
+    // Of the inputs' values only element-wise ops are recomputed: a gather (an embedding) is read
+    // from its buffer, which a reduction's prologue can take.
+    bool from_leaves =
+        roles[i] != NodeRole::anchor && (recompute == Recompute::constants || ops.knows(n.op) ||
+                                         roles[i] == NodeRole::alias || reads.empty());
     for (const auto& v : reads) from_leaves = from_leaves && (constant.count(v) > 0 || leaf(v));
     for (const auto& o : s.outputs) from_leaves = from_leaves && o.node != n.name;
     if (from_leaves) constant.insert(n.name);
@@ -444,6 +451,25 @@ Plan partition(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& 
     }
     return segments;
   };
+  // `nodes` in order, cut into the longest runs a family takes each (a run of one node stands
+  // alone even when none does: segments_of then says so).
+  auto greedy_runs = [&](const std::vector<size_t>& nodes) {
+    std::vector<std::vector<size_t>> runs;
+    std::vector<size_t> current;
+    for (size_t i : nodes) {
+      if (constant.count(s.nodes[i].name)) continue;  // computed by its readers
+      std::vector<size_t> longer = current;
+      longer.push_back(i);
+      if (current.empty() || segment_of(longer)) {
+        current = longer;
+        continue;
+      }
+      runs.push_back(current);
+      current.assign(1, i);  // not `= {i}`: g++ 13 -Warray-bounds misreads it
+    }
+    if (!current.empty()) runs.push_back(current);
+    return runs;
+  };
   for (const Group& g : group_nodes(s, roles)) {
     const auto options = group_options(g);
     std::optional<std::vector<PlanSegment>> placed;
@@ -475,29 +501,23 @@ Plan partition(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& 
           main.assign(1, *g.anchor);
         }
         // The prologue one kernel, or one per independent part (the operands of a contraction
-        // permuted each on its own: outputs that differ in element count).
-        if (pro.empty() || segment_of(pro))
+        // permuted each on its own: outputs that differ in element count), or else the longest
+        // runs in order (an embedding, then a mask that another reduction reads too, then the
+        // product of the two).
+        if (pro.empty() || segment_of(pro)) {
           pieces.push_back(pro);
-        else
-          for (auto& part : independent_parts(s, plan.aliases, pro))
-            pieces.push_back(std::move(part));
+        } else {
+          auto parts = independent_parts(s, plan.aliases, pro);
+          bool each = true;
+          for (const auto& part : parts) each = each && segment_of(part).has_value();
+          if (!each && split_prologues) parts = greedy_runs(pro);
+          for (auto& part : parts) pieces.push_back(std::move(part));
+        }
         pieces.push_back(main);
       } else {
         tail = options.front().front();
       }
-      std::vector<size_t> current;
-      for (size_t i : tail) {
-        if (constant.count(s.nodes[i].name)) continue;  // computed by its readers
-        std::vector<size_t> longer = current;
-        longer.push_back(i);
-        if (current.empty() || segment_of(longer)) {
-          current = longer;
-          continue;
-        }
-        pieces.push_back(current);
-        current.assign(1, i);  // not `= {i}`: g++ 13 -Warray-bounds misreads it
-      }
-      if (!current.empty()) pieces.push_back(current);
+      for (auto& run : greedy_runs(tail)) pieces.push_back(std::move(run));
       placed = segments_of(pieces);
       // The first piece no family takes is the one to explain: its ops are the reason.
       for (const auto& piece : pieces)
@@ -550,7 +570,7 @@ Plan partition(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& 
 Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& families,
                 const OpTable& ops) {
   try {
-    return partition(s, families, ops, Recompute::none);
+    return partition(s, families, ops, Recompute::none, false);
   } catch (const UserError& first) {
     // Values of no input (a bool mask built in forward), then values of the inputs alone (an
     // input mask cast to float), computed where they are read, each kernel its own copy: only
@@ -568,9 +588,15 @@ Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>&
     for (const Recompute r : {Recompute::constants, Recompute::leaf_values}) {
       if (r == Recompute::constants ? !constants : !leaves) continue;
       try {
-        return partition(s, families, ops, r);
+        return partition(s, families, ops, r, false);
       } catch (const UserError&) {
       }
+    }
+    // Last, every value a buffer and a prologue cut where it must be (an embedding, then a mask
+    // that two reductions read, which a reduction cannot recompute from int64 indices).
+    try {
+      return partition(s, families, ops, Recompute::none, true);
+    } catch (const UserError&) {
     }
     throw first;
   }
