@@ -654,9 +654,9 @@ TEST(Gemm, SplitPrecisionWgmmaCandidatesCompileForSm90a) {
   ASSERT_FALSE(tunings.empty());
   EXPECT_EQ(tunings.back().id, "gemm.wgx3:64x64x32:s4");
   EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, mc, tunings.back(), "sm_90a"), "");
-  // Two groups in flight (a second set of partial sums), first in stage 2.
-  EXPECT_EQ(tunings.front().id, "gemm.wgx3:128x128x32:s3:i2");
-  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, mc, tunings.front(), "sm_90a"), "");
+  // Two groups in flight (a second set of partial sums), second in stage 2.
+  EXPECT_EQ(tunings.at(1).id, "gemm.wgx3:128x128x32:s3:i2");
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, mc, tunings.at(1), "sm_90a"), "");
   // For plain sm_90 the kernel refuses to compile, saying what to target.
   EXPECT_NE(egg::testing::nvcc_compile_error(*nvcc, kData, mc, tunings.back(), "sm_90")
                 .find("compile it for sm_90a"),

@@ -875,12 +875,11 @@ int wgx3_splits(const GemmProblem& p, int bm, int bn) {
 }
 
 std::vector<GemmParams> gemm_wgx3_tuning_space(const GemmProblem& p) {
-  // Expert prior: the wgmma kernel is bound by the tensor cores when a tile's split overlaps the
-  // previous tile's products, and idles while a tile's products wait for their rounded add: a
-  // second group in flight keeps the next tile's products queued (a second set of partial sums,
-  // 64 more registers a thread). Smaller tiles buy a fourth stage in flight, or more blocks where
-  // the grid of 128x128 tiles would not fill the GPU (H100, 2026-12-05: 128x128 with three stages
-  // and one group in flight was the fastest of the others, docs/PERFORMANCE.md).
+  // Expert prior (H100, docs/PERFORMANCE.md 2026-12-05): 128x128 with three stages and one wgmma
+  // group in flight was the fastest on every shape measured; a second group in flight (the next
+  // tile's products queued, 64 more registers a thread) was 6-11 % slower, smaller tiles with a
+  // fourth stage 40-75 % slower. They stay in the space for shapes where the grid of 128x128 tiles
+  // would not fill the GPU.
   std::vector<GemmParams> space;
   auto add = [&](int bm, int bn, int stages, int inflight = 1) {
     GemmParams q = gemm_wgx3_default();
@@ -889,11 +888,11 @@ std::vector<GemmParams> gemm_wgx3_tuning_space(const GemmProblem& p) {
     if (!GemmFamily::wgx3_unsupported(p, q)) space.push_back(q);
   };
   const std::int64_t tiles = p.batch * ((p.m + 127) / 128) * ((p.n + 127) / 128);
-  add(128, 128, 3, 2);
-  add(128, 64, 4, 2);
-  add(128, 64, 4);
-  add(64, 128, 4);
   add(128, 128, 2);
+  add(128, 128, 3, 2);
+  add(128, 64, 4);
+  add(128, 64, 4, 2);
+  add(64, 128, 4);
   if (tiles < 264) add(64, 64, 4);
   return space;
 }
