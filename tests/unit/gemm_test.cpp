@@ -476,6 +476,42 @@ TEST(Gemm, CublasLtCandidatesCompileWithNvcc) {
   EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, sc, *forced), "");
 }
 
+// fp16/bf16 with element-wise ops after the GEMM: cuBLASLt's product kept in fp32 for the
+// epilogue pass (rounded once) comes before the plain route (rounded to bf16 first); fp32 and an
+// epilogue-free half GEMM have no such variant. It compiles with the real nvcc.
+TEST(Gemm, HalfEpilogueKeepsTheProductInFp32First) {
+  GemmFamily family(kData);
+  auto s = spec::parse_spec(linear_spec("bfloat16", "silu"));
+  auto c = contract::derive(s, "k");
+  const auto cands = family.structures(s, c);
+  ASSERT_GE(cands.size(), 2u);
+  EXPECT_EQ(cands[0].id, "gemm.lt_epilogue:a0:b256:f32");
+  EXPECT_EQ(cands[1].id, "gemm.lt_epilogue:a0:b256");
+  EXPECT_EQ(cands[0].params["wide"], true);
+  const auto& code = cands[0].code.device_code;
+  EXPECT_TRUE(has(code, "cublasLtMatrixLayoutCreate(&s.ld, CUDA_R_32F")) << code;
+  EXPECT_TRUE(has(code, "const float* __restrict__ src, __nv_bfloat16* __restrict__ out"));
+  EXPECT_TRUE(has(cands[0].code.launch_body, "cudaMallocAsync")) << cands[0].code.launch_body;
+  EXPECT_TRUE(has(cands[0].code.launch_body, "egg_k_epilogue_run(wide, out0, fc_bias, stream)"))
+      << cands[0].code.launch_body;
+  EXPECT_FALSE(has(cands[1].code.device_code, "CUDA_R_32F, 1024"));
+  // A tuning of the wide route stays wide.
+  for (const auto& t : family.tunings(s, c, cands[0], "compute")) {
+    if (t.params["structure"] == "lt_epilogue") {
+      EXPECT_EQ(t.params.value("wide", false), true) << t.id;
+    }
+  }
+  auto fp32 = spec::parse_spec(linear_spec("float32", "silu"));
+  for (const auto& cand : family.structures(fp32, contract::derive(fp32, "k")))
+    EXPECT_FALSE(cand.params.value("wide", false)) << cand.id;
+  auto plain = spec::parse_spec(linear_spec("bfloat16", ""));
+  for (const auto& cand : family.structures(plain, contract::derive(plain, "k")))
+    EXPECT_FALSE(cand.params.value("wide", false)) << cand.id;
+  const auto nvcc = egg::testing::real_nvcc();
+  if (!nvcc) GTEST_SKIP() << "no nvcc";
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands[0]), "");
+}
+
 TEST(Gemm, BuiltinBackendPicksGemmFamily) {
   BuiltinBackend backend(kData);
   auto s = spec::parse_spec(linear_spec());

@@ -103,6 +103,7 @@ json GemmParams::to_json() const {
     if (splitk > 0) j["splitk"] = splitk;
     j["link"] = json::array({"cublasLt"});
     if (structure == "lt_epilogue") j["epilogue_block"] = epilogue_block;
+    if (structure == "lt_epilogue" && wide) j["wide"] = true;
   }
   return j;
 }
@@ -113,6 +114,7 @@ GemmParams GemmParams::from_json(const json& j) {
   p.algo = j.value("algo", p.algo);
   p.splitk = j.value("splitk", p.splitk);
   p.epilogue_block = j.value("epilogue_block", p.epilogue_block);
+  p.wide = j.value("wide", p.wide);
   p.tf32 = j.value("tf32", p.tf32);
   p.bm = j.value("bm", p.bm);
   p.bn = j.value("bn", p.bn);
@@ -616,6 +618,11 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
     if (a.role != contract::Role::output && used.count(a.source))
       operands.push_back({{"ptr", a.var}, {"ctype", contract::c_type(a.dtype)}});
   const bool kernel_epilogue = !native && !steps.empty();
+  // The product kept in fp32 for the epilogue pass (one rounding): half types with an epilogue.
+  const bool wide =
+      q.structure == "lt_epilogue" && q.wide && kernel_epilogue && p.dtype != spec::DType::float32;
+  if (q.wide && !wide)
+    throw InternalError("gemm: a wide epilogue asked for where there is no half-type epilogue");
 
   const std::int64_t numel = p.batch * p.m * p.n;
   const std::string b_layout = p.b_nk ? "[N][K], used transposed" : "[K][N]";
@@ -626,6 +633,9 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
       {"ctype", ctype},
       {"dtype", spec::dtype_name(p.dtype)},
       {"cuda_type", cuda_data_type(p.dtype)},
+      {"wide", wide},
+      {"d_ctype", wide ? std::string("float") : ctype},
+      {"d_cuda_type", wide ? std::string("CUDA_R_32F") : cuda_data_type(p.dtype)},
       {"elem_size", spec::dtype_size(p.dtype)},
       {"batch", p.batch},
       {"m", p.m},
@@ -742,13 +752,16 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
     const std::string split = q.splitk > 0 ? ", K split " + std::to_string(q.splitk) + " ways" : "";
     cand.id = "gemm." + q.structure + ":a" + std::to_string(q.algo) +
               (q.splitk > 0 ? ":sk" + std::to_string(q.splitk) : "") +
-              (kernel_epilogue ? ":b" + std::to_string(q.epilogue_block) : "");
+              (kernel_epilogue ? ":b" + std::to_string(q.epilogue_block) : "") +
+              (wide ? ":f32" : "");
     cand.summary =
-        native
-            ? "cuBLASLt " + shape + " with its epilogue (" + epilogue_text + "), heuristic algo #" +
-                  std::to_string(q.algo) + split
-            : "cuBLASLt " + shape + ", heuristic algo #" + std::to_string(q.algo) + split +
-                  (kernel_epilogue ? ", then one in-place epilogue kernel: " + epilogue_text : "");
+        native ? "cuBLASLt " + shape + " with its epilogue (" + epilogue_text +
+                     "), heuristic algo #" + std::to_string(q.algo) + split
+               : "cuBLASLt " + shape + ", heuristic algo #" + std::to_string(q.algo) + split +
+                     (wide ? ", its fp32 result then one epilogue kernel (one rounding): " +
+                                 epilogue_text
+                      : kernel_epilogue ? ", then one in-place epilogue kernel: " + epilogue_text
+                                        : "");
     if ((q.tf32 || precision_ == "tf32") && p.dtype == spec::DType::float32)
       cand.summary += ", TF32";
     if (precision_ == "bf16" && p.dtype == spec::DType::float32) cand.summary += ", bf16 math";
@@ -957,6 +970,15 @@ std::vector<GemmParams> GemmFamily::structure_params(const spec::Spec& s, const 
   const bool has_epilogue = !p.epilogue.empty() || !p.bias.empty() || p.alpha != 1.0;
   if (!native || has_epilogue) {
     q.structure = "lt_epilogue";
+    // fp16/bf16 with element-wise ops after the GEMM: first the product kept in fp32 for them
+    // (rounded once at the end; the plain route rounds the product to the half type and then the
+    // epilogue's result again, which lost the accuracy rule on a bf16 Linear + GELU on the H100,
+    // docs/PERFORMANCE.md 2026-12-05), then the plain one.
+    if (p.dtype != spec::DType::float32 && !p.epilogue.empty()) {
+      GemmParams w = q;
+      w.wide = true;
+      out.push_back(w);
+    }
     out.push_back(q);
   }
   GemmParams tc;

@@ -57,7 +57,8 @@ struct GemmParams {
   int splitk =
       0;  // cuBLASLt: 0 = as the heuristic configured the algo, else K split this many ways
   int epilogue_block = 256;  // lt_epilogue: threads per block of the epilogue kernel
-  bool tf32 = false;         // fp32 on TF32 tensor cores (only with PRECISION tf32)
+  bool wide = false;  // lt_epilogue of fp16/bf16: the GEMM's result in fp32 for the epilogue pass
+  bool tf32 = false;  // fp32 on TF32 tensor cores (only with PRECISION tf32)
   // tc, x3, wgx3: block tile, warps, pipeline stages (wgx3: a warpgroup per 64 rows of bm, bk 32)
   int bm = 128, bn = 128, bk = 32, warps_m = 2, warps_n = 4, stages = 3;
   int min_blocks = 1;  // __launch_bounds__ minimum blocks per SM (2 caps registers at 128/thread)
