@@ -574,9 +574,11 @@ def _bitwise(logical):
     """bitwise_and/or/xor: of two bools the logical op (a mask); of integers the op itself
     (NotImplemented keeps it, RULES names it)."""
     def op(x, other):
-        if x.dtype == torch.bool and (not isinstance(other, torch.Tensor) or
-                                      other.dtype == torch.bool):
-            return logical(x, other if isinstance(other, torch.Tensor) else bool(other))
+        # A bool with a Python int is an int64 op in PyTorch (type promotion): kept.
+        if x.dtype == torch.bool and (isinstance(other, bool) or (
+                isinstance(other, torch.Tensor) and other.dtype == torch.bool)):
+            return logical(x, other if isinstance(other, torch.Tensor) else
+                           torch.full_like(x, other))
         return NotImplemented
     return op
 

@@ -506,6 +506,9 @@ class Builder {
     // On integers the table's integer form, exactly: an int64 result, or a comparison of
     // integers. A floating result converts its integer operands as PyTorch promotes them.
     if (integer_ || (integer_operand && !float_storage(n.dtype) && ops_.has_integer_form(n))) {
+      // A bool operand (a mask's 1 or 0, a float here) joins as the integer it is (`mask & 1`).
+      for (auto& [name, v] : direct)
+        if (!integer_value(name)) v = "static_cast<long long>(" + v + ")";
       const std::string expr = ops_.integer_expression(n, direct);
       for (const auto& [_, v] : direct)
         if (expr == v) return v;

@@ -325,14 +325,13 @@ UserError explain_rejection(const spec::Spec& s,
 namespace {
 
 // Which values every kernel that reads them computes itself, never a buffer: none; those computed
-// from no input or parameter (a mask built in forward); or also those computed from the inputs
-// and parameters alone by element-wise and layout ops.
+// from no input or parameter (a mask built in forward); or those computed from the inputs and
+// parameters alone by element-wise ops (an input mask cast to float).
 enum class Recompute { none, constants, leaf_values };
 
-// One partition of the graph, values recomputed by their readers as `recompute` says (plan_graph
-// tries none first).
-// With `split_prologues`, a prologue that is no one kernel, nor one per independent part, is cut
-// into the longest runs in order (plan_graph's last try: every value a buffer).
+// One partition of the graph, values recomputed by their readers as `recompute` says; with
+// `split_prologues`, a prologue that is no one kernel, nor one per independent part, is cut into
+// the longest runs in order (plan_graph tries none without splitting first, this last).
 Plan partition(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& families,
                const OpTable& ops, Recompute recompute, bool split_prologues) {
   for (const auto& o : s.outputs)
