@@ -981,11 +981,13 @@ std::vector<GemmParams> GemmFamily::structure_params(const spec::Spec& s, const 
     }
     out.push_back(q);
   }
+  // Where every arch is sm_90a, the wgmma kernel after cuBLASLt's routes: on the H100 it verified
+  // at about 55 % of cuBLASLt's speed on every shape measured (docs/PERFORMANCE.md, 2026-12-05), so
+  // a small budget measures the library first.
+  if (wgmma_ && !wg_unsupported(p, gemm_wg_default())) out.push_back(gemm_wg_default());
   GemmParams tc;
   tc.structure = "tc";
   if (!tc_unsupported(p, tc)) out.push_back(tc);
-  // Where every arch is sm_90a, the wgmma kernel leads, measured against cuBLASLt.
-  if (wgmma_ && !wg_unsupported(p, gemm_wg_default())) out.insert(out.begin(), gemm_wg_default());
   return out;
 }
 
@@ -1000,14 +1002,15 @@ std::vector<GemmParams> GemmFamily::tuning_params(const spec::Spec& s, const con
   // PRECISION fp32x3 with cuBLASLt ahead after stage 1: the split-precision tiles the user opted
   // in to are measured first all the same (stage 1 measured one of them), then cuBLASLt's algos.
   std::vector<GemmParams> out = split_tuning_space(p);
-  // The same for the fp16/bf16 wgmma kernel's tiles (sm_90a).
-  if (wgmma_ && !wg_unsupported(p, gemm_wg_default())) out = gemm_wg_tuning_space(p);
   for (const auto& q : gemm_lt_tuning_space(p, base)) out.push_back(q);
   if (base.structure == "lt_epilogue" && !p.epilogue.empty()) {
     GemmParams q = base;
     q.epilogue_block = base.epilogue_block == 256 ? 512 : 256;
     out.push_back(q);
   }
+  // The fp16/bf16 wgmma kernel's tiles (sm_90a) after cuBLASLt's algos (slower where measured).
+  if (wgmma_ && !wg_unsupported(p, gemm_wg_default()))
+    for (const auto& q : gemm_wg_tuning_space(p)) out.push_back(q);
   return out;
 }
 
