@@ -16,6 +16,11 @@ constexpr std::int64_t kWgx3MaxRunTiles = 256;
 constexpr std::int64_t kWgx3MaxWorkspace = std::int64_t(1) << 30;
 constexpr std::int64_t kSms = 132;
 
+// The output tiles of bm x bn a GEMM grid has, over its batch.
+std::int64_t output_tiles(const GemmProblem& p, std::int64_t bm, std::int64_t bn) {
+  return p.batch * ((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn);
+}
+
 const std::set<std::string>& anchor_ops() {
   static const std::set<std::string> ops = {"linear", "matmul", "bmm", "addmm"};
   return ops;
@@ -785,7 +790,7 @@ std::vector<GemmParams> gemm_tc_tuning_space(const GemmProblem& p) {
     q.bm = bm, q.bn = bn, q.bk = bk, q.warps_m = wm, q.warps_n = wn, q.stages = stages;
     if (!GemmFamily::tc_unsupported(p, q)) space.push_back(q);
   };
-  const std::int64_t tiles = p.batch * ((p.m + 127) / 128) * ((p.n + 127) / 128);
+  const std::int64_t tiles = output_tiles(p, 128, 128);
   add(128, 128, 32, 2, 4, 3);
   add(128, 128, 32, 2, 4, 3, 2);
   if (tiles >= 264) {
@@ -825,7 +830,7 @@ std::vector<GemmParams> gemm_x3_tuning_space(const GemmProblem& p) {
     q.fold = fold, q.min_blocks = min_blocks;
     if (!GemmFamily::x3_unsupported(p, q)) space.push_back(q);
   };
-  const std::int64_t tiles = p.batch * ((p.m + 127) / 128) * ((p.n + 127) / 128);
+  const std::int64_t tiles = output_tiles(p, 128, 128);
   add(128, 128, 4, 2, 3, 4);    // 32x64 warp tiles
   add(128, 128, 4, 4, 3, 4);    // 16 warps of 32x32: more warps to hide the mma latency
   add(64, 128, 2, 4, 3, 4, 2);  // two blocks an SM: one computes while the other waits
@@ -854,7 +859,7 @@ std::vector<GemmParams> gemm_wg_tuning_space(const GemmProblem& p) {
     q.bm = bm, q.bn = bn, q.stages = stages, q.warps_m = bm / 16;
     if (!GemmFamily::wg_unsupported(p, q)) space.push_back(q);
   };
-  const std::int64_t tiles = p.batch * ((p.m + 127) / 128) * ((p.n + 255) / 256);
+  const std::int64_t tiles = output_tiles(p, 128, 256);
   add(128, 128, 6);
   add(128, 256, 3);
   add(128, 128, 4);
@@ -878,7 +883,7 @@ int wgx3_splits(const GemmProblem& p, int bm, int bn) {
   // the SMs (132 on the H100 and H200) when the output's tiles leave most of them idle, each slice
   // at least 8 k-tiles; then as many slices as make every one non-empty.
   const std::int64_t k_tiles = (p.k + 31) / 32;
-  const std::int64_t tiles = p.batch * ((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn);
+  const std::int64_t tiles = output_tiles(p, bm, bn);
   std::int64_t splits = (k_tiles + kWgx3MaxRunTiles - 1) / kWgx3MaxRunTiles;
   if (tiles < kSms / 2) splits = std::max(splits, std::min(kSms / tiles, k_tiles / 8));
   splits = std::clamp<std::int64_t>(splits, 1, 256);
@@ -900,7 +905,7 @@ std::vector<GemmParams> gemm_wgx3_tuning_space(const GemmProblem& p) {
     q.splitk = wgx3_splits(p, bm, bn);
     if (!GemmFamily::wgx3_unsupported(p, q)) space.push_back(q);
   };
-  const std::int64_t tiles = p.batch * ((p.m + 127) / 128) * ((p.n + 127) / 128);
+  const std::int64_t tiles = output_tiles(p, 128, 128);
   add(128, 128, 2);
   add(128, 128, 3, 2);
   add(128, 64, 4);
@@ -936,7 +941,7 @@ std::vector<GemmParams> gemm_lt_tuning_space(const GemmProblem& p, const GemmPar
     q.splitk = 0;
     if (q.algo != incumbent.algo || incumbent.splitk != 0) space.push_back(q);
   };
-  const std::int64_t tiles = p.batch * ((p.m + 127) / 128) * ((p.n + 127) / 128);
+  const std::int64_t tiles = output_tiles(p, 128, 128);
   std::vector<int> splits;
   if (tiles < 132 && p.k >= 2048)
     for (int sk : {2, 4, 8, 16})
