@@ -1,5 +1,7 @@
 #include "backend/builtin/builtin_backend.h"
 
+#include <algorithm>
+
 #include "backend/builtin/families.h"
 #include "backend/builtin/lowering.h"
 
@@ -40,6 +42,19 @@ std::vector<Plan> BuiltinBackend::plans(const spec::Spec& spec) const {
   std::vector<Plan> all = {plan(spec)};
   for (auto& p : fused_plans(lower_composites(spec), all.front(), fusing_))
     all.push_back(std::move(p));
+  // Attention kept whole for the attention family's flash kernel, beside its lowered math; none
+  // where that family refuses it (fp32, dropout, a head dim it does not hold, ...).
+  const bool attention = std::any_of(spec.nodes.begin(), spec.nodes.end(), [](const spec::Node& n) {
+    return n.op == "scaled_dot_product_attention";
+  });
+  if (attention) try {
+      Plan kept = plan_graph(lower_composites(spec, true), families_, ops_);
+      const bool flash =
+          std::any_of(kept.segments.begin(), kept.segments.end(),
+                      [](const PlanSegment& seg) { return seg.family->name() == "attention"; });
+      if (flash) all.push_back(std::move(kept));
+    } catch (const UserError&) {
+    }
   return all;
 }
 
@@ -57,7 +72,7 @@ std::vector<Candidate> BuiltinBackend::propose(const StageRequest& original) {
   StageRequest request = original;
   request.spec = &lowered;
   const Family* family = family_for(*request.spec);
-  if (!family) return propose_plan(request);
+  if (!family) return propose_plan(original);  // plans() lowers it, and keeps attention whole
   if (request.stage == "stage1") return family->structures(*request.spec, *request.contract);
   if (!request.incumbent) return family->structures(*request.spec, *request.contract);
   return family->tunings(*request.spec, *request.contract, *request.incumbent, request.bottleneck);
@@ -70,7 +85,7 @@ std::optional<Candidate> BuiltinBackend::repair(const StageRequest& original,
   request.spec = &lowered;
   // Templates are verified ahead; the repair the expert knows is a family's simpler fallback.
   const Family* family = family_for(*request.spec);
-  if (!family) return repair_plan(request, failed, failure.text());
+  if (!family) return repair_plan(original, failed, failure.text());
   return family->fallback(*request.spec, *request.contract, failed);
 }
 

@@ -1,5 +1,6 @@
 #include "backend/builtin/families.h"
 
+#include "backend/builtin/attention.h"
 #include "backend/builtin/conv.h"
 #include "backend/builtin/elementwise.h"
 #include "backend/builtin/gemm.h"
@@ -22,6 +23,7 @@ std::vector<std::unique_ptr<Family>> make_families(const std::filesystem::path& 
   families.push_back(std::make_unique<PoolFamily>(data_dir));
   families.push_back(std::make_unique<LossFamily>(data_dir));
   families.push_back(std::make_unique<SortFamily>(data_dir));
+  families.push_back(std::make_unique<AttentionFamily>(data_dir));
   families.push_back(std::make_unique<ElementwiseFamily>(data_dir));
   return families;
 }

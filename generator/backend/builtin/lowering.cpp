@@ -346,12 +346,12 @@ void lower_counted_sum(const spec::Spec& s, const spec::Node& n, std::vector<spe
 
 }  // namespace
 
-spec::Spec lower_composites(const spec::Spec& s) {
+spec::Spec lower_composites(const spec::Spec& s, bool keep_attention) {
   bool any = false;
   std::set<std::string> folded;  // scans an exclusive scan's cat takes over
   for (const auto& n : s.nodes) {
-    any = any || n.op == "scaled_dot_product_attention" || scattered_dims(s, n) ||
-          global_pool(s, n) || counted_sum(s, n);
+    any = any || (!keep_attention && n.op == "scaled_dot_product_attention") ||
+          scattered_dims(s, n) || global_pool(s, n) || counted_sum(s, n);
     if (const auto* scan = exclusive_scan(s, n)) folded.insert(scan->name);
   }
   if (!any && folded.empty()) return s;
@@ -359,7 +359,7 @@ spec::Spec lower_composites(const spec::Spec& s) {
   out.nodes.clear();
   for (const auto& n : s.nodes) {
     if (folded.count(n.name)) continue;
-    if (n.op == "scaled_dot_product_attention")
+    if (n.op == "scaled_dot_product_attention" && !keep_attention)
       lower_attention(s, n, out.nodes);
     else if (const auto dims = scattered_dims(s, n))
       lower_scattered_reduction(s, n, *dims, out.nodes);

@@ -179,6 +179,13 @@ std::vector<NodeRole> node_roles(const spec::Spec& s, const OpTable& ops) {
   for (size_t i = 0; i < s.nodes.size(); ++i) {
     const spec::Node& n = s.nodes[i];
     NodeRole role = node_role(n, ops);
+    // The attention kernel writes its output with the heads merged back (transpose(1, 2)): that
+    // transpose is its epilogue, a value in memory a reshape can alias.
+    if (role == NodeRole::operand_view && !n.args.empty() &&
+        n.args[0].kind == spec::Arg::Kind::node)
+      if (const spec::Node* src = s.find_node(n.args[0].node);
+          src && src->op == "scaled_dot_product_attention")
+        role = NodeRole::follower;
     if (role == NodeRole::alias) {
       // Every value a plan passes between kernels, and every graph input and param, is contiguous;
       // the view must read exactly one of them and leave its dtype and element count alone.

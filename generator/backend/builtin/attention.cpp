@@ -1,0 +1,325 @@
+#include "backend/builtin/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "backend/builtin/plan_util.h"
+
+namespace egg::backend::builtin {
+namespace {
+
+using nlohmann::json;
+
+// The largest head dim the kernel keeps in registers (Q's fragments and the output accumulators
+// of a warp's rows).
+constexpr std::int64_t kMaxHeadDim = 128;
+// Shared memory a block may opt into on sm_80 and later.
+constexpr std::int64_t kMaxSmem = 227 * 1024;
+
+std::int64_t norm_dim(std::int64_t d, size_t rank) {
+  return d < 0 ? d + static_cast<std::int64_t>(rank) : d;
+}
+
+// True when `n` swaps dims 1 and 2 of a 4-d value: transpose(1, 2) or permute(0, 2, 1, 3).
+bool swaps_heads(const spec::Node& n) {
+  if (n.shape.size() != 4) return false;
+  if (n.op == "transpose") {
+    std::int64_t a = norm_dim(n.attrs.value("dim0", std::int64_t{0}), 4);
+    std::int64_t b = norm_dim(n.attrs.value("dim1", std::int64_t{1}), 4);
+    if (a > b) std::swap(a, b);
+    return a == 1 && b == 2;
+  }
+  if (n.op == "permute") {
+    const json& dims = n.attrs.value("dims", json());
+    if (!dims.is_array() || dims.size() != 4) return false;
+    const std::int64_t want[4] = {0, 2, 1, 3};
+    for (size_t k = 0; k < 4; ++k)
+      if (!dims[k].is_number_integer() || norm_dim(dims[k].get<std::int64_t>(), 4) != want[k])
+        return false;
+    return true;
+  }
+  return false;
+}
+
+bool valid(const AttentionPlan& plan, const AttentionParams& p) {
+  const std::int64_t d = plan.padded_e();
+  const std::int64_t bq = std::int64_t{p.warps} * p.mt * 16;
+  const std::int64_t smem = (bq + 4 * std::int64_t{p.bk}) * (d + 8) * 2;
+  // Registers: a warp's rows hold d/2 output and d/4 Q-fragment values per m-tile.
+  return (p.mt == 1 || (p.mt == 2 && d <= 64)) && (p.warps == 4 || p.warps == 8) &&
+         (p.bk == 32 || p.bk == 64 || p.bk == 128) && (p.bk <= 64 || d <= 64) && smem <= kMaxSmem;
+}
+
+}  // namespace
+
+std::int64_t AttentionPlan::batch() const {
+  std::int64_t b = 1;
+  for (auto d : batch_dims) b *= d;
+  return b;
+}
+
+std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
+  AttentionPlan plan;
+  for (const auto& n : s.nodes) {
+    if (n.op != "scaled_dot_product_attention") continue;
+    if (plan.anchor)
+      return UserError(n.where, quote(n) + " is a second attention after `" + plan.anchor->target +
+                                    "`" + at_line(*plan.anchor) +
+                                    "; the builtin attention family runs one per kernel");
+    plan.anchor = &n;
+  }
+  if (!plan.anchor)
+    return UserError({s.op_file, 0, "output"},
+                     "the graph has no scaled_dot_product_attention (the attention family's "
+                     "anchor)");
+  const spec::Node& an = *plan.anchor;
+  auto tensor = [&](size_t k) -> const spec::Tensor* {
+    return k < an.args.size() && an.args[k].kind == spec::Arg::Kind::node
+               ? s.find_tensor(an.args[k].node)
+               : nullptr;
+  };
+  const spec::Tensor *q = tensor(0), *k = tensor(1), *v = tensor(2);
+  if (!q || !k || !v)
+    return UserError(an.where, quote(an) +
+                                   ": the attention kernel reads query, key and value as "
+                                   "tensors (their producers run as kernels of their own)");
+  for (const auto* t : {q, k, v})
+    if (t->dtype != spec::DType::float16 && t->dtype != spec::DType::bfloat16)
+      return UserError(an.where,
+                       quote(an) + " of " + spec::dtype_name(t->dtype) +
+                           " tensors: the flash-attention kernel computes float16 and bfloat16 "
+                           "on tensor cores; other dtypes run as the math (matmul, softmax, "
+                           "matmul)");
+  if (k->dtype != q->dtype || v->dtype != q->dtype)
+    return UserError(an.where, quote(an) + ": query, key and value differ in dtype");
+  const size_t r = q->shape.size();
+  if (r < 2 || k->shape.size() != r || v->shape.size() != r ||
+      !std::equal(q->shape.begin(), q->shape.end() - 2, k->shape.begin()) ||
+      !std::equal(q->shape.begin(), q->shape.end() - 2, v->shape.begin()))
+    return UserError(an.where, quote(an) + ": query " + spec::shape_string(q->shape) + ", key " +
+                                   spec::shape_string(k->shape) + " and value " +
+                                   spec::shape_string(v->shape) +
+                                   " must share their batch and head dims");
+  plan.l = q->shape[r - 2];
+  plan.e = q->shape[r - 1];
+  plan.s = k->shape[r - 2];
+  if (k->shape[r - 1] != plan.e || v->shape[r - 1] != plan.e || v->shape[r - 2] != plan.s)
+    return UserError(an.where, quote(an) +
+                                   ": the flash-attention kernel needs one head dim for "
+                                   "query, key and value (" +
+                                   spec::shape_string(q->shape) + ", " +
+                                   spec::shape_string(k->shape) + ", " +
+                                   spec::shape_string(v->shape) + ")");
+  if (plan.e % 8 != 0 || plan.e > kMaxHeadDim)
+    return UserError(an.where, quote(an) + " with head dim " + std::to_string(plan.e) +
+                                   ": the flash-attention kernel takes multiples of 8 up to " +
+                                   std::to_string(kMaxHeadDim));
+  if (plan.l == 0 || plan.s == 0 || plan.e == 0)
+    return UserError(an.where, quote(an) + " of an empty tensor is not supported");
+  if (an.attrs.value("dropout_p", 0.0) != 0.0)
+    return UserError(an.where, quote(an) +
+                                   " with dropout draws random numbers; the "
+                                   "flash-attention kernel runs dropout_p=0");
+  plan.q = q->name;
+  plan.k = k->name;
+  plan.v = v->name;
+  plan.dtype = q->dtype;
+  plan.batch_dims.assign(q->shape.begin(), q->shape.end() - 2);
+  plan.causal = an.attrs.value("is_causal", false);
+  const auto scale = an.attrs.find("scale");
+  plan.scale = scale == an.attrs.end() || scale->is_null()
+                   ? 1.0 / std::sqrt(static_cast<double>(plan.e))
+                   : scale->get<double>();
+  if (an.args.size() > 3 && an.args[3].kind == spec::Arg::Kind::node) {
+    const spec::Tensor* m = tensor(3);
+    if (!m)
+      return UserError(an.where, quote(an) +
+                                     ": the attention kernel reads the mask as a tensor "
+                                     "(its producer runs as a kernel of its own)");
+    if (m->dtype != spec::DType::boolean && !float_storage(m->dtype))
+      return UserError(an.where, quote(an) + ": a mask of " + spec::dtype_name(m->dtype) +
+                                     " is neither bool nor a float");
+    spec::Shape scores = q->shape;
+    scores[r - 1] = plan.s;
+    if (m->shape.size() > r || !broadcasts_to(m->shape, scores))
+      return UserError(an.where, quote(an) + ": the mask " + spec::shape_string(m->shape) +
+                                     " does not broadcast to the scores " +
+                                     spec::shape_string(scores));
+    // Strides of the contiguous mask, right-aligned against [batch..., L, S]; 0 where broadcast.
+    std::vector<std::int64_t> stride(r, 0);
+    std::int64_t running = 1;
+    for (size_t j = 0; j < m->shape.size(); ++j) {
+      const size_t md = m->shape.size() - 1 - j, d = r - 1 - j;
+      stride[d] = m->shape[md] == 1 ? 0 : running;
+      running *= m->shape[md];
+    }
+    plan.mask = m->name;
+    plan.mask_dtype = m->dtype;
+    plan.mask_stride_l = stride[r - 2];
+    plan.mask_stride_s = stride[r - 1];
+    plan.mask_batch_strides.assign(stride.begin(), stride.end() - 2);
+  }
+
+  // The output: the attention itself or its transpose(1, 2), then copies and views that keep the
+  // order of its elements (the heads' reshape into one dim, export's clone of a returned view);
+  // nothing else.
+  static const std::set<std::string> same_bytes = {
+      "clone", "contiguous", "reshape", "view", "flatten", "unsqueeze", "squeeze", "_unsafe_view"};
+  const spec::Node* written = &an;
+  for (const auto& n : s.nodes) {
+    if (&n == &an) continue;
+    const bool reads_written = !n.args.empty() && n.args[0].kind == spec::Arg::Kind::node &&
+                               n.args[0].node == written->name;
+    const bool swap = written == &an && reads_written && swaps_heads(n);
+    const bool same = reads_written && same_bytes.count(n.op) && n.dtype == an.dtype &&
+                      spec::numel(n.shape) == spec::numel(an.shape);
+    if (!swap && !same)
+      return UserError(n.where, quote(n) +
+                                    ": the attention kernel writes its output as it is or "
+                                    "transposed (1, 2); other ops run as kernels of their own");
+    if (swap) plan.out_heads = q->shape[1];
+    written = &n;
+  }
+  if (s.outputs.size() != 1 || s.outputs[0].node != written->name)
+    return UserError(an.where, quote(an) +
+                                   ": the attention kernel writes one output, its last "
+                                   "value (" +
+                                   written->name + ")");
+  return plan;
+}
+
+json AttentionParams::to_json() const { return {{"mt", mt}, {"warps", warps}, {"bk", bk}}; }
+
+AttentionParams AttentionParams::from_json(const json& j) {
+  AttentionParams p;
+  p.mt = j.value("mt", p.mt);
+  p.warps = j.value("warps", p.warps);
+  p.bk = j.value("bk", p.bk);
+  return p;
+}
+
+AttentionFamily::AttentionFamily(const std::filesystem::path& data_dir)
+    : kernel_(render::load_template(data_dir, "attention/flash.cuh.tmpl")),
+      launch_(render::load_template(data_dir, "attention/launch.tmpl")) {}
+
+std::vector<std::pair<std::string, std::string>> AttentionFamily::key_inputs() const {
+  return {{kernel_.name, kernel_.text}, {launch_.name, launch_.text}};
+}
+
+std::variant<AttentionPlan, UserError> AttentionFamily::analyze(const spec::Spec& s) const {
+  return plan_attention(s);
+}
+
+Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract& c,
+                                  const AttentionPlan& plan, const AttentionParams& p) const {
+  (void)s;
+  const std::string fn = "egg_" + c.name;
+  auto var_of = [&](const std::string& source) -> std::string {
+    for (const auto& a : c.args)
+      if (a.role != contract::Role::output && a.source == source) return a.var;
+    throw InternalError("attention family: " + source + " is not in the contract");
+  };
+  std::string out;
+  for (const auto& a : c.args)
+    if (a.role == contract::Role::output) out = a.var;
+  if (out.empty()) throw InternalError("attention family: the output is not in the contract");
+  json args = {var_of(plan.q), var_of(plan.k), var_of(plan.v)};
+  if (!plan.mask.empty()) args.push_back(var_of(plan.mask));
+  args.push_back(out);
+
+  json mask_dims = json::array();
+  std::int64_t div = 1;
+  for (size_t d = plan.batch_dims.size(); d-- > 0;) {
+    if (!plan.mask.empty() && plan.mask_batch_strides[d] != 0)
+      mask_dims.push_back(
+          {{"div", div}, {"size", plan.batch_dims[d]}, {"stride", plan.mask_batch_strides[d]}});
+    div *= plan.batch_dims[d];
+  }
+  const std::int64_t bq = std::int64_t{p.warps} * p.mt * 16;
+  const std::string dtype = spec::dtype_name(plan.dtype);
+  char scale_log2[64];
+  std::snprintf(scale_log2, sizeof scale_log2, "%.9g", plan.scale * 1.4426950408889634);
+  const std::string structure =
+      "flash attention, " + std::to_string(bq) + " query rows per block (" +
+      std::to_string(p.warps) + " warps of " + std::to_string(p.mt * 16) + " rows), key tiles of " +
+      std::to_string(p.bk) + " double-buffered by cp.async, mma.sync m16n8k16 " + dtype +
+      " with fp32 online softmax" +
+      (plan.causal ? ", causal (key tiles past the block skipped)" : "") +
+      (plan.mask.empty() ? "" : ", " + spec::dtype_name(plan.mask_dtype) + " mask") +
+      (plan.out_heads ? ", output written transposed (1, 2)" : "");
+  const json ctx = {
+      {"fn", fn},
+      {"summary", quote(*plan.anchor) + " over " + std::to_string(plan.batch()) +
+                      " batch entries, " + std::to_string(plan.l) + " queries x " +
+                      std::to_string(plan.s) + " keys, head dim " + std::to_string(plan.e)},
+      {"structure", structure},
+      {"dtype", dtype},
+      {"ctype", contract::c_type(plan.dtype)},
+      {"mt", p.mt},
+      {"warps", p.warps},
+      {"bk", p.bk},
+      {"e", plan.e},
+      {"d", plan.padded_e()},
+      {"l", plan.l},
+      {"s", plan.s},
+      {"batch", plan.batch()},
+      {"causal", plan.causal},
+      {"has_mask", !plan.mask.empty()},
+      {"mask_bool", plan.mask_dtype == spec::DType::boolean},
+      {"mask_ctype", plan.mask.empty() ? "bool" : contract::c_type(plan.mask_dtype)},
+      {"mask_stride_l", plan.mask_stride_l},
+      {"mask_stride_s", plan.mask_stride_s},
+      {"mask_dims", mask_dims},
+      {"scale_log2", std::string(scale_log2)},
+      {"out_heads", plan.out_heads},
+      {"args", args}};
+  Candidate cand;
+  cand.id = "attention.flash:" + std::to_string(bq) + "x" + std::to_string(p.bk) + ":w" +
+            std::to_string(p.warps);
+  cand.summary = plan.anchor->target + ": " + structure;
+  cand.params = p.to_json();
+  cand.code.device_code = render::render(kernel_.text, ctx, kernel_.name);
+  cand.code.launch_body = render::render(launch_.text, ctx, launch_.name);
+  return cand;
+}
+
+std::vector<AttentionParams> AttentionFamily::structure_params(const spec::Spec&,
+                                                               const contract::Contract&,
+                                                               const AttentionPlan& plan) const {
+  // FlashAttention-2's forward tiles: 128 query rows per block of 4 warps for head dims up to 64,
+  // 64 rows (a warp's 16 rows keep 128-wide accumulators in registers) above; 64 keys a tile.
+  std::vector<AttentionParams> out;
+  for (const AttentionParams& p :
+       {AttentionParams{2, 4, 64}, AttentionParams{1, 4, 64}, AttentionParams{1, 8, 64}})
+    if (valid(plan, p)) out.push_back(p);
+  return out;
+}
+
+std::vector<AttentionParams> AttentionFamily::tuning_params(const spec::Spec&,
+                                                            const contract::Contract&,
+                                                            const AttentionPlan& plan,
+                                                            const AttentionParams& incumbent,
+                                                            const std::string&) const {
+  std::vector<AttentionParams> out;
+  auto add = [&](AttentionParams p) {
+    if (!valid(plan, p) || p.to_json() == incumbent.to_json()) return;
+    for (const auto& o : out)
+      if (o.to_json() == p.to_json()) return;
+    out.push_back(p);
+  };
+  // Key tiles first (fewer rescales against fewer registers), then the rows a block owns.
+  for (int bk : {128, 32}) add({incumbent.mt, incumbent.warps, bk});
+  add({incumbent.mt, incumbent.warps == 4 ? 8 : 4, incumbent.bk});
+  add({incumbent.mt == 1 ? 2 : 1, incumbent.warps, incumbent.bk});
+  return out;
+}
+
+std::optional<AttentionParams> AttentionFamily::fallback_params(const spec::Spec&,
+                                                                const contract::Contract&,
+                                                                const AttentionPlan&,
+                                                                const AttentionParams&) const {
+  return AttentionParams{1, 4, 32};  // the fewest registers and shared memory
+}
+
+}  // namespace egg::backend::builtin

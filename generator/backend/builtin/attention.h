@@ -1,0 +1,83 @@
+// The builtin backend's attention family: ONE F.scaled_dot_product_attention of fp16 or bf16 query,
+// key and value (templates/attention/): the flash-attention kernel, scores and softmax on chip,
+// never the [L][S] weights in memory. A bool or float mask broadcasting to [..., L, S], causality
+// and a scale are applied to the scores; the output is written as it is or, for a 4-d attention
+// whose result the graph transposes (1, 2) (the heads merged back), in that layout.
+//
+// The lowered math (lowering.h: matmul, softmax, matmul) is the other plan of the same graph: the
+// backend proposes both and measurement decides (BuiltinBackend::plans).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "backend/builtin/planned_family.h"
+#include "render/template.h"
+
+namespace egg::backend::builtin {
+
+// What the graph is, in the terms of the flash template.
+struct AttentionPlan {
+  const spec::Node* anchor = nullptr;
+  std::string q, k, v;  // the tensors read (inputs of the sub-spec)
+  std::string mask;     // the mask tensor, or empty
+  spec::DType dtype = spec::DType::float16;
+  spec::DType mask_dtype = spec::DType::boolean;
+  std::vector<std::int64_t> batch_dims;  // q's dims before the last two
+  std::int64_t l = 0, s = 0, e = 0;      // query rows, key rows, head dim
+  bool causal = false;
+  double scale = 1.0;
+  std::int64_t out_heads = 0;  // > 0: the output is transpose(1, 2) of [B][H][L][E], H = out_heads
+  std::int64_t mask_stride_l = 0,
+               mask_stride_s = 0;                // the mask's strides along L and S (0: broadcast)
+  std::vector<std::int64_t> mask_batch_strides;  // per batch dim (0: broadcast)
+  std::int64_t batch() const;
+  std::int64_t padded_e() const { return (e + 15) / 16 * 16; }
+};
+
+// The plan of a spec, or why the attention family cannot implement it (naming op and line).
+std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& spec);
+
+// Tunable parameters of the flash template.
+struct AttentionParams {
+  int mt = 1;     // m-tiles of 16 query rows per warp
+  int warps = 4;  // warps per block (BQ = warps * mt * 16 query rows)
+  int bk = 64;    // keys per tile
+  nlohmann::json to_json() const;
+  static AttentionParams from_json(const nlohmann::json& j);
+};
+
+// The attention family.
+class AttentionFamily : public PlannedFamily<AttentionPlan, AttentionParams> {
+ public:
+  explicit AttentionFamily(const std::filesystem::path& data_dir);
+
+  std::string name() const override { return "attention"; }
+  std::vector<std::pair<std::string, std::string>> key_inputs() const override;
+  std::variant<AttentionPlan, UserError> analyze(const spec::Spec& spec) const override;
+  Candidate render(const spec::Spec& spec, const contract::Contract& contract,
+                   const AttentionPlan& plan, const AttentionParams& params) const override;
+
+ protected:
+  std::vector<AttentionParams> structure_params(const spec::Spec& spec,
+                                                const contract::Contract& contract,
+                                                const AttentionPlan& plan) const override;
+  std::vector<AttentionParams> tuning_params(const spec::Spec& spec,
+                                             const contract::Contract& contract,
+                                             const AttentionPlan& plan,
+                                             const AttentionParams& incumbent,
+                                             const std::string& bottleneck) const override;
+  std::optional<AttentionParams> fallback_params(const spec::Spec& spec,
+                                                 const contract::Contract& contract,
+                                                 const AttentionPlan& plan,
+                                                 const AttentionParams& failed) const override;
+
+ private:
+  render::Template kernel_, launch_;
+};
+
+}  // namespace egg::backend::builtin

@@ -1,0 +1,159 @@
+// Attention family: scaled_dot_product_attention planned with its mask's broadcast strides, the
+// heads merged back as its output layout, what it refuses (with the reason), the backend proposing
+// the flash kernel first beside the lowered math, and the kernel compiling with the real nvcc.
+#include "backend/builtin/attention.h"
+
+#include <gtest/gtest.h>
+
+#include "backend/builtin/builtin_backend.h"
+#include "contract/contract.h"
+#include "nvcc_compile.h"
+#include "spec_fixtures.h"
+
+namespace egg::backend::builtin {
+namespace {
+
+using egg::testing::has;
+using egg::testing::node;
+using egg::testing::ref;
+using egg::testing::spec_around;
+using egg::testing::tensor;
+using nlohmann::json;
+
+const std::filesystem::path kData = EGG_TEST_DATA_DIR;
+
+// sdpa(q [2, 4, 100, 64], k/v [2, 4, 90, 64]) in `dtype`, with a bool mask [2, 1, 100, 90] when
+// `mask`; then transpose(1, 2) and a reshape to [2, 100, 256] when `merge`.
+json sdpa_spec(const char* dtype, bool mask, bool merge, bool causal = false) {
+  json inputs = {tensor("q", {2, 4, 100, 64}, dtype), tensor("k", {2, 4, 90, 64}, dtype),
+                 tensor("v", {2, 4, 90, 64}, dtype)};
+  json args = {ref("q"), ref("k"), ref("v")};
+  if (mask) {
+    inputs.push_back(tensor("keep", {2, 1, 100, 90}, "bool"));
+    args.push_back(ref("keep"));
+  }
+  json nodes = {node("att", "scaled_dot_product_attention", args,
+                     {{"dropout_p", 0.0}, {"is_causal", causal}, {"scale", nullptr}},
+                     {2, 4, 100, 64}, 9, dtype)};
+  if (merge) {
+    nodes.push_back(node("tr", "transpose", {ref("att")}, {{"dim0", 1}, {"dim1", 2}},
+                         {2, 100, 4, 64}, 10, dtype));
+    nodes.push_back(node("merged", "reshape", {ref("tr")}, {{"shape", {2, 100, 256}}},
+                         {2, 100, 256}, 10, dtype));
+  }
+  return spec_around(inputs, json::array(), nodes);
+}
+
+TEST(Attention, PlansTheMaskAsBroadcastStrides) {
+  const auto s = spec::parse_spec(sdpa_spec("float16", true, false));
+  const auto a = plan_attention(s);
+  ASSERT_TRUE(std::holds_alternative<AttentionPlan>(a)) << std::get<UserError>(a).describe();
+  const AttentionPlan& p = std::get<AttentionPlan>(a);
+  EXPECT_EQ(p.batch(), 8);
+  EXPECT_EQ(p.l, 100);
+  EXPECT_EQ(p.s, 90);
+  EXPECT_EQ(p.e, 64);
+  EXPECT_EQ(p.mask, "keep");
+  EXPECT_EQ(p.mask_stride_s, 1);
+  EXPECT_EQ(p.mask_stride_l, 90);
+  // The batch dim is the mask's own, the heads broadcast.
+  EXPECT_EQ(p.mask_batch_strides, (std::vector<std::int64_t>{9000, 0}));
+  EXPECT_EQ(p.out_heads, 0);
+  EXPECT_DOUBLE_EQ(p.scale, 0.125);
+}
+
+TEST(Attention, WritesTheHeadsMergedBack) {
+  const auto s = spec::parse_spec(sdpa_spec("bfloat16", false, true));
+  const auto a = plan_attention(s);
+  ASSERT_TRUE(std::holds_alternative<AttentionPlan>(a)) << std::get<UserError>(a).describe();
+  EXPECT_EQ(std::get<AttentionPlan>(a).out_heads, 4);
+}
+
+TEST(Attention, RefusesWhatTheFlashKernelDoesNotComputeWithTheReason) {
+  const auto fp32 = spec::parse_spec(sdpa_spec("float32", false, false));
+  const auto a = plan_attention(fp32);
+  ASSERT_TRUE(std::holds_alternative<UserError>(a));
+  EXPECT_TRUE(has(std::get<UserError>(a).what(), "float16 and bfloat16"));
+  EXPECT_EQ(std::get<UserError>(a).where().line, 9);
+
+  json wide = sdpa_spec("float16", false, false);
+  for (auto& t : wide["inputs"]) t["shape"][3] = 192;
+  wide["nodes"][0]["shape"][3] = 192;
+  wide["outputs"][0]["shape"][3] = 192;
+  const auto b = plan_attention(spec::parse_spec(wide));
+  ASSERT_TRUE(std::holds_alternative<UserError>(b));
+  EXPECT_TRUE(has(std::get<UserError>(b).what(), "head dim 192"));
+
+  json more = sdpa_spec("float16", false, false);
+  more["nodes"].push_back(
+      node("r", "relu", {ref("att")}, json::object(), {2, 4, 100, 64}, 11, "float16"));
+  more["outputs"][0]["node"] = "r";
+  const auto c = plan_attention(spec::parse_spec(more));
+  ASSERT_TRUE(std::holds_alternative<UserError>(c));
+  EXPECT_EQ(std::get<UserError>(c).where().line, 11);
+}
+
+TEST(Attention, RendersTheTilesTheMaskAndTheMergedLayout) {
+  AttentionFamily family(kData);
+  const auto s = spec::parse_spec(sdpa_spec("float16", true, true));
+  const auto c = contract::derive(s, "k");
+  const auto cands = family.structures(s, c);
+  ASSERT_EQ(cands.size(), 3u);
+  EXPECT_EQ(cands[0].id, "attention.flash:128x64:w4");
+  EXPECT_EQ(cands[1].id, "attention.flash:64x64:w4");
+  const std::string& d = cands[0].code.device_code;
+  EXPECT_TRUE(has(d, "constexpr long long OUT_HEADS = 4;")) << d;
+  EXPECT_TRUE(has(d, "off += (b / 4LL) % 2LL * 9000LL;"));
+  EXPECT_TRUE(has(d, "return mask[off] ? 0.0f : -INFINITY;"));
+  EXPECT_TRUE(has(d, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
+  EXPECT_TRUE(has(d, "constexpr float SCALE_LOG2 = 0.18033688f;"));
+  EXPECT_TRUE(has(cands[0].code.launch_body, "egg_k_fa::run(q, k, v, keep, out0, stream);"))
+      << cands[0].code.launch_body;
+  // Stage 2: longer and shorter key tiles, then the other block shapes.
+  const auto tunings = family.tunings(s, c, cands[0], "compute");
+  ASSERT_FALSE(tunings.empty());
+  EXPECT_EQ(tunings[0].id, "attention.flash:128x128:w4");
+  for (const auto& t : tunings) EXPECT_NE(t.id, cands[0].id);
+}
+
+// The backend plans the graph twice: the lowered math (GEMM, softmax, GEMM) and the attention kept
+// whole; stage 1 proposes the flash kernel first, then the math.
+TEST(Attention, TheBackendProposesTheFlashKernelBesideTheMath) {
+  BuiltinBackend backend(kData);
+  const auto s = spec::parse_spec(sdpa_spec("float16", false, true, true));
+  const auto all = backend.plans(s);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_GE(all[0].segments.size(), 3u);
+  ASSERT_EQ(all[1].segments.size(), 1u);  // the heads merged back in the kernel, the reshape a view
+  EXPECT_EQ(all[1].segments[0].family->name(), "attention");
+  const auto c = contract::derive(s, "k");
+  StageRequest r;
+  r.spec = &s;
+  r.contract = &c;
+  r.stage = "stage1";
+  r.bottleneck = "compute";
+  const auto cands = backend.propose(r);
+  ASSERT_GE(cands.size(), 2u);
+  EXPECT_EQ(cands[0].id, "plan:attention.flash:128x64:w4");
+  EXPECT_TRUE(has(cands[1].id, "gemm."));
+  EXPECT_TRUE(has(cands[0].code.device_code, "constexpr bool CAUSAL = true;"));
+
+  // fp32 attention has only the math.
+  const auto f = spec::parse_spec(sdpa_spec("float32", false, true, true));
+  EXPECT_EQ(backend.plans(f).size(), 1u);
+}
+
+// The kernel compiles with the real nvcc: bf16, a bool mask, causal, the merged output.
+TEST(Attention, CompilesWithTheRealNvcc) {
+  const auto nvcc = egg::testing::real_nvcc();
+  if (!nvcc) GTEST_SKIP() << "nvcc is not installed";
+  AttentionFamily family(kData);
+  const auto s = spec::parse_spec(sdpa_spec("bfloat16", true, true, true));
+  const auto c = contract::derive(s, "k");
+  const auto cands = family.structures(s, c);
+  ASSERT_FALSE(cands.empty());
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands[0]), "");
+}
+
+}  // namespace
+}  // namespace egg::backend::builtin
