@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "backend/builtin/builtin_backend.h"
+#include "backend/builtin/raising.h"
 #include "contract/contract.h"
 #include "nvcc_compile.h"
 #include "spec_fixtures.h"
@@ -106,7 +107,7 @@ TEST(Attention, RendersTheTilesTheMaskAndTheMergedLayout) {
   EXPECT_TRUE(has(d, "off += (b / 4LL) % 2LL * 9000LL;"));
   EXPECT_TRUE(has(d, "return mask[off] ? 0.0f : -INFINITY;"));
   EXPECT_TRUE(has(d, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
-  EXPECT_TRUE(has(d, "constexpr float SCALE_LOG2 = 0.18033688f;"));
+  EXPECT_TRUE(has(d, "constexpr float SCALE_LOG2 = static_cast<float>(0.18033688);"));
   EXPECT_TRUE(has(cands[0].code.launch_body, "egg_k_fa::run(q, k, v, keep, out0, stream);"))
       << cands[0].code.launch_body;
   // Stage 2: longer and shorter key tiles, then the other block shapes.
@@ -141,6 +142,57 @@ TEST(Attention, TheBackendProposesTheFlashKernelBesideTheMath) {
   // fp32 attention has only the math.
   const auto f = spec::parse_spec(sdpa_spec("float32", false, true, true));
   EXPECT_EQ(backend.plans(f).size(), 1u);
+}
+
+// Attention written out, softmax((q @ k^T) * c masked_fill(drop, -inf)) @ v, is raised to one
+// attention node with the scale and a mask that keeps what masked_fill drops; a chain whose
+// scores something else reads stays as written.
+json written_spec(bool scores_returned) {
+  const char* h = "float16";
+  json nodes = {
+      node("kt", "transpose", {ref("k")}, {{"dim0", -2}, {"dim1", -1}}, {2, 4, 64, 90}, 8, h),
+      node("scores", "matmul", {ref("q"), ref("kt")}, json::object(), {2, 4, 100, 90}, 8, h),
+      node("scaled", "mul", {ref("scores"), {{"scalar", 0.125}}}, json::object(), {2, 4, 100, 90},
+           8, h),
+      node("filled", "where", {ref("drop"), {{"scalar", -1.7976931348623157e308}}, ref("scaled")},
+           json::object(), {2, 4, 100, 90}, 9, h),
+      node("w", "softmax", {ref("filled")}, {{"dim", -1}, {"dtype", nullptr}}, {2, 4, 100, 90}, 10,
+           h),
+      node("y", "matmul", {ref("w"), ref("v")}, json::object(), {2, 4, 100, 64}, 11, h)};
+  json j = spec_around({tensor("q", {2, 4, 100, 64}, h), tensor("k", {2, 4, 90, 64}, h),
+                        tensor("v", {2, 4, 90, 64}, h), tensor("drop", {1, 1, 100, 90}, "bool")},
+                       json::array(), nodes);
+  if (scores_returned)
+    j["outputs"].push_back(
+        {{"name", "out1"}, {"node", "scores"}, {"shape", {2, 4, 100, 90}}, {"dtype", h}});
+  return j;
+}
+
+TEST(Attention, RaisesTheWrittenOutSoftmaxAttention) {
+  const auto s = spec::parse_spec(written_spec(false));
+  const auto raised = raise_attention(s);
+  ASSERT_TRUE(raised.has_value());
+  ASSERT_EQ(raised->nodes.size(), 2u);
+  const spec::Node& keep = raised->nodes[0];
+  EXPECT_EQ(keep.op, "eq");  // keeps what the fill drops
+  EXPECT_EQ(keep.args[0].node, "drop");
+  EXPECT_EQ(keep.dtype, spec::DType::boolean);
+  const spec::Node& att = raised->nodes[1];
+  EXPECT_EQ(att.name, "y");
+  EXPECT_EQ(att.op, "scaled_dot_product_attention");
+  ASSERT_EQ(att.args.size(), 4u);
+  EXPECT_EQ(att.args[1].node, "k");
+  EXPECT_EQ(att.args[3].node, keep.name);
+  EXPECT_DOUBLE_EQ(att.attrs["scale"].get<double>(), 0.125);
+  EXPECT_EQ(att.where.line, 11);
+
+  // The flash plan is proposed beside the math as written.
+  BuiltinBackend backend(kData);
+  const auto all = backend.plans(s);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[1].segments.back().family->name(), "attention");
+
+  EXPECT_FALSE(raise_attention(spec::parse_spec(written_spec(true))).has_value());
 }
 
 // The kernel compiles with the real nvcc: bf16, a bool mask, causal, the merged output.

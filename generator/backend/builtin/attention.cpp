@@ -115,6 +115,10 @@ std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
     return UserError(an.where, quote(an) + " with head dim " + std::to_string(plan.e) +
                                    ": the flash-attention kernel takes multiples of 8 up to " +
                                    std::to_string(kMaxHeadDim));
+  if (plan.l >= (std::int64_t{1} << 30) || plan.s >= (std::int64_t{1} << 30))
+    return UserError(an.where, quote(an) +
+                                   ": the flash-attention kernel indexes queries and "
+                                   "keys with 32-bit integers (fewer than 2^30 each)");
   if (plan.l == 0 || plan.s == 0 || plan.e == 0)
     return UserError(an.where, quote(an) + " of an empty tensor is not supported");
   if (an.attrs.value("dropout_p", 0.0) != 0.0)
@@ -131,6 +135,9 @@ std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
   plan.scale = scale == an.attrs.end() || scale->is_null()
                    ? 1.0 / std::sqrt(static_cast<double>(plan.e))
                    : scale->get<double>();
+  if (!(plan.scale > 0.0) || !std::isfinite(plan.scale))
+    return UserError(an.where, quote(an) + " with scale " + std::to_string(plan.scale) +
+                                   ": the flash-attention kernel takes a positive finite scale");
   if (an.args.size() > 3 && an.args[3].kind == spec::Arg::Kind::node) {
     const spec::Tensor* m = tensor(3);
     if (!m)
@@ -238,8 +245,9 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
   }
   const std::int64_t bq = std::int64_t{p.warps} * p.mt * 16;
   const std::string dtype = spec::dtype_name(plan.dtype);
-  char scale_log2[64];
+  char scale_log2[64], inv_scale[64];
   std::snprintf(scale_log2, sizeof scale_log2, "%.9g", plan.scale * 1.4426950408889634);
+  std::snprintf(inv_scale, sizeof inv_scale, "%.9g", 1.0 / plan.scale);
   const std::string structure =
       "flash attention, " + std::to_string(bq) + " query rows per block (" +
       std::to_string(p.warps) + " warps of " + std::to_string(p.mt * 16) + " rows), key tiles of " +
@@ -272,6 +280,7 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
       {"mask_stride_s", plan.mask_stride_s},
       {"mask_dims", mask_dims},
       {"scale_log2", std::string(scale_log2)},
+      {"inv_scale", std::string(inv_scale)},
       {"out_heads", plan.out_heads},
       {"args", args}};
   Candidate cand;

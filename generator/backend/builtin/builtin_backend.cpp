@@ -4,6 +4,7 @@
 
 #include "backend/builtin/families.h"
 #include "backend/builtin/lowering.h"
+#include "backend/builtin/raising.h"
 
 namespace egg::backend::builtin {
 
@@ -42,19 +43,24 @@ std::vector<Plan> BuiltinBackend::plans(const spec::Spec& spec) const {
   std::vector<Plan> all = {plan(spec)};
   for (auto& p : fused_plans(lower_composites(spec), all.front(), fusing_))
     all.push_back(std::move(p));
-  // Attention kept whole for the attention family's flash kernel, beside its lowered math; none
-  // where that family refuses it (fp32, dropout, a head dim it does not hold, ...).
-  const bool attention = std::any_of(spec.nodes.begin(), spec.nodes.end(), [](const spec::Node& n) {
-    return n.op == "scaled_dot_product_attention";
-  });
-  if (attention) try {
-      Plan kept = plan_graph(lower_composites(spec, true), families_, ops_);
-      const bool flash =
-          std::any_of(kept.segments.begin(), kept.segments.end(),
-                      [](const PlanSegment& seg) { return seg.family->name() == "attention"; });
-      if (flash) all.push_back(std::move(kept));
-    } catch (const UserError&) {
-    }
+  // Attention kept whole (or raised from its written-out form) for the attention family's flash
+  // kernel, beside its math; none where that family refuses it (fp32, dropout, a head dim it does
+  // not hold, ...).
+  const std::optional<spec::Spec> raised = raise_attention(spec);
+  const spec::Spec& whole = raised ? *raised : spec;
+  const bool attention =
+      std::any_of(whole.nodes.begin(), whole.nodes.end(),
+                  [](const spec::Node& n) { return n.op == "scaled_dot_product_attention"; });
+  if (!attention) return all;
+  try {
+    Plan kept = plan_graph(lower_composites(whole, true), families_, ops_);
+    const bool flash =
+        std::any_of(kept.segments.begin(), kept.segments.end(),
+                    [](const PlanSegment& seg) { return seg.family->name() == "attention"; });
+    if (flash) all.push_back(std::move(kept));
+  } catch (const UserError&) {
+    // The written-out math alone.
+  }
   return all;
 }
 

@@ -523,7 +523,13 @@ Plan partition(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& 
       } else {
         tail = options.front().front();
       }
-      for (auto& run : greedy_runs(tail)) pieces.push_back(std::move(run));
+      // The tail one kernel per independent part where each is one (the operands of a later
+      // anchor taken apart beside a mask it reads), else the longest runs in order.
+      auto tail_parts = independent_parts(s, plan.aliases, tail);
+      bool each = tail_parts.size() > 1;
+      for (const auto& part : tail_parts) each = each && segment_of(part).has_value();
+      if (!each) tail_parts = greedy_runs(tail);
+      for (auto& run : tail_parts) pieces.push_back(std::move(run));
       placed = segments_of(pieces);
       // The first piece no family takes is the one to explain: its ops are the reason.
       for (const auto& piece : pieces)
