@@ -195,6 +195,63 @@ TEST(Attention, RaisesTheWrittenOutSoftmaxAttention) {
   EXPECT_FALSE(raise_attention(spec::parse_spec(written_spec(true))).has_value());
 }
 
+// Heads split off a fused QKV projection (reshape, permute, a slice and a squeeze per operand) are
+// read in place: the attention reads the projection through each operand's strides and offset,
+// and the views go.
+TEST(Attention, ReadsHeadsSplitOffAFusedProjectionInPlace) {
+  const char* h = "float16";
+  json nodes = {
+      node("view", "reshape", {ref("qkv")}, {{"shape", {2, 10, 3, 4, 8}}}, {2, 10, 3, 4, 8}, 5, h),
+      node("perm", "permute", {ref("view")}, {{"dims", {2, 0, 3, 1, 4}}}, {3, 2, 4, 10, 8}, 5, h)};
+  for (int k = 0; k < 3; ++k) {
+    const std::string sl = "slice_" + std::to_string(k), sq = "squeeze_" + std::to_string(k);
+    nodes.push_back(node(sl, "slice", {ref("perm")},
+                         {{"dim", 0}, {"start", k}, {"end", k + 1}, {"step", 1}}, {1, 2, 4, 10, 8},
+                         6, h));
+    nodes.push_back(node(sq, "squeeze", {ref(sl)}, {{"dim", 0}}, {2, 4, 10, 8}, 6, h));
+  }
+  nodes.push_back(node(
+      "att", "scaled_dot_product_attention", {ref("squeeze_0"), ref("squeeze_1"), ref("squeeze_2")},
+      {{"dropout_p", 0.0}, {"is_causal", true}, {"scale", nullptr}}, {2, 4, 10, 8}, 7, h));
+  const auto s =
+      spec::parse_spec(spec_around({tensor("qkv", {2, 10, 96}, h)}, json::array(), nodes));
+  const spec::Spec folded = fold_attention_views(s);
+  ASSERT_EQ(folded.nodes.size(), 1u);  // the views nothing else reads are gone
+  const spec::Node& att = folded.nodes[0];
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(att.args[k].node, "qkv");
+    const json& layout = att.attrs["layouts"][k];
+    EXPECT_EQ(layout["shape"], json({2, 4, 10, 8}));
+    EXPECT_EQ(layout["strides"], json({960, 8, 96, 1}));
+    EXPECT_EQ(layout["offset"], 32 * static_cast<int>(k));
+  }
+  const auto a = plan_attention(folded);
+  ASSERT_TRUE(std::holds_alternative<AttentionPlan>(a)) << std::get<UserError>(a).describe();
+  EXPECT_EQ(std::get<AttentionPlan>(a).k.offset, 32);
+  AttentionFamily family(kData);
+  const auto c = contract::derive(folded, "k");
+  const auto cands = family.structures(folded, c);
+  ASSERT_FALSE(cands.empty());
+  const std::string& d = cands[0].code.device_code;
+  EXPECT_TRUE(has(d, "constexpr long long Q_ROW = 96, K_ROW = 96, V_ROW = 96;")) << d;
+  EXPECT_TRUE(has(d, "long long off = 64LL;"));
+  EXPECT_TRUE(has(d, "off += (b / 4LL) % 2LL * 960LL;"));
+  EXPECT_TRUE(has(cands[0].code.launch_body, "egg_k_fa::run(qkv, qkv, qkv, out0, stream);"));
+
+  // A view whose rows are not 16-byte aligned (columns 2..9 of rows of 12) stays a copy.
+  json odd = spec_around(
+      {tensor("x", {2, 4, 10, 12}, h), tensor("k", {2, 4, 10, 8}, h),
+       tensor("v", {2, 4, 10, 8}, h)},
+      json::array(),
+      {node("q", "slice", {ref("x")}, {{"dim", 3}, {"start", 2}, {"end", 10}, {"step", 1}},
+            {2, 4, 10, 8}, 5, h),
+       node("att", "scaled_dot_product_attention", {ref("q"), ref("k"), ref("v")},
+            {{"dropout_p", 0.0}, {"is_causal", false}, {"scale", nullptr}}, {2, 4, 10, 8}, 7, h)});
+  const spec::Spec kept = fold_attention_views(spec::parse_spec(odd));
+  EXPECT_EQ(kept.nodes.size(), 2u);
+  EXPECT_FALSE(kept.nodes[1].attrs.contains("layouts"));
+}
+
 // The kernel compiles with the real nvcc: bf16, a bool mask, causal, the merged output.
 TEST(Attention, CompilesWithTheRealNvcc) {
   const auto nvcc = egg::testing::real_nvcc();

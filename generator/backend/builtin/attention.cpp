@@ -79,7 +79,24 @@ std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
                ? s.find_tensor(an.args[k].node)
                : nullptr;
   };
-  const spec::Tensor *q = tensor(0), *k = tensor(1), *v = tensor(2);
+  // Query, key and value as they are, or through the strided view fold_attention_views recorded.
+  const json& layouts = an.attrs.value("layouts", json());
+  auto operand = [&](size_t k, AttentionOperand& o) -> const spec::Tensor* {
+    const spec::Tensor* t = tensor(k);
+    if (!t) return nullptr;
+    o.tensor = t->name;
+    if (layouts.is_array() && k < layouts.size() && layouts[k].is_object()) {
+      o.shape = layouts[k].at("shape").get<spec::Shape>();
+      o.strides = layouts[k].at("strides").get<std::vector<std::int64_t>>();
+      o.offset = layouts[k].at("offset").get<std::int64_t>();
+    } else {
+      o.shape = t->shape;
+      o.strides.assign(t->shape.size(), 1);
+      for (size_t d = t->shape.size(); d-- > 1;) o.strides[d - 1] = o.strides[d] * t->shape[d];
+    }
+    return t;
+  };
+  const spec::Tensor *q = operand(0, plan.q), *k = operand(1, plan.k), *v = operand(2, plan.v);
   if (!q || !k || !v)
     return UserError(an.where, quote(an) +
                                    ": the attention kernel reads query, key and value as "
@@ -93,24 +110,28 @@ std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
                            "matmul)");
   if (k->dtype != q->dtype || v->dtype != q->dtype)
     return UserError(an.where, quote(an) + ": query, key and value differ in dtype");
-  const size_t r = q->shape.size();
-  if (r < 2 || k->shape.size() != r || v->shape.size() != r ||
-      !std::equal(q->shape.begin(), q->shape.end() - 2, k->shape.begin()) ||
-      !std::equal(q->shape.begin(), q->shape.end() - 2, v->shape.begin()))
-    return UserError(an.where, quote(an) + ": query " + spec::shape_string(q->shape) + ", key " +
-                                   spec::shape_string(k->shape) + " and value " +
-                                   spec::shape_string(v->shape) +
+  const spec::Shape &qs = plan.q.shape, &ks = plan.k.shape, &vs = plan.v.shape;
+  const size_t r = qs.size();
+  if (r < 2 || ks.size() != r || vs.size() != r ||
+      !std::equal(qs.begin(), qs.end() - 2, ks.begin()) ||
+      !std::equal(qs.begin(), qs.end() - 2, vs.begin()))
+    return UserError(an.where, quote(an) + ": query " + spec::shape_string(qs) + ", key " +
+                                   spec::shape_string(ks) + " and value " + spec::shape_string(vs) +
                                    " must share their batch and head dims");
-  plan.l = q->shape[r - 2];
-  plan.e = q->shape[r - 1];
-  plan.s = k->shape[r - 2];
-  if (k->shape[r - 1] != plan.e || v->shape[r - 1] != plan.e || v->shape[r - 2] != plan.s)
+  plan.l = qs[r - 2];
+  plan.e = qs[r - 1];
+  plan.s = ks[r - 2];
+  if (ks[r - 1] != plan.e || vs[r - 1] != plan.e || vs[r - 2] != plan.s)
     return UserError(an.where, quote(an) +
                                    ": the flash-attention kernel needs one head dim for "
                                    "query, key and value (" +
-                                   spec::shape_string(q->shape) + ", " +
-                                   spec::shape_string(k->shape) + ", " +
-                                   spec::shape_string(v->shape) + ")");
+                                   spec::shape_string(qs) + ", " + spec::shape_string(ks) + ", " +
+                                   spec::shape_string(vs) + ")");
+  for (const auto* o : {&plan.q, &plan.k, &plan.v})
+    if (o->strides.back() != 1)
+      return UserError(an.where, quote(an) +
+                                     ": the flash-attention kernel reads rows whose "
+                                     "elements are adjacent");
   if (plan.e % 8 != 0 || plan.e > kMaxHeadDim)
     return UserError(an.where, quote(an) + " with head dim " + std::to_string(plan.e) +
                                    ": the flash-attention kernel takes multiples of 8 up to " +
@@ -125,11 +146,8 @@ std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
     return UserError(an.where, quote(an) +
                                    " with dropout draws random numbers; the "
                                    "flash-attention kernel runs dropout_p=0");
-  plan.q = q->name;
-  plan.k = k->name;
-  plan.v = v->name;
   plan.dtype = q->dtype;
-  plan.batch_dims.assign(q->shape.begin(), q->shape.end() - 2);
+  plan.batch_dims.assign(qs.begin(), qs.end() - 2);
   plan.causal = an.attrs.value("is_causal", false);
   const auto scale = an.attrs.find("scale");
   plan.scale = scale == an.attrs.end() || scale->is_null()
@@ -147,7 +165,7 @@ std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
     if (m->dtype != spec::DType::boolean && !float_storage(m->dtype))
       return UserError(an.where, quote(an) + ": a mask of " + spec::dtype_name(m->dtype) +
                                      " is neither bool nor a float");
-    spec::Shape scores = q->shape;
+    spec::Shape scores = qs;
     scores[r - 1] = plan.s;
     if (m->shape.size() > r || !broadcasts_to(m->shape, scores))
       return UserError(an.where, quote(an) + ": the mask " + spec::shape_string(m->shape) +
@@ -185,7 +203,7 @@ std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
       return UserError(n.where, quote(n) +
                                     ": the attention kernel writes its output as it is or "
                                     "transposed (1, 2); other ops run as kernels of their own");
-    if (swap) plan.out_heads = q->shape[1];
+    if (swap) plan.out_heads = qs[1];
     written = &n;
   }
   if (s.outputs.size() != 1 || s.outputs[0].node != written->name)
@@ -231,7 +249,23 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
   for (const auto& a : c.args)
     if (a.role == contract::Role::output) out = a.var;
   if (out.empty()) throw InternalError("attention family: the output is not in the contract");
-  json args = {var_of(plan.q), var_of(plan.k), var_of(plan.v)};
+  json args = {var_of(plan.q.tensor), var_of(plan.k.tensor), var_of(plan.v.tensor)};
+  // Per operand: each batch entry's first row (the digits of the entry's index over the batch
+  // dims, times their strides) and the stride of its rows.
+  json operands = json::array();
+  const std::pair<const char*, const AttentionOperand*> named[] = {
+      {"q", &plan.q}, {"k", &plan.k}, {"v", &plan.v}};
+  for (const auto& [name, o] : named) {
+    json dims = json::array();
+    std::int64_t div = 1;
+    for (size_t d = plan.batch_dims.size(); d-- > 0;) {
+      if (o->strides[d] != 0 && plan.batch_dims[d] > 1)
+        dims.push_back({{"div", div}, {"size", plan.batch_dims[d]}, {"stride", o->strides[d]}});
+      div *= plan.batch_dims[d];
+    }
+    operands.push_back({{"name", name}, {"offset", o->offset}, {"dims", dims}});
+  }
+  auto row = [](const AttentionOperand& o) { return o.strides[o.strides.size() - 2]; };
   if (!plan.mask.empty()) args.push_back(var_of(plan.mask));
   args.push_back(out);
 
@@ -282,6 +316,10 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
       {"scale_log2", std::string(scale_log2)},
       {"inv_scale", std::string(inv_scale)},
       {"out_heads", plan.out_heads},
+      {"operands", operands},
+      {"q_row", row(plan.q)},
+      {"k_row", row(plan.k)},
+      {"v_row", row(plan.v)},
       {"args", args}};
   Candidate cand;
   cand.id = "attention.flash:" + std::to_string(bq) + "x" + std::to_string(p.bk) + ":w" +

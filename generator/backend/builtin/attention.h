@@ -20,11 +20,19 @@
 
 namespace egg::backend::builtin {
 
+// Query, key or value: a tensor the kernel reads, as it is or through a strided view of it.
+struct AttentionOperand {
+  std::string tensor;                 // an input of the sub-spec
+  spec::Shape shape;                  // [batch..., rows, E]
+  std::vector<std::int64_t> strides;  // elements per step along each dim (the last 1)
+  std::int64_t offset = 0;            // the first element's
+};
+
 // What the graph is, in the terms of the flash template.
 struct AttentionPlan {
   const spec::Node* anchor = nullptr;
-  std::string q, k, v;  // the tensors read (inputs of the sub-spec)
-  std::string mask;     // the mask tensor, or empty
+  AttentionOperand q, k, v;
+  std::string mask;  // the mask tensor, or empty
   spec::DType dtype = spec::DType::float16;
   spec::DType mask_dtype = spec::DType::boolean;
   std::vector<std::int64_t> batch_dims;  // q's dims before the last two

@@ -47,7 +47,7 @@ std::vector<Plan> BuiltinBackend::plans(const spec::Spec& spec) const {
   // kernel, beside its math; none where that family refuses it (fp32, dropout, a head dim it does
   // not hold, ...).
   const std::optional<spec::Spec> raised = raise_attention(spec);
-  const spec::Spec& whole = raised ? *raised : spec;
+  const spec::Spec whole = fold_attention_views(raised ? *raised : spec);
   const bool attention =
       std::any_of(whole.nodes.begin(), whole.nodes.end(),
                   [](const spec::Node& n) { return n.op == "scaled_dot_product_attention"; });

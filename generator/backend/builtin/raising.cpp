@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backend/builtin/plan_util.h"
+#include "backend/builtin/strided.h"
 
 namespace egg::backend::builtin {
 namespace {
@@ -207,6 +208,51 @@ std::optional<spec::Spec> raise_attention(const spec::Spec& s) {
       continue;
     }
     if (!taken.count(n.name)) out.nodes.push_back(n);
+  }
+  return out;
+}
+
+spec::Spec fold_attention_views(const spec::Spec& s) {
+  spec::Spec out = s;
+  std::set<std::string> walked;
+  bool any = false;
+  for (auto& n : out.nodes) {
+    if (n.op != "scaled_dot_product_attention" || n.args.size() < 3) continue;
+    nlohmann::json layouts = nlohmann::json::array();
+    bool folded = false;
+    for (size_t k = 0; k < 3; ++k) {
+      std::optional<StridedView> v;
+      if (is_node(n.args[k])) v = strided_view(s, n.args[k].node);
+      bool ok = v && !v->nodes.empty() && !v->strides.empty() && v->strides.back() == 1 &&
+                v->offset % 8 == 0 && s.dtype_of(v->base) == s.dtype_of(n.args[k].node);
+      for (size_t d = 0; ok && d + 1 < v->strides.size(); ++d) ok = v->strides[d] % 8 == 0;
+      if (!ok) {
+        layouts.push_back(nullptr);
+        continue;
+      }
+      layouts.push_back({{"shape", v->shape}, {"strides", v->strides}, {"offset", v->offset}});
+      n.args[k] = node_arg(v->base);
+      walked.insert(v->nodes.begin(), v->nodes.end());
+      folded = true;
+    }
+    if (!folded) continue;
+    n.attrs["layouts"] = layouts;
+    any = true;
+  }
+  if (!any) return s;
+  // Views nothing reads any more go, chains of them from the reader back.
+  for (bool dropped = true; dropped;) {
+    dropped = false;
+    std::map<std::string, int> uses;
+    for (const auto& n : out.nodes)
+      for (const auto& a : node_args(n)) ++uses[a];
+    for (const auto& o : out.outputs) ++uses[o.node];
+    for (size_t i = out.nodes.size(); i-- > 0;)
+      if (walked.count(out.nodes[i].name) && !uses.count(out.nodes[i].name)) {
+        out.nodes.erase(out.nodes.begin() + static_cast<std::ptrdiff_t>(i));
+        dropped = true;
+        break;
+      }
   }
   return out;
 }
