@@ -235,7 +235,7 @@ TEST(Attention, ReadsHeadsSplitOffAFusedProjectionInPlace) {
   const std::string& d = cands[0].code.device_code;
   EXPECT_TRUE(has(d, "constexpr long long Q_ROW = 96, K_ROW = 96, V_ROW = 96;")) << d;
   EXPECT_TRUE(has(d, "long long off = 64LL;"));
-  EXPECT_TRUE(has(d, "off += (b / 4LL) % 2LL * 960LL;"));
+  EXPECT_TRUE(has(d, "off += (b / 4LL) % 2LL / 1LL * 960LL;"));
   EXPECT_TRUE(has(cands[0].code.launch_body, "egg_k_fa::run(qkv, qkv, qkv, out0, stream);"));
 
   // A view whose rows are not 16-byte aligned (columns 2..9 of rows of 12) stays a copy.
@@ -250,6 +250,65 @@ TEST(Attention, ReadsHeadsSplitOffAFusedProjectionInPlace) {
   const spec::Spec kept = fold_attention_views(spec::parse_spec(odd));
   EXPECT_EQ(kept.nodes.size(), 2u);
   EXPECT_FALSE(kept.nodes[1].attrs.contains("layouts"));
+}
+
+// Grouped-query attention: enable_gqa reads each key/value head for its group of query heads;
+// repeat_interleave written out (unsqueeze, expand, clone, reshape) folds into the same reads; in
+// fp32 the math repeats the heads by index.
+TEST(Attention, GroupsQueryHeadsOverSharedKeyValueHeads) {
+  const char* h = "float16";
+  json gqa = spec_around(
+      {tensor("q", {2, 8, 64, 32}, h), tensor("k", {2, 2, 64, 32}, h),
+       tensor("v", {2, 2, 64, 32}, h)},
+      json::array(),
+      {node("att", "scaled_dot_product_attention", {ref("q"), ref("k"), ref("v")},
+            {{"dropout_p", 0.0}, {"is_causal", false}, {"scale", nullptr}, {"enable_gqa", true}},
+            {2, 8, 64, 32}, 7, h)});
+  const auto s = spec::parse_spec(gqa);
+  const auto a = plan_attention(s);
+  ASSERT_TRUE(std::holds_alternative<AttentionPlan>(a)) << std::get<UserError>(a).describe();
+  EXPECT_EQ(std::get<AttentionPlan>(a).k.group, 4);
+  AttentionFamily family(kData);
+  const auto c = contract::derive(s, "k");
+  const std::string d = family.structures(s, c)[0].code.device_code;
+  EXPECT_TRUE(has(d, "off += (b / 1LL) % 8LL / 4LL * 2048LL;")) << d;  // key head h / 4
+  EXPECT_TRUE(has(d, "off += (b / 8LL) % 2LL / 1LL * 4096LL;"));
+
+  // The same in fp32: the math, with key and value repeated per head (no error).
+  json f = gqa;
+  for (auto& t : f["inputs"]) t["dtype"] = "float32";
+  f["nodes"][0]["dtype"] = "float32";
+  f["outputs"][0]["dtype"] = "float32";
+  BuiltinBackend backend(kData);
+  const auto all = backend.plans(spec::parse_spec(f));
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_GE(all[0].segments.size(), 3u);
+
+  // repeat_interleave(k, 4, dim=1) as torch.export writes it.
+  json nodes = json::array();
+  for (const char* kv : {"k", "v"}) {
+    const std::string n = kv;
+    nodes.push_back(
+        node(n + "_u", "unsqueeze", {egg::testing::ref(n)}, {{"dim", 2}}, {2, 2, 1, 64, 32}, 5, h));
+    nodes.push_back(node(n + "_e", "expand", {egg::testing::ref(n + "_u")},
+                         {{"size", {2, 2, 4, 64, 32}}}, {2, 2, 4, 64, 32}, 5, h));
+    nodes.push_back(node(n + "_c", "clone", {egg::testing::ref(n + "_e")}, json::object(),
+                         {2, 2, 4, 64, 32}, 5, h));
+    nodes.push_back(node(n + "_r", "reshape", {egg::testing::ref(n + "_c")},
+                         {{"shape", {2, 8, 64, 32}}}, {2, 8, 64, 32}, 5, h));
+  }
+  nodes.push_back(node("att", "scaled_dot_product_attention", {ref("q"), ref("k_r"), ref("v_r")},
+                       {{"dropout_p", 0.0}, {"is_causal", true}, {"scale", nullptr}},
+                       {2, 8, 64, 32}, 7, h));
+  const auto rep = spec::parse_spec(spec_around(gqa["inputs"], json::array(), nodes));
+  const spec::Spec folded = fold_attention_views(rep);
+  ASSERT_EQ(folded.nodes.size(), 1u);
+  EXPECT_EQ(folded.nodes[0].args[1].node, "k");
+  EXPECT_EQ(folded.nodes[0].attrs["layouts"][1]["batch"], json({{2, 4096}, {2, 2048}, {4, 0}}));
+  const auto rc = contract::derive(folded, "k");
+  const std::string rd = family.structures(folded, rc)[0].code.device_code;
+  EXPECT_TRUE(has(rd, "off += (b / 4LL) % 2LL / 1LL * 2048LL;")) << rd;
+  EXPECT_TRUE(has(rd, "off += (b / 8LL) % 2LL / 1LL * 4096LL;"));
 }
 
 // The kernel compiles with the real nvcc: bf16, a bool mask, causal, the merged output.

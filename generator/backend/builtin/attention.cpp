@@ -89,6 +89,8 @@ std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
       o.shape = layouts[k].at("shape").get<spec::Shape>();
       o.strides = layouts[k].at("strides").get<std::vector<std::int64_t>>();
       o.offset = layouts[k].at("offset").get<std::int64_t>();
+      if (layouts[k].contains("batch"))
+        o.batch = layouts[k]["batch"].get<std::vector<std::pair<std::int64_t, std::int64_t>>>();
     } else {
       o.shape = t->shape;
       o.strides.assign(t->shape.size(), 1);
@@ -112,9 +114,18 @@ std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
     return UserError(an.where, quote(an) + ": query, key and value differ in dtype");
   const spec::Shape &qs = plan.q.shape, &ks = plan.k.shape, &vs = plan.v.shape;
   const size_t r = qs.size();
-  if (r < 2 || ks.size() != r || vs.size() != r ||
-      !std::equal(qs.begin(), qs.end() - 2, ks.begin()) ||
-      !std::equal(qs.begin(), qs.end() - 2, vs.begin()))
+  // Grouped-query attention (enable_gqa): key and value hold fewer heads (dim -3), each shared by
+  // a group of the query's.
+  const bool gqa = an.attrs.value("enable_gqa", false) && r >= 3 && ks.size() == r &&
+                   vs.size() == r && ks[r - 3] == vs[r - 3] && ks[r - 3] > 0 &&
+                   qs[r - 3] % ks[r - 3] == 0;
+  auto same_batch = [&](const spec::Shape& o) {
+    for (size_t d = 0; d + 2 < r; ++d)
+      if (o[d] != qs[d] && !(gqa && d + 3 == r)) return false;
+    return true;
+  };
+  if (gqa) plan.k.group = plan.v.group = qs[r - 3] / ks[r - 3];
+  if (r < 2 || ks.size() != r || vs.size() != r || !same_batch(ks) || !same_batch(vs))
     return UserError(an.where, quote(an) + ": query " + spec::shape_string(qs) + ", key " +
                                    spec::shape_string(ks) + " and value " + spec::shape_string(vs) +
                                    " must share their batch and head dims");
@@ -127,6 +138,14 @@ std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
                                    "query, key and value (" +
                                    spec::shape_string(qs) + ", " + spec::shape_string(ks) + ", " +
                                    spec::shape_string(vs) + ")");
+  for (const auto* o : {&plan.q, &plan.k, &plan.v}) {
+    std::int64_t entries = 1;
+    for (const auto& digit : o->batch) entries *= digit.first;
+    if (!o->batch.empty() && entries != spec::numel(spec::Shape(qs.begin(), qs.end() - 2)))
+      return UserError(an.where, quote(an) +
+                                     ": an operand's regrouped batch dims do not cover "
+                                     "the query's batch entries");
+  }
   for (const auto* o : {&plan.q, &plan.k, &plan.v})
     if (o->strides.back() != 1)
       return UserError(an.where, quote(an) +
@@ -258,10 +277,24 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
   for (const auto& [name, o] : named) {
     json dims = json::array();
     std::int64_t div = 1;
-    for (size_t d = plan.batch_dims.size(); d-- > 0;) {
-      if (o->strides[d] != 0 && plan.batch_dims[d] > 1)
-        dims.push_back({{"div", div}, {"size", plan.batch_dims[d]}, {"stride", o->strides[d]}});
-      div *= plan.batch_dims[d];
+    if (!o->batch.empty()) {
+      for (size_t d = o->batch.size(); d-- > 0;) {
+        const auto [size, stride] = o->batch[d];
+        if (stride != 0 && size > 1)
+          dims.push_back({{"div", div}, {"size", size}, {"group", 1}, {"stride", stride}});
+        div *= size;
+      }
+    } else {
+      for (size_t d = plan.batch_dims.size(); d-- > 0;) {
+        // The query's head dim names a key/value head of its group (enable_gqa).
+        const std::int64_t group = d + 1 == plan.batch_dims.size() ? o->group : 1;
+        if (o->strides[d] != 0 && plan.batch_dims[d] > group)
+          dims.push_back({{"div", div},
+                          {"size", plan.batch_dims[d]},
+                          {"group", group},
+                          {"stride", o->strides[d]}});
+        div *= plan.batch_dims[d];
+      }
     }
     operands.push_back({{"name", name}, {"offset", o->offset}, {"dims", dims}});
   }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -26,6 +27,11 @@ struct AttentionOperand {
   spec::Shape shape;                  // [batch..., rows, E]
   std::vector<std::int64_t> strides;  // elements per step along each dim (the last 1)
   std::int64_t offset = 0;            // the first element's
+  // Where a reshape regrouped the leading dims (repeat_interleave of the heads): those dims as
+  // (size, stride) digits, row-major, over the query's batch entries; else empty (the leading
+  // dims' strides, aligned with the query's).
+  std::vector<std::pair<std::int64_t, std::int64_t>> batch;
+  std::int64_t group = 1;  // enable_gqa: query heads per key/value head (dim -3)
 };
 
 // What the graph is, in the terms of the flash template.

@@ -60,8 +60,35 @@ void lower_attention(const spec::Spec& s, const spec::Node& n, std::vector<spec:
     throw UserError(n.where, quote(n) +
                                  ": query, key and value must have the same rank, two or "
                                  "more dims");
-  if (!std::equal(q.begin(), q.end() - 2, k.begin()) ||
-      !std::equal(q.begin(), q.end() - 2, v.begin()))
+  // Grouped-query attention (enable_gqa): each key/value head (dim -3) repeated for its group of
+  // query heads, as repeat_interleave does (unsqueeze, expand, reshape: a copy by index).
+  const bool gqa = n.attrs.value("enable_gqa", false) && q.size() >= 3 && k.size() == q.size() &&
+                   v.size() == q.size() && k[k.size() - 3] > 0 &&
+                   k[k.size() - 3] == v[v.size() - 3] && q[q.size() - 3] % k[k.size() - 3] == 0 &&
+                   std::equal(q.begin(), q.end() - 3, k.begin()) &&
+                   std::equal(q.begin(), q.end() - 3, v.begin());
+  std::vector<spec::Arg> args = n.args;
+  if (gqa && k[k.size() - 3] != q[q.size() - 3]) {
+    const std::string p = n.name + "__";
+    const size_t h = q.size() - 3;
+    const std::int64_t group = q[h] / k[h];
+    for (size_t which : {size_t{1}, size_t{2}}) {
+      const auto [shape, dtype] = value(which);
+      const std::string base = p + (which == 1 ? "k" : "v") + "_rep";
+      spec::Shape one = shape, wide = shape, repeated = shape;
+      one.insert(one.begin() + static_cast<std::ptrdiff_t>(h) + 1, 1);
+      wide.insert(wide.begin() + static_cast<std::ptrdiff_t>(h) + 1, group);
+      repeated[h] = q[h];
+      out.push_back(part(n, base + "_u", "unsqueeze", {n.args[which]},
+                         {{"dim", static_cast<std::int64_t>(h) + 1}}, one, dtype));
+      out.push_back(
+          part(n, base + "_e", "expand", {node_arg(base + "_u")}, {{"size", wide}}, wide, dtype));
+      out.push_back(part(n, base, "reshape", {node_arg(base + "_e")}, {{"shape", repeated}},
+                         repeated, dtype));
+      args[which] = node_arg(base);
+    }
+  } else if (!std::equal(q.begin(), q.end() - 2, k.begin()) ||
+             !std::equal(q.begin(), q.end() - 2, v.begin()))
     throw UserError(n.where,
                     quote(n) + " with batch or head dims that differ between query " +
                         spec::shape_string(q) + ", key " + spec::shape_string(k) + " and value " +
@@ -76,6 +103,7 @@ void lower_attention(const spec::Spec& s, const spec::Node& n, std::vector<spec:
   const size_t r = q.size();
   const std::int64_t L = q[r - 2], E = q[r - 1], S = k[r - 2];
   spec::Shape kt_shape = k, scores = q;
+  if (gqa) kt_shape[r - 3] = q[r - 3];
   kt_shape[r - 2] = E;
   kt_shape[r - 1] = S;
   scores[r - 1] = S;
@@ -85,7 +113,7 @@ void lower_attention(const spec::Spec& s, const spec::Node& n, std::vector<spec:
                            : scale_attr->get<double>();
   const std::string p = n.name + "__";
   out.push_back(
-      part(n, p + "kt", "transpose", {n.args[1]}, {{"dim0", -2}, {"dim1", -1}}, kt_shape, k_type));
+      part(n, p + "kt", "transpose", {args[1]}, {{"dim0", -2}, {"dim1", -1}}, kt_shape, k_type));
   out.push_back(part(n, p + "scores", "matmul", {n.args[0], node_arg(p + "kt")},
                      nlohmann::json::object(), scores, q_type));
   out.push_back(part(n, p + "scaled", "mul", {node_arg(p + "scores"), scalar_arg(scale)},
@@ -115,7 +143,7 @@ void lower_attention(const spec::Spec& s, const spec::Node& n, std::vector<spec:
   }
   out.push_back(part(n, p + "weights", "softmax", {node_arg(logits)},
                      {{"dim", -1}, {"dtype", nullptr}}, scores, q_type));
-  out.push_back(part(n, n.name, "matmul", {node_arg(p + "weights"), n.args[2]},
+  out.push_back(part(n, n.name, "matmul", {node_arg(p + "weights"), args[2]},
                      nlohmann::json::object(), n.shape, n.dtype));
 }
 

@@ -226,11 +226,14 @@ spec::Spec fold_attention_views(const spec::Spec& s) {
       bool ok = v && !v->nodes.empty() && !v->strides.empty() && v->strides.back() == 1 &&
                 v->offset % 8 == 0 && s.dtype_of(v->base) == s.dtype_of(n.args[k].node);
       for (size_t d = 0; ok && d + 1 < v->strides.size(); ++d) ok = v->strides[d] % 8 == 0;
+      for (const auto& [size, stride] : ok ? v->batch : decltype(v->batch){}) ok = stride % 8 == 0;
       if (!ok) {
         layouts.push_back(nullptr);
         continue;
       }
-      layouts.push_back({{"shape", v->shape}, {"strides", v->strides}, {"offset", v->offset}});
+      nlohmann::json layout = {{"shape", v->shape}, {"strides", v->strides}, {"offset", v->offset}};
+      if (!v->batch.empty()) layout["batch"] = v->batch;
+      layouts.push_back(std::move(layout));
       n.args[k] = node_arg(v->base);
       walked.insert(v->nodes.begin(), v->nodes.end());
       folded = true;

@@ -73,6 +73,21 @@ bool apply(const spec::Spec& s, const spec::Node& n, StridedView& v) {
   if (n.op == "reshape" || n.op == "view" || n.op == "flatten" || n.op == "_unsafe_view")
     return reshape(v, n.shape);
   if (n.op == "clone" || n.op == "contiguous" || n.op == "alias") return true;  // same values
+  if (n.op == "expand") {
+    // Broadcast dims read one element: stride 0 (new leading dims too).
+    if (n.shape.size() < rank) return false;
+    const size_t lead = n.shape.size() - rank;
+    StridedView e = v;
+    e.shape = n.shape;
+    e.strides.assign(lead, 0);
+    for (size_t d = 0; d < rank; ++d) {
+      const std::int64_t to = n.shape[lead + d];
+      if (v.shape[d] != to && v.shape[d] != 1) return false;
+      e.strides.push_back(v.shape[d] == to ? v.strides[d] : 0);
+    }
+    v = std::move(e);
+    return true;
+  }
   if (n.op == "permute") {
     const auto& dims = n.attrs.value("dims", nlohmann::json());
     if (!dims.is_array() || dims.size() != rank) return false;
@@ -170,15 +185,32 @@ bool apply(const spec::Spec& s, const spec::Node& n, StridedView& v) {
 }
 
 bool is_view(const spec::Node& n) {
-  static const char* const views[] = {"reshape",    "view",    "flatten",  "_unsafe_view", "clone",
-                                      "contiguous", "alias",   "permute",  "transpose",    "slice",
-                                      "select",     "squeeze", "unsqueeze"};
+  static const char* const views[] = {"reshape",    "view",    "flatten",   "_unsafe_view", "clone",
+                                      "contiguous", "alias",   "permute",   "transpose",    "slice",
+                                      "select",     "squeeze", "unsqueeze", "expand"};
   return std::any_of(std::begin(views), std::end(views), [&](const char* v) { return n.op == v; });
 }
 
-}  // namespace
+// `v` reshaped to `shape` by regrouping its dims before the last two (which stay as they are):
+// the leading dims become `batch` digits. False where the last two dims change.
+bool regroup(StridedView& v, const spec::Shape& shape) {
+  const size_t r = v.shape.size();
+  if (r < 2 || shape.size() < 2 || shape[shape.size() - 1] != v.shape[r - 1] ||
+      shape[shape.size() - 2] != v.shape[r - 2] || spec::numel(shape) != spec::numel(v.shape))
+    return false;
+  std::vector<std::pair<std::int64_t, std::int64_t>> batch;
+  for (size_t d = 0; d + 2 < r; ++d)
+    if (v.shape[d] != 1) batch.emplace_back(v.shape[d], v.strides[d]);
+  std::vector<std::int64_t> strides(shape.size(), 0);
+  strides[shape.size() - 2] = v.strides[r - 2];
+  strides[shape.size() - 1] = v.strides[r - 1];
+  v.shape = shape;
+  v.strides = std::move(strides);
+  v.batch = std::move(batch);
+  return true;
+}
 
-std::optional<StridedView> strided_view(const spec::Spec& s, const std::string& value) {
+std::optional<StridedView> walk(const spec::Spec& s, const std::string& value, bool outermost) {
   if (const spec::Tensor* t = s.find_tensor(value)) return contiguous(value, t->shape);
   const spec::Node* n = s.find_node(value);
   if (!n) return std::nullopt;
@@ -191,11 +223,26 @@ std::optional<StridedView> strided_view(const spec::Spec& s, const std::string& 
   const spec::Node* sp = split_piece ? s.find_node(n->args[0].node) : nullptr;
   const std::string& source = sp ? sp->args[0].node : n->args[0].node;
   if (sp && (sp->args.empty() || sp->args[0].kind != spec::Arg::Kind::node)) return std::nullopt;
-  auto v = strided_view(s, source);
-  if (!v || !apply(s, *n, *v) || v->shape != n->shape) return std::nullopt;
+  auto v = walk(s, source, false);
+  if (!v) return std::nullopt;
+  const bool reshaping =
+      n->op == "reshape" || n->op == "view" || n->op == "flatten" || n->op == "_unsafe_view";
+  StridedView before = *v;
+  if (!apply(s, *n, *v)) {
+    // A last reshape that no strides express may still regroup the leading dims alone.
+    *v = std::move(before);
+    if (!outermost || !reshaping || !regroup(*v, n->shape)) return std::nullopt;
+  }
+  if (v->shape != n->shape) return std::nullopt;
   v->nodes.insert(v->nodes.begin(), n->name);
   if (sp) v->nodes.insert(v->nodes.begin() + 1, sp->name);
   return v;
+}
+
+}  // namespace
+
+std::optional<StridedView> strided_view(const spec::Spec& s, const std::string& value) {
+  return walk(s, value, true);
 }
 
 }  // namespace egg::backend::builtin
