@@ -94,7 +94,10 @@ std::optional<Match> match(const spec::Spec& s, const spec::Node& softmax,
   for (int step = 0; step < 2 && x; ++step) {
     if (!used_once(x->name)) return std::nullopt;
     if (!mask && x->op == "where" && x->args.size() == 3 && is_node(x->args[0])) {
-      if (drops(x->args[2]) && is_node(x->args[1])) {
+      // SDPA's keep mask is a bool one (a float mask is added); a dropping condition of any
+      // dtype becomes the bool `== 0`.
+      const bool bool_cond = s.dtype_of(x->args[0].node) == spec::DType::boolean;
+      if (drops(x->args[2]) && is_node(x->args[1]) && bool_cond) {
         mask = x->args[0];
       } else if (drops(x->args[1]) && is_node(x->args[2])) {
         drop = x->args[0].node;
@@ -113,6 +116,9 @@ std::optional<Match> match(const spec::Spec& s, const spec::Node& softmax,
       const bool a_scores =
           a && (a->op == "matmul" || a->op == "bmm" || a->op == "mul" || a->op == "div");
       mask = x->args[a_scores ? 1 : 0];
+      // SDPA adds a float mask; a bool one it would read as a keep mask.
+      const auto bias_type = s.dtype_of(mask->node);
+      if (!bias_type || !spec::is_floating(*bias_type)) return std::nullopt;
       m.removed.insert(x->name);
       x = s.find_node(x->args[a_scores ? 0 : 1].node);
       continue;
