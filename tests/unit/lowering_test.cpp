@@ -110,6 +110,27 @@ TEST(Lowering, ACountIsAFloatSumOfTheMaskCastToInt64) {
   EXPECT_EQ(families, "reduction elementwise ");
 }
 
+// cummax(x, 1).indices: the positions where x equals its running maximum (or is NaN) offered to a
+// second running maximum, cast to int64; the values' scan is kept as it is.
+TEST(Lowering, CummaxIndicesAreTheRunningMaximumOfThePositionsThatSetIt) {
+  const auto s = lower_composites(
+      spec::parse_spec(spec_around({tensor("x", {8, 100, 3})}, json::array(),
+                                   {node("cm", "cummax", {ref("x")}, {{"dim", 1}}, {8, 100, 3}, 6),
+                                    node("i", "getitem", {ref("cm"), json{{"scalar", 1}}},
+                                         json::object(), {8, 100, 3}, 6, "int64")})));
+  EXPECT_EQ(ops_of(s), "cummax eq isnan logical_or arange reshape where cummax cast");
+  EXPECT_EQ(s.nodes[1].args[1].node, "cm");  // the scan node is its values
+  EXPECT_EQ(s.nodes[4].shape, (spec::Shape{100}));
+  EXPECT_EQ(s.nodes[5].shape, (spec::Shape{100, 1}));  // broadcast over the dim after it
+  EXPECT_EQ(s.nodes[7].attrs["dim"], 1);
+  EXPECT_EQ(s.nodes.back().name, "i");
+  EXPECT_EQ(s.nodes.back().dtype, spec::DType::int64);
+  BuiltinBackend backend(kData);
+  std::string families;
+  for (const auto& seg : backend.plan(s).segments) families += seg.family->name() + " ";
+  EXPECT_EQ(families, "reduction elementwise reduction elementwise ");  // the int64 cast: its own
+}
+
 // An exclusive cumsum as PyTorch code writes it: cat([zeros, cumsum(x[:, :-1])], 1). It becomes
 // cumsum(cat([zeros, x[:, :-1]]), 1) (0 + a is a exactly: the same values), whose slice and cat
 // the scan reads through by index: one kernel, no pass of its own for the cat or the slice.

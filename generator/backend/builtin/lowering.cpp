@@ -372,6 +372,81 @@ void lower_counted_sum(const spec::Spec& s, const spec::Node& n, std::vector<spe
                      spec::DType::int64));
 }
 
+// The cummax/cummin whose indices `n` reads (getitem(scan, 1)) along a dim of at most 2^24
+// float elements, or null.
+const spec::Node* scan_indices(const spec::Spec& s, const spec::Node& n) {
+  if (n.op != "getitem" || n.args.size() < 2 || n.args[0].kind != spec::Arg::Kind::node ||
+      n.args[1].kind != spec::Arg::Kind::scalar || n.args[1].scalar != 1)
+    return nullptr;
+  const spec::Node* scan = s.find_node(n.args[0].node);
+  if (!scan || (scan->op != "cummax" && scan->op != "cummin") || scan->args.empty() ||
+      scan->args[0].kind != spec::Arg::Kind::node)
+    return nullptr;
+  const spec::Shape* in = s.shape_of(scan->args[0].node);
+  const auto type = s.dtype_of(scan->args[0].node);
+  const auto dim = scan->attrs.value("dim", nlohmann::json());
+  if (!in || in->empty() || !type || !float_storage(*type) || !dim.is_number_integer())
+    return nullptr;
+  std::int64_t d = dim.get<std::int64_t>();
+  if (d < 0) d += static_cast<std::int64_t>(in->size());
+  if (d < 0 || d >= static_cast<std::int64_t>(in->size()) ||
+      (*in)[static_cast<size_t>(d)] > (std::int64_t{1} << 24))
+    return nullptr;
+  return scan;
+}
+
+// getitem(scan, 0) of a cummax/cummin whose indices are lowered: the scan node is its values, so
+// it is a copy of it (an element-wise epilogue of the scan); false otherwise.
+bool scan_values(const spec::Spec& s, const spec::Node& n) {
+  if (n.op != "getitem" || n.args.size() < 2 || n.args[0].kind != spec::Arg::Kind::node ||
+      n.args[1].kind != spec::Arg::Kind::scalar || n.args[1].scalar != 0)
+    return false;
+  for (const auto& m : s.nodes)
+    if (const spec::Node* scan = scan_indices(s, m); scan && scan->name == n.args[0].node)
+      return true;
+  return false;
+}
+
+// The indices of a cummax/cummin as torch's kernel defines them (a tie takes the later element;
+// from a NaN on, the latest NaN): every element equal to the running value at its place, or NaN,
+// offers its position along the dim, the others -1; the running maximum of the offers is the
+// index (positions exact in float), cast to int64. Two scans and an element-wise kernel where
+// PyTorch runs one scan of (value, index) pairs.
+void lower_scan_indices(const spec::Spec& s, const spec::Node& n, const spec::Node& scan,
+                        std::vector<spec::Node>& out) {
+  const spec::Shape& in = *s.shape_of(scan.args[0].node);
+  std::int64_t d = scan.attrs["dim"].get<std::int64_t>();
+  if (d < 0) d += static_cast<std::int64_t>(in.size());
+  const std::int64_t len = in[static_cast<size_t>(d)];
+  const std::string p = n.name + "__";
+  const auto none = nlohmann::json::object();
+  // The scan node is its values (getitem 1 reads the indices beside them).
+  out.push_back(part(n, p + "same", "eq", {scan.args[0], node_arg(scan.name)}, none, in,
+                     spec::DType::boolean));
+  out.push_back(part(n, p + "nan", "isnan", {scan.args[0]}, none, in, spec::DType::boolean));
+  out.push_back(part(n, p + "pick", "logical_or", {node_arg(p + "same"), node_arg(p + "nan")}, none,
+                     in, spec::DType::boolean));
+  out.push_back(part(n, p + "pos", "arange", {},
+                     {{"start", 0}, {"end", len}, {"step", 1}, {"dtype", "float32"}},
+                     spec::Shape{len}, spec::DType::float32));
+  // The positions along dim d, broadcast over the dims after it.
+  spec::Shape column(in.size() - static_cast<size_t>(d), 1);
+  column[0] = len;
+  std::string pos = p + "pos";
+  if (column.size() > 1) {
+    out.push_back(part(n, p + "column", "reshape", {node_arg(pos)}, {{"shape", column}}, column,
+                       spec::DType::float32));
+    pos = p + "column";
+  }
+  out.push_back(part(n, p + "offer", "where",
+                     {node_arg(p + "pick"), node_arg(pos), scalar_arg(-1.0)}, none, in,
+                     spec::DType::float32));
+  out.push_back(part(n, p + "running", "cummax", {node_arg(p + "offer")}, {{"dim", d}}, in,
+                     spec::DType::float32));
+  out.push_back(part(n, n.name, "cast", {node_arg(p + "running")}, {{"dtype", "int64"}}, n.shape,
+                     spec::DType::int64));
+}
+
 }  // namespace
 
 spec::Spec lower_composites(const spec::Spec& s, bool keep_attention) {
@@ -379,7 +454,7 @@ spec::Spec lower_composites(const spec::Spec& s, bool keep_attention) {
   std::set<std::string> folded;  // scans an exclusive scan's cat takes over
   for (const auto& n : s.nodes) {
     any = any || (!keep_attention && n.op == "scaled_dot_product_attention") ||
-          scattered_dims(s, n) || global_pool(s, n) || counted_sum(s, n);
+          scattered_dims(s, n) || global_pool(s, n) || counted_sum(s, n) || scan_indices(s, n);
     if (const auto* scan = exclusive_scan(s, n)) folded.insert(scan->name);
   }
   if (!any && folded.empty()) return s;
@@ -397,6 +472,11 @@ spec::Spec lower_composites(const spec::Spec& s, bool keep_attention) {
       lower_global_pool(n, *g, out.nodes);
     else if (counted_sum(s, n))
       lower_counted_sum(s, n, out.nodes);
+    else if (const auto* scan = scan_indices(s, n))
+      lower_scan_indices(s, n, *scan, out.nodes);
+    else if (scan_values(s, n))
+      out.nodes.push_back(
+          part(n, n.name, "clone", {n.args[0]}, nlohmann::json::object(), n.shape, n.dtype));
     else
       out.nodes.push_back(n);
   }

@@ -8,7 +8,9 @@
 // (adaptive pooling to size 1, a window the input's size without padding) becomes the mean (amax
 // for max pooling; a sum and a division for a divisor_override) over the pooled dims with keepdim,
 // a row per plane for the reduction family; a count (the int64 sum of a bool mask, up to 2^24
-// elements per output) becomes a float32 sum of the mask cast to int64. The attention family
+// elements per output) becomes a float32 sum of the mask cast to int64; the indices of a
+// cummax/cummin become the running maximum of the positions where the input equals its running
+// value (or is NaN), cast to int64. The attention family
 // anchors scaled_dot_product_attention itself: `keep_attention` leaves it whole for that plan.
 #pragma once
 
