@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "backend/builtin/builtin_backend.h"
 #include "backend/builtin/raising.h"
 #include "contract/contract.h"
@@ -309,6 +311,50 @@ TEST(Attention, GroupsQueryHeadsOverSharedKeyValueHeads) {
   const std::string rd = family.structures(folded, rc)[0].code.device_code;
   EXPECT_TRUE(has(rd, "off += (b / 4LL) % 2LL / 1LL * 2048LL;")) << rd;
   EXPECT_TRUE(has(rd, "off += (b / 8LL) % 2LL / 1LL * 4096LL;"));
+}
+
+// GPT-2's attention as its code writes it, as the frontend captured it
+// (examples/suite/att_written_causal_bf16.py): the raised attention reads q, k and v in place in
+// the fused projection's output, the mask (a buffer's slice compared with 0, then kept where it is
+// not 0) is a kernel of its own beside nothing else, and the heads merge back in the attention's
+// output layout: GEMM, mask, attention, GEMM, where the math is eight kernels.
+TEST(Attention, PlansGpt2AttentionAsWrittenInFourKernels) {
+  const spec::Spec s = spec::read_spec(kData / "tests/unit/data/gpt2_attention_bf16.spec.json");
+  BuiltinBackend backend(kData);
+  const auto all = backend.plans(s);
+  ASSERT_EQ(all.size(), 2u);
+  std::string math, flash;
+  for (const auto& seg : all[0].segments) math += seg.family->name() + " ";
+  for (const auto& seg : all[1].segments) flash += seg.family->name() + " ";
+  EXPECT_EQ(flash, "gemm elementwise attention gemm ") << math;
+  EXPECT_GT(all[0].segments.size(), all[1].segments.size());
+  const auto& att = all[1].segments[2];
+  EXPECT_EQ(att.reads, (std::vector<std::string>{"linear", "matmul_1__keep"}));
+
+  // Query, key and value computed (each times 2 before the attention) are no views to read in
+  // place: their kernel (the split of the projection) and the mask's are independent parts of
+  // what follows the projection, one kernel each.
+  std::ifstream in(kData / "tests/unit/data/gpt2_attention_bf16.spec.json");
+  json j = json::parse(in);
+  json& nodes = j["nodes"];
+  const std::pair<const char*, const char*> scaled[] = {
+      {"transpose_1", "matmul"}, {"transpose", "transpose_3"}, {"transpose_2", "matmul_1"}};
+  for (const auto& [value, reader] : scaled)
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (nodes[i]["name"] == reader) {
+        const std::string twice = std::string(value) + "_x2";
+        for (auto& a : nodes[i]["args"])
+          if (a.contains("node") && a["node"] == value) a["node"] = twice;
+        nodes.insert(nodes.begin() + static_cast<std::ptrdiff_t>(i),
+                     node(twice, "mul", {ref(value), {{"scalar", 2.0}}}, json::object(),
+                          {4, 12, 512, 64}, 26, "bfloat16"));
+        break;
+      }
+  const auto computed = backend.plans(spec::parse_spec(j));
+  ASSERT_EQ(computed.size(), 2u);
+  std::string parts;
+  for (const auto& seg : computed[1].segments) parts += seg.family->name() + " ";
+  EXPECT_EQ(parts, "gemm elementwise elementwise attention gemm ");
 }
 
 // The kernel compiles with the real nvcc: bf16, a bool mask, causal, the merged output.
