@@ -35,9 +35,9 @@ json sdpa_spec(const char* dtype, bool mask, bool merge, bool causal = false) {
     inputs.push_back(tensor("keep", {2, 1, 100, 90}, "bool"));
     args.push_back(ref("keep"));
   }
-  json nodes = {node("att", "scaled_dot_product_attention", args,
-                     {{"dropout_p", 0.0}, {"is_causal", causal}, {"scale", nullptr}},
-                     {2, 4, 100, 64}, 9, dtype)};
+  json nodes = json::array({node("att", "scaled_dot_product_attention", args,
+                                 {{"dropout_p", 0.0}, {"is_causal", causal}, {"scale", nullptr}},
+                                 {2, 4, 100, 64}, 9, dtype)});
   if (merge) {
     nodes.push_back(node("tr", "transpose", {ref("att")}, {{"dim0", 1}, {"dim1", 2}},
                          {2, 100, 4, 64}, 10, dtype));
