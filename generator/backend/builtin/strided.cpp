@@ -221,8 +221,8 @@ std::optional<StridedView> walk(const spec::Spec& s, const std::string& value, b
     return contiguous(value, n->shape);
   // The source the view reads: a split's piece reads the split's operand.
   const spec::Node* sp = split_piece ? s.find_node(n->args[0].node) : nullptr;
-  const std::string& source = sp ? sp->args[0].node : n->args[0].node;
   if (sp && (sp->args.empty() || sp->args[0].kind != spec::Arg::Kind::node)) return std::nullopt;
+  const std::string& source = sp ? sp->args[0].node : n->args[0].node;
   auto v = walk(s, source, false);
   if (!v) return std::nullopt;
   const bool reshaping =
