@@ -17,30 +17,8 @@ constexpr std::int64_t kMaxHeadDim = 128;
 // Shared memory a block may opt into on sm_80 and later.
 constexpr std::int64_t kMaxSmem = 227 * 1024;
 
-std::int64_t norm_dim(std::int64_t d, size_t rank) {
-  return d < 0 ? d + static_cast<std::int64_t>(rank) : d;
-}
-
 // True when `n` swaps dims 1 and 2 of a 4-d value: transpose(1, 2) or permute(0, 2, 1, 3).
-bool swaps_heads(const spec::Node& n) {
-  if (n.shape.size() != 4) return false;
-  if (n.op == "transpose") {
-    std::int64_t a = norm_dim(n.attrs.value("dim0", std::int64_t{0}), 4);
-    std::int64_t b = norm_dim(n.attrs.value("dim1", std::int64_t{1}), 4);
-    if (a > b) std::swap(a, b);
-    return a == 1 && b == 2;
-  }
-  if (n.op == "permute") {
-    const json& dims = n.attrs.value("dims", json());
-    if (!dims.is_array() || dims.size() != 4) return false;
-    const std::int64_t want[4] = {0, 2, 1, 3};
-    for (size_t k = 0; k < 4; ++k)
-      if (!dims[k].is_number_integer() || norm_dim(dims[k].get<std::int64_t>(), 4) != want[k])
-        return false;
-    return true;
-  }
-  return false;
-}
+bool swaps_heads(const spec::Node& n) { return n.shape.size() == 4 && swaps_dims(n, 1, 2); }
 
 bool valid(const AttentionPlan& plan, const AttentionParams& p) {
   const std::int64_t d = plan.padded_e();

@@ -65,10 +65,6 @@ bool is_literal(const std::string& e) {
                      [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
 }
 
-std::int64_t dim_of(std::int64_t d, size_t rank) {
-  return d < 0 ? d + static_cast<std::int64_t>(rank) : d;
-}
-
 std::int64_t int_attr(const spec::Node& n, const std::string& key, std::int64_t dflt) {
   const auto it = n.attrs.find(key);
   if (it == n.attrs.end() || it->is_null()) return dflt;

@@ -13,13 +13,6 @@
 namespace egg::backend::builtin {
 namespace {
 
-spec::Arg node_arg(const std::string& name) {
-  spec::Arg a;
-  a.kind = spec::Arg::Kind::node;
-  a.node = name;
-  return a;
-}
-
 spec::Arg scalar_arg(double v) {
   spec::Arg a;
   a.kind = spec::Arg::Kind::scalar;

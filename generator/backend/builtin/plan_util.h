@@ -2,6 +2,8 @@
 // kernel stores, which values a node reads.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <set>
@@ -28,6 +30,40 @@ inline std::string at_line(const spec::Node& n) {
 // True for the dtypes the builtin kernels read and write as floats.
 inline bool float_storage(spec::DType d) {
   return d == spec::DType::float32 || d == spec::DType::float16 || d == spec::DType::bfloat16;
+}
+
+// A dim as a non-negative index into `rank` dims (Python's negative dims count from the end).
+inline std::int64_t dim_of(std::int64_t d, size_t rank) {
+  return d < 0 ? d + static_cast<std::int64_t>(rank) : d;
+}
+
+// True when view node `n` (of the rank of its result) swaps dims a and b (a < b) and nothing
+// else: transpose(a, b) in either order or with negative dims, or the permute that does the same.
+inline bool swaps_dims(const spec::Node& n, std::int64_t a, std::int64_t b) {
+  const size_t r = n.shape.size();
+  if (n.op == "transpose") {
+    const std::int64_t x = dim_of(n.attrs.value("dim0", std::int64_t{0}), r);
+    const std::int64_t y = dim_of(n.attrs.value("dim1", std::int64_t{1}), r);
+    return std::min(x, y) == a && std::max(x, y) == b;
+  }
+  if (n.op != "permute") return false;
+  const nlohmann::json& dims = n.attrs.value("dims", nlohmann::json());
+  if (!dims.is_array() || dims.size() != r) return false;
+  for (size_t k = 0; k < r; ++k) {
+    const auto d = static_cast<std::int64_t>(k);
+    const std::int64_t want = d == a ? b : d == b ? a : d;
+    if (!dims[k].is_number_integer() || dim_of(dims[k].get<std::int64_t>(), r) != want)
+      return false;
+  }
+  return true;
+}
+
+// An argument that reads the value `name` (a node, an input or a param).
+inline spec::Arg node_arg(const std::string& name) {
+  spec::Arg a;
+  a.kind = spec::Arg::Kind::node;
+  a.node = name;
+  return a;
 }
 
 // The names of the values (inputs, params, nodes) a node reads, the items of a list argument

@@ -17,40 +17,10 @@ bool drops(const spec::Arg& a) { return a.kind == spec::Arg::Kind::scalar && a.s
 
 bool is_node(const spec::Arg& a) { return a.kind == spec::Arg::Kind::node; }
 
-std::int64_t norm_dim(std::int64_t d, size_t rank) {
-  return d < 0 ? d + static_cast<std::int64_t>(rank) : d;
-}
-
 // True when `n` swaps the last two dims of its operand (k.transpose(-2, -1), k.mT, a permute).
 bool swaps_last_two(const spec::Node& n) {
-  const size_t r = n.shape.size();
-  if (r < 2) return false;
-  const auto last = static_cast<std::int64_t>(r - 1);
-  if (n.op == "transpose") {
-    std::int64_t a = norm_dim(n.attrs.value("dim0", std::int64_t{0}), r);
-    std::int64_t b = norm_dim(n.attrs.value("dim1", std::int64_t{1}), r);
-    return std::min(a, b) == last - 1 && std::max(a, b) == last;
-  }
-  if (n.op == "permute") {
-    const nlohmann::json& dims = n.attrs.value("dims", nlohmann::json());
-    if (!dims.is_array() || dims.size() != r) return false;
-    for (size_t k = 0; k < r; ++k) {
-      if (!dims[k].is_number_integer()) return false;
-      const std::int64_t want = k + 2 < r    ? static_cast<std::int64_t>(k)
-                                : k + 2 == r ? last
-                                             : last - 1;
-      if (norm_dim(dims[k].get<std::int64_t>(), r) != want) return false;
-    }
-    return true;
-  }
-  return false;
-}
-
-spec::Arg node_arg(const std::string& name) {
-  spec::Arg a;
-  a.kind = spec::Arg::Kind::node;
-  a.node = name;
-  return a;
+  const auto r = static_cast<std::int64_t>(n.shape.size());
+  return r >= 2 && swaps_dims(n, r - 2, r - 1);
 }
 
 // One written-out attention found: the nodes it replaces and the nodes that replace it.
@@ -70,7 +40,7 @@ std::optional<Match> match(const spec::Spec& s, const spec::Node& softmax,
   const size_t rank = softmax.shape.size();
   const auto dim = softmax.attrs.value("dim", nlohmann::json());
   if (rank < 2 || !dim.is_number_integer() ||
-      norm_dim(dim.get<std::int64_t>(), rank) != static_cast<std::int64_t>(rank - 1))
+      dim_of(dim.get<std::int64_t>(), rank) != static_cast<std::int64_t>(rank - 1))
     return std::nullopt;
   if (softmax.attrs.contains("dtype") && !softmax.attrs["dtype"].is_null()) return std::nullopt;
   if (!used_once(softmax.name) || !reader.count(softmax.name)) return std::nullopt;

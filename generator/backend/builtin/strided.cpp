@@ -3,12 +3,10 @@
 #include <algorithm>
 #include <iterator>
 
+#include "backend/builtin/plan_util.h"
+
 namespace egg::backend::builtin {
 namespace {
-
-std::int64_t dim_of(std::int64_t d, size_t rank) {
-  return d < 0 ? d + static_cast<std::int64_t>(rank) : d;
-}
 
 std::int64_t int_attr(const spec::Node& n, const char* key, std::int64_t fallback) {
   const auto it = n.attrs.find(key);
