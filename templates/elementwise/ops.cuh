@@ -4,6 +4,7 @@
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include <cfloat>
+#include <climits>
 #include <math_constants.h>
 
 // Element helpers compile for the host too: a test runs a kernel's per-element program on the CPU

@@ -1,6 +1,7 @@
 """Checks kernels EGG generated for op.py files against PyTorch on the CPU: an element-wise
 kernel's per-element program (the fusion IR's index math: views, slices, cat, stack, split, flip,
-triu, broadcasting), or a sort kernel's bitonic network row by row, is compiled for the host with
+triu, broadcasting), a sort kernel's bitonic network row by row, or an integer reduction's
+prologue, reducer and scan row by row, is compiled for the host with
 nvcc (EGG_HOST_EVAL, host_eval_driver.cu), run over every output, and compared with the op's own
 forward (integer outputs exactly). No GPU is needed.
 

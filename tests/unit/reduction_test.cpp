@@ -605,9 +605,11 @@ TEST(Reduction, RowScanCarriesAcrossChunks) {
   auto r = render_first(j);
   EXPECT_TRUE(has(r.device, "__shfl_up_sync(0xffffffffu, egg_incl, egg_d)")) << r.device;
   EXPECT_TRUE(has(r.device, "double egg_carry = 0.0f;"));  // the carry across chunks is double
-  EXPECT_TRUE(has(r.device, "egg_carry = egg_k_opd(egg_carry, double(egg_chunk_total));"));
-  EXPECT_TRUE(has(
-      r.device, "const float egg_a = float(egg_k_opd(egg_prefix, double(egg_v[egg_k + egg_j])));"));
+  EXPECT_TRUE(
+      has(r.device, "egg_carry = egg_k_opd(egg_carry, static_cast<double>(egg_chunk_total));"));
+  EXPECT_TRUE(has(r.device,
+                  "const float egg_a = static_cast<float>(egg_k_opd(egg_prefix, "
+                  "static_cast<double>(egg_v[egg_k + egg_j])));"));
   EXPECT_TRUE(has(r.device, "return egg_a + egg_b;"));
   EXPECT_TRUE(has(r.device, "__shared__ float egg_totals[kGroups][kWarps];")) << r.id;
   EXPECT_TRUE(has(r.launch, "egg_k_scan<4><<<2048, 256, 0, stream>>>(x, out0, 0);")) << r.launch;
@@ -619,7 +621,8 @@ TEST(Reduction, ColumnScanAndCumprod) {
                     node("a", "add", {ref("c"), ref("x")}, {{"alpha", 1}}, {32, 512, 2048}, 5)},
                    "a", {32, 512, 2048});
   auto r = render_first(j);
-  EXPECT_TRUE(has(r.device, "egg_carry = egg_k_opd(egg_carry, double(egg_x));")) << r.device;
+  EXPECT_TRUE(has(r.device, "egg_carry = egg_k_opd(egg_carry, static_cast<double>(egg_x));"))
+      << r.device;
   EXPECT_TRUE(has(r.device, "return egg_a * egg_b;"));
   EXPECT_TRUE(has(r.device, "const float e0 = (egg_a + 1.0f * egg_x);"));
   EXPECT_TRUE(has(r.launch, "egg_k_col<1><<<dim3(256, 1), 256, 0, stream>>>(x, out0, 0);"))
@@ -727,7 +730,7 @@ TEST(Reduction, ReverseExclusiveAlongAMiddleDimSeesXThroughTheFlips) {
   EXPECT_TRUE(has(r.device, "const egg_k_idx egg_e = egg_base + (kR - 1 - egg_r) * kInner;"))
       << r.device;
   EXPECT_TRUE(has(r.device, "const egg_k_idx egg_eo = egg_base + (kR - 1 - egg_r) * kInner;"));
-  EXPECT_TRUE(has(r.device, "egg_carry = egg_k_opd(egg_carry, double(egg_x));"));
+  EXPECT_TRUE(has(r.device, "egg_carry = egg_k_opd(egg_carry, static_cast<double>(egg_x));"));
   EXPECT_TRUE(has(r.device, "const float e0 = (egg_a - 1.0f * egg_x);"));
   EXPECT_TRUE(has(r.device, "out0[egg_eo] = egg_from_float<__nv_bfloat16>(egg_out[0]);"));
   EXPECT_TRUE(has(r.launch, "egg_k_col<1><<<dim3(32, 1), 256, 0, stream>>>(x, out0, 0);"))
@@ -789,6 +792,97 @@ TEST(Reduction, RejectsFlipsTheScanCannotFuse) {
   ASSERT_TRUE(epi.has_value());
   EXPECT_EQ(epi->where().line, 7);
   EXPECT_TRUE(has(epi->describe(), "opposite directions")) << epi->describe();
+}
+
+// ---- integer and bool inputs: exact long long values ------------------------------------------
+
+// An int64 sum is exact at any size: long long values, the table's I reducer (wrapping adds), the
+// input read by index as long long, the result stored as it is.
+TEST(Reduction, IntegerSumsAreExactInLongLong) {
+  auto j = spec_of(x_of({64, 1000}, "int64"), json::array(),
+                   {node("s", "sum", {ref("x")},
+                         {{"dim", {1}}, {"keepdim", false}, {"dtype", nullptr}}, {64}, 5, "int64")},
+                   "s", {64}, "int64");
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedSumI;")) << r.device;
+  EXPECT_TRUE(has(r.device, "static_cast<long long>(x[i])"));
+  EXPECT_TRUE(has(r.device, "const long long egg_x = egg_k_gather(egg_e, x, 0);"));
+  EXPECT_TRUE(has(r.device, "const long long egg_r = egg_st.v;"));
+  EXPECT_TRUE(has(r.device, "out0[egg_o] = egg_from_int<std::int64_t>(egg_r);"));
+  EXPECT_TRUE(has(r.device, "exact integers (long long)"));
+  EXPECT_FALSE(has(r.device, "const float egg_x"));
+}
+
+// A count: the bool mask's comparison is the prologue, evaluated by index, its 0/1 entering the
+// integer sum (one kernel, exact past 2^24 elements per row, where a float sum is not).
+TEST(Reduction, ACountSumsTheMaskAsIntegers) {
+  const std::int64_t cols = (std::int64_t(1) << 24) + 8;
+  auto j = spec_of(x_of({2, cols}), json::array(),
+                   {node("m", "gt", {ref("x"), num(0.0)}, json::object(), {2, cols}, 5, "bool"),
+                    node("c", "sum", {ref("m")},
+                         {{"dim", {1}}, {"keepdim", false}, {"dtype", nullptr}}, {2}, 5, "int64")},
+                   "c", {2}, "int64");
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedSumI;")) << r.device;
+  EXPECT_TRUE(has(r.device, "? 1.0f : 0.0f)"));  // the comparison, by index
+}
+
+// Integer scans carry in long long from the table's integer identity; cummax keeps the input's
+// dtype and starts at the smallest integer.
+TEST(Reduction, IntegerScansCarryInLongLong) {
+  struct Case {
+    const char* op;
+    const char* combine;
+    const char* identity;
+    const char* out_dtype;
+    const char* ctype;
+  };
+  for (const Case& c :
+       {Case{"cumsum", "return egg_red_add(egg_a, egg_b);", "0LL", "int64", "std::int64_t"},
+        Case{"cumprod", "return egg_red_mul(egg_a, egg_b);", "1LL", "int64", "std::int64_t"},
+        Case{"cummax", "return egg_scan_max(egg_a, egg_b);", "LLONG_MIN", "int32",
+             "std::int32_t"}}) {
+    auto j = spec_of(x_of({256, 4096}, "int32"), json::array(),
+                     {node("c", c.op, {ref("x")}, {{"dim", 1}}, {256, 4096}, 5, c.out_dtype)}, "c",
+                     {256, 4096}, c.out_dtype);
+    auto r = render_first(j);
+    EXPECT_EQ(count(r.device, c.combine), 2u) << c.op << r.device;  // in a chunk and the carry
+    EXPECT_TRUE(has(r.device, std::string("long long egg_carry = ") + c.identity + ";")) << c.op;
+    EXPECT_TRUE(has(r.device, std::string("egg_from_int<") + c.ctype + ">")) << c.op;
+    EXPECT_FALSE(has(r.device, "double egg_carry")) << c.op;
+  }
+}
+
+// max with a dim over int32 values: the arg reducer on long long values, the values stored in the
+// input's dtype and the indices as int64.
+TEST(Reduction, IntegerMaxWithIndices) {
+  auto j =
+      spec_of(x_of({4096, 512}, "int32"), json::array(),
+              {node("m", "max", {ref("x")}, {{"dim", -1}, {"keepdim", false}}, {4096}, 5, "int32"),
+               node("i", "getitem", {ref("m"), num(1)}, json::object(), {4096}, 5, "int64")},
+              "i", {4096}, "int64");
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedArgMax32I;")) << r.device;
+  EXPECT_TRUE(has(r.device, "static_cast<std::int64_t>(egg_st.i)"));
+}
+
+// Element-wise work on an integer result runs as a kernel of its own (computed exactly by the
+// fusion IR there): the reduction family names the op and its line, the planner splits it off.
+TEST(Reduction, AnIntegerResultIsWrittenAsItIsAndThePlannerSplitsTheRest) {
+  auto j = spec_of(x_of({64, 1000}, "int64"), json::array(),
+                   {node("s", "sum", {ref("x")},
+                         {{"dim", {1}}, {"keepdim", false}, {"dtype", nullptr}}, {64}, 5, "int64"),
+                    node("t", "mul", {ref("s"), num(3)}, json::object(), {64}, 7, "int64")},
+                   "t", {64}, "int64");
+  const auto s = spec::parse_spec(j);
+  auto why = ReductionFamily(kData).cannot_implement(s);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(why->where().line, 7);
+  EXPECT_TRUE(has(why->describe(), "writes integer results as they are")) << why->describe();
+  BuiltinBackend backend(kData);
+  std::string families;
+  for (const auto& seg : backend.plan(s).segments) families += seg.family->name() + " ";
+  EXPECT_EQ(families, "reduction elementwise ");
 }
 
 TEST(Reduction, TuningAndFallbackAreValid) {

@@ -811,8 +811,9 @@ std::optional<UserError> index_ir_check(const spec::Spec& s, const spec::Node& n
       return UserError(n.where,
                        quote(n) + " computes " + spec::dtype_name(n.dtype) +
                            "; the builtin kernels compute integers with add, sub, mul, floor or "
-                           "truncating division, remainder, minimum, maximum, where, comparisons "
-                           "and casts only",
+                           "truncating division, remainder, minimum, maximum, clamp, abs, neg, "
+                           "sign, bitwise and logical ops, shifts, where, comparisons and casts "
+                           "only",
                        "compute it in float (.float())");
     return ops.check(s, n);
   }

@@ -338,33 +338,6 @@ void lower_global_pool(const spec::Node& n, const GlobalPool& g, std::vector<spe
                        nlohmann::json::object(), n.shape, n.dtype));
 }
 
-// A count: `sum` of a bool tensor (int64, PyTorch's result) over at most 2^24 elements per output,
-// which float32 adds exactly in any order.
-bool counted_sum(const spec::Spec& s, const spec::Node& n) {
-  if (n.op != "sum" || n.dtype != spec::DType::int64 || n.args.empty() ||
-      n.args[0].kind != spec::Arg::Kind::node)
-    return false;
-  const spec::Shape* in = s.shape_of(n.args[0].node);
-  const auto type = s.dtype_of(n.args[0].node);
-  if (!in || !type || *type != spec::DType::boolean) return false;
-  const std::int64_t out = std::max<std::int64_t>(spec::numel(n.shape), 1);
-  return spec::numel(*in) / out <= (std::int64_t(1) << 24);
-}
-
-// The count as a float32 sum of the mask's 0/1 values and a cast of the exact result to int64.
-void lower_counted_sum(const spec::Spec& s, const spec::Node& n, std::vector<spec::Node>& out) {
-  out.push_back(part(n, n.name + "__mask", "cast", {n.args[0]}, {{"dtype", "float32"}},
-                     *s.shape_of(n.args[0].node), spec::DType::float32));
-  nlohmann::json attrs = n.attrs;
-  attrs["dtype"] = nullptr;
-  std::vector<spec::Arg> args = n.args;
-  args[0] = node_arg(n.name + "__mask");
-  out.push_back(
-      part(n, n.name + "__sum", "sum", std::move(args), attrs, n.shape, spec::DType::float32));
-  out.push_back(part(n, n.name, "cast", {node_arg(n.name + "__sum")}, {{"dtype", "int64"}}, n.shape,
-                     spec::DType::int64));
-}
-
 // The cummax/cummin whose indices `n` reads (getitem(scan, 1)) along a dim of at most 2^24
 // float elements, or null.
 const spec::Node* scan_indices(const spec::Spec& s, const spec::Node& n) {
@@ -447,7 +420,7 @@ spec::Spec lower_composites(const spec::Spec& s, bool keep_attention) {
   std::set<std::string> folded;  // scans an exclusive scan's cat takes over
   for (const auto& n : s.nodes) {
     any = any || (!keep_attention && n.op == "scaled_dot_product_attention") ||
-          scattered_dims(s, n) || global_pool(s, n) || counted_sum(s, n) || scan_indices(s, n);
+          scattered_dims(s, n) || global_pool(s, n) || scan_indices(s, n);
     if (const auto* scan = exclusive_scan(s, n)) folded.insert(scan->name);
   }
   if (!any && folded.empty()) return s;
@@ -463,8 +436,6 @@ spec::Spec lower_composites(const spec::Spec& s, bool keep_attention) {
       lower_exclusive_scan(n, *scan, out.nodes);
     else if (const auto g = global_pool(s, n))
       lower_global_pool(n, *g, out.nodes);
-    else if (counted_sum(s, n))
-      lower_counted_sum(s, n, out.nodes);
     else if (const auto* scan = scan_indices(s, n))
       lower_scan_indices(s, n, *scan, out.nodes);
     else if (scan_values(s, n))

@@ -7,11 +7,10 @@
 // d), the same values in one kernel; a pool whose one window covers its whole input plane
 // (adaptive pooling to size 1, a window the input's size without padding) becomes the mean (amax
 // for max pooling; a sum and a division for a divisor_override) over the pooled dims with keepdim,
-// a row per plane for the reduction family; a count (the int64 sum of a bool mask, up to 2^24
-// elements per output) becomes a float32 sum of the mask cast to int64; the indices of a
-// cummax/cummin become the running maximum of the positions where the input equals its running
-// value (or is NaN), cast to int64. The attention family
-// anchors scaled_dot_product_attention itself: `keep_attention` leaves it whole for that plan.
+// a row per plane for the reduction family; the indices of a cummax/cummin become the running
+// maximum of the positions where the input equals its running value (or is NaN), cast to int64.
+// The attention family anchors scaled_dot_product_attention itself: `keep_attention` leaves it
+// whole for that plan.
 #pragma once
 
 #include "spec/spec.h"
@@ -19,9 +18,10 @@
 namespace egg::backend::builtin {
 
 // `s` with every scaled_dot_product_attention node, scattered-dims reduction, exclusive scan,
-// global pool and count replaced by its decomposition (new nodes named `<node>__<part>`, the last
-// one keeping the node's name, all at the node's line). Throws a UserError naming the op for what
-// the decomposition does not cover (dropout, grouped-query heads, batch dims that broadcast).
+// global pool and scan's indices replaced by its decomposition (new nodes named `<node>__<part>`,
+// the last one keeping the node's name, all at the node's line). Throws a UserError naming the op
+// for what the decomposition does not cover (dropout, grouped-query heads, batch dims that
+// broadcast).
 spec::Spec lower_composites(const spec::Spec& s, bool keep_attention = false);
 
 }  // namespace egg::backend::builtin

@@ -282,6 +282,8 @@ std::string OpTable::integer_expression(const spec::Node& node,
   json defaults = op.value("defaults", json::object());
   for (auto it = defaults.begin(); it != defaults.end(); ++it)
     attrs[it.key()] = integer_literal(it->get<double>());
+  const json nulls = op.value("int_null", json::object());
+  for (auto it = nulls.begin(); it != nulls.end(); ++it) attrs[it.key()] = it->get<std::string>();
   for (auto it = node.attrs.begin(); it != node.attrs.end(); ++it)
     if (it->is_number()) attrs[it.key()] = integer_literal(it->get<double>());
   try {

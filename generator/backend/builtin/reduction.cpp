@@ -184,8 +184,11 @@ bool reduction_params_valid(const ReductionPlan& plan, int elem_size, const Redu
     if (p.tpr < 32 || p.tpr > p.block || p.block % p.tpr || (p.tpr & (p.tpr - 1))) return false;
     if (plan.mode == Mode::reduce && serial_per_thread(plan, p) > kMaxSerialPerThread) return false;
     if (plan.mode == Mode::scan && (p.items < 1 || p.items > 32)) return false;
-    // A transposed scan's chunk in static shared memory (at most 8192 floats and their padding).
-    if (p.transpose && (plan.mode != Mode::scan || p.block * p.items > 8192)) return false;
+    // A transposed scan's chunk in static shared memory (at most 32 KiB of values, 4-byte floats
+    // or 8-byte integers, and their padding).
+    const int value_bytes = plan.integer ? 8 : 4;
+    if (p.transpose && (plan.mode != Mode::scan || p.block * p.items * value_bytes > 8192 * 4))
+      return false;
     if (p.cache) {
       if (plan.mode != Mode::normalize || p.split > 1) return false;
       // The whole row in registers (the same floats per thread for either vector width), within
@@ -335,6 +338,22 @@ Prologue render_prologue(const spec::Spec& s, const contract::Contract& c,
   return pro;
 }
 
+// The operands' pointers with their places among launch()'s inputs and params (the host program's
+// `in` array).
+json host_ins(const contract::Contract& c, const Operands& o) {
+  json ins = json::array();
+  int position = 0;
+  for (const auto& a : c.args) {
+    if (a.role == contract::Role::output) continue;
+    for (const json* list : {&o.operands, &o.row_operands})
+      for (const auto& op : *list)
+        if (op["ptr"] == a.var)
+          ins.push_back({{"ptr", a.var}, {"ctype", contract::c_type(a.dtype)}, {"arg", position}});
+    ++position;
+  }
+  return ins;
+}
+
 // The epilogue's steps, the outputs and their stores, and what the epilogue reads: the anchor's
 // input x (reads_x) or other operands and prologue values (reads_operands, so the write pass
 // loads them again).
@@ -390,9 +409,11 @@ Epilogue render_epilogue(const spec::Spec& s, const contract::Contract& c,
     if (!arg)
       throw InternalError("reduction family: output " + out.name + " is not in the contract");
     const std::string ctype = contract::c_type(arg->dtype);
-    const std::string store = index_values.count(out.node)
-                                  ? "static_cast<" + ctype + ">(egg_st.i)"
-                                  : "egg_from_float<" + ctype + ">(" + value_of.at(out.node) + ")";
+    const std::string store =
+        index_values.count(out.node)
+            ? "static_cast<" + ctype + ">(egg_st.i)"
+            : std::string(plan.integer ? "egg_from_int<" : "egg_from_float<") + ctype + ">(" +
+                  value_of.at(out.node) + ")";
     epi.outs.push_back({{"ptr", arg->var}, {"ctype", ctype}, {"slot", slot}, {"store", store}});
     epi.elem_results.push_back({{"slot", slot}, {"value", value_of.at(out.node)}});
     o.args.push_back(arg->var);
@@ -440,14 +461,16 @@ std::string structure_text(const ReductionPlan& plan, const ReductionParams& p, 
   const std::string direction = std::string(plan.in_rev ? ", input read in reverse" : "") +
                                 (plan.out_rev ? ", output written in reverse" : "") +
                                 (keep_x ? ", input kept in registers for the epilogue" : "");
+  const std::string carry = plan.integer ? "long long" : "double";
   if (scan)
     return (plan.row()
                 ? "row scan, " + std::to_string(l.tpr) + " threads per row, " +
-                      std::to_string(p.items) + " elements per thread, double carry across chunks" +
+                      std::to_string(p.items) + " elements per thread, " + carry +
+                      " carry across chunks" +
                       (plan.gather ? ", input evaluated by index through " +
                                          std::to_string(plan.prologue.size()) + " prologue ops"
                                    : "")
-                : "column scan, a thread per column with a running double carry") +
+                : "column scan, a thread per column with a running " + carry + " carry") +
            direction;
   if (l.smem)
     return "row normalize on chip: a cluster of " + std::to_string(p.cluster) + " blocks of " +
@@ -533,7 +556,8 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
       spec::numel(plan.in_shape) + static_cast<std::int64_t>(p.block) * 64 + l.chunk;
   const bool small =
       max_index < (std::int64_t(1) << 31) && l.rows * l.split < (std::int64_t(1) << 31);
-  const std::string structure = structure_text(plan, p, l, keep_x);
+  const std::string structure =
+      structure_text(plan, p, l, keep_x) + (plan.integer ? ", exact integers (long long)" : "");
 
   json ctx = {{"fn", fn},
               {"summary", std::to_string(plan.prologue.size()) + " prologue ops → " + an.target +
@@ -544,6 +568,12 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
               {"cluster_launch", clusters_.text},
               {"index_t", small ? "int" : "long long"},
               {"reducer", plan.reducer},
+              // The values' type, the scan carry's, their zero and the store's conversion: long
+              // long throughout for integer plans (exact), else float with a double carry.
+              {"vt", plan.integer ? "long long" : "float"},
+              {"ct", plan.integer ? "long long" : "double"},
+              {"vzero", plan.integer ? "0LL" : "0.0f"},
+              {"from", plan.integer ? "egg_from_int" : "egg_from_float"},
               {"in_shape", spec::shape_string(plan.in_shape)},
               {"outer", plan.outer},
               {"R", plan.R},
@@ -589,6 +619,9 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
               {"scan_identity", plan.scan_identity},
               {"keep_x", keep_x},
               {"pro_call", pro.call},
+              // Integer plans (their prologue by index, no epilogue) also run on the host.
+              {"host_eval", plan.integer && plan.mode != Mode::normalize},
+              {"host_ins", host_ins(c, o)},
               {"gather", plan.gather},
               {"gather_fulls", pro.gather_fulls},
               {"gather_statements", gather ? json(gather->statements) : json::array()},

@@ -49,9 +49,13 @@ struct ReductionPlan {
   // the scanned dim are read at R-1-i; out_rev: the outputs are written at R-1-i.
   int scan_dim = -1;  // the scanned dim of in_shape
   bool in_rev = false, out_rev = false;
-  // Row scans whose prologue holds layout ops (slices, cat, views): the anchor's input is
-  // evaluated by index (backend/builtin/index_ir.h) at each element, read with scalar loads.
+  // Row scans whose prologue holds layout ops (slices, cat, views), and integer plans: the
+  // anchor's input is evaluated by index (backend/builtin/index_ir.h) at each element, read with
+  // scalar loads.
   bool gather = false;
+  // Integer and bool inputs: the values are long long throughout (exact), the reducer is the
+  // table's I variant, the prologue is evaluated by index (gather) and nothing follows the anchor.
+  bool integer = false;
   // Normalize rows kept on chip (ReductionParams::cluster): the float arrays a chunk takes in
   // shared memory, 1 for the anchor's input x, or one per full-size operand when the epilogue
   // reads operands other than x (the write pass recomputes x from them).

@@ -51,6 +51,18 @@ ReductionOps::ReductionOps(const std::filesystem::path& data_dir)
     if (a.mode == ReductionMode::scan && (a.scan_op.empty() || a.scan_identity.empty()))
       throw InternalError(std::string(kFile) + ": scan '" + op +
                           "' needs scan_op and scan_identity");
+    if (e.contains("integer")) {
+      const json& i = e["integer"];
+      if (!i.is_object())
+        throw InternalError(std::string(kFile) + ": '" + op +
+                            "' has an 'integer' that is no object");
+      a.integer = true;
+      a.int_scan_op = text_field(i, "scan_op", "");
+      a.int_scan_identity = text_field(i, "scan_identity", "");
+      if (a.mode == ReductionMode::scan && (a.int_scan_op.empty() || a.int_scan_identity.empty()))
+        throw InternalError(std::string(kFile) + ": scan '" + op +
+                            "' needs an integer scan_op and scan_identity");
+    }
     anchors_.emplace(op, std::move(a));
   }
   for (const auto& [p, e] : t["norms"].items())

@@ -27,6 +27,10 @@ struct ReductionAnchor {
   std::string element;           // a normalized element; empty: the row's value
   std::string element_exp;       // the same from egg_x = exp(x - max); empty: not offered
   std::string scan_op, scan_identity;  // scans: how running values combine, and their start
+  // Takes int64, int32 and bool inputs exactly (long long values, the reducer's I variant), with
+  // these scan forms; false: integer inputs are refused.
+  bool integer = false;
+  std::string int_scan_op, int_scan_identity;
 };
 
 // A vector norm's order p: how an element enters (|x|^p) and the row's value (its 1/p-th power);

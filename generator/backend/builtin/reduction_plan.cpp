@@ -225,7 +225,22 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
   // An index below 2^31 is carried in 32 bits (two registers and a 64-bit compare fewer per step).
   if (plan.reducer.starts_with("EggRedArg") && plan.R < std::numeric_limits<std::int32_t>::max())
     plan.reducer += "32";
-  if (an.attrs.contains("dtype") && !an.attrs["dtype"].is_null() && !float_storage(an.dtype))
+  // Integer and bool inputs (and results: sum(dtype=torch.int64)) are reduced exactly, as long
+  // long values, where the table offers the op for them; their prologue is evaluated by index (the
+  // index IR computes integers exactly).
+  const std::optional<spec::DType> in_dtype = s.dtype_of(plan.input);
+  auto integral = [](spec::DType d) {
+    return d == spec::DType::int64 || d == spec::DType::int32 || d == spec::DType::boolean;
+  };
+  plan.integer = in_dtype && integral(*in_dtype) && entry->integer && integral(an.dtype);
+  if (plan.integer) {
+    plan.reducer += "I";
+    plan.scan_op = entry->int_scan_op;
+    plan.scan_identity = entry->int_scan_identity;
+    plan.gather = true;
+  }
+  if (an.attrs.contains("dtype") && !an.attrs["dtype"].is_null() && !float_storage(an.dtype) &&
+      !plan.integer)
     return UserError(an.where,
                      quote(an) + " with dtype " + spec::dtype_name(an.dtype) +
                          " is not supported by the builtin backend",
@@ -237,7 +252,7 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
   auto check_leaf = [](const spec::Tensor& t, const Shape& shape, const spec::Node& at) {
     return check_leaf_tensor(t, shape, at, "the builtin reduction kernels read");
   };
-  if (const auto* t = s.find_tensor(plan.input))
+  if (const auto* t = s.find_tensor(plan.input); t && !plan.integer)
     if (auto e = check_leaf(*t, plan.in_shape, an)) return *e;
   // Layout ops (slices, cat, views, ...) before a row scan: its input is evaluated by index at each
   // element (the index IR), so an exclusive scan's shifted input is no pass of its own.
@@ -245,7 +260,7 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
   for (const auto& n : s.nodes)
     layout =
         layout || (pro.count(n.name) && n.op != "flip" && !ops.knows(n.op) && is_layout_op(n.op));
-  plan.gather = layout && entry->mode == ReductionMode::scan && plan.inner == 1;
+  plan.gather = plan.gather || (layout && entry->mode == ReductionMode::scan && plan.inner == 1);
   for (const auto& n : s.nodes) {
     if (!pro.count(n.name)) continue;
     if (plan.gather) {
@@ -368,6 +383,12 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
       }
       continue;
     }
+    if (plan.integer)
+      return UserError(n.where,
+                       quote(n) + " computes on the integer result of " + quote(an) + at_line(an) +
+                           "; the builtin reduction family writes integer results as they are",
+                       "the planner runs it as an element-wise kernel of its own; to fuse it, "
+                       "reduce a floating-point tensor (x.float())");
     if (n.op == "flip") {
       if (auto e = check_flip(n, plan)) return *e;
     } else if (auto e = ops.check(s, n)) {
@@ -425,7 +446,8 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
   }
   // max/min with a dim whose indices nobody reads: the values alone, with the value reducer (the
   // same values, NaN included, without an index compared and carried per element).
-  if (with_indices && plan.index_values.empty()) plan.reducer = entry->reducer;
+  if (with_indices && plan.index_values.empty())
+    plan.reducer = entry->reducer + (plan.integer ? "I" : "");
   if (plan.mode == ReductionPlan::Mode::scan) {
     std::optional<int> fo;
     for (const auto& o : s.outputs) {
@@ -452,7 +474,7 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
       return UserError(file_only,
                        "output " + o.name + " (`" + o.node + "`) is not computed from " + quote(an),
                        "return the reduction's result or element-wise ops of it");
-    if (!is_index && !float_storage(o.dtype))
+    if (!is_index && !float_storage(o.dtype) && !plan.integer)
       return UserError(file_only,
                        "output " + o.name + " is " + spec::dtype_name(o.dtype) +
                            "; the builtin reduction kernels write float32, float16 or bfloat16 "
