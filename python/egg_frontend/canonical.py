@@ -51,6 +51,16 @@ def _reduction(v):
     return _REDUCTION.get(v, v)
 
 
+def _bag_mode(v):
+    """ATen's embedding-bag mode enum -> F.embedding_bag's spelling."""
+    return {0: "sum", 1: "mean", 2: "max"}.get(v, v)
+
+
+def _bag_padding(v):
+    """ATen's padding_idx (-1: none, else the row, already made non-negative) -> the spec's."""
+    return None if v is None or v < 0 else v
+
+
 def _stride(v):
     """Pooling's ``stride=[]`` means the kernel size, which the spec writes as None."""
     return None if v in ([], ()) else v
@@ -252,6 +262,16 @@ RULES.update({
     # rest only change gradients).
     "aten::index_select": Rule("index_select", ("self", "index"), attrs={"dim": "dim"}),
     "aten::embedding": Rule("embedding", ("weight", "indices")),
+    # Bags of varying length (1-D indices and offsets): one node; PyTorch's 2-D bags of one length
+    # are decomposed while capturing (_embedding_bag below). ATen's padding_idx -1 is None.
+    "aten::_embedding_bag": Rule(
+        "embedding_bag", ("weight", "indices", "offsets", "per_sample_weights"),
+        {"mode": ("mode", _bag_mode), "include_last_offset": "include_last_offset",
+         "padding_idx": ("padding_idx", _bag_padding)}, first=True),
+    "aten::_embedding_bag_forward_only": Rule(
+        "embedding_bag", ("weight", "indices", "offsets", "per_sample_weights"),
+        {"mode": ("mode", _bag_mode), "include_last_offset": "include_last_offset",
+         "padding_idx": ("padding_idx", _bag_padding)}, first=True),
     # torch.gather(x, dim, index): out[..., j, ...] = x[..., index[..., j, ...], ...] along dim.
     "aten::gather": Rule("gather", ("self", "index"), attrs={"dim": "dim"}),
     # x.repeat(r...) / torch.tile: each dim tiled r times (leading new dims for extra repeats).
@@ -354,7 +374,8 @@ def _embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2.0,
     """F.embedding_bag of bags of one length (a 2-D input, no offsets) as the embedding gather and
     a sum, mean or max over the bag, entries equal to padding_idx left out (an empty bag is 0),
     per_sample_weights multiplying each row first (sum); other calls are PyTorch's own (bags of
-    varying length, given by offsets, are data-dependent)."""
+    varying length, given by offsets, are data-dependent: ATen's _embedding_bag, which RULES keeps
+    as one embedding_bag node)."""
     if (not isinstance(input, torch.Tensor) or input.dim() != 2 or offsets is not None or
             max_norm is not None or mode not in ("sum", "mean", "max") or
             (per_sample_weights is not None and mode != "sum")):

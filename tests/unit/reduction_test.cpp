@@ -584,9 +584,8 @@ TEST(Reduction, AScanReadsItsInputThroughLayoutOpsByIndex) {
   };
   auto r = render_first(shifted("cumsum", {{"dim", 1}}, {64, 1024}));
   EXPECT_TRUE(has(r.id, ":v1:i8:tr")) << r.id;
-  EXPECT_TRUE(has(r.device,
-                  "__device__ __forceinline__ float egg_k_gather(IndexT i, const float* "
-                  "__restrict__ x, int) {"))
+  EXPECT_TRUE(
+      has(r.device, "EGG_HD float egg_k_gather(IndexT i, const float* __restrict__ x, int) {"))
       << r.device;
   EXPECT_TRUE(has(r.device, "egg_x = egg_k_gather(egg_e, x, 0);"));
   EXPECT_TRUE(has(r.device, "egg_to_float(x["));

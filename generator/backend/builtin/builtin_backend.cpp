@@ -35,7 +35,8 @@ Plan BuiltinBackend::plan(const spec::Spec& spec) const {
             "conv1d/2d/3d, "
             "conv_transpose1d/2d/3d; max_pool1d/2d/3d, "
             "avg_pool1d/2d/3d; mse_loss, l1_loss, huber_loss, smooth_l1_loss, kl_div, "
-            "cross_entropy, nll_loss, hinge_embedding_loss, triplet_margin_loss; topk, sort");
+            "cross_entropy, nll_loss, hinge_embedding_loss, triplet_margin_loss; topk, sort; "
+            "scaled_dot_product_attention; embedding_bag");
   }
 }
 

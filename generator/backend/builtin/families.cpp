@@ -3,6 +3,7 @@
 #include "backend/builtin/attention.h"
 #include "backend/builtin/conv.h"
 #include "backend/builtin/elementwise.h"
+#include "backend/builtin/embedding_bag.h"
 #include "backend/builtin/gemm.h"
 #include "backend/builtin/loss.h"
 #include "backend/builtin/norm.h"
@@ -24,6 +25,7 @@ std::vector<std::unique_ptr<Family>> make_families(const std::filesystem::path& 
   families.push_back(std::make_unique<LossFamily>(data_dir));
   families.push_back(std::make_unique<SortFamily>(data_dir));
   families.push_back(std::make_unique<AttentionFamily>(data_dir));
+  families.push_back(std::make_unique<EmbeddingBagFamily>(data_dir));
   families.push_back(std::make_unique<ElementwiseFamily>(data_dir));
   return families;
 }
