@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "backend/builtin/algebra.h"
 #include "backend/builtin/families.h"
 #include "backend/builtin/lowering.h"
 #include "backend/builtin/raising.h"
@@ -44,6 +45,15 @@ std::vector<Plan> BuiltinBackend::plans(const spec::Spec& spec) const {
   std::vector<Plan> all = {plan(spec)};
   for (auto& p : fused_plans(lower_composites(spec), all.front(), fusing_))
     all.push_back(std::move(p));
+  // Sums over a linear map's output features as products with the summed weight (algebra.h):
+  // another plan, measured and verified beside the product.
+  if (const auto summed = sum_linear_features(spec)) {
+    try {
+      all.push_back(plan_graph(lower_composites(*summed), families_, ops_));
+    } catch (const UserError&) {
+      // The product as written alone.
+    }
+  }
   // Attention kept whole (or raised from its written-out form) for the attention family's flash
   // kernel, beside its math; none where that family refuses it (fp32, dropout, a head dim it does
   // not hold, ...).

@@ -13,30 +13,6 @@
 namespace egg::backend::builtin {
 namespace {
 
-spec::Arg scalar_arg(double v) {
-  spec::Arg a;
-  a.kind = spec::Arg::Kind::scalar;
-  a.scalar = v;
-  return a;
-}
-
-// A node derived from `from` (its line and source, for messages).
-spec::Node part(const spec::Node& from, const std::string& name, const std::string& op,
-                std::vector<spec::Arg> args, nlohmann::json attrs, spec::Shape shape,
-                spec::DType dtype) {
-  spec::Node n;
-  n.name = name;
-  n.op = op;
-  n.target = from.target;
-  n.args = std::move(args);
-  n.attrs = std::move(attrs);
-  n.shape = std::move(shape);
-  n.dtype = dtype;
-  n.where = from.where;
-  n.code = from.code;
-  return n;
-}
-
 void lower_attention(const spec::Spec& s, const spec::Node& n, std::vector<spec::Node>& out) {
   auto value = [&](size_t k) -> std::pair<spec::Shape, spec::DType> {
     if (k >= n.args.size() || n.args[k].kind != spec::Arg::Kind::node)

@@ -66,6 +66,32 @@ inline spec::Arg node_arg(const std::string& name) {
   return a;
 }
 
+// A scalar argument.
+inline spec::Arg scalar_arg(double v) {
+  spec::Arg a;
+  a.kind = spec::Arg::Kind::scalar;
+  a.scalar = v;
+  return a;
+}
+
+// A node a graph rewrite (lowering, raising, algebra) derives from `from`: its line, target and
+// source, for messages.
+inline spec::Node part(const spec::Node& from, const std::string& name, const std::string& op,
+                       std::vector<spec::Arg> args, nlohmann::json attrs, spec::Shape shape,
+                       spec::DType dtype) {
+  spec::Node n;
+  n.name = name;
+  n.op = op;
+  n.target = from.target;
+  n.args = std::move(args);
+  n.attrs = std::move(attrs);
+  n.shape = std::move(shape);
+  n.dtype = dtype;
+  n.where = from.where;
+  n.code = from.code;
+  return n;
+}
+
 // The names of the values (inputs, params, nodes) a node reads, the items of a list argument
 // (cat, stack) included.
 inline std::vector<std::string> node_args(const spec::Node& n) {

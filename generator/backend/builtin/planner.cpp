@@ -476,12 +476,51 @@ Plan partition(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& 
     if (!current.empty()) runs.push_back(current);
     return runs;
   };
-  for (const Group& g : group_nodes(s, roles)) {
-    const auto options = group_options(g);
+  // The element-wise tail that the previous anchor's kernel could not fuse (its value broadcast
+  // up to a larger shape, x * colsum(W)): held back and tried as the next anchor's prologue first,
+  // its own kernel only where that family does not take it.
+  std::vector<size_t> carried;
+  std::optional<PlanSegment> carried_seg;
+  auto emit = [&](PlanSegment seg) {
+    for (const auto& n : seg.nodes)
+      if (roles[index_of.at(n)] == NodeRole::alias) computed_views.insert(n);
+    plan.segments.push_back(std::move(seg));
+  };
+  for (Group g : group_nodes(s, roles)) {
     std::optional<std::vector<PlanSegment>> placed;
     std::vector<size_t> failed;  // the piece that no family takes, once known
-    for (const auto& option : options)
-      if ((placed = segments_of(option))) break;
+    std::vector<std::vector<std::vector<size_t>>> options;
+    const std::vector<std::vector<size_t>>* chosen = nullptr;  // the option placed
+    auto place = [&] {
+      for (const auto& option : options)
+        if ((placed = segments_of(option))) {
+          chosen = &option;
+          return;
+        }
+    };
+    if (!carried.empty() && g.anchor) {
+      Group with = g;
+      with.prologue.insert(with.prologue.end(), carried.begin(), carried.end());
+      std::sort(with.prologue.begin(), with.prologue.end());
+      options = group_options(with);
+      place();
+      if (placed) g = with;
+    }
+    if (!placed) {
+      if (carried_seg) emit(std::move(*carried_seg));
+      options = group_options(g);
+      place();
+    }
+    carried.clear();
+    carried_seg.reset();
+    if (placed && chosen && g.anchor && chosen->size() > 1 && !placed->empty() &&
+        std::all_of(chosen->back().begin(), chosen->back().end(), [&](size_t i) {
+          return std::find(g.epilogue.begin(), g.epilogue.end(), i) != g.epilogue.end();
+        })) {
+      carried = chosen->back();
+      carried_seg = std::move(placed->back());
+      placed->pop_back();
+    }
     if (!placed && !g.anchor) {
       // Outputs that share no op (a graph of independent parts): a kernel per part, each fused
       // whole, before cutting anything in order.
@@ -551,12 +590,9 @@ Plan partition(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& 
       }
       throw why;
     }
-    for (auto& seg : *placed) {
-      for (const auto& n : seg.nodes)
-        if (roles[index_of.at(n)] == NodeRole::alias) computed_views.insert(n);
-      plan.segments.push_back(std::move(seg));
-    }
+    for (auto& seg : *placed) emit(std::move(seg));
   }
+  if (carried_seg) emit(std::move(*carried_seg));
   if (!computed_views.empty()) {
     // A view computed by a kernel is a value like any other: the others alias the nearest value
     // a kernel writes.
