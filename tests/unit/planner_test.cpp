@@ -478,6 +478,24 @@ TEST(Planner, OrderKeepingViewsBetweenKernelsAliasTheirSource) {
                                                 {{"value", "down"}, {"source", "pool"}}}));
 }
 
+// `original = x.clone().detach()` kept for a residual add after a GEMM: the same bytes as x (the
+// graph is functional), no copy kernel; the add reads x's pointer.
+TEST(Planner, ACloneOfAnInputIsItsBytes) {
+  BuiltinBackend backend(kData);
+  auto s = make_spec({tensor("x", {64, 256})}, {tensor("fc.weight", {256, 256}, "parameter")},
+                     {node("c", "clone", {ref("x")}, json::object(), {64, 256}, 5),
+                      node("d", "detach", {ref("c")}, json::object(), {64, 256}, 5),
+                      node("fc", "linear", {ref("x"), ref("fc.weight"), json{{"none", true}}},
+                           json::object(), {64, 256}, 6),
+                      node("sm", "softmax", {ref("fc")}, {{"dim", -1}}, {64, 256}, 7),
+                      node("r", "add", {ref("sm"), ref("d")}, {{"alpha", 1}}, {64, 256}, 8)});
+  const Plan plan = backend.plan(s);
+  EXPECT_EQ(layout(plan), "gemm[fc] reduction[sm,r]");
+  ASSERT_EQ(plan.aliases.size(), 2u);
+  EXPECT_EQ(plan.aliases[1].value, "d");
+  EXPECT_EQ(plan.aliases[1].source, "x");
+}
+
 TEST(Planner, AViewReturnedByTheGraphIsWrittenByItsSourcesKernel) {
   BuiltinBackend backend(kData);
   auto s = make_spec({tensor("x", {64, 256})}, {tensor("fc.weight", {512, 256}, "parameter")},

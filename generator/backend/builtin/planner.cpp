@@ -157,11 +157,14 @@ std::vector<std::vector<size_t>> independent_parts(const spec::Spec& s,
 NodeRole node_role(const spec::Node& node, const OpTable& ops) {
   static const std::set<std::string> views = {"transpose", "permute"};
   // Views that keep the elements' order (docs/SPEC.md's canonical names): on a contiguous value
-  // they are the same bytes.
-  static const std::set<std::string> order_keeping = {"reshape", "flatten", "unsqueeze", "squeeze"};
+  // they are the same bytes. So are a clone and a detach (element-wise identities in the op table
+  // too): the graph is functional, nothing writes a value in place (`original_x =
+  // x.clone().detach()` before a residual add copies nothing).
+  static const std::set<std::string> order_keeping = {"reshape", "flatten", "unsqueeze",
+                                                      "squeeze", "clone",   "detach"};
+  if (order_keeping.count(node.op)) return NodeRole::alias;
   if (ops.knows(node.op) || node.op == "getitem") return NodeRole::follower;
   if (views.count(node.op)) return NodeRole::operand_view;
-  if (order_keeping.count(node.op)) return NodeRole::alias;
   // Slices, cat, expand, flip, ...: index expressions of the element-wise kernels (index_ir.h).
   if (is_layout_op(node.op)) return NodeRole::follower;
   return NodeRole::anchor;
