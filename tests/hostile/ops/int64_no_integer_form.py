@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 class Model(nn.Module):
     def forward(self, x):
-        return torch.sign(x) * 3  # <- here
+        return torch.fmod(x, 3) * 3  # <- here
 
 
 def get_inputs():
