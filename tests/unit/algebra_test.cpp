@@ -57,7 +57,7 @@ TEST(Algebra, AFeatureSumIsADotWithTheSummedWeight) {
   // W's column sums, x times them, the row sum, the chain's scaling; the transpose is gone.
   EXPECT_EQ(ops_of(*r), "sum mul sum div mul");
   EXPECT_EQ(r->nodes[0].name, "s__wsum");
-  EXPECT_EQ(r->nodes[0].attrs["dim"], json({0}));
+  EXPECT_EQ(r->nodes[0].attrs["dim"], json::array({0}));
   EXPECT_EQ(r->nodes[0].shape, (spec::Shape{1, 256}));
   EXPECT_EQ(r->nodes[2].shape, (spec::Shape{64, 1}));
   EXPECT_EQ(r->nodes[3].name, "s");  // the reduction keeps its name, shape and line
@@ -91,7 +91,7 @@ TEST(Algebra, LeavesWhatIsNotAffineOrIsReadElsewhere) {
       {{"name", "out1"}, {"node", "y"}, {"shape", {64, 512}}, {"dtype", "float32"}});
   EXPECT_FALSE(sum_linear_features(spec::parse_spec(j)).has_value());
   j = matmul_sum();
-  j["nodes"][3]["attrs"]["dim"] = json({0});
+  j["nodes"][3]["attrs"]["dim"] = json::array({0});
   j["nodes"][3]["shape"] = json({1, 512});
   j["nodes"][4]["shape"] = json({1, 512});
   j["outputs"][0]["shape"] = json({1, 512});
