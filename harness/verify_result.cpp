@@ -41,6 +41,26 @@ double num(const nlohmann::json& j, const char* key, double fallback = 0.0) {
   return v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN();
 }
 
+// An integer field: absent gives the fallback; a number that is not an integer of T's range (a
+// float such as 7.8e51, which a plain get<T>() would convert with undefined behaviour) or any other
+// type is a type error, as for every malformed field of a result file.
+template <typename T>
+T whole(const nlohmann::json& j, const char* key, T fallback) {
+  if (!j.contains(key)) return fallback;
+  const auto& v = j[key];
+  if (v.is_number_integer()) {
+    if (v.is_number_unsigned()
+            ? v.get<std::uint64_t>() <= std::uint64_t(std::numeric_limits<T>::max())
+            : v.get<std::int64_t>() >= std::int64_t(std::numeric_limits<T>::min()) &&
+                  v.get<std::int64_t>() <= std::int64_t(std::numeric_limits<T>::max()))
+      return static_cast<T>(v.is_number_unsigned()
+                                ? static_cast<std::int64_t>(v.get<std::uint64_t>())
+                                : v.get<std::int64_t>());
+  }
+  throw nlohmann::json::type_error::create(
+      302, std::string("field '") + key + "' must be an integer in range", &j);
+}
+
 Percentiles percentiles_from(const nlohmann::json& j) {
   return {num(j, "median"), num(j, "p10"), num(j, "p90")};
 }
@@ -141,15 +161,15 @@ VerifyResult result_from_json(const nlohmann::json& j) {
   r.output = j.value("output", "");
   r.max_abs_error = num(j, "max_abs_error");
   r.max_rel_error = num(j, "max_rel_error");
-  r.first_bad_index = j.value("first_bad_index", std::int64_t{-1});
+  r.first_bad_index = whole<std::int64_t>(j, "first_bad_index", -1);
   r.bad_value = num(j, "bad_value");
   r.ref_value = num(j, "ref_value");
-  r.bad_count = j.value("bad_count", std::int64_t{0});
+  r.bad_count = whole<std::int64_t>(j, "bad_count", 0);
   if (j.contains("tolerance")) {
     r.atol = num(j["tolerance"], "atol");
     r.rtol = num(j["tolerance"], "rtol");
   }
-  r.sets_checked = j.value("sets_checked", 0);
+  r.sets_checked = whole<int>(j, "sets_checked", 0);
   r.deterministic_bitwise = j.value("deterministic_bitwise", true);
   r.sanitizer = j.value("sanitizer", "not run");
   r.phases_ms = j.value("phases_ms", nlohmann::json::object());
@@ -164,14 +184,14 @@ VerifyResult result_from_json(const nlohmann::json& j) {
     timing.event_ms = percentiles_from(t.value("event_ms", nlohmann::json::object()));
     timing.cupti_kernel_ms = percentiles_from(t.value("cupti_kernel_ms", nlohmann::json::object()));
     timing.kernels_per_launch = num(t, "kernels_per_launch");
-    timing.trials = t.value("trials", 0);
-    timing.warmups = t.value("warmups", 0);
-    timing.l2_flush_bytes = t.value("l2_flush_bytes", std::int64_t{0});
-    timing.bytes_moved = t.value("bytes_moved", std::int64_t{0});
+    timing.trials = whole<int>(t, "trials", 0);
+    timing.warmups = whole<int>(t, "warmups", 0);
+    timing.l2_flush_bytes = whole<std::int64_t>(t, "l2_flush_bytes", 0);
+    timing.bytes_moved = whole<std::int64_t>(t, "bytes_moved", 0);
     timing.achieved_gbps = num(t, "achieved_gbps");
     timing.copy_gbps = num(t, "copy_gbps");
     timing.method = t.value("method", std::string("events"));
-    timing.hold_timeouts = t.value("hold_timeouts", 0);
+    timing.hold_timeouts = whole<int>(t, "hold_timeouts", 0);
     timing.cut_short = t.value("cut_short", false);
     r.timing = timing;
   }
@@ -181,7 +201,7 @@ VerifyResult result_from_json(const nlohmann::json& j) {
     rec.mode = a.value("mode", std::string("auto"));
     rec.output = a.value("output", std::string());
     rec.factor = num(a, "factor", 2.0);
-    rec.judged = a.value("judged", 0);
+    rec.judged = whole<int>(a, "judged", 0);
     rec.passed = a.value("passed", true);
     rec.torch_max_abs_error = num(a, "torch_max_abs_error");
     rec.kernel_max_abs_error = num(a, "kernel_max_abs_error");
@@ -192,7 +212,7 @@ VerifyResult result_from_json(const nlohmann::json& j) {
   r.float64_unavailable = j.value("float64_unavailable", std::string());
   r.repro = j.value("repro", "");
   r.work_dir = j.value("work_dir", "");
-  r.exit_code = j.value("exit_code", 0);
+  r.exit_code = whole<int>(j, "exit_code", 0);
   return r;
 }
 

@@ -71,3 +71,25 @@ TEST(VerifyResult, TheAccuracyRecordRoundTrips) {
   EXPECT_DOUBLE_EQ(back.accuracy->kernel_mean_abs_error, 8e-4);
   EXPECT_EQ(back.float64_unavailable, r.float64_unavailable);
 }
+
+// A count or index that is no integer of its field's range (a huge number a candidate's process
+// could write, which nlohmann would convert with undefined behaviour) is a type error naming the
+// field, as every malformed field is; an integer in range still reads.
+TEST(VerifyResult, AnIntegerFieldOutOfRangeIsATypeError) {
+  nlohmann::json j = {{"status", "mismatch"}, {"bad_count", 7.7e51}};
+  try {
+    (void)result_from_json(j);
+    FAIL() << "no error";
+  } catch (const nlohmann::json::type_error& e) {
+    EXPECT_NE(std::string(e.what()).find("bad_count"), std::string::npos) << e.what();
+  }
+  j["bad_count"] = 1.5;
+  EXPECT_THROW((void)result_from_json(j), nlohmann::json::type_error);
+  j["bad_count"] = std::int64_t{1} << 40;
+  j["exit_code"] = std::int64_t{1} << 40;  // past int
+  EXPECT_THROW((void)result_from_json(j), nlohmann::json::type_error);
+  j["exit_code"] = 3;
+  const VerifyResult r = result_from_json(j);
+  EXPECT_EQ(r.bad_count, std::int64_t{1} << 40);
+  EXPECT_EQ(r.exit_code, 3);
+}
