@@ -14,15 +14,6 @@ namespace {
 using nlohmann::json;
 using spec::Shape;
 
-// How many nodes read each value, and the values the graph returns.
-std::map<std::string, int> readers_of(const spec::Spec& s) {
-  std::map<std::string, int> readers;
-  for (const auto& n : s.nodes)
-    for (const auto& a : node_args(n)) ++readers[a];
-  for (const auto& o : s.outputs) readers[o.node] += 2;  // never a private intermediate
-  return readers;
-}
-
 // True when `t` is a per-feature vector of a product with `n` features: [N] or [1, ..., 1, N].
 bool feature_vector(const Shape& t, std::int64_t n) {
   if (t.empty() || t.back() != n) return false;
@@ -209,7 +200,7 @@ std::vector<spec::Node> rewrite(const spec::Spec& s, const Match& m) {
 }  // namespace
 
 std::optional<spec::Spec> sum_linear_features(const spec::Spec& s) {
-  const auto readers = readers_of(s);
+  const auto readers = uses_of(s);
   std::vector<Match> matches;
   std::set<const spec::Node*> replaced;
   for (const auto& n : s.nodes)

@@ -11,8 +11,6 @@ namespace {
 
 using nlohmann::json;
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-
 bool fp32(const ConvPlan& p) { return p.dtype == spec::DType::float32; }
 
 // True when the direct kernels suit the plan better than the implicit GEMM (the expert prior):

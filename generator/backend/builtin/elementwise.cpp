@@ -110,15 +110,14 @@ Candidate ElementwiseFamily::render(const spec::Spec& s, const contract::Contrac
   // (as 16-byte vectors where every such pointer is aligned); every tensor's pointer goes in.
   json fulls = json::array(), ptrs = json::array(), outs = json::array();
   json full_ptrs = json::array(), args = json::array();
-  int min_size = 16, position = -1;
+  int min_size = 16;
   for (const auto& a : c.args) {
     if (a.role == contract::Role::output) continue;
-    ++position;
     const auto r = std::find_if(prog.reads.begin(), prog.reads.end(),
                                 [&](const IndexRead& x) { return x.tensor == a.source; });
     if (r == prog.reads.end()) continue;
     const std::string ctype = contract::c_type(a.dtype);
-    ptrs.push_back({{"ptr", a.var}, {"ctype", ctype}, {"arg", position}});
+    ptrs.push_back(host_input(c, a));
     if (r->full) {
       fulls.push_back({{"ptr", a.var}, {"ctype", ctype}, {"value", full_value(a.var)}});
       full_ptrs.push_back(a.var);

@@ -9,8 +9,6 @@ namespace {
 
 using nlohmann::json;
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-
 // The tensor operand k of the anchor (a graph input, param or an earlier kernel's value), or null.
 const spec::Tensor* operand(const spec::Spec& s, const spec::Node& n, size_t k) {
   if (k >= n.args.size() || n.args[k].kind != spec::Arg::Kind::node) return nullptr;
@@ -18,12 +16,6 @@ const spec::Tensor* operand(const spec::Spec& s, const spec::Node& n, size_t k) 
 }
 
 bool index_type(spec::DType d) { return d == spec::DType::int64 || d == spec::DType::int32; }
-
-std::int64_t next_pow2(std::int64_t v) {
-  std::int64_t p = 1;
-  while (p < v) p *= 2;
-  return p;
-}
 
 }  // namespace
 
@@ -152,14 +144,13 @@ Candidate EmbeddingBagFamily::render(const spec::Spec&, const contract::Contract
   const std::string fn = "egg_" + c.name;
   json ins = json::object();
   std::string out_var, out_ctype;
-  int position = 0;  // among launch()'s inputs and params (the host program's `in`)
   for (const auto& a : c.args) {
     if (a.role == contract::Role::output) {
       out_var = a.var;
       out_ctype = contract::c_type(a.dtype);
       continue;
     }
-    const json entry = {{"ptr", a.var}, {"ctype", contract::c_type(a.dtype)}, {"arg", position++}};
+    const json entry = host_input(c, a);  // with its place in the host program's `in`
     if (a.source == plan.weight) ins["weight"] = entry;
     if (a.source == plan.indices) ins["indices"] = entry;
     if (a.source == plan.offsets) ins["offsets"] = entry;

@@ -1,4 +1,5 @@
 #include "backend/builtin/loss.h"
+#include "backend/builtin/plan_util.h"
 
 #include <algorithm>
 #include <map>
@@ -11,8 +12,6 @@ using nlohmann::json;
 
 constexpr int kSms =
     132;  // H100/H200 class; sets only the grid cap, the result does not depend on it
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 bool loss_params_valid(const LossPlan& plan, const LossParams& p) {
   if (p.block < 64 || p.block > 1024 || p.block % 32) return false;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "backend/builtin/op_table.h"
+#include "contract/contract.h"
 #include "spec/spec.h"
 #include "util/error.h"
 
@@ -66,6 +68,26 @@ inline spec::Arg node_arg(const std::string& name) {
   return a;
 }
 
+inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// The smallest power of two that is at least v (1 for v <= 1).
+inline std::int64_t next_pow2(std::int64_t v) {
+  std::int64_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+// launch()'s argument `a` (an input or param) as the kernels' host programs (EGG_HOST_EVAL) take
+// it: its pointer, C type and place among launch()'s inputs and params (their `in` array).
+inline nlohmann::json host_input(const contract::Contract& c, const contract::LaunchArg& a) {
+  int position = 0;
+  for (const auto& b : c.args) {
+    if (&b == &a) break;
+    if (b.role != contract::Role::output) ++position;
+  }
+  return {{"ptr", a.var}, {"ctype", contract::c_type(a.dtype)}, {"arg", position}};
+}
+
 // A scalar argument.
 inline spec::Arg scalar_arg(double v) {
   spec::Arg a;
@@ -103,6 +125,16 @@ inline std::vector<std::string> node_args(const spec::Node& n) {
         if (item.kind == spec::Arg::Kind::node) out.push_back(item.node);
   }
   return out;
+}
+
+// How often each value (input, param, node) is read by the nodes of `s`, a value the graph returns
+// counting twice more: a rewrite folds away only a value with one reader that is not returned.
+inline std::map<std::string, int> uses_of(const spec::Spec& s) {
+  std::map<std::string, int> uses;
+  for (const auto& n : s.nodes)
+    for (const auto& a : node_args(n)) ++uses[a];
+  for (const auto& o : s.outputs) uses[o.node] += 2;
+  return uses;
 }
 
 // The nodes the values `roots` are computed from, the roots among them (a prologue's nodes: the

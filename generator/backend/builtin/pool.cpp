@@ -1,4 +1,5 @@
 #include "backend/builtin/pool.h"
+#include "backend/builtin/plan_util.h"
 #include "backend/builtin/window.h"
 
 #include <algorithm>
@@ -9,8 +10,6 @@ namespace egg::backend::builtin {
 namespace {
 
 using nlohmann::json;
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // Bytes of the narrowest output element (sets the vector-store width).
 int out_elem_size(const contract::Contract& c) {

@@ -152,14 +152,10 @@ std::optional<Match> match(const spec::Spec& s, const spec::Node& softmax,
 }  // namespace
 
 std::optional<spec::Spec> raise_attention(const spec::Spec& s) {
-  std::map<std::string, int> uses;
-  std::map<std::string, const spec::Node*> reader;  // a value's (last) reader
+  const std::map<std::string, int> uses = uses_of(s);  // a returned value is never folded away
+  std::map<std::string, const spec::Node*> reader;     // a value's (last) reader
   for (const auto& n : s.nodes)
-    for (const auto& a : node_args(n)) {
-      ++uses[a];
-      reader[a] = &n;
-    }
-  for (const auto& o : s.outputs) uses[o.node] += 2;  // a returned value is never folded away
+    for (const auto& a : node_args(n)) reader[a] = &n;
   std::vector<Match> found;
   std::set<std::string> taken;
   for (const auto& n : s.nodes) {
@@ -222,10 +218,7 @@ spec::Spec fold_attention_views(const spec::Spec& s) {
   // Views nothing reads any more go, chains of them from the reader back.
   for (bool dropped = true; dropped;) {
     dropped = false;
-    std::map<std::string, int> uses;
-    for (const auto& n : out.nodes)
-      for (const auto& a : node_args(n)) ++uses[a];
-    for (const auto& o : out.outputs) ++uses[o.node];
+    const std::map<std::string, int> uses = uses_of(out);
     for (size_t i = out.nodes.size(); i-- > 0;)
       if (walked.count(out.nodes[i].name) && !uses.count(out.nodes[i].name)) {
         out.nodes.erase(out.nodes.begin() + static_cast<std::ptrdiff_t>(i));

@@ -7,6 +7,7 @@
 
 #include "backend/builtin/index_ir.h"
 #include "backend/builtin/on_chip.h"
+#include "backend/builtin/plan_util.h"
 
 namespace egg::backend::builtin {
 namespace {
@@ -20,8 +21,6 @@ constexpr int kSms = 132;  // H100/H200 class; the tuning search measures the re
 // H200: a mean over 2^30 elements by 32 threads (2^25 each) was 1 % off PyTorch's; split over
 // 528 blocks of 512 threads (about 4 K each) it verified.
 constexpr std::int64_t kMaxSerialPerThread = std::int64_t{1} << 14;
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // Elements per 16-byte vector for the plan's narrowest streamed tensor.
 // Rows: along the reduced dim. Column reductions: across VEC adjacent columns (the inner dim).
@@ -342,15 +341,10 @@ Prologue render_prologue(const spec::Spec& s, const contract::Contract& c,
 // `in` array).
 json host_ins(const contract::Contract& c, const Operands& o) {
   json ins = json::array();
-  int position = 0;
-  for (const auto& a : c.args) {
-    if (a.role == contract::Role::output) continue;
+  for (const auto& a : c.args)
     for (const json* list : {&o.operands, &o.row_operands})
       for (const auto& op : *list)
-        if (op["ptr"] == a.var)
-          ins.push_back({{"ptr", a.var}, {"ctype", contract::c_type(a.dtype)}, {"arg", position}});
-    ++position;
-  }
+        if (a.role != contract::Role::output && op["ptr"] == a.var) ins.push_back(host_input(c, a));
   return ins;
 }
 

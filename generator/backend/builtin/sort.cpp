@@ -26,11 +26,7 @@ bool valid(const SortPlan& plan, const SortParams& p) {
 
 }  // namespace
 
-std::int64_t SortPlan::padded() const {
-  std::int64_t p = 2;
-  while (p < len) p *= 2;
-  return p;
-}
+std::int64_t SortPlan::padded() const { return std::max<std::int64_t>(2, next_pow2(len)); }
 
 std::variant<SortPlan, UserError> plan_sort(const spec::Spec& s) {
   SortPlan plan;
@@ -164,15 +160,12 @@ Candidate SortFamily::render(const spec::Spec& s, const contract::Contract& c, c
                              const SortParams& p) const {
   const std::string fn = "egg_" + c.name;
   json args = json::array(), ins = json::array(), outs = json::array();
-  int slot = 0, position = 0;  // position: among launch()'s inputs and params (the host check)
-  for (const auto& a : c.args) {
-    if (a.role == contract::Role::output) continue;
-    if (a.source == plan.input) {
-      ins.push_back({{"ptr", a.var}, {"ctype", contract::c_type(a.dtype)}, {"arg", position}});
+  int slot = 0;
+  for (const auto& a : c.args)
+    if (a.role != contract::Role::output && a.source == plan.input) {
+      ins.push_back(host_input(c, a));
       args.push_back(a.var);
     }
-    ++position;
-  }
   for (const auto& o : s.outputs) {
     const contract::LaunchArg* arg = nullptr;
     for (const auto& a : c.args)
