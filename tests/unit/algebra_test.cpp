@@ -51,8 +51,27 @@ json linear_mean() {
             7)});
 }
 
+// linear(x, W, b) * 2, unsqueezed, average-pooled over groups of 16 features, squeezed.
+json linear_pool(int kernel = 16, int stride = 16, int padding = 0) {
+  const int pooled = (512 + 2 * padding - kernel) / stride + 1;
+  return spec_around(
+      {tensor("x", {64, 256})},
+      {tensor("w", {512, 256}, "float32", "parameter"), tensor("b", {512}, "float32", "parameter")},
+      {node("y", "linear", {ref("x"), ref("w"), ref("b")}, json::object(), {64, 512}, 5),
+       node("z", "mul", {ref("y"), scalar(2)}, json::object(), {64, 512}, 6),
+       node("u", "unsqueeze", {ref("z")}, {{"dim", 1}}, {64, 1, 512}, 7),
+       node("p", "avg_pool1d", {ref("u")},
+            {{"kernel_size", {kernel}},
+             {"stride", {stride}},
+             {"padding", {padding}},
+             {"ceil_mode", false},
+             {"count_include_pad", true}},
+            {64, 1, pooled}, 7),
+       node("q", "squeeze", {ref("p")}, {{"dim", 1}}, {64, pooled}, 7)});
+}
+
 TEST(Algebra, AFeatureSumIsADotWithTheSummedWeight) {
-  const auto r = sum_linear_features(spec::parse_spec(matmul_sum()));
+  const auto r = reduce_linear_features(spec::parse_spec(matmul_sum()));
   ASSERT_TRUE(r.has_value());
   // W's column sums, x times them, the row sum, the chain's scaling; the transpose is gone.
   EXPECT_EQ(ops_of(*r), "sum mul sum div mul");
@@ -67,7 +86,7 @@ TEST(Algebra, AFeatureSumIsADotWithTheSummedWeight) {
 }
 
 TEST(Algebra, TheBiasAndTheChainsTermsAreSummedOnce) {
-  const auto r = sum_linear_features(spec::parse_spec(linear_mean()));
+  const auto r = reduce_linear_features(spec::parse_spec(linear_mean()));
   ASSERT_TRUE(r.has_value());
   // dot = sum(x * colsum(W)); bias term = sum(b - v); mean = (dot + term) / N.
   EXPECT_EQ(ops_of(*r), "sum mul sum sub sum add div");
@@ -84,18 +103,53 @@ TEST(Algebra, LeavesWhatIsNotAffineOrIsReadElsewhere) {
   json j = matmul_sum();
   j["nodes"][2]["op"] = "sigmoid";
   j["nodes"][2]["args"] = json::array({ref("y")});
-  EXPECT_FALSE(sum_linear_features(spec::parse_spec(j)).has_value());
-  EXPECT_FALSE(sum_linear_features(spec::parse_spec(matmul_sum("float16"))).has_value());
+  EXPECT_FALSE(reduce_linear_features(spec::parse_spec(j)).has_value());
+  EXPECT_FALSE(reduce_linear_features(spec::parse_spec(matmul_sum("float16"))).has_value());
   j = matmul_sum();
   j["outputs"].push_back(
       {{"name", "out1"}, {"node", "y"}, {"shape", {64, 512}}, {"dtype", "float32"}});
-  EXPECT_FALSE(sum_linear_features(spec::parse_spec(j)).has_value());
+  EXPECT_FALSE(reduce_linear_features(spec::parse_spec(j)).has_value());
   j = matmul_sum();
   j["nodes"][3]["attrs"]["dim"] = json::array({0});
   j["nodes"][3]["shape"] = json({1, 512});
   j["nodes"][4]["shape"] = json({1, 512});
   j["outputs"][0]["shape"] = json({1, 512});
-  EXPECT_FALSE(sum_linear_features(spec::parse_spec(j)).has_value());
+  EXPECT_FALSE(reduce_linear_features(spec::parse_spec(j)).has_value());
+}
+
+TEST(Algebra, AFeaturePoolIsAProductWithThePooledWeight) {
+  const auto r = reduce_linear_features(spec::parse_spec(linear_pool()));
+  ASSERT_TRUE(r.has_value());
+  // W's rows averaged in groups of 16 and scaled by the chain, the chained bias averaged the same
+  // way, a product with 32 features, reshaped to the pool's [64, 1, 32].
+  EXPECT_EQ(ops_of(*r), "reshape mean mul mul reshape mean linear reshape squeeze");
+  EXPECT_EQ(r->nodes[0].shape, (spec::Shape{32, 16, 256}));
+  EXPECT_EQ(r->nodes[1].attrs["dim"], json::array({1}));
+  EXPECT_EQ(r->nodes[2].args[0].node, "p__wpool");
+  EXPECT_EQ(r->nodes[3].args[0].node, "b");
+  EXPECT_EQ(r->nodes[5].shape, (spec::Shape{32}));
+  EXPECT_EQ(r->nodes[6].args[1].node, "p__wscale0");
+  EXPECT_EQ(r->nodes[6].args[2].node, "p__bpool");
+  EXPECT_EQ(r->nodes[6].shape, (spec::Shape{64, 32}));
+  EXPECT_EQ(r->nodes[7].name, "p");
+  EXPECT_EQ(r->nodes[7].shape, (spec::Shape{64, 1, 32}));
+  EXPECT_EQ(r->nodes[8].args[0].node, "p");
+}
+
+TEST(Algebra, LeavesPoolsThatOverlapPadOrLeaveFeaturesOut) {
+  EXPECT_FALSE(reduce_linear_features(spec::parse_spec(linear_pool(16, 8))).has_value());
+  EXPECT_FALSE(reduce_linear_features(spec::parse_spec(linear_pool(16, 16, 4))).has_value());
+  EXPECT_FALSE(reduce_linear_features(spec::parse_spec(linear_pool(24, 24))).has_value());
+}
+
+TEST(Algebra, TheBackendMeasuresThePooledProductBesideTheProduct) {
+  BuiltinBackend backend(kData);
+  const auto all = backend.plans(spec::parse_spec(linear_pool()));
+  ASSERT_GE(all.size(), 2u);
+  std::string last;
+  for (const auto& seg : all.back().segments) last += seg.family->name() + " ";
+  EXPECT_NE(last.find("gemm"), std::string::npos) << last;
+  EXPECT_EQ(last.find("pool"), std::string::npos) << last;
 }
 
 TEST(Algebra, TheBackendMeasuresTheRewriteBesideTheProduct) {

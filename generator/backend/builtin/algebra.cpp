@@ -29,15 +29,23 @@ struct Link {
   bool additive = false;  // add/sub: the linear part skips it
 };
 
-// The match: reduction R over the last dim of chain(G), G = x W^T (+ b) or x B.
-struct Match {
-  const spec::Node* reduction = nullptr;
+// chain(G), G = x W^T (+ b) or x B: the value a feature reduction reads.
+struct Product {
   const spec::Node* product = nullptr;    // linear or matmul
   const spec::Node* transpose = nullptr;  // matmul's W^T view, dropped when nothing else reads it
   std::string x, weight, bias;            // bias empty: none
   bool weight_rows = true;                // W [N, K] (linear, matmul of W^T); false: B [K, N]
   std::vector<Link> chain;                // from the product outward
   std::int64_t features = 0;
+};
+
+// The match: a reduction over groups of `group` consecutive features of a Product: a sum or mean
+// over the last dim (group = features), or an average pool over it (kernel = stride = group).
+struct Match {
+  const spec::Node* reduction = nullptr;
+  const spec::Node* view = nullptr;  // the pool's unsqueeze of the chain's value, if any
+  Product p;
+  std::int64_t group = 0;
 };
 
 // The affine link `n` applies to `from`, or nullopt.
@@ -61,25 +69,13 @@ std::optional<Link> link_of(const spec::Spec& s, const spec::Node& n, const std:
   return Link{&n, other, additive};
 }
 
-// The reduction's match, or nullopt.
-std::optional<Match> match(const spec::Spec& s, const spec::Node& r,
-                           const std::map<std::string, int>& readers) {
-  if ((r.op != "sum" && r.op != "mean") || r.dtype != spec::DType::float32 || r.args.empty() ||
-      r.args[0].kind != spec::Arg::Kind::node)
-    return std::nullopt;
-  if (r.attrs.contains("dtype") && !r.attrs["dtype"].is_null()) return std::nullopt;
-  const spec::Node* cur = s.find_node(r.args[0].node);
+// The Product whose chain ends in `cur`, a value of `features` features, or nullopt. Every value on
+// the way has one reader.
+std::optional<Product> product_under(const spec::Spec& s, const spec::Node* cur,
+                                     const std::map<std::string, int>& readers) {
   if (!cur || cur->shape.empty()) return std::nullopt;
-  const auto rank = cur->shape.size();
-  const json dim = r.attrs.value("dim", json());
-  const json dims = dim.is_array() ? dim : json::array({dim});
-  if (dims.size() != 1 || !dims[0].is_number_integer() ||
-      dim_of(dims[0].get<std::int64_t>(), rank) != static_cast<std::int64_t>(rank) - 1)
-    return std::nullopt;
-  Match m;
-  m.reduction = &r;
+  Product m;
   m.features = cur->shape.back();
-  // Walk back through the chain to the product; every value on the way has one reader.
   std::vector<Link> chain;
   while (cur->op != "linear" && cur->op != "matmul") {
     if (readers.at(cur->name) != 1 || cur->args.empty() ||
@@ -127,7 +123,6 @@ std::optional<Match> match(const spec::Spec& s, const spec::Node& r,
     m.weight = w->name;
     m.transpose = t;
   }
-  if (xs->size() < 1 || spec::numel(*xs) / k * k != spec::numel(*xs)) return std::nullopt;
   // Additive terms without a bias would need a zero vector to apply the chain to: not taken.
   if (m.bias.empty())
     for (const auto& l : m.chain)
@@ -135,9 +130,91 @@ std::optional<Match> match(const spec::Spec& s, const spec::Node& r,
   return m;
 }
 
-// The rewritten nodes of a match, the last one named and shaped as the reduction.
-std::vector<spec::Node> rewrite(const spec::Spec& s, const Match& m) {
-  const spec::Node& r = *m.reduction;
+// A sum or mean over the last dim of a Product, or nullopt.
+std::optional<Match> match_sum(const spec::Spec& s, const spec::Node& r,
+                               const std::map<std::string, int>& readers) {
+  if ((r.op != "sum" && r.op != "mean") || r.dtype != spec::DType::float32 || r.args.empty() ||
+      r.args[0].kind != spec::Arg::Kind::node)
+    return std::nullopt;
+  if (r.attrs.contains("dtype") && !r.attrs["dtype"].is_null()) return std::nullopt;
+  const spec::Node* cur = s.find_node(r.args[0].node);
+  if (!cur || cur->shape.empty()) return std::nullopt;
+  const auto rank = cur->shape.size();
+  const json dim = r.attrs.value("dim", json());
+  const json dims = dim.is_array() ? dim : json::array({dim});
+  if (dims.size() != 1 || !dims[0].is_number_integer() ||
+      dim_of(dims[0].get<std::int64_t>(), rank) != static_cast<std::int64_t>(rank) - 1)
+    return std::nullopt;
+  auto p = product_under(s, cur, readers);
+  if (!p) return std::nullopt;
+  return Match{&r, nullptr, *p, p->features};
+}
+
+// The single integer of a pool attribute ([k] or k), or nullopt.
+std::optional<std::int64_t> one_int(const json& v) {
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (v.is_array() && v.size() == 1 && v[0].is_number_integer()) return v[0].get<std::int64_t>();
+  return std::nullopt;
+}
+
+// avg_pool1d over the last dim of a Product (directly, or of an unsqueeze of it that keeps the
+// features last) with kernel = stride, no padding and whole groups: nullopt otherwise.
+std::optional<Match> match_pool(const spec::Spec& s, const spec::Node& r,
+                                const std::map<std::string, int>& readers) {
+  if (r.op != "avg_pool1d" || r.dtype != spec::DType::float32 || r.args.empty() ||
+      r.args[0].kind != spec::Arg::Kind::node)
+    return std::nullopt;
+  const auto kernel = one_int(r.attrs.value("kernel_size", json()));
+  const json stride_attr = r.attrs.value("stride", json());
+  const bool default_stride =
+      stride_attr.is_null() || (stride_attr.is_array() && stride_attr.empty());
+  const auto stride = default_stride ? kernel : one_int(stride_attr);
+  const auto padding = one_int(r.attrs.value("padding", json(0)));
+  if (!kernel || *kernel < 1 || stride != kernel || padding != std::optional<std::int64_t>(0))
+    return std::nullopt;
+  const spec::Node* in = s.find_node(r.args[0].node);
+  if (!in || in->shape.empty()) return std::nullopt;
+  const spec::Node* view = nullptr;
+  if (in->op == "unsqueeze" && readers.at(in->name) == 1 && !in->args.empty() &&
+      in->args[0].kind == spec::Arg::Kind::node) {
+    const spec::Node* below = s.find_node(in->args[0].node);
+    if (!below || below->shape.empty() || below->shape.back() != in->shape.back())
+      return std::nullopt;
+    view = in;
+    in = below;
+  }
+  const std::int64_t n = in->shape.back();
+  if (n % *kernel != 0 || r.shape.empty() || r.shape.back() != n / *kernel) return std::nullopt;
+  auto p = product_under(s, in, readers);
+  if (!p) return std::nullopt;
+  return Match{&r, view, *p, *kernel};
+}
+
+// The chain applied to the bias vector (its additive terms included): the name of the result and
+// its shape (the bias's, or a feature vector's wider [1, ..., N]).
+std::string chained_bias(const spec::Spec& s, const Product& m, const std::string& base,
+                         std::vector<spec::Node>& out) {
+  std::string b = m.bias;
+  Shape bshape = {m.features};
+  int step = 0;
+  for (const auto& l : m.chain) {
+    if (l.other.kind == spec::Arg::Kind::node) {
+      const Shape& os = *s.shape_of(l.other.node);
+      if (os.size() > bshape.size()) bshape = os;
+    }
+    const std::string name = base + "bias" + std::to_string(step++);
+    out.push_back(part(*l.node, name, l.node->op, {node_arg(b), l.other}, l.node->attrs, bshape,
+                       spec::DType::float32));
+    b = name;
+  }
+  return b;
+}
+
+// A whole-row sum's nodes: x . colsum(W), the chain's scaling, plus the chained bias summed once;
+// the last one named and shaped as the reduction.
+std::vector<spec::Node> rewrite_sum(const spec::Spec& s, const Match& mt) {
+  const spec::Node& r = *mt.reduction;
+  const Product& m = mt.p;
   const std::string base = r.name + "__";
   const auto f32 = spec::DType::float32;
   const Shape& xs = *s.shape_of(m.x);
@@ -168,19 +245,7 @@ std::vector<spec::Node> rewrite(const spec::Spec& s, const Match& m) {
   }
   if (!m.bias.empty()) {
     // The whole chain applied to the bias vector, then summed: its share of every row's sum.
-    std::string b = m.bias;
-    Shape bshape = {m.features};
-    step = 0;
-    for (const auto& l : m.chain) {
-      if (l.other.kind == spec::Arg::Kind::node) {
-        const Shape& os = *s.shape_of(l.other.node);
-        if (os.size() > bshape.size()) bshape = os;
-      }
-      const std::string name = base + "bias" + std::to_string(step++);
-      out.push_back(
-          part(*l.node, name, l.node->op, {node_arg(b), l.other}, l.node->attrs, bshape, f32));
-      b = name;
-    }
+    const std::string b = chained_bias(s, m, base, out);
     out.push_back(part(r, base + "bsum", "sum", {node_arg(b)},
                        {{"dim", nullptr}, {"keepdim", false}, {"dtype", nullptr}}, Shape{}, f32));
     const std::string name = r.op == "mean" ? base + "total" : r.name;
@@ -197,19 +262,85 @@ std::vector<spec::Node> rewrite(const spec::Spec& s, const Match& m) {
   return out;
 }
 
+// A pool's nodes: the product with the pooled weight (W's rows averaged in groups, the chain's
+// scaling applied to it) and the pooled chained bias; the last one named and shaped as the pool.
+std::vector<spec::Node> rewrite_pool(const spec::Spec& s, const Match& mt) {
+  const spec::Node& r = *mt.reduction;
+  const Product& m = mt.p;
+  const std::string base = r.name + "__";
+  const auto f32 = spec::DType::float32;
+  const Shape& xs = *s.shape_of(m.x);
+  const std::int64_t k = xs.back(), n = m.features, g = mt.group, groups = n / g;
+  std::vector<spec::Node> out;
+  // W [N, K] as [N/g, g, K] averaged over the group (or B [K, N] as [K, N/g, g]).
+  const Shape grouped = m.weight_rows ? Shape{groups, g, k} : Shape{k, groups, g};
+  const Shape pooled = m.weight_rows ? Shape{groups, k} : Shape{k, groups};
+  out.push_back(part(r, base + "wgroups", "reshape", {node_arg(m.weight)}, {{"shape", grouped}},
+                     grouped, f32));
+  out.push_back(
+      part(r, base + "wpool", "mean", {node_arg(base + "wgroups")},
+           {{"dim", json::array({m.weight_rows ? 1 : 2})}, {"keepdim", false}, {"dtype", nullptr}},
+           pooled, f32));
+  // The chain's scaling moves onto the pooled weight: s (x W^T) = x (s W)^T.
+  std::string w = base + "wpool";
+  int step = 0;
+  for (const auto& l : m.chain) {
+    if (l.additive) continue;
+    const std::string name = base + "wscale" + std::to_string(step++);
+    out.push_back(
+        part(*l.node, name, l.node->op, {node_arg(w), l.other}, l.node->attrs, pooled, f32));
+    w = name;
+  }
+  std::string bias;
+  if (!m.bias.empty()) {
+    const std::string b = chained_bias(s, m, base, out);
+    out.push_back(part(r, base + "bgroups", "reshape", {node_arg(b)}, {{"shape", {groups, g}}},
+                       Shape{groups, g}, f32));
+    out.push_back(part(r, base + "bpool", "mean", {node_arg(base + "bgroups")},
+                       {{"dim", json::array({1})}, {"keepdim", false}, {"dtype", nullptr}},
+                       Shape{groups}, f32));
+    bias = base + "bpool";
+  }
+  Shape product_shape = xs;
+  product_shape.back() = groups;
+  const spec::Node& p = *m.product;
+  if (m.weight_rows) {
+    std::vector<spec::Arg> args = {node_arg(m.x), node_arg(w)};
+    if (!bias.empty()) args.push_back(node_arg(bias));
+    out.push_back(
+        part(p, base + "product", "linear", std::move(args), json::object(), product_shape, f32));
+  } else {
+    out.push_back(part(p, base + "product", "matmul", {node_arg(m.x), node_arg(w)}, json::object(),
+                       product_shape, f32));
+    if (!bias.empty())
+      out.push_back(part(p, base + "biased", "add", {node_arg(base + "product"), node_arg(bias)},
+                         {{"alpha", 1}}, product_shape, f32));
+  }
+  if (product_shape == r.shape) {
+    out.back().name = r.name;
+  } else {  // the pool's unsqueezed shape
+    out.push_back(part(r, r.name, "reshape", {node_arg(out.back().name)}, {{"shape", r.shape}},
+                       r.shape, f32));
+  }
+  return out;
+}
+
 }  // namespace
 
-std::optional<spec::Spec> sum_linear_features(const spec::Spec& s) {
+std::optional<spec::Spec> reduce_linear_features(const spec::Spec& s) {
   const auto readers = uses_of(s);
   std::vector<Match> matches;
   std::set<const spec::Node*> replaced;
-  for (const auto& n : s.nodes)
-    if (auto m = match(s, n, readers)) {
-      replaced.insert(m->product);
-      for (const auto& l : m->chain) replaced.insert(l.node);
-      if (m->transpose && readers.at(m->transpose->name) == 1) replaced.insert(m->transpose);
-      matches.push_back(*m);
-    }
+  for (const auto& n : s.nodes) {
+    auto m = match_sum(s, n, readers);
+    if (!m) m = match_pool(s, n, readers);
+    if (!m) continue;
+    replaced.insert(m->p.product);
+    for (const auto& l : m->p.chain) replaced.insert(l.node);
+    if (m->p.transpose && readers.at(m->p.transpose->name) == 1) replaced.insert(m->p.transpose);
+    if (m->view) replaced.insert(m->view);
+    matches.push_back(*m);
+  }
   if (matches.empty()) return std::nullopt;
   spec::Spec out = s;
   out.nodes.clear();
@@ -221,7 +352,9 @@ std::optional<spec::Spec> sum_linear_features(const spec::Spec& s) {
       out.nodes.push_back(n);
       continue;
     }
-    for (auto& r : rewrite(s, *m)) out.nodes.push_back(std::move(r));
+    for (auto& r :
+         m->view || m->reduction->op == "avg_pool1d" ? rewrite_pool(s, *m) : rewrite_sum(s, *m))
+      out.nodes.push_back(std::move(r));
   }
   return out;
 }

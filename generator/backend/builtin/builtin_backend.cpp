@@ -45,11 +45,11 @@ std::vector<Plan> BuiltinBackend::plans(const spec::Spec& spec) const {
   std::vector<Plan> all = {plan(spec)};
   for (auto& p : fused_plans(lower_composites(spec), all.front(), fusing_))
     all.push_back(std::move(p));
-  // Sums over a linear map's output features as products with the summed weight (algebra.h):
-  // another plan, measured and verified beside the product.
-  if (const auto summed = sum_linear_features(spec)) {
+  // Sums and pools over a linear map's output features as products with the reduced weight
+  // (algebra.h): another plan, measured and verified beside the product.
+  if (const auto reduced = reduce_linear_features(spec)) {
     try {
-      all.push_back(plan_graph(lower_composites(*summed), families_, ops_));
+      all.push_back(plan_graph(lower_composites(*reduced), families_, ops_));
     } catch (const UserError&) {
       // The product as written alone.
     }
