@@ -190,6 +190,57 @@ TEST(Gemm, LinearReluUsesNativeEpilogueFirst) {
   EXPECT_EQ(find(cands, "tc"), nullptr);
 }
 
+// PyTorch's own route for mm/bmm, cublasGemmEx, beside cuBLASLt: second for a plain GEMM of any
+// dtype, after cuBLASLt's epilogue routes for an fp32 one with an epilogue, never for a half-type
+// epilogue (cuBLASLt's fp32 result rounds once there).
+TEST(Gemm, CublasIsPyTorchsRouteBesideCublasLt) {
+  auto plain = structures_of(matmul_spec("float16", 0, 128, 256, 64));
+  ASSERT_GE(plain.size(), 2u);
+  EXPECT_EQ(plain[1].id, "gemm.cublas");
+  const auto& code = plain[1].code.device_code;
+  EXPECT_TRUE(has(code, "#include <cublas_v2.h>"));
+  // Row-major [128][64] = [128][256] x [256][64]: column-major out^T = B^T.A^T.
+  EXPECT_TRUE(has(code,
+                  "cublasGemmEx(s.handle, CUBLAS_OP_N, CUBLAS_OP_N, 64, 128, 256, &alpha, b, "
+                  "CUDA_R_16F, 64, a,"))
+      << code;
+  EXPECT_TRUE(has(code, "CUBLAS_COMPUTE_32F,"));
+  EXPECT_TRUE(has(code, "cublasSetWorkspace"));
+  EXPECT_FALSE(has(code, "epilogue_kernel"));
+  EXPECT_EQ(plain[1].params["link"], json::array({"cublas"}));
+  EXPECT_TRUE(has(plain[1].code.launch_body, "egg_k_gemm(a, b, out0, stream)"))
+      << plain[1].code.launch_body;
+
+  auto batched = structures_of(matmul_spec("float32", 4, 128, 256, 64));
+  const Candidate* b = find(batched, "cublas");
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(has(b->code.device_code, "cublasGemmStridedBatchedEx("));
+  EXPECT_TRUE(has(b->code.device_code, "16384LL, a, CUDA_R_32F, 256, 32768LL"))
+      << b->code.device_code;
+
+  // fp32 Linear + ReLU: cuBLASLt's native and epilogue routes first, then cuBLAS + the epilogue
+  // kernel (the bias in it).
+  auto fp32 = structures_of(linear_spec(), "lr");
+  ASSERT_GE(fp32.size(), 3u);
+  EXPECT_EQ(fp32[0].params["structure"], "lt_native");
+  EXPECT_EQ(fp32[1].params["structure"], "lt_epilogue");
+  EXPECT_EQ(fp32[2].id, "gemm.cublas:b256");
+  EXPECT_TRUE(has(fp32[2].code.device_code, "const float l0 = egg_to_float(fc_bias[(i % 1024)]);"))
+      << fp32[2].code.device_code;
+  EXPECT_TRUE(has(fp32[2].code.launch_body, "egg_lr_epilogue_run(out0, fc_bias, stream)"))
+      << fp32[2].code.launch_body;
+  EXPECT_EQ(find(structures_of(linear_spec("float16", "gelu")), "cublas"), nullptr);
+
+  // Stage 2 after a cuBLAS winner: its epilogue kernel's other block, then cuBLASLt's algos.
+  GemmFamily family(kData);
+  const auto s = spec::parse_spec(linear_spec());
+  const auto c = contract::derive(s, "lr");
+  const auto tuned = family.tunings(s, c, fp32[2], "latency");
+  ASSERT_GE(tuned.size(), 2u);
+  EXPECT_EQ(tuned[0].id, "gemm.cublas:b512");
+  EXPECT_EQ(tuned[1].params["structure"], "lt_native");
+}
+
 TEST(Gemm, PlainGemmPlusFusedEpilogueKernel) {
   auto cands = structures_of(linear_spec(), "lr");
   const Candidate* b = find(cands, "lt_epilogue");

@@ -103,6 +103,9 @@ json GemmParams::to_json() const {
       j["inflight"] = inflight;
       if (splitk > 1) j["splitk"] = splitk;
     }
+  } else if (structure == "cublas") {
+    j["link"] = json::array({"cublas"});
+    j["epilogue_block"] = epilogue_block;
   } else {
     j["algo"] = algo;
     if (splitk > 0) j["splitk"] = splitk;
@@ -139,6 +142,8 @@ GemmFamily::GemmFamily(const std::filesystem::path& data_dir, std::string precis
       ops_(data_dir),
       lt_(render::load_template(data_dir, "gemm/lt.cuh.tmpl")),
       lt_launch_(render::load_template(data_dir, "gemm/lt_launch.tmpl")),
+      cublas_(render::load_template(data_dir, "gemm/cublas.cuh.tmpl")),
+      epilogue_pass_(render::load_template(data_dir, "gemm/epilogue_pass.cuh.tmpl")),
       tc_(render::load_template(data_dir, "gemm/tc.cuh.tmpl")),
       tc_launch_(render::load_template(data_dir, "gemm/tc_launch.tmpl")),
       x3_(render::load_template(data_dir, "gemm/x3.cuh.tmpl")),
@@ -148,7 +153,8 @@ GemmFamily::GemmFamily(const std::filesystem::path& data_dir, std::string precis
 
 std::vector<std::pair<std::string, std::string>> GemmFamily::key_inputs() const {
   auto inputs = ops_.key_inputs();
-  for (const auto* t : {&lt_, &lt_launch_, &tc_, &tc_launch_, &x3_, &wgx3_, &wg_, &epilogue_})
+  for (const auto* t : {&lt_, &lt_launch_, &cublas_, &epilogue_pass_, &tc_, &tc_launch_, &x3_,
+                        &wgx3_, &wg_, &epilogue_})
     inputs.push_back({t->name, t->text});
   return inputs;
 }
@@ -725,6 +731,7 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
   }
   ctx["lt_epilogue"] = lt_epi;
   ctx["epilogue"] = render::render(epilogue_.text, ctx, epilogue_.name);
+  ctx["epilogue_pass"] = render::render(epilogue_pass_.text, ctx, epilogue_pass_.name);
 
   Candidate cand;
   const std::string shape = std::to_string(p.batch) + "x" + std::to_string(p.m) + "x" +
@@ -753,6 +760,18 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
     const render::Template& kernel = wg16 ? wg_ : wgx3 ? wgx3_ : x3 ? x3_ : tc_;
     cand.code.device_code = render::render(kernel.text, ctx, kernel.name);
     cand.code.launch_body = render::render(tc_launch_.text, ctx, tc_launch_.name);
+  } else if (q.structure == "cublas") {
+    cand.id = "gemm.cublas" + (kernel_epilogue ? ":b" + std::to_string(q.epilogue_block) : "");
+    cand.summary = "cuBLAS " + shape + " (" +
+                   (p.batch > 1 ? "cublasGemmStridedBatchedEx" : "cublasGemmEx") +
+                   ", PyTorch's route, its own kernel choice)" +
+                   (kernel_epilogue ? ", then one in-place epilogue kernel: " + epilogue_text : "");
+    if ((q.tf32 || precision_ == "tf32") && p.dtype == spec::DType::float32)
+      cand.summary += ", TF32";
+    if (precision_ == "bf16" && p.dtype == spec::DType::float32) cand.summary += ", bf16 math";
+    ctx["summary"] = cand.summary;
+    cand.code.device_code = render::render(cublas_.text, ctx, cublas_.name);
+    cand.code.launch_body = render::render(lt_launch_.text, ctx, lt_launch_.name);
   } else {
     const std::string split = q.splitk > 0 ? ", K split " + std::to_string(q.splitk) + " ways" : "";
     cand.id = "gemm." + q.structure + ":a" + std::to_string(q.algo) +
@@ -970,9 +989,14 @@ std::vector<GemmParams> GemmFamily::structure_params(const spec::Spec& s, const 
     q.structure = "lt_native";
     out.push_back(q);
   }
-  // The plain cuBLASLt GEMM + the fused epilogue kernel, unless the GEMM has no epilogue at all
-  // (then it is the native structure's code).
+  // cuBLAS's own entry point, PyTorch's route for mm/bmm, whose kernel choice beat cuBLASLt's
+  // heuristic on an fp16 GEMM by 10 % (docs/PERFORMANCE.md, 2026-12-05): second for a plain GEMM;
+  // for fp32 also with the epilogue kernel after it (below). A half-type epilogue stays on
+  // cuBLASLt, whose fp32 result is rounded once.
   const bool has_epilogue = !p.epilogue.empty() || !p.bias.empty() || p.alpha != 1.0;
+  GemmParams blas;
+  blas.structure = "cublas";
+  if (!has_epilogue) out.push_back(blas);
   if (!native || has_epilogue) {
     q.structure = "lt_epilogue";
     // fp16/bf16 with element-wise ops after the GEMM: first the product kept in fp32 for them
@@ -986,6 +1010,7 @@ std::vector<GemmParams> GemmFamily::structure_params(const spec::Spec& s, const 
     }
     out.push_back(q);
   }
+  if (has_epilogue && p.dtype == spec::DType::float32) out.push_back(blas);
   // Where every arch is sm_90a, the wgmma kernel after cuBLASLt's routes: on the H100 it verified
   // at about 55 % of cuBLASLt's speed on every shape measured (docs/PERFORMANCE.md, 2026-12-05), so
   // a small budget measures the library first.
@@ -1004,6 +1029,21 @@ std::vector<GemmParams> GemmFamily::tuning_params(const spec::Spec& s, const con
   if (base.structure == "wg") return gemm_wg_tuning_space(p);
   if (base.structure == "x3" || base.structure == "wgx3") return split_tuning_space(p);
   if (base.structure == "lt_native" && !native_epilogue(s, p)) return {};
+  // cuBLAS chooses its kernel itself: its epilogue kernel's other block, then cuBLASLt's ranked
+  // algos after the one stage 1 measured.
+  if (base.structure == "cublas") {
+    std::vector<GemmParams> out;
+    if (!p.epilogue.empty() || !p.bias.empty() || p.alpha != 1.0) {
+      GemmParams q = base;
+      q.epilogue_block = base.epilogue_block == 256 ? 512 : 256;
+      out.push_back(q);
+    }
+    GemmParams lt;
+    lt.structure = native_epilogue(s, p) ? "lt_native" : "lt_epilogue";
+    lt.tf32 = base.tf32;
+    for (const auto& q : gemm_lt_tuning_space(p, lt)) out.push_back(q);
+    return out;
+  }
   // PRECISION fp32x3 with cuBLASLt ahead after stage 1: the split-precision tiles the user opted
   // in to are measured first all the same (stage 1 measured one of them), then cuBLASLt's algos.
   std::vector<GemmParams> out = split_tuning_space(p);

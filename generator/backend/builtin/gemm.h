@@ -2,6 +2,9 @@
 // epilogue (templates/gemm/). Structures (stage 1):
 //   lt_native   cuBLASLt with the epilogue it computes natively (alpha, bias, relu, gelu(tanh))
 //   lt_epilogue cuBLASLt plain matmul into the output, then one fused in-place epilogue kernel
+//   cublas      cuBLAS's GEMM entry point (cublasGemmEx), PyTorch's own route for mm/bmm, then
+//               the same in-place epilogue kernel: the floor where cuBLAS's kernel choice beats
+//               cuBLASLt's heuristic
 //   tc          an own fp16/bf16 tensor-core GEMM (WMMA, cp.async multi-stage), epilogue in
 //   registers
 //   x3          an own fp32 GEMM in 3xTF32 split precision (mma.sync m16n8k8, cp.async
@@ -52,11 +55,11 @@ struct GemmNativeEpilogue {
 
 // Tunable parameters of the GEMM templates.
 struct GemmParams {
-  std::string structure = "lt_epilogue";  // lt_native | lt_epilogue | tc | x3 | wgx3 | wg
+  std::string structure = "lt_epilogue";  // lt_native | lt_epilogue | cublas | tc | x3 | wgx3 | wg
   int algo = 0;                           // cuBLASLt: index into the heuristic's ranked algos
   int splitk =
       0;  // cuBLASLt: 0 = as the heuristic configured the algo, else K split this many ways
-  int epilogue_block = 256;  // lt_epilogue: threads per block of the epilogue kernel
+  int epilogue_block = 256;  // lt_epilogue, cublas: threads per block of the epilogue kernel
   bool wide = false;  // lt_epilogue of fp16/bf16: the GEMM's result in fp32 for the epilogue pass
   bool tf32 = false;  // fp32 on TF32 tensor cores (only with PRECISION tf32)
   // tc, x3, wgx3: block tile, warps, pipeline stages (wgx3: a warpgroup per 64 rows of bm, bk 32)
@@ -121,6 +124,8 @@ class GemmFamily : public PlannedFamily<GemmProblem, GemmParams> {
   OpTable ops_;
   render::Template lt_;
   render::Template lt_launch_;
+  render::Template cublas_;
+  render::Template epilogue_pass_;
   render::Template tc_;
   render::Template tc_launch_;
   render::Template x3_;
