@@ -191,8 +191,8 @@ TEST(Gemm, LinearReluUsesNativeEpilogueFirst) {
 }
 
 // PyTorch's own route for mm/bmm, cublasGemmEx, beside cuBLASLt: second for a plain GEMM of any
-// dtype, after cuBLASLt's epilogue routes for an fp32 one with an epilogue, never for a half-type
-// epilogue (cuBLASLt's fp32 result rounds once there).
+// dtype, after cuBLASLt's epilogue routes for one with an epilogue (a half-type one from cuBLAS's
+// fp32 result, rounded once; none for a half-type bias alone, which cuBLASLt rounds once).
 TEST(Gemm, CublasIsPyTorchsRouteBesideCublasLt) {
   auto plain = structures_of(matmul_spec("float16", 0, 128, 256, 64));
   ASSERT_GE(plain.size(), 2u);
@@ -229,7 +229,14 @@ TEST(Gemm, CublasIsPyTorchsRouteBesideCublasLt) {
       << fp32[2].code.device_code;
   EXPECT_TRUE(has(fp32[2].code.launch_body, "egg_lr_epilogue_run(out0, fc_bias, stream)"))
       << fp32[2].code.launch_body;
-  EXPECT_EQ(find(structures_of(linear_spec("float16", "gelu")), "cublas"), nullptr);
+  const auto half = structures_of(linear_spec("float16", "gelu"));
+  const Candidate* wide = find(half, "cublas");
+  ASSERT_NE(wide, nullptr);
+  EXPECT_EQ(wide->id, "gemm.cublas:b256:f32");
+  EXPECT_TRUE(has(wide->code.device_code, "&beta, out, CUDA_R_32F, 1024, CUBLAS_COMPUTE_32F"))
+      << wide->code.device_code;
+  EXPECT_TRUE(has(wide->code.launch_body, "cudaMallocAsync")) << wide->code.launch_body;
+  EXPECT_EQ(find(structures_of(linear_spec("float16", "")), "cublas"), nullptr);
 
   // Stage 2 after a cuBLAS winner: its epilogue kernel's other block, then cuBLASLt's algos.
   GemmFamily family(kData);
@@ -751,7 +758,7 @@ TEST(Gemm, SplitPrecisionWgmmaCandidatesCompileForSm90a) {
 }
 
 // Where every arch is sm_90a, an fp16/bf16 GEMM with nn.Linear's [N][K] weight is also proposed
-// to the wgmma kernel, after cuBLASLt's routes (measured slower on the H100); its tiles come after
+// to the wgmma kernel, after the library routes (measured slower on the H100); its tiles come after
 // cuBLASLt's algos in stage 2 where cuBLASLt led. It compiles for sm_90a with the real nvcc, with
 // an epilogue and ragged edges.
 TEST(Gemm, HalfPrecisionLinearRunsOnWgmmaWhereEveryArchIsSm90a) {
@@ -759,15 +766,16 @@ TEST(Gemm, HalfPrecisionLinearRunsOnWgmmaWhereEveryArchIsSm90a) {
   auto s = spec::parse_spec(linear_spec("bfloat16", "silu"));
   auto c = contract::derive(s, "k");
   auto cands = hopper.structures(s, c);
-  ASSERT_GE(cands.size(), 4u);
+  ASSERT_GE(cands.size(), 5u);
   EXPECT_EQ(cands[0].id, "gemm.lt_epilogue:a0:b256:f32");
   EXPECT_EQ(cands[1].id, "gemm.lt_epilogue:a0:b256");
-  EXPECT_EQ(cands[2].id, "gemm.wg:128x256x64:s4");
-  EXPECT_EQ(cands[3].params["structure"], "tc");
-  const auto& code = cands[2].code.device_code;
+  EXPECT_EQ(cands[2].id, "gemm.cublas:b256:f32");
+  EXPECT_EQ(cands[3].id, "gemm.wg:128x256x64:s4");
+  EXPECT_EQ(cands[4].params["structure"], "tc");
+  const auto& code = cands[3].code.device_code;
   EXPECT_TRUE(has(code, "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16")) << code;
   EXPECT_TRUE(has(code, "const float t1 = egg_silu(g);"));
-  auto tunings = hopper.tunings(s, c, cands[2], "compute");
+  auto tunings = hopper.tunings(s, c, cands[3], "compute");
   ASSERT_GE(tunings.size(), 3u);
   for (const auto& t : tunings) EXPECT_EQ(t.params["structure"], "wg") << t.id;
   auto after_lt = hopper.tunings(s, c, cands[0], "compute");
@@ -775,7 +783,7 @@ TEST(Gemm, HalfPrecisionLinearRunsOnWgmmaWhereEveryArchIsSm90a) {
   EXPECT_EQ(after_lt.front().params["structure"], "lt_epilogue");
   for (size_t i = 0; i < tunings.size(); ++i)
     EXPECT_EQ(after_lt[after_lt.size() - tunings.size() + i].id, tunings[i].id);
-  auto fb = hopper.fallback(s, c, cands[2]);
+  auto fb = hopper.fallback(s, c, cands[3]);
   ASSERT_TRUE(fb.has_value());
   EXPECT_EQ(fb->params["structure"], "lt_epilogue");
   // Not without sm_90a, not for fp32, not for a [K][N] B (matmul).
@@ -787,7 +795,7 @@ TEST(Gemm, HalfPrecisionLinearRunsOnWgmmaWhereEveryArchIsSm90a) {
 
   const auto nvcc = egg::testing::real_nvcc();
   if (!nvcc) GTEST_SKIP() << "no nvcc";
-  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands[2], "sm_90a"), "");
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands[3], "sm_90a"), "");
   auto h = spec::parse_spec(linear_spec("float16", "gelu"));
   auto hc = contract::derive(h, "k");
   const auto hs = hopper.structures(h, hc);

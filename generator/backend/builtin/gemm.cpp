@@ -106,6 +106,7 @@ json GemmParams::to_json() const {
   } else if (structure == "cublas") {
     j["link"] = json::array({"cublas"});
     j["epilogue_block"] = epilogue_block;
+    if (wide) j["wide"] = true;
   } else {
     j["algo"] = algo;
     if (splitk > 0) j["splitk"] = splitk;
@@ -630,8 +631,8 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
       operands.push_back({{"ptr", a.var}, {"ctype", contract::c_type(a.dtype)}});
   const bool kernel_epilogue = !native && !steps.empty();
   // The product kept in fp32 for the epilogue pass (one rounding): half types with an epilogue.
-  const bool wide =
-      q.structure == "lt_epilogue" && q.wide && kernel_epilogue && p.dtype != spec::DType::float32;
+  const bool wide = (q.structure == "lt_epilogue" || q.structure == "cublas") && q.wide &&
+                    kernel_epilogue && p.dtype != spec::DType::float32;
   if (q.wide && !wide)
     throw InternalError("gemm: a wide epilogue asked for where there is no half-type epilogue");
 
@@ -761,11 +762,14 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
     cand.code.device_code = render::render(kernel.text, ctx, kernel.name);
     cand.code.launch_body = render::render(tc_launch_.text, ctx, tc_launch_.name);
   } else if (q.structure == "cublas") {
-    cand.id = "gemm.cublas" + (kernel_epilogue ? ":b" + std::to_string(q.epilogue_block) : "");
-    cand.summary = "cuBLAS " + shape + " (" +
-                   (p.batch > 1 ? "cublasGemmStridedBatchedEx" : "cublasGemmEx") +
-                   ", PyTorch's route, its own kernel choice)" +
-                   (kernel_epilogue ? ", then one in-place epilogue kernel: " + epilogue_text : "");
+    cand.id = "gemm.cublas" + (kernel_epilogue ? ":b" + std::to_string(q.epilogue_block) : "") +
+              (wide ? ":f32" : "");
+    cand.summary =
+        "cuBLAS " + shape + " (" + (p.batch > 1 ? "cublasGemmStridedBatchedEx" : "cublasGemmEx") +
+        ", PyTorch's route, its own kernel choice)" +
+        (wide ? ", its fp32 result then one epilogue kernel (one rounding): " + epilogue_text
+         : kernel_epilogue ? ", then one in-place epilogue kernel: " + epilogue_text
+                           : "");
     if ((q.tf32 || precision_ == "tf32") && p.dtype == spec::DType::float32)
       cand.summary += ", TF32";
     if (precision_ == "bf16" && p.dtype == spec::DType::float32) cand.summary += ", bf16 math";
@@ -989,10 +993,10 @@ std::vector<GemmParams> GemmFamily::structure_params(const spec::Spec& s, const 
     q.structure = "lt_native";
     out.push_back(q);
   }
-  // cuBLAS's own entry point, PyTorch's route for mm/bmm, whose kernel choice beat cuBLASLt's
-  // heuristic on an fp16 GEMM by 10 % (docs/PERFORMANCE.md, 2026-12-05): second for a plain GEMM;
-  // for fp32 also with the epilogue kernel after it (below). A half-type epilogue stays on
-  // cuBLASLt, whose fp32 result is rounded once.
+  // cuBLAS's own entry point, PyTorch's route for mm/bmm, whose kernel choice may beat cuBLASLt's
+  // heuristic (an fp16 GEMM ran 10 % slower on cuBLASLt's first algo than in eager,
+  // docs/PERFORMANCE.md, 2026-12-05): second for a plain GEMM; with an epilogue, after cuBLASLt's
+  // routes (below), a half-type one from cuBLAS's fp32 result (rounded once, as cuBLASLt's).
   const bool has_epilogue = !p.epilogue.empty() || !p.bias.empty() || p.alpha != 1.0;
   GemmParams blas;
   blas.structure = "cublas";
@@ -1010,7 +1014,12 @@ std::vector<GemmParams> GemmFamily::structure_params(const spec::Spec& s, const 
     }
     out.push_back(q);
   }
-  if (has_epilogue && p.dtype == spec::DType::float32) out.push_back(blas);
+  if (has_epilogue) {
+    blas.wide = p.dtype != spec::DType::float32 && !p.epilogue.empty();
+    // A half-type GEMM with only a bias or alpha: its fp16 product plus the bias rounds twice,
+    // where cuBLASLt's native epilogue rounds once; that one stays on cuBLASLt.
+    if (p.dtype == spec::DType::float32 || blas.wide) out.push_back(blas);
+  }
   // Where every arch is sm_90a, the wgmma kernel after cuBLASLt's routes: on the H100 it verified
   // at about 55 % of cuBLASLt's speed on every shape measured (docs/PERFORMANCE.md, 2026-12-05), so
   // a small budget measures the library first.
@@ -1041,6 +1050,7 @@ std::vector<GemmParams> GemmFamily::tuning_params(const spec::Spec& s, const con
     GemmParams lt;
     lt.structure = native_epilogue(s, p) ? "lt_native" : "lt_epilogue";
     lt.tf32 = base.tf32;
+    lt.wide = base.wide;
     for (const auto& q : gemm_lt_tuning_space(p, lt)) out.push_back(q);
     return out;
   }
