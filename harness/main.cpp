@@ -66,7 +66,11 @@ constexpr const char* kUsage =
     "<work>/gpu-lock.wait)\n"
     "  --exclusive-calls  hold the GPU lock exclusively around each verification call (a "
     "profiler\n"
-    "             such as ncu replays them: a timed span); the caller must not hold it\n";
+    "             such as ncu replays them: a timed span); the caller must not hold it\n"
+    "\n"
+    "  EGG_HARNESS_GUARD=off in the environment is --no-guard (a timing diagnostic: pass it on "
+    "from\n"
+    "  egg-gen with EGG_PASS_ENV=EGG_HARNESS_GUARD)\n";
 
 constexpr int kExitVerified = 0, kExitRejected = 10, kExitUsage = 2, kExitInternal = 3,
               kExitNoGpu = 4;
@@ -213,6 +217,8 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   HarnessOptions o;
+  if (const char* g = std::getenv("EGG_HARNESS_GUARD"); g && std::string(g) == "off")
+    o.guard = false;
   double timeout_s = 0;
   try {
     for (int i = 2; i < argc; ++i) {

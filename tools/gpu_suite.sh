@@ -19,7 +19,9 @@
 # two stages), EGG_BENCH_FLAGS (extra bench flags, e.g. --no-strict, or --no-max-autotune to time
 # torch.compile's default mode only: max-autotune-no-cudagraphs autotunes for minutes per GEMM or
 # convolution), EGG_SUITE_DEADLINE
-# (seconds from the start after which the bench is stopped, default 570), EGG_SUITE_ARCH (the
+# (seconds from the start after which the bench is stopped, default 570), EGG_SUITE_DIR (the
+# generations' folder under the repository root, default build-suite: two runs at once each need
+# their own), EGG_SUITE_ARCH (the
 # arch to generate for, default the GPU's own, e.g. sm_90; sm_90a lets kernels use wgmma), EGG_NCU (default off:
 # no Nsight Compute counters for the winners), EGG_REF_DEVICE (where PyTorch computes the
 # references: cuda by default, cpu for accuracy audits, docs/gpu.md), EGG_CUDNN_ROOT (cuDNN's root; default: the CUDA toolkit's, else PyTorch's nvidia.cudnn; none: off).
@@ -58,15 +60,16 @@ JOBS="${EGG_BENCH_JOBS:-$(( $(nproc) > 5 ? $(nproc) - 4 : 1 ))}"
 LEFT=$(( ${EGG_SUITE_DEADLINE:-570} - (SECONDS - START) ))
 echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) date: $(date -u +%FT%TZ) jobs: $JOBS budget: ${EGG_BENCH_BUDGET:-2} time left: $LEFT s cudnn: ${EGG_CUDNN_ROOT:-toolkit}" | tee "$OUT/suite.txt"
 : >"$OUT/rows.jsonl"
-rm -rf "$ROOT/build-suite"
+SUITE="${EGG_SUITE_DIR:-build-suite}"  # the generations' folder, under the repository root
+rm -rf "${ROOT:?}/$SUITE"
 EGG_NCU="${EGG_NCU:-off}" EGG_CACHE=off timeout --signal=TERM "$LEFT" \
   "$PY" "$ROOT/tools/resource_monitor.py" --out "$OUT/peaks.json" -- "$B/generator/egg-gen" bench "$@" --arch "$ARCH" \
-  --out "$ROOT/build-suite" --python "$PY" --nvcc "$(command -v nvcc)" -j "$JOBS" \
+  --out "$ROOT/$SUITE" --python "$PY" --nvcc "$(command -v nvcc)" -j "$JOBS" \
   --budget "${EGG_BENCH_BUDGET:-2}" --rows "$OUT/rows.jsonl" --json "$OUT/bench.json" \
   --markdown "$OUT/bench.md" ${EGG_BENCH_FLAGS:-} >>"$OUT/suite.txt" 2>"$OUT/suite.log"
 echo "bench rc $? after $((SECONDS - START)) s" | tee -a "$OUT/suite.txt"
 # Every finished op's manifest (its candidates, their timings and the winner), in one file.
-(cd "$ROOT" && find build-suite -name manifest.json 2>/dev/null | tar -czf "$OUT/manifests.tgz" -T -) ||
+(cd "$ROOT" && find "$SUITE" -name manifest.json 2>/dev/null | tar -czf "$OUT/manifests.tgz" -T -) ||
   echo "manifests.tgz: not written"
 # The rows that finished, whether or not the whole run did.
 "$PY" - "$OUT/rows.jsonl" <<'PYEOF' | tee -a "$OUT/suite.txt"
