@@ -30,7 +30,7 @@ struct Candidate {
   KernelCode code;
 };
 
-// A library route (cuBLASLt, cuDNN: what PyTorch eager itself runs), by the libraries its
+// A library route (cuBLAS, cuBLASLt, cuDNN: what PyTorch eager itself runs), by the libraries its
 // parameters link.
 inline bool library_route(const Candidate& c) {
   return c.params.is_object() && c.params.contains("link") && !c.params["link"].empty();
