@@ -60,6 +60,20 @@ StageOutcome run_stage(backend::Backend& backend, backend::StageRequest request,
     return !budget_stop.empty();
   };
   std::vector<backend::Candidate> proposals = backend.propose(request);
+  // A proposal the incumbent's stage measured already (its winner or a runner-up: the same id and
+  // code) is not measured again: its evaluation stands, and the budget goes to new candidates.
+  if (incumbent) {
+    auto measured = [&](const backend::Candidate& c) {
+      auto same = [&](const backend::Candidate& m) {
+        return m.id == c.id && m.code.device_code == c.code.device_code &&
+               m.code.launch_body == c.code.launch_body;
+      };
+      if (same(incumbent->winner)) return true;
+      return std::any_of(incumbent->runners_up.begin(), incumbent->runners_up.end(),
+                         [&](const auto& r) { return same(r.first); });
+    };
+    std::erase_if(proposals, measured);
+  }
   int evaluated = 0;
   const int planned = static_cast<int>(std::min<size_t>(proposals.size(), budget.max_candidates));
   std::optional<StageOutcome> best = incumbent;

@@ -297,6 +297,33 @@ TEST_F(PipelineTest, WithAGpuTheFastestVerifiedCandidateWinsAndTheStatusSaysVeri
   EXPECT_GT(cut, 0);
 }
 
+// Stage 2 spends its budget on new candidates: a proposal stage 1 measured already (its winner,
+// a runner-up) keeps stage 1's evaluation and is not timed again.
+TEST_F(PipelineTest, StageTwoDoesNotMeasureWhatStageOneMeasured) {
+  // A row sum: the reduction family's tunings of a stage-1 winner include that winner itself.
+  using egg::testing::node;
+  using egg::testing::ref;
+  using egg::testing::tensor;
+  spec = egg::testing::spec_around(
+      {tensor("x", {64, 4096})}, json::array(),
+      {node("s", "sum", {ref("x")}, {{"dim", {1}}, {"keepdim", false}, {"dtype", nullptr}}, {64},
+            7)});
+  FakeGpu gpu;
+  Services services{runner, &gpu};
+  auto o = options();
+  o.baseline = false;
+  auto r = generate(o, services);
+  std::set<std::string> first;
+  for (const auto& a : r.manifest["stages"][0]["attempts"]) first.insert(a.value("candidate", ""));
+  ASSERT_FALSE(first.empty());
+  int second = 0;
+  for (const auto& a : r.manifest["stages"][1]["attempts"]) {
+    ++second;
+    EXPECT_FALSE(first.count(a.value("candidate", ""))) << a.dump();
+  }
+  EXPECT_GT(second, 0);
+}
+
 // The winner fails the verify step's compute-sanitizer run: the next fastest verified candidate
 // is checked and emitted, and the manifest says which failed and why; when every one fails, the
 // chosen kernel's failure is the error.
