@@ -993,14 +993,16 @@ std::vector<GemmParams> GemmFamily::structure_params(const spec::Spec& s, const 
     q.structure = "lt_native";
     out.push_back(q);
   }
-  // cuBLAS's own entry point, PyTorch's route for mm/bmm, whose kernel choice may beat cuBLASLt's
-  // heuristic (an fp16 GEMM ran 10 % slower on cuBLASLt's first algo than in eager,
-  // docs/PERFORMANCE.md, 2026-12-05): second for a plain GEMM; with an epilogue, after cuBLASLt's
-  // routes (below), a half-type one from cuBLAS's fp32 result (rounded once, as cuBLASLt's).
+  // cuBLAS's own entry point, PyTorch's route for mm/bmm, measured beside cuBLASLt's heuristic
+  // (its kernel choice is cuBLAS's own): second for a plain GEMM; with an epilogue, after
+  // cuBLASLt's routes (below), a half-type one from cuBLAS's fp32 result (rounded once, as
+  // cuBLASLt's). Its dimensions and batch count are ints.
   const bool has_epilogue = !p.epilogue.empty() || !p.bias.empty() || p.alpha != 1.0;
+  constexpr std::int64_t int_max = 2147483647;
+  const bool blas_dims = p.m <= int_max && p.n <= int_max && p.k <= int_max && p.batch <= int_max;
   GemmParams blas;
   blas.structure = "cublas";
-  if (!has_epilogue) out.push_back(blas);
+  if (!has_epilogue && blas_dims) out.push_back(blas);
   if (!native || has_epilogue) {
     q.structure = "lt_epilogue";
     // fp16/bf16 with element-wise ops after the GEMM: first the product kept in fp32 for them
@@ -1018,7 +1020,7 @@ std::vector<GemmParams> GemmFamily::structure_params(const spec::Spec& s, const 
     blas.wide = p.dtype != spec::DType::float32 && !p.epilogue.empty();
     // A half-type GEMM with only a bias or alpha: its fp16 product plus the bias rounds twice,
     // where cuBLASLt's native epilogue rounds once; that one stays on cuBLASLt.
-    if (p.dtype == spec::DType::float32 || blas.wide) out.push_back(blas);
+    if (blas_dims && (p.dtype == spec::DType::float32 || blas.wide)) out.push_back(blas);
   }
   // Where every arch is sm_90a, the wgmma kernel after cuBLASLt's routes: on the H100 it verified
   // at about 55 % of cuBLASLt's speed on every shape measured (docs/PERFORMANCE.md, 2026-12-05), so
