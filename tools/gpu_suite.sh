@@ -61,6 +61,9 @@ LEFT=$(( ${EGG_SUITE_DEADLINE:-570} - (SECONDS - START) ))
 echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) date: $(date -u +%FT%TZ) jobs: $JOBS budget: ${EGG_BENCH_BUDGET:-2} time left: $LEFT s cudnn: ${EGG_CUDNN_ROOT:-toolkit}" | tee "$OUT/suite.txt"
 : >"$OUT/rows.jsonl"
 SUITE="${EGG_SUITE_DIR:-build-suite}"  # the generations' folder, under the repository root
+case "$SUITE" in
+  .* | */*) echo "EGG_SUITE_DIR=$SUITE: give one folder name under the repository root (e.g. build-suite-2)"; exit 2 ;;
+esac
 rm -rf "${ROOT:?}/$SUITE"
 EGG_NCU="${EGG_NCU:-off}" EGG_CACHE=off timeout --signal=TERM "$LEFT" \
   "$PY" "$ROOT/tools/resource_monitor.py" --out "$OUT/peaks.json" -- "$B/generator/egg-gen" bench "$@" --arch "$ARCH" \
