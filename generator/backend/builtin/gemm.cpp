@@ -761,40 +761,35 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
     const render::Template& kernel = wg16 ? wg_ : wgx3 ? wgx3_ : x3 ? x3_ : tc_;
     cand.code.device_code = render::render(kernel.text, ctx, kernel.name);
     cand.code.launch_body = render::render(tc_launch_.text, ctx, tc_launch_.name);
-  } else if (q.structure == "cublas") {
-    cand.id = "gemm.cublas" + (kernel_epilogue ? ":b" + std::to_string(q.epilogue_block) : "") +
-              (wide ? ":f32" : "");
-    cand.summary =
-        "cuBLAS " + shape + " (" + (p.batch > 1 ? "cublasGemmStridedBatchedEx" : "cublasGemmEx") +
-        ", PyTorch's route, its own kernel choice)" +
-        (wide ? ", its fp32 result then one epilogue kernel (one rounding): " + epilogue_text
-         : kernel_epilogue ? ", then one in-place epilogue kernel: " + epilogue_text
-                           : "");
+  } else {  // the libraries: cuBLASLt (lt_native, lt_epilogue) or cuBLAS
+    const bool blas = q.structure == "cublas";
+    const std::string pass =
+        wide ? ", its fp32 result then one epilogue kernel (one rounding): " + epilogue_text
+        : kernel_epilogue ? ", then one in-place epilogue kernel: " + epilogue_text
+                          : "";
+    const std::string block = kernel_epilogue ? ":b" + std::to_string(q.epilogue_block) : "";
+    if (blas) {
+      cand.id = "gemm.cublas" + block + (wide ? ":f32" : "");
+      cand.summary = "cuBLAS " + shape + " (" +
+                     (p.batch > 1 ? "cublasGemmStridedBatchedEx" : "cublasGemmEx") +
+                     ", PyTorch's route, its own kernel choice)" + pass;
+    } else {
+      const std::string split =
+          q.splitk > 0 ? ", K split " + std::to_string(q.splitk) + " ways" : "";
+      cand.id = "gemm." + q.structure + ":a" + std::to_string(q.algo) +
+                (q.splitk > 0 ? ":sk" + std::to_string(q.splitk) : "") + block +
+                (wide ? ":f32" : "");
+      cand.summary = native ? "cuBLASLt " + shape + " with its epilogue (" + epilogue_text +
+                                  "), heuristic algo #" + std::to_string(q.algo) + split
+                            : "cuBLASLt " + shape + ", heuristic algo #" + std::to_string(q.algo) +
+                                  split + pass;
+    }
     if ((q.tf32 || precision_ == "tf32") && p.dtype == spec::DType::float32)
       cand.summary += ", TF32";
     if (precision_ == "bf16" && p.dtype == spec::DType::float32) cand.summary += ", bf16 math";
     ctx["summary"] = cand.summary;
-    cand.code.device_code = render::render(cublas_.text, ctx, cublas_.name);
-    cand.code.launch_body = render::render(lt_launch_.text, ctx, lt_launch_.name);
-  } else {
-    const std::string split = q.splitk > 0 ? ", K split " + std::to_string(q.splitk) + " ways" : "";
-    cand.id = "gemm." + q.structure + ":a" + std::to_string(q.algo) +
-              (q.splitk > 0 ? ":sk" + std::to_string(q.splitk) : "") +
-              (kernel_epilogue ? ":b" + std::to_string(q.epilogue_block) : "") +
-              (wide ? ":f32" : "");
-    cand.summary =
-        native ? "cuBLASLt " + shape + " with its epilogue (" + epilogue_text +
-                     "), heuristic algo #" + std::to_string(q.algo) + split
-               : "cuBLASLt " + shape + ", heuristic algo #" + std::to_string(q.algo) + split +
-                     (wide ? ", its fp32 result then one epilogue kernel (one rounding): " +
-                                 epilogue_text
-                      : kernel_epilogue ? ", then one in-place epilogue kernel: " + epilogue_text
-                                        : "");
-    if ((q.tf32 || precision_ == "tf32") && p.dtype == spec::DType::float32)
-      cand.summary += ", TF32";
-    if (precision_ == "bf16" && p.dtype == spec::DType::float32) cand.summary += ", bf16 math";
-    ctx["summary"] = cand.summary;
-    cand.code.device_code = render::render(lt_.text, ctx, lt_.name);
+    const render::Template& library = blas ? cublas_ : lt_;
+    cand.code.device_code = render::render(library.text, ctx, library.name);
     cand.code.launch_body = render::render(lt_launch_.text, ctx, lt_launch_.name);
   }
   cand.params = q.to_json();
