@@ -1,0 +1,6 @@
+import math, torch, torch.nn as nn
+class Model(nn.Module):
+    def forward(self, x):
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * torch.pow(x, 3.0))))
+def get_inputs(): return [torch.randn(2000, 2000)]
+def get_init_inputs(): return []
