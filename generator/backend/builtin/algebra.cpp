@@ -190,24 +190,25 @@ std::optional<Match> match_pool(const spec::Spec& s, const spec::Node& r,
   return Match{&r, view, *p, *kernel};
 }
 
-// The chain applied to the bias vector (its additive terms included): the name of the result and
-// its shape (the bias's, or a feature vector's wider [1, ..., N]).
-std::string chained_bias(const spec::Spec& s, const Product& m, const std::string& base,
-                         std::vector<spec::Node>& out) {
-  std::string b = m.bias;
-  Shape bshape = {m.features};
+// `value` (of `shape`) through the chain's links, one node each named `<prefix><i>`: every link, or
+// with `scalings_only` its multiplies and divides alone (whose operands are scalars). A link's
+// feature vector of a wider shape, [1, ..., N], widens the result. Returns the last node's name.
+std::string through_chain(const spec::Spec& s, const Product& m, std::string value,
+                          const std::string& prefix, Shape shape, bool scalings_only,
+                          std::vector<spec::Node>& out) {
   int step = 0;
   for (const auto& l : m.chain) {
+    if (scalings_only && l.additive) continue;
     if (l.other.kind == spec::Arg::Kind::node) {
       const Shape& os = *s.shape_of(l.other.node);
-      if (os.size() > bshape.size()) bshape = os;
+      if (os.size() > shape.size()) shape = os;
     }
-    const std::string name = base + "bias" + std::to_string(step++);
-    out.push_back(part(*l.node, name, l.node->op, {node_arg(b), l.other}, l.node->attrs, bshape,
+    const std::string name = prefix + std::to_string(step++);
+    out.push_back(part(*l.node, name, l.node->op, {node_arg(value), l.other}, l.node->attrs, shape,
                        spec::DType::float32));
-    b = name;
+    value = name;
   }
-  return b;
+  return value;
 }
 
 // A whole-row sum's nodes: x . colsum(W), the chain's scaling, plus the chained bias summed once;
@@ -234,18 +235,10 @@ std::vector<spec::Node> rewrite_sum(const spec::Spec& s, const Match& mt) {
                      {{"dim", json::array({-1})}, {"keepdim", keepdim}, {"dtype", nullptr}},
                      r.shape, f32));
   // The chain's scaling on the dot product (its additive terms go with the bias below).
-  std::string value = base + "dot";
-  int step = 0;
-  for (const auto& l : m.chain) {
-    if (l.additive) continue;
-    const std::string name = base + "lin" + std::to_string(step++);
-    out.push_back(
-        part(*l.node, name, l.node->op, {node_arg(value), l.other}, l.node->attrs, r.shape, f32));
-    value = name;
-  }
+  std::string value = through_chain(s, m, base + "dot", base + "lin", r.shape, true, out);
   if (!m.bias.empty()) {
     // The whole chain applied to the bias vector, then summed: its share of every row's sum.
-    const std::string b = chained_bias(s, m, base, out);
+    const std::string b = through_chain(s, m, m.bias, base + "bias", Shape{m.features}, false, out);
     out.push_back(part(r, base + "bsum", "sum", {node_arg(b)},
                        {{"dim", nullptr}, {"keepdim", false}, {"dtype", nullptr}}, Shape{}, f32));
     const std::string name = r.op == "mean" ? base + "total" : r.name;
@@ -282,18 +275,10 @@ std::vector<spec::Node> rewrite_pool(const spec::Spec& s, const Match& mt) {
            {{"dim", json::array({m.weight_rows ? 1 : 2})}, {"keepdim", false}, {"dtype", nullptr}},
            pooled, f32));
   // The chain's scaling moves onto the pooled weight: s (x W^T) = x (s W)^T.
-  std::string w = base + "wpool";
-  int step = 0;
-  for (const auto& l : m.chain) {
-    if (l.additive) continue;
-    const std::string name = base + "wscale" + std::to_string(step++);
-    out.push_back(
-        part(*l.node, name, l.node->op, {node_arg(w), l.other}, l.node->attrs, pooled, f32));
-    w = name;
-  }
+  const std::string w = through_chain(s, m, base + "wpool", base + "wscale", pooled, true, out);
   std::string bias;
   if (!m.bias.empty()) {
-    const std::string b = chained_bias(s, m, base, out);
+    const std::string b = through_chain(s, m, m.bias, base + "bias", Shape{m.features}, false, out);
     out.push_back(part(r, base + "bgroups", "reshape", {node_arg(b)}, {{"shape", {groups, g}}},
                        Shape{groups, g}, f32));
     out.push_back(part(r, base + "bpool", "mean", {node_arg(base + "bgroups")},
