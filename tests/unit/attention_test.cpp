@@ -101,9 +101,14 @@ TEST(Attention, RendersTheTilesTheMaskAndTheMergedLayout) {
   const auto s = spec::parse_spec(sdpa_spec("float16", true, true));
   const auto c = contract::derive(s, "k");
   const auto cands = family.structures(s, c);
-  ASSERT_EQ(cands.size(), 3u);
-  EXPECT_EQ(cands[0].id, "attention.flash:128x64:w4");
-  EXPECT_EQ(cands[1].id, "attention.flash:64x64:w4");
+  // FlashAttention-2's tile for head dim 64 first (128 x 128, Q's fragments from shared memory),
+  // then Q in registers with 64-key tiles, then 64-row blocks.
+  ASSERT_EQ(cands.size(), 4u);
+  EXPECT_EQ(cands[0].id, "attention.flash:128x128:w4:qs");
+  EXPECT_EQ(cands[1].id, "attention.flash:128x64:w4");
+  EXPECT_EQ(cands[2].id, "attention.flash:64x64:w4");
+  EXPECT_TRUE(has(cands[0].code.device_code, "constexpr bool Q_SMEM = true;"));
+  EXPECT_TRUE(has(cands[1].code.device_code, "constexpr bool Q_SMEM = false;"));
   const std::string& d = cands[0].code.device_code;
   EXPECT_TRUE(has(d, "constexpr long long OUT_HEADS = 4;")) << d;
   EXPECT_TRUE(has(d, "off += (b / 4LL) % 2LL * 9000LL;"));
@@ -112,11 +117,18 @@ TEST(Attention, RendersTheTilesTheMaskAndTheMergedLayout) {
   EXPECT_TRUE(has(d, "constexpr float SCALE_LOG2 = static_cast<float>(0.18033688);"));
   EXPECT_TRUE(has(cands[0].code.launch_body, "egg_k_fa::run(q, k, v, keep, out0, stream);"))
       << cands[0].code.launch_body;
-  // Stage 2: longer and shorter key tiles, then the other block shapes.
+  // Stage 2: other key tiles (128 keys with Q in registers would spill: never proposed), each
+  // with Q's fragments in shared memory and in registers, then the other block shapes.
   const auto tunings = family.tunings(s, c, cands[0], "compute");
   ASSERT_FALSE(tunings.empty());
-  EXPECT_EQ(tunings[0].id, "attention.flash:128x128:w4");
-  for (const auto& t : tunings) EXPECT_NE(t.id, cands[0].id);
+  EXPECT_EQ(tunings[0].id, "attention.flash:128x64:w4:qs");
+  for (const auto& t : tunings) {
+    EXPECT_NE(t.id, cands[0].id);
+    EXPECT_NE(t.id, "attention.flash:128x128:w4");
+  }
+  const auto from_registers = family.tunings(s, c, cands[1], "compute");
+  ASSERT_FALSE(from_registers.empty());
+  EXPECT_EQ(from_registers[0].id, "attention.flash:128x128:w4:qs");
 }
 
 // The backend plans the graph twice: the lowered math (GEMM, softmax, GEMM) and the attention kept
@@ -137,7 +149,7 @@ TEST(Attention, TheBackendProposesTheFlashKernelBesideTheMath) {
   r.bottleneck = "compute";
   const auto cands = backend.propose(r);
   ASSERT_GE(cands.size(), 2u);
-  EXPECT_EQ(cands[0].id, "plan:attention.flash:128x64:w4");
+  EXPECT_EQ(cands[0].id, "plan:attention.flash:128x128:w4:qs");
   EXPECT_TRUE(has(cands[1].id, "gemm."));
   EXPECT_TRUE(has(cands[0].code.device_code, "constexpr bool CAUSAL = true;"));
 

@@ -24,9 +24,14 @@ bool valid(const AttentionPlan& plan, const AttentionParams& p) {
   const std::int64_t d = plan.padded_e();
   const std::int64_t bq = std::int64_t{p.warps} * p.mt * 16;
   const std::int64_t smem = (bq + 4 * std::int64_t{p.bk}) * (d + 8) * 2;
-  // Registers: a warp's rows hold d/2 output and d/4 Q-fragment values per m-tile.
-  return (p.mt == 1 || (p.mt == 2 && d <= 64)) && (p.warps == 4 || p.warps == 8) &&
-         (p.bk == 32 || p.bk == 64 || p.bk == 128) && (p.bk <= 64 || d <= 64) && smem <= kMaxSmem;
+  // Registers per thread and m-tile: d/2 output accumulators, bk/2 scores, and with Q in
+  // registers d/4 Q fragments. Kept within ptxas's 255 without spills (checked with -Xptxas -v):
+  // two m-tiles at d <= 64 (with 128-key tiles only when Q is read from shared memory), one at
+  // d = 128 with at most 64-key tiles.
+  const bool regs =
+      p.mt == 1 ? (p.bk <= 64 || d <= 64) : (p.mt == 2 && d <= 64 && (p.bk <= 64 || p.qs));
+  return regs && (p.warps == 4 || p.warps == 8) && (p.bk == 32 || p.bk == 64 || p.bk == 128) &&
+         smem <= kMaxSmem;
 }
 
 }  // namespace
@@ -211,13 +216,16 @@ std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
   return plan;
 }
 
-json AttentionParams::to_json() const { return {{"mt", mt}, {"warps", warps}, {"bk", bk}}; }
+json AttentionParams::to_json() const {
+  return {{"mt", mt}, {"warps", warps}, {"bk", bk}, {"qs", qs}};
+}
 
 AttentionParams AttentionParams::from_json(const json& j) {
   AttentionParams p;
   p.mt = j.value("mt", p.mt);
   p.warps = j.value("warps", p.warps);
   p.bk = j.value("bk", p.bk);
+  p.qs = j.value("qs", p.qs);
   return p;
 }
 
@@ -297,6 +305,7 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
       "flash attention, " + std::to_string(bq) + " query rows per block (" +
       std::to_string(p.warps) + " warps of " + std::to_string(p.mt * 16) + " rows), key tiles of " +
       std::to_string(p.bk) + " double-buffered by cp.async, mma.sync m16n8k16 " + dtype +
+      (p.qs ? ", Q's fragments read from shared memory per key tile" : "") +
       " with fp32 online softmax" +
       (plan.causal ? ", causal (key tiles past the block skipped)" : "") +
       (plan.mask.empty() ? "" : ", " + spec::dtype_name(plan.mask_dtype) + " mask") +
@@ -312,6 +321,7 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
       {"mt", p.mt},
       {"warps", p.warps},
       {"bk", p.bk},
+      {"q_smem", p.qs},
       {"e", plan.e},
       {"d", plan.padded_e()},
       {"l", plan.l},
@@ -334,7 +344,7 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
       {"args", args}};
   Candidate cand;
   cand.id = "attention.flash:" + std::to_string(bq) + "x" + std::to_string(p.bk) + ":w" +
-            std::to_string(p.warps);
+            std::to_string(p.warps) + (p.qs ? ":qs" : "");
   cand.summary = plan.anchor->target + ": " + structure;
   cand.params = p.to_json();
   cand.code.device_code = render::render(kernel_.text, ctx, kernel_.name);
@@ -345,11 +355,13 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
 std::vector<AttentionParams> AttentionFamily::structure_params(const spec::Spec&,
                                                                const contract::Contract&,
                                                                const AttentionPlan& plan) const {
-  // FlashAttention-2's forward tiles: 128 query rows per block of 4 warps for head dims up to 64,
-  // 64 rows (a warp's 16 rows keep 128-wide accumulators in registers) above; 64 keys a tile.
+  // FlashAttention-2's forward tiles: for head dims up to 64, 128 query rows per block of 4 warps
+  // against 128-key tiles, Q's fragments read from shared memory (its registers go to the scores);
+  // then 128 x 64 with Q in registers; 64 rows (a warp's 16 rows keep 128-wide accumulators in
+  // registers) above; 64 keys a tile.
   std::vector<AttentionParams> out;
-  for (const AttentionParams& p :
-       {AttentionParams{2, 4, 64}, AttentionParams{1, 4, 64}, AttentionParams{1, 8, 64}})
+  for (const AttentionParams& p : {AttentionParams{2, 4, 128, true}, AttentionParams{2, 4, 64},
+                                   AttentionParams{1, 4, 64}, AttentionParams{1, 8, 64}})
     if (valid(plan, p)) out.push_back(p);
   return out;
 }
@@ -366,10 +378,16 @@ std::vector<AttentionParams> AttentionFamily::tuning_params(const spec::Spec&,
       if (o.to_json() == p.to_json()) return;
     out.push_back(p);
   };
-  // Key tiles first (fewer rescales against fewer registers), then the rows a block owns.
-  for (int bk : {128, 32}) add({incumbent.mt, incumbent.warps, bk});
-  add({incumbent.mt, incumbent.warps == 4 ? 8 : 4, incumbent.bk});
-  add({incumbent.mt == 1 ? 2 : 1, incumbent.warps, incumbent.bk});
+  // Key tiles first (fewer rescales against fewer registers), then where Q's fragments live,
+  // then the rows a block owns.
+  const AttentionParams& in = incumbent;
+  for (int bk : {128, 64, 32}) {
+    add({in.mt, in.warps, bk, in.qs});
+    add({in.mt, in.warps, bk, !in.qs});
+  }
+  add({in.mt, in.warps == 4 ? 8 : 4, in.bk, in.qs});
+  add({in.mt == 1 ? 2 : 1, in.warps, in.bk, in.qs});
+  add({in.mt == 1 ? 2 : 1, in.warps, in.bk, true});
   return out;
 }
 

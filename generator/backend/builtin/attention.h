@@ -58,9 +58,10 @@ std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& spec);
 
 // Tunable parameters of the flash template.
 struct AttentionParams {
-  int mt = 1;     // m-tiles of 16 query rows per warp
-  int warps = 4;  // warps per block (BQ = warps * mt * 16 query rows)
-  int bk = 64;    // keys per tile
+  int mt = 1;       // m-tiles of 16 query rows per warp
+  int warps = 4;    // warps per block (BQ = warps * mt * 16 query rows)
+  int bk = 64;      // keys per tile
+  bool qs = false;  // Q's fragments read from shared memory per key tile (FlashAttention-2's way)
   nlohmann::json to_json() const;
   static AttentionParams from_json(const nlohmann::json& j);
 };
