@@ -167,7 +167,8 @@ TEST(IndexIr, GatherAndReflectPadReadIndicesInside) {
       {tensor("x", {4, 16, 8}), egg::testing::tensor("idx", {4, 5, 8}, "int64", "")}, json::array(),
       {node("g", "gather", {ref("x"), ref("idx")}, {{"dim", 1}}, {4, 5, 8}, 5)}));
   const std::string g = program(gather);
-  EXPECT_TRUE(has(g, "static_cast<long long>(idx[i])")) << g;  // the index read at element i
+  // The index, read at element i, comes in as a long long value (the schedule loads it).
+  EXPECT_TRUE(has(g, "static_cast<IndexT>(egg_e_idx)")) << g;
   EXPECT_TRUE(has(g, " * 8 + ")) << g;
 
   const auto reflect = spec::parse_spec(spec_around(
@@ -224,12 +225,20 @@ TEST(IndexIr, IntegerArithmeticIsExactAndIndexes) {
   j["outputs"][0]["node"] = "o";
   j["outputs"][0]["shape"] = {4, 1};
   const std::string p = program(spec::parse_spec(j));
-  EXPECT_TRUE(has(p, "const long long egg_v0 = static_cast<long long>(idx[")) << p;
-  EXPECT_TRUE(has(p, "(egg_v0 * 3LL)")) << p;
-  EXPECT_TRUE(has(p, "egg_iremainder(egg_v1, 16LL)")) << p;
-  EXPECT_TRUE(has(p, "static_cast<IndexT>(egg_v2)")) << p;
-  EXPECT_TRUE(has(p, "egg_ifloor_divide(egg_v0, 2LL)")) << p;
-  EXPECT_TRUE(has(p, "const float egg_v5 = (egg_v4 > egg_v0 ? 1.0f : 0.0f);")) << p;
+  // idx, read at the element itself, comes in as a long long (egg_e_idx), never as a float.
+  EXPECT_TRUE(has(p, "const long long egg_v0 = (egg_e_idx * 3LL);")) << p;
+  EXPECT_TRUE(has(p, "egg_iremainder(egg_v0, 16LL)")) << p;
+  EXPECT_TRUE(has(p, "static_cast<IndexT>(egg_v1)")) << p;
+  EXPECT_TRUE(has(p, "egg_ifloor_divide(egg_e_idx, 2LL)")) << p;
+  EXPECT_TRUE(has(p, "const float egg_v4 = (egg_v3 > egg_e_idx ? 1.0f : 0.0f);")) << p;
+  std::map<std::string, std::string> ptr{{"x", "x"}, {"idx", "idx"}};
+  const IndexProgram prog = build_index_program(spec::parse_spec(j), OpTable(kData), ptr);
+  for (const auto& r : prog.reads) {
+    // x is read at the gathered column (by pointer), idx at the element itself, as an integer.
+    EXPECT_EQ(r.full, r.tensor == "idx") << r.tensor;
+    EXPECT_EQ(r.integer, r.tensor == "idx") << r.tensor;
+    EXPECT_EQ(full_type(r), r.tensor == "idx" ? "long long" : "float");
+  }
 }
 
 // Dropout draws at its value's own element: i where the output is that value, the flat index of

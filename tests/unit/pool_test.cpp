@@ -266,12 +266,15 @@ TEST(Pool, MaxPoolWithReluPrologueAndEpilogue) {
   EXPECT_TRUE(has(r.device, "const float egg_a0 = egg_to_float(x[egg_e]);"));
   EXPECT_TRUE(has(r.device, "const float egg_p0 = egg_relu(egg_a0);"));
   EXPECT_TRUE(has(r.device, "const float egg_e0 = (egg_r * 2.0f);"));
-  EXPECT_TRUE(has(r.device, "egg_res[0][egg_q] = egg_e0;"));
+  EXPECT_TRUE(has(r.device, "egg_vals[0] = egg_e0;"));
+  EXPECT_TRUE(has(r.device, "egg_res[0][egg_q] = egg_vals[0];"));
   EXPECT_TRUE(has(r.device, "#pragma unroll \n")) << r.id;  // small window: fully unrolled
   EXPECT_TRUE(has(r.launch, "egg_k_pool<1, false><<<25088, 256, 0, stream>>>(x, out0, 0);"))
       << r.launch;
-  // The second structure: 4 outputs along W per thread, stored as one 16-byte vector.
-  auto wide = render_first(j, 1);
+  // The second structure (3x3 windows at stride 2 overlap along H) is the tiled one; the third: 4
+  // outputs along W per thread, stored as one 16-byte vector.
+  EXPECT_TRUE(has(render_first(j, 1).id, ":tile"));
+  auto wide = render_first(j, 3);
   EXPECT_TRUE(has(wide.launch, "egg_k_pool<4, true><<<6272, 256, 0, stream>>>(x, out0, 0);"))
       << wide.launch;
   EXPECT_TRUE(has(wide.launch, "egg_k_aligned(out0)"));
@@ -290,7 +293,9 @@ TEST(Pool, OverlappingWindowsReadEachRowSpanOnce) {
   auto s = spec::parse_spec(j);
   auto c = contract::derive(s, "k");
   auto cands = family.structures(s, c);
-  ASSERT_EQ(cands.size(), 3u);
+  ASSERT_EQ(cands.size(), 4u);
+  EXPECT_EQ(cands[1].id, "pool.max2d:b256:o1:unrolled:tile");
+  cands.erase(cands.begin() + 1);  // the tiled structure: Pool.OverlappingRowsAreReadOnceIntoATile
   EXPECT_EQ(cands[1].id, "pool.max2d:b256:o4:unrolled:reuse");
   EXPECT_EQ(cands[2].id, "pool.max2d:b256:o4:unrolled");
   const std::string& d = cands[1].code.device_code;
@@ -309,8 +314,54 @@ TEST(Pool, OverlappingWindowsReadEachRowSpanOnce) {
       {node("p", "max_pool2d", {ref("x")}, max2d(2, 2, 0, 1, false), {32, 64, 256, 256}, 4)}, "p",
       {32, 64, 256, 256});
   auto ds = spec::parse_spec(disjoint);
-  for (const auto& cand : family.structures(ds, contract::derive(ds, "k")))
+  for (const auto& cand : family.structures(ds, contract::derive(ds, "k"))) {
     EXPECT_FALSE(has(cand.id, ":reuse")) << cand.id;
+    EXPECT_FALSE(has(cand.id, ":tile")) << cand.id;
+  }
+}
+
+// 2-d windows overlapping along H (4x4 at stride 1): the tiled structure, second in stage 1, has
+// a block per 32 x 128 outputs read its 35 x 131 input tile once into shared memory (-inf outside
+// the input), reduce each row along W into a 35 x 128 tile and then along H; its grid covers the
+// planes' tiles, and stage 2 toggles it off. An average pool's divisor is the one shared helper's.
+TEST(Pool, OverlappingRowsAreReadOnceIntoATile) {
+  PoolFamily family(kData);
+  auto j = spec_of(
+      {32, 64, 512, 512},
+      {node("p", "max_pool2d", {ref("x")}, max2d(4, 1, 1, 1, false), {32, 64, 511, 511}, 4)}, "p",
+      {32, 64, 511, 511});
+  auto s = spec::parse_spec(j);
+  auto c = contract::derive(s, "k");
+  const auto cands = family.structures(s, c);
+  ASSERT_GE(cands.size(), 2u);
+  const Candidate& t = cands[1];
+  EXPECT_EQ(t.id, "pool.max2d:b256:o1:unrolled:tile");
+  const std::string& d = t.code.device_code;
+  EXPECT_TRUE(has(d, "constexpr int kTH = 32, kTW = 128;")) << d;
+  EXPECT_TRUE(has(d, "__shared__ float egg_in_t[kIH][kIW];"));
+  EXPECT_TRUE(has(d, "float egg_x = -INFINITY;"));
+  EXPECT_TRUE(has(d, "const float egg_x = egg_in_t[egg_r][egg_q * kSW + egg_kw * kDW];"));
+  EXPECT_TRUE(has(d, "const float egg_x = egg_w_t[egg_r * kSH + egg_kh * kDH][egg_q];"));
+  EXPECT_TRUE(has(d, "out0[egg_o] = egg_from_float<float>(egg_vals[0]);"));
+  EXPECT_TRUE(has(t.summary, "32 x 128 output tile")) << t.summary;
+  // 2048 planes x 16 tiles down x 4 across.
+  EXPECT_TRUE(has(t.code.launch_body, "egg_k_pool_tile<<<131072, 256, 0, stream>>>(x, out0, 0);"))
+      << t.code.launch_body;
+  bool off = false;
+  for (const auto& u : family.tunings(s, c, t, "memory")) off = off || !has(u.id, ":tile");
+  EXPECT_TRUE(off);
+
+  auto avg_j = spec_of(
+      {8, 16, 33, 33},
+      {node("p", "avg_pool2d", {ref("x")}, avg(3, 1, 1, true, false, nullptr), {8, 16, 33, 33}, 5)},
+      "p", {8, 16, 33, 33});
+  auto as = spec::parse_spec(avg_j);
+  const auto avg_cands = family.structures(as, contract::derive(as, "k"));
+  ASSERT_GE(avg_cands.size(), 2u);
+  EXPECT_TRUE(has(avg_cands[1].id, ":tile")) << avg_cands[1].id;
+  EXPECT_TRUE(has(avg_cands[1].code.device_code, "float egg_x = 0.0f;"));
+  EXPECT_TRUE(has(avg_cands[1].code.device_code, "const int egg_div = egg_dn * egg_hn * egg_wn;"));
+  EXPECT_TRUE(has(avg_cands[1].code.device_code, "egg_k_pooled(egg_acc, 0, egg_oh * kSH - kPH"));
 }
 
 TEST(Pool, AvgPoolDivisorRules) {

@@ -513,6 +513,32 @@ TEST(Reduction, NormalizeDividesByTheClampedNorm) {
   EXPECT_TRUE(has(r.device, "float egg_cache[kItems][VEC];"));  // one read of the row
 }
 
+// A normalize over a middle dim of at most 64 elements (RMS over the channels of [N, C, H, W])
+// keeps each thread's column in registers: the input is read once, then written; the second
+// structure reads it twice. A softmax over such a column stays online (the row kernels' two-pass
+// form is theirs alone), and columns past 64 elements are not kept.
+TEST(Reduction, ShortColumnsStayInRegistersBetweenThePasses) {
+  auto j = spec_of(x_of({8, 64, 4096}), json::array(),
+                   {node("r", "softmax", {ref("x")}, {{"dim", 1}}, {8, 64, 4096}, 5)}, "r",
+                   {8, 64, 4096});
+  auto r = render_first(j);
+  EXPECT_TRUE(has(r.id, "reduction.normalize.col:") && has(r.id, ":cache")) << r.id;
+  EXPECT_TRUE(has(r.device, "float egg_cache[kR];")) << r.device;
+  EXPECT_TRUE(has(r.device, "egg_cache[egg_r] = egg_x;"));
+  EXPECT_TRUE(has(r.device, "const float egg_x = egg_cache[egg_r];"));
+  EXPECT_TRUE(has(r.device, "column kept in registers (input read once)"));
+  EXPECT_TRUE(has(r.device, "const float egg_a = (expf(egg_x - egg_st.m) / egg_st.s);"));
+  auto twice = render_first(j, 1);
+  EXPECT_FALSE(has(twice.id, ":cache")) << twice.id;
+  EXPECT_FALSE(has(twice.device, "egg_cache[egg_r]"));
+  EXPECT_TRUE(has(twice.device, "two passes over the column"));
+
+  auto longer = spec_of(x_of({8, 65, 4096}), json::array(),
+                        {node("r", "softmax", {ref("x")}, {{"dim", 1}}, {8, 65, 4096}, 5)}, "r",
+                        {8, 65, 4096});
+  EXPECT_FALSE(has(render_first(longer).id, ":cache"));
+}
+
 TEST(Reduction, MaxValuesThroughGetitem) {
   auto j = spec_of(x_of({4096, 8192}), json::array(),
                    {node("m", "max", {ref("x")}, {{"dim", -1}, {"keepdim", false}}, {4096}, 5),
@@ -796,7 +822,8 @@ TEST(Reduction, RejectsFlipsTheScanCannotFuse) {
 // ---- integer and bool inputs: exact long long values ------------------------------------------
 
 // An int64 sum is exact at any size: long long values, the table's I reducer (wrapping adds), the
-// input read by index as long long, the result stored as it is.
+// input read in 16-byte vectors (two elements each) and passed to the index program as long
+// long, the result stored as it is.
 TEST(Reduction, IntegerSumsAreExactInLongLong) {
   auto j = spec_of(x_of({64, 1000}, "int64"), json::array(),
                    {node("s", "sum", {ref("x")},
@@ -804,8 +831,15 @@ TEST(Reduction, IntegerSumsAreExactInLongLong) {
                    "s", {64}, "int64");
   auto r = render_first(j);
   EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedSumI;")) << r.device;
-  EXPECT_TRUE(has(r.device, "static_cast<long long>(x[i])"));
-  EXPECT_TRUE(has(r.device, "const long long egg_x = egg_k_gather(egg_e, x, 0);"));
+  EXPECT_TRUE(has(r.device, "egg_k_gather(IndexT i, long long egg_e_x, const std::int64_t* "))
+      << r.device;
+  EXPECT_TRUE(has(r.device,
+                  "const long long egg_x = egg_k_gather(egg_e, "
+                  "static_cast<long long>(x_v.v[egg_j]), x, 0);"));
+  EXPECT_TRUE(has(r.device, "egg_load_vec_once<std::int64_t, VEC>(x + egg_base + egg_c)"));
+  EXPECT_TRUE(has(r.id, ":v2"));
+  // The host's evaluation (tests/suite/host_eval.py) reads every element by pointer.
+  EXPECT_TRUE(has(r.device, "egg_k_gather(egg_e, static_cast<long long>(x[egg_e]), x, 0)"));
   EXPECT_TRUE(has(r.device, "const long long egg_r = egg_st.v;"));
   EXPECT_TRUE(has(r.device, "out0[egg_o] = egg_from_int<std::int64_t>(egg_r);"));
   EXPECT_TRUE(has(r.device, "exact integers (long long)"));

@@ -119,7 +119,11 @@ Candidate ElementwiseFamily::render(const spec::Spec& s, const contract::Contrac
     const std::string ctype = contract::c_type(a.dtype);
     ptrs.push_back(host_input(c, a));
     if (r->full) {
-      fulls.push_back({{"ptr", a.var}, {"ctype", ctype}, {"value", full_value(a.var)}});
+      fulls.push_back({{"ptr", a.var},
+                       {"ctype", ctype},
+                       {"value", full_value(a.var)},
+                       {"vtype", full_type(*r)},
+                       {"to", full_load(*r)}});
       full_ptrs.push_back(a.var);
       min_size = std::min(min_size, spec::dtype_size(a.dtype));
     }

@@ -263,10 +263,11 @@ class Builder {
     prog_.max_numel = std::max(prog_.max_numel, spec::numel(t.shape));
     IndexRead& r = read_of(t.name);
     const std::string& ptr = ptr_.at(t.name);
-    // An integer tensor is read as long long, exactly, at a computed offset (the schedule's
-    // vector loads are float).
-    if (at.linear && at.guard.empty() && !integer_) {
+    // Read at element i itself: the schedule loads it (a vector where it can) and passes it in,
+    // an integer tensor as long long, exactly.
+    if (at.linear && at.guard.empty()) {
       r.full = true;
+      r.integer = integer_;
       return full_value(ptr);
     }
     r.indexed = true;
@@ -802,6 +803,10 @@ class Builder {
 bool is_layout_op(const std::string& op) { return layout_ops().count(op) > 0; }
 
 std::string full_value(const std::string& var) { return "egg_e_" + var; }
+std::string full_type(const IndexRead& r) { return r.integer ? "long long" : "float"; }
+std::string full_load(const IndexRead& r) {
+  return r.integer ? "static_cast<long long>" : "egg_to_float";
+}
 
 std::optional<UserError> index_ir_check(const spec::Spec& s, const spec::Node& n,
                                         const OpTable& ops) {

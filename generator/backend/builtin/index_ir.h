@@ -38,6 +38,8 @@ struct IndexRead {
   bool full = false;     // read at element i of the outputs (contiguous, their element count):
                          // the schedule loads it, as a vector where it can, and passes the value
                          // in as `full_value(var)`
+  bool integer = false;  // an int64/int32 tensor: its full value passes in as a long long (exact),
+                         // else as a float
   bool indexed = false;  // read at a computed offset (through its pointer)
 };
 
@@ -49,9 +51,12 @@ struct IndexProgram {
   std::int64_t max_numel = 0;           // largest element count of an output or tensor read
 };
 
-// The float parameter through which the schedule passes element i of the tensor whose pointer is
-// `var`.
+// The parameter through which the schedule passes element i of the tensor whose pointer is `var`
+// (a float, or a long long for an integer tensor: full_type, full_load).
 std::string full_value(const std::string& var);
+// The C type of that parameter, and the conversion that makes it from the tensor's element.
+std::string full_type(const IndexRead& r);
+std::string full_load(const IndexRead& r);
 
 // Builds the program for the outputs of `s` (all of one element count); `ptr_var` names every
 // tensor's pointer. Throws a UserError for a node index_ir_check rejects.

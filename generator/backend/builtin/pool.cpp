@@ -23,6 +23,7 @@ int out_elem_size(const contract::Contract& c) {
 bool pool_params_valid(const PoolPlan& plan, const PoolParams& p) {
   if (p.block < 32 || p.block > 1024 || p.block % 32) return false;
   if (p.opt != 1 && p.opt != 2 && p.opt != 4 && p.opt != 8) return false;
+  if (p.tile && (p.opt != 1 || p.reuse || !pool_tile(plan))) return false;
   // A span in registers: several windows per thread, at most 32 input columns.
   if (p.reuse && (p.opt == 1 || pool_span(plan, p.opt) > 32)) return false;
   return p.opt <= plan.out[2];
@@ -30,9 +31,27 @@ bool pool_params_valid(const PoolPlan& plan, const PoolParams& p) {
 
 }  // namespace
 
+// Static shared memory the tiled structure's two tiles may take.
+constexpr std::int64_t kTileBytes = 40 * 1024;
+
+std::optional<PoolTile> pool_tile(const PoolPlan& plan) {
+  const auto reach = [&](int d) { return (plan.kernel[d] - 1) * plan.dilation[d] + 1; };
+  if (plan.dims != 2 || plan.stride[1] >= reach(1)) return std::nullopt;
+  PoolTile t;
+  t.w = std::min<std::int64_t>(128, ceil_div(plan.out[2], 32) * 32);
+  const std::int64_t in_w = (t.w - 1) * plan.stride[2] + reach(2);
+  for (t.h = std::min<std::int64_t>(32, plan.out[1]); t.h >= 1; t.h /= 2) {
+    const std::int64_t in_h = (t.h - 1) * plan.stride[1] + reach(1);
+    t.bytes = (in_h * in_w + in_h * t.w) * 4;
+    if (t.bytes <= kTileBytes) return t;
+  }
+  return std::nullopt;
+}
+
 json PoolParams::to_json() const {
   json j = {{"block", block}, {"opt", opt}, {"unroll", unroll}, {"vectorized", vectorized}};
   if (reuse) j["reuse"] = true;  // absent: each window reads its own inputs
+  if (tile) j["tile"] = true;    // absent: a thread per output (or opt outputs), no shared tile
   return j;
 }
 
@@ -59,6 +78,7 @@ PoolParams PoolParams::from_json(const json& j) {
   p.unroll = j.value("unroll", p.unroll);
   p.vectorized = j.value("vectorized", p.vectorized);
   p.reuse = j.value("reuse", p.reuse);
+  p.tile = j.value("tile", p.tile);
   return p;
 }
 
@@ -127,19 +147,29 @@ Candidate PoolFamily::render(const spec::Spec& s, const contract::Contract& c, c
   }
 
   const int esize = out_elem_size(c);
-  const bool vstore = p.vectorized && p.opt * esize == 16 && plan.out[2] % p.opt == 0;
-  const std::int64_t threads =
-      plan.planes * plan.out[0] * plan.out[1] * ceil_div(plan.out[2], p.opt);
+  const std::optional<PoolTile> tile = p.tile ? pool_tile(plan) : std::nullopt;
+  if (p.tile && !tile) throw InternalError("pool family: tiled params for a plan without a tile");
+  const PoolTile tile_shape = tile.value_or(PoolTile{});
+  const bool vstore = !tile && p.vectorized && p.opt * esize == 16 && plan.out[2] % p.opt == 0;
+  const std::int64_t grid =
+      tile ? plan.planes * ceil_div(plan.out[1], tile->h) * ceil_div(plan.out[2], tile->w)
+           : ceil_div(plan.planes * plan.out[0] * plan.out[1] * ceil_div(plan.out[2], p.opt),
+                      static_cast<std::int64_t>(p.block));
   const bool small = std::max(in_numel, out_numel) + 64 < (std::int64_t(1) << 31);
   const bool unroll = p.unroll && plan.window() <= 64;
   const std::string structure =
-      "one thread per " +
-      (p.opt == 1 ? std::string("output") : std::to_string(p.opt) + " outputs along W") +
-      (unroll ? ", window unrolled" : ", window loop") +
-      (p.reuse ? ", each window row's span of " + std::to_string(pool_span(plan, p.opt)) +
-                     " inputs read once"
-               : "") +
-      (vstore ? ", 16-byte output stores" : "") + ", fp32 accumulation";
+      tile ? "a block per " + std::to_string(tile->h) + " x " + std::to_string(tile->w) +
+                 " output tile, its input tile read once into shared memory (" +
+                 std::to_string(tile->bytes / 1024) +
+                 " KiB with the W-reduced tile), windows reduced along W then H" +
+                 (unroll ? ", window unrolled" : ", window loop") + ", fp32 accumulation"
+           : "one thread per " +
+                 (p.opt == 1 ? std::string("output") : std::to_string(p.opt) + " outputs along W") +
+                 (unroll ? ", window unrolled" : ", window loop") +
+                 (p.reuse ? ", each window row's span of " +
+                                std::to_string(pool_span(plan, p.opt)) + " inputs read once"
+                          : "") +
+                 (vstore ? ", 16-byte output stores" : "") + ", fp32 accumulation";
   json ctx = {{"fn", fn},
               {"summary", std::to_string(plan.prologue.size()) + " prologue ops → " + an.target +
                               " → " + std::to_string(plan.epilogue.size()) + " epilogue ops"},
@@ -166,13 +196,16 @@ Candidate PoolFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"opt", p.opt},
               {"vstore", vstore},
               {"reuse", p.reuse},
-              {"grid", ceil_div(threads, p.block)},
+              {"tile", tile.has_value()},
+              {"tile_h", tile_shape.h},
+              {"tile_w", tile_shape.w},
+              {"grid", grid},
               {"args", args}};
   add_window_context(ctx, plan.in, plan.out, plan.kernel, plan.stride, plan.pad, plan.dilation);
   Candidate cand;
   cand.id = std::string("pool.") + (plan.max ? "max" : "avg") + std::to_string(plan.dims) + "d:b" +
             std::to_string(p.block) + ":o" + std::to_string(p.opt) + (unroll ? ":unrolled" : "") +
-            (p.reuse ? ":reuse" : "") + (vstore ? ":v" : "");
+            (p.reuse ? ":reuse" : "") + (tile ? ":tile" : "") + (vstore ? ":v" : "");
   cand.summary = an.target + ": " + structure + ", block " + std::to_string(p.block);
   cand.params = p.to_json();
   cand.params["vstore"] = vstore;
@@ -197,6 +230,11 @@ std::vector<PoolParams> pool_structures(const PoolPlan& plan, int out_elem_size)
   // the first structure reads again per window.
   PoolParams one;
   add(one);
+  // 2-d windows overlapping along H: a thread per output fetches each input row once per output
+  // row that reads it (from L2: rows of other blocks); the tiled structure reads it about once.
+  PoolParams tiled;
+  tiled.tile = true;
+  add(tiled);
   PoolParams wide;
   wide.opt = std::min(16 / out_elem_size, 8);
   while (wide.opt > 1 && wide.opt > plan.out[2]) wide.opt /= 2;
@@ -238,6 +276,11 @@ std::vector<PoolParams> pool_tuning_space(const PoolPlan& plan, int out_elem_siz
   span.reuse = !inc.reuse;
   if (span.reuse && span.opt == 1) span.opt = std::min(16 / out_elem_size, 8);
   add(span);
+  PoolParams tiled = inc;  // a shared-memory tile per block, or a thread per output
+  tiled.tile = !inc.tile;
+  tiled.opt = 1;
+  tiled.reuse = false;
+  add(tiled);
   if (out.size() > 10) out.resize(10);
   return out;
 }

@@ -52,6 +52,15 @@ inline std::int64_t pool_span(const PoolPlan& plan, int opt) {
   return (opt - 1) * plan.stride[2] + (plan.kernel[2] - 1) * plan.dilation[2] + 1;
 }
 
+// The output tile of the tiled structure (PoolParams::tile): `h` x `w` outputs of one plane
+// (w a multiple of 32 up to 128, h up to 32), sized so that its input tile and the tile reduced
+// along W fit `bytes` of static shared memory; nullopt for a plan it does not take (not 2-d, or
+// windows that do not overlap along H, where every input row is read for one output row anyway).
+struct PoolTile {
+  std::int64_t h = 0, w = 0, bytes = 0;
+};
+std::optional<PoolTile> pool_tile(const PoolPlan& plan);
+
 // The plan of a spec, or why the pool family cannot implement it (naming op and line).
 std::variant<PoolPlan, UserError> plan_pool(const spec::Spec& spec, const OpTable& ops);
 
@@ -71,6 +80,9 @@ struct PoolParams {
   bool vectorized = true;  // 16-byte stores of a thread's outputs when opt*elem == 16 bytes
   // opt > 1: each window row's input span along W read once into registers for the opt windows
   bool reuse = false;
+  // 2-d windows overlapping along H: a block per tile of outputs, its input tile read once into
+  // shared memory and reduced separably (along W, then H); opt 1, no reuse (pool_tile says how big)
+  bool tile = false;
   nlohmann::json to_json() const;
   static PoolParams from_json(const nlohmann::json& j);
 };

@@ -21,11 +21,22 @@ constexpr int kSms = 132;  // H100/H200 class; the tuning search measures the re
 // H200: a mean over 2^30 elements by 32 threads (2^25 each) was 1 % off PyTorch's; split over
 // 528 blocks of 512 threads (about 4 K each) it verified.
 constexpr std::int64_t kMaxSerialPerThread = std::int64_t{1} << 14;
+// The longest column a column normalize keeps in registers (a float each, every step unrolled):
+// its input is read once instead of twice.
+constexpr std::int64_t kColCacheMax = 64;
+
+// True when the kernels read the input side in vectors: always without a gather; with one (a
+// prologue by index), in reductions, whose kernels load the tensors the program reads at the
+// element itself as vectors and pass their values in (never reversed: a flip's reads are
+// indexed).
+bool vector_reads(const ReductionPlan& plan) {
+  return !plan.gather || (plan.mode == Mode::reduce && !plan.in_rev);
+}
 
 // Elements per 16-byte vector for the plan's narrowest streamed tensor.
 // Rows: along the reduced dim. Column reductions: across VEC adjacent columns (the inner dim).
 int vec_width(const ReductionPlan& plan, int elem_size, const ReductionParams& p) {
-  if (!p.vectorized || plan.gather) return 1;
+  if (!p.vectorized || !vector_reads(plan)) return 1;
   const int vec = 16 / elem_size;
   if (!plan.row()) return (plan.mode == Mode::reduce && plan.inner % vec == 0) ? vec : 1;
   if (plan.R % vec != 0) return 1;
@@ -195,7 +206,8 @@ bool reduction_params_valid(const ReductionPlan& plan, int elem_size, const Redu
       const std::int64_t budget = p.block >= 1024 ? 16 : p.block >= 512 ? 48 : 64;
       if (ceil_div(plan.R, p.tpr) > budget) return false;
     }
-  } else if (p.cache || p.transpose) {
+  } else if (p.transpose || (p.cache && (plan.mode != Mode::normalize || plan.R > kColCacheMax ||
+                                         p.split > 1 || p.cgroups != 1))) {
     return false;
   }
   if (p.cluster != 0) {
@@ -263,14 +275,20 @@ Operands collect_operands(const spec::Spec& s, const contract::Contract& c,
                       "tensor " + name + " is read both before and after `" + an.target +
                           "`; the builtin reduction family reads a tensor on one side only",
                       "split the op into two op.py files");
+  // The tensors a gathered prologue reads at the element itself (the others by index).
+  std::set<std::string> gather_fulls;
+  if (gather)
+    for (const auto& r : gather->reads)
+      if (r.full) gather_fulls.insert(r.tensor);
   for (const auto& a : c.args) {
     if (a.role == contract::Role::output || !o.elem_leaves.count(a.source)) continue;
     const std::string ctype = contract::c_type(a.dtype);
-    const bool full = spec::numel(a.shape) == in_numel;
+    const bool full =
+        plan.gather ? gather_fulls.count(a.source) > 0 : spec::numel(a.shape) == in_numel;
     const std::string value = "a" + std::to_string(o.operands.size());
     o.value_of[a.source] = value;
-    // Rows and column reductions (a gathered prologue reads by index, one element at a time).
-    const bool vector_load = full && (plan.row() || reduce) && !plan.gather;
+    // Rows and column reductions; a gathered prologue in reductions only (vector_reads).
+    const bool vector_load = full && (plan.row() || reduce) && vector_reads(plan);
     const std::string load =
         vector_load
             ? "egg_to_float(" + a.var + "_v.v[" + (plan.in_rev ? "VEC - 1 - egg_j" : "egg_j") + "])"
@@ -304,7 +322,9 @@ Operands collect_operands(const spec::Spec& s, const contract::Contract& c,
 // call that computes it at element egg_e: from the operands' loads there, or the index program.
 struct Prologue {
   json steps = json::array();
-  std::string result = "0.0f", call;
+  // The call computing the input at egg_e in the kernels (a vector-loaded tensor's value from its
+  // vector's element egg_j) and with every tensor read at egg_e (the host evaluation).
+  std::string result = "0.0f", call, scalar_call;
   json gather_fulls = json::array();  // tensors the program reads at element i itself
 };
 
@@ -323,17 +343,37 @@ Prologue render_prologue(const spec::Spec& s, const contract::Contract& c,
     pro.steps.push_back({{"value", value}, {"expr", ops.expression(s, *n, o.value_of)}});
     o.value_of[n->name] = value;
   }
-  if (!plan.gather) pro.result = o.value_of.at(plan.input);
-  pro.call = fn + (plan.gather ? "_gather(egg_e, " : "_pro(");
-  for (const auto& op : o.operands)
-    pro.call += (plan.gather ? op["ptr"] : op["load"]).get<std::string>() + ", ";
+  if (!plan.gather) {
+    pro.result = o.value_of.at(plan.input);
+    pro.call = fn + "_pro(";
+    for (const auto& op : o.operands) pro.call += op["load"].get<std::string>() + ", ";
+    pro.call += "0)";
+    pro.scalar_call = pro.call;
+    return pro;
+  }
+  // The gather: the values of the tensors read at the element itself (from the vectors where the
+  // kernel loads them), then every operand's pointer.
+  pro.call = pro.scalar_call = fn + "_gather(egg_e, ";
+  std::set<std::string> vector_loaded;
+  for (const auto& f : o.full_operands) vector_loaded.insert(f["ptr"].get<std::string>());
+  for (const auto& r : gather->reads)
+    for (const auto& a : c.args)
+      if (r.full && a.role != contract::Role::output && a.source == r.tensor) {
+        pro.gather_fulls.push_back({{"ptr", a.var},
+                                    {"ctype", contract::c_type(a.dtype)},
+                                    {"value", full_value(a.var)},
+                                    {"vtype", full_type(r)}});
+        const std::string at_e = full_load(r) + "(" + a.var + "[egg_e]), ";
+        pro.call +=
+            vector_loaded.count(a.var) ? full_load(r) + "(" + a.var + "_v.v[egg_j]), " : at_e;
+        pro.scalar_call += at_e;
+      }
+  for (const auto& op : o.operands) {
+    pro.call += op["ptr"].get<std::string>() + ", ";
+    pro.scalar_call += op["ptr"].get<std::string>() + ", ";
+  }
   pro.call += "0)";
-  if (gather)
-    for (const auto& r : gather->reads)
-      for (const auto& a : c.args)
-        if (r.full && a.role != contract::Role::output && a.source == r.tensor)
-          pro.gather_fulls.push_back(
-              {{"ptr", a.var}, {"ctype", contract::c_type(a.dtype)}, {"value", full_value(a.var)}});
+  pro.scalar_call += "0)";
   return pro;
 }
 
@@ -442,7 +482,7 @@ Layout layout_of(const ReductionPlan& plan, int esize, const ReductionParams& p)
     l.chunk = ceil_div(ceil_div(plan.R, p.split), step) * step;
   }
   l.split = ceil_div(plan.R, l.chunk);  // chunks that hold elements
-  l.cache = p.cache && row && plan.mode == Mode::normalize;
+  l.cache = p.cache && plan.mode == Mode::normalize;
   l.smem = p.cluster != 0 && row && plan.mode == Mode::normalize;
   l.sl = smem_layout(plan, esize, p);
   return l;
@@ -484,7 +524,9 @@ std::string structure_text(const ReductionPlan& plan, const ReductionParams& p, 
          (l.cgroups > 1
               ? ", " + std::to_string(l.cgroups) + " threads per column merged in shared memory"
               : std::string()) +
-         (l.split > 1 ? ", split " + std::to_string(l.split) + " with a merge pass" : "");
+         (l.split > 1 ? ", split " + std::to_string(l.split) + " with a merge pass" : "") +
+         (l.cache ? ", column kept in registers (input read once)" : "") +
+         (plan.mode == Mode::normalize && !l.cache ? ", two passes over the column" : "");
 }
 
 // The candidate's id: family, mode, layout and every parameter that changes the kernel.
@@ -525,7 +567,7 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
   // registers (two_pass) or the shared memory holding x (smem_two_pass), with no online rescale.
   // Softmax whose epilogue never reads x keeps the exponentials there for the write pass.
   const bool softmax = plan.reducer == "EggRedSoftmax";
-  const bool two_pass = l.cache && softmax;
+  const bool two_pass = l.cache && softmax && row;
   const bool smem_two_pass = l.smem && softmax && !epi.reads_operands;
   const bool exp_form = !plan.element_exp_expr.empty() && !epi.reads_x;
   const bool store_exp = two_pass && exp_form, smem_store_exp = smem_two_pass && exp_form;
@@ -613,6 +655,7 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
               {"scan_identity", plan.scan_identity},
               {"keep_x", keep_x},
               {"pro_call", pro.call},
+              {"pro_call_scalar", pro.scalar_call},
               // Integer plans (their prologue by index, no epilogue) also run on the host.
               {"host_eval", plan.integer && plan.mode != Mode::normalize},
               {"host_ins", host_ins(c, o)},
@@ -712,7 +755,7 @@ std::vector<ReductionParams> reduction_structures(const ReductionPlan& plan, int
     out.push_back(p);
   };
   const std::int64_t rows = plan.rows();
-  const int vec = (plan.R % (16 / elem_size) == 0 && !plan.gather) ? 16 / elem_size : 1;
+  const int vec = (plan.R % (16 / elem_size) == 0 && vector_reads(plan)) ? 16 / elem_size : 1;
   if (plan.mode == Mode::scan) {
     ReductionParams p;
     if (plan.row()) {
@@ -775,6 +818,11 @@ std::vector<ReductionParams> reduction_structures(const ReductionPlan& plan, int
   } else {
     p.block = 256;
     p.unroll = 4;
+    if (plan.mode == Mode::normalize) {
+      ReductionParams cached = p;
+      cached.cache = true;  // the column in registers: one read of the input
+      add(cached);
+    }
     const std::int64_t col_threads = rows / vec_width(plan, elem_size, p);
     const std::int64_t blocks = ceil_div(col_threads, p.block);
     if (plan.mode == Mode::reduce && plan.R >= 64) {
