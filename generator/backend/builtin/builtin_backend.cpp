@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "backend/builtin/algebra.h"
+#include "backend/builtin/algebra_conv.h"
 #include "backend/builtin/families.h"
 #include "backend/builtin/lowering.h"
 #include "backend/builtin/raising.h"
@@ -41,19 +42,27 @@ Plan BuiltinBackend::plan(const spec::Spec& spec) const {
   }
 }
 
+std::vector<Plan> BuiltinBackend::algebra_plans(const spec::Spec& spec) const {
+  // Sums and pools over a linear map's output features as products with the reduced weight
+  // (algebra.h); a convolution's global sum or mean as a product with the input's window sums
+  // (algebra_conv.h): other plans, measured and verified beside the graph as written.
+  std::vector<Plan> out;
+  for (const auto& reduced : {reduce_linear_features(spec), reduce_conv_spatial(spec)}) {
+    if (!reduced) continue;
+    try {
+      out.push_back(plan_graph(lower_composites(*reduced), families_, ops_));
+    } catch (const UserError&) {
+      // The graph as written alone.
+    }
+  }
+  return out;
+}
+
 std::vector<Plan> BuiltinBackend::plans(const spec::Spec& spec) const {
   std::vector<Plan> all = {plan(spec)};
   for (auto& p : fused_plans(lower_composites(spec), all.front(), fusing_))
     all.push_back(std::move(p));
-  // Sums and pools over a linear map's output features as products with the reduced weight
-  // (algebra.h): another plan, measured and verified beside the product.
-  if (const auto reduced = reduce_linear_features(spec)) {
-    try {
-      all.push_back(plan_graph(lower_composites(*reduced), families_, ops_));
-    } catch (const UserError&) {
-      // The product as written alone.
-    }
-  }
+  for (auto& p : algebra_plans(spec)) all.push_back(std::move(p));
   // Attention kept whole (or raised from its written-out form) for the attention family's flash
   // kernel, beside its math; none where that family refuses it (fp32, dropout, a head dim it does
   // not hold, ...).

@@ -37,6 +37,10 @@ class BuiltinBackend : public Backend {
  private:
   // The family that implements the whole spec (checked by check_supported), or null.
   const Family* family_for(const spec::Spec& spec) const;
+  // The plans of the spec's algebraic rewrites (algebra.h, algebra_conv.h): feature reductions of
+  // a linear map, a convolution's global sum; none where neither applies or where the rewritten
+  // graph has no plan.
+  std::vector<Plan> algebra_plans(const spec::Spec& spec) const;
   // Stage proposals for a plan: stage 1 combines the segments' structures, stage 2 each segment's
   // tunings with the others at the incumbent's (plan_stages.cpp).
   std::vector<Candidate> propose_plan(const StageRequest& request);
