@@ -27,6 +27,8 @@ def load(path):
 
 
 def arg(a, env):
+    if "list" in a:
+        return [arg(x, env) for x in a["list"]]
     return env[a["node"]] if "node" in a else a["scalar"]
 
 
@@ -44,6 +46,10 @@ def evaluate(graph, env):
             v = a[0].unsqueeze(at["dim"])
         elif op == "permute":
             v = a[0].permute(at["dims"])
+        elif op == "select":
+            v = a[0].select(at["dim"], at["index"])
+        elif op == "stack":
+            v = torch.stack(a[0], dim=at["dim"])
         elif op in ("mul", "div", "add", "sub", "remainder", "ge", "lt", "eq", "logical_and"):
             x, y = a
             if isinstance(y, float) and not torch.is_floating_point(x) and y == int(y):

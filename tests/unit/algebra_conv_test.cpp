@@ -66,24 +66,28 @@ TEST(AlgebraConv, ATransposedConvolutionsMeanIsAProductWithTheWindowSums) {
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(find(*r, "y"), nullptr);  // the convolution and its chain are gone
   EXPECT_EQ(find(*r, "h"), nullptr);
-  // Axis masks from aranges: output o = i s + k d - p inside [0, 16).
-  const spec::Node* t = find(*r, "m__t1p");
-  ASSERT_NE(t, nullptr);
-  EXPECT_EQ(t->shape, (spec::Shape{3, 8}));
-  EXPECT_EQ(t->dtype, spec::DType::int64);
-  const spec::Node* hi = find(*r, "m__m1hi");
-  ASSERT_NE(hi, nullptr);
-  EXPECT_EQ(hi->op, "lt");
-  EXPECT_EQ(hi->args[1].scalar, 16.0);
-  EXPECT_EQ(find(*r, "m__m1rem"), nullptr);  // no stride lattice on the transposed side
-  // W contracted first: [2, 4, 8, 3, 8] summed over its last dim; then H.
-  const spec::Node* p1 = find(*r, "m__p1");
-  ASSERT_NE(p1, nullptr);
-  EXPECT_EQ(p1->shape, (spec::Shape{2, 4, 8, 3, 8}));
-  const spec::Node* s0 = find(*r, "m__s0");
-  ASSERT_NE(s0, nullptr);
-  EXPECT_EQ(s0->shape, (spec::Shape{2, 4, 3, 3}));
-  EXPECT_EQ(find(*r, "m__m0r")->shape, (spec::Shape{3, 8, 1}));
+  // Offset 0 reaches output -1 from input 0 along each axis (o = 2 i + k - 1), the others every
+  // input: each axis is its sum, less input 0 for offset 0, stacked per offset. W first.
+  const spec::Node* t1 = find(*r, "m__t1");
+  ASSERT_NE(t1, nullptr);
+  EXPECT_EQ(t1->op, "sum");
+  EXPECT_EQ(t1->attrs["dim"], json({3}));
+  EXPECT_EQ(t1->shape, (spec::Shape{2, 4, 8}));
+  const spec::Node* sel = find(*r, "m__x1i0");
+  ASSERT_NE(sel, nullptr);
+  EXPECT_EQ(sel->op, "select");
+  EXPECT_EQ(sel->attrs["index"], 0);
+  EXPECT_EQ(find(*r, "m__t1k0i0")->op, "sub");
+  EXPECT_EQ(find(*r, "m__t1k1i0"), nullptr);  // offsets 1 and 2 take the whole sum
+  const spec::Node* s1 = find(*r, "m__s1");
+  ASSERT_NE(s1, nullptr);
+  EXPECT_EQ(s1->op, "stack");
+  ASSERT_EQ(s1->args.size(), 1u);
+  ASSERT_EQ(s1->args[0].items.size(), 3u);
+  EXPECT_EQ(s1->args[0].items[1].node, "m__t1");
+  EXPECT_EQ(s1->shape, (spec::Shape{2, 4, 8, 3}));
+  EXPECT_EQ(find(*r, "m__s0")->shape, (spec::Shape{2, 4, 3, 3}));
+  EXPECT_EQ(find(*r, "m__m1"), nullptr);  // no masks where the totals do
   // The window sums over the 256 output positions, the weight as [C_out, C_in K], the bias.
   EXPECT_EQ(find(*r, "m__zm")->args[1].scalar, 256.0);
   EXPECT_EQ(find(*r, "m__wt")->attrs["dims"], json({1, 0, 2, 3}));
@@ -100,9 +104,17 @@ TEST(AlgebraConv, ATransposedConvolutionsMeanIsAProductWithTheWindowSums) {
   EXPECT_EQ(out->where.line, 7);
 }
 
+// Stride 2 skips every other input for each offset: too many to subtract, so each axis is x
+// contracted with its 0/1 mask (from aranges), the lattice included.
 TEST(AlgebraConv, AStridedConvolutionsSumKeepsItsLatticeAndCountsThePositions) {
   const auto r = reduce_conv_spatial(spec::parse_spec(strided_sum()));
   ASSERT_TRUE(r.has_value());
+  const spec::Node* p1 = find(*r, "s__p1");
+  ASSERT_NE(p1, nullptr);
+  EXPECT_EQ(p1->shape, (spec::Shape{2, 4, 9, 3, 9}));  // W contracted first
+  EXPECT_EQ(find(*r, "s__m0r")->shape, (spec::Shape{3, 9, 1}));
+  EXPECT_EQ(find(*r, "s__s0")->shape, (spec::Shape{2, 4, 3, 3}));
+  EXPECT_EQ(find(*r, "s__u0k")->dtype, spec::DType::int64);
   // Input i = o s + k d - p: u = i + p - k d in [0, 5 * 2), on the stride's lattice.
   EXPECT_EQ(find(*r, "s__m0hi")->args[1].scalar, 10.0);
   const spec::Node* rem = find(*r, "s__m0rem");
@@ -197,10 +209,20 @@ TEST(AlgebraConv, DumpRewrittenSpecs) {
     if (!r) continue;
     json nodes = json::array();
     for (const auto& n : r->nodes) {
+      const auto arg_json = [](const spec::Arg& a) {
+        return a.kind == spec::Arg::Kind::node ? json{{"node", a.node}}
+                                               : json{{"scalar", a.scalar}};
+      };
       json args = json::array();
-      for (const auto& a : n.args)
-        args.push_back(a.kind == spec::Arg::Kind::node ? json{{"node", a.node}}
-                                                       : json{{"scalar", a.scalar}});
+      for (const auto& a : n.args) {
+        if (a.kind != spec::Arg::Kind::list) {
+          args.push_back(arg_json(a));
+          continue;
+        }
+        json items = json::array();
+        for (const auto& item : a.items) items.push_back(arg_json(item));
+        args.push_back({{"list", items}});
+      }
       nodes.push_back(
           {{"name", n.name}, {"op", n.op}, {"args", args}, {"attrs", n.attrs}, {"shape", n.shape}});
     }

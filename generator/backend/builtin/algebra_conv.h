@@ -5,7 +5,9 @@
 // output position inside the output (forward: i = o s + k d - p for some output o; transposed:
 // o = i s + k d - p inside the output). Per spatial axis these positions are a 0/1 mask M[k, i]
 // (arange, integer arithmetic and comparisons: no constants baked in), so S is x contracted with
-// each axis's mask in turn (two small reductions for a 2-d convolution) and the result is one
+// each axis's mask in turn (two small reductions for a 2-d convolution); along an axis where the
+// offsets miss only a few border positions, the axis's sum less those positions instead (x read
+// once along it rather than once per offset). The result is one
 // [N, C_in K] x [C_in K, C_out] product: the input is read once, the convolution's
 // O C_out C_in K flops per batch entry and its full-size output are gone. A chain of scalar
 // multiplies, divides, adds and subtracts between the convolution and the reduction commutes with
