@@ -314,8 +314,8 @@ std::vector<spec::Node> rewrite_pool(const spec::Spec& s, const Match& mt) {
 
 std::optional<spec::Spec> reduce_linear_features(const spec::Spec& s) {
   const auto readers = uses_of(s);
-  std::vector<Match> matches;
   std::set<const spec::Node*> replaced;
+  std::map<const spec::Node*, std::vector<spec::Node>> rewrites;
   for (const auto& n : s.nodes) {
     auto m = match_sum(s, n, readers);
     if (!m) m = match_pool(s, n, readers);
@@ -324,24 +324,11 @@ std::optional<spec::Spec> reduce_linear_features(const spec::Spec& s) {
     for (const auto& l : m->p.chain) replaced.insert(l.node);
     if (m->p.transpose && readers.at(m->p.transpose->name) == 1) replaced.insert(m->p.transpose);
     if (m->view) replaced.insert(m->view);
-    matches.push_back(*m);
+    rewrites.emplace(&n,
+                     m->view || n.op == "avg_pool1d" ? rewrite_pool(s, *m) : rewrite_sum(s, *m));
   }
-  if (matches.empty()) return std::nullopt;
-  spec::Spec out = s;
-  out.nodes.clear();
-  for (const auto& n : s.nodes) {
-    if (replaced.count(&n)) continue;
-    const auto m = std::find_if(matches.begin(), matches.end(),
-                                [&](const Match& x) { return x.reduction == &n; });
-    if (m == matches.end()) {
-      out.nodes.push_back(n);
-      continue;
-    }
-    for (auto& r :
-         m->view || m->reduction->op == "avg_pool1d" ? rewrite_pool(s, *m) : rewrite_sum(s, *m))
-      out.nodes.push_back(std::move(r));
-  }
-  return out;
+  if (rewrites.empty()) return std::nullopt;
+  return splice(s, replaced, std::move(rewrites));
 }
 
 }  // namespace egg::backend::builtin

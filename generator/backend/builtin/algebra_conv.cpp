@@ -301,29 +301,17 @@ std::vector<spec::Node> rewrite(const spec::Spec& s, const Match& m) {
 
 std::optional<spec::Spec> reduce_conv_spatial(const spec::Spec& s) {
   const auto readers = uses_of(s);
-  std::vector<Match> matches;
   std::set<const spec::Node*> replaced;
+  std::map<const spec::Node*, std::vector<spec::Node>> rewrites;
   for (const auto& n : s.nodes) {
-    auto m = match(s, n, readers);
+    const auto m = match(s, n, readers);
     if (!m) continue;
     replaced.insert(m->conv);
     for (const auto* l : m->chain) replaced.insert(l);
-    matches.push_back(*m);
+    rewrites.emplace(&n, rewrite(s, *m));
   }
-  if (matches.empty()) return std::nullopt;
-  spec::Spec out = s;
-  out.nodes.clear();
-  for (const auto& n : s.nodes) {
-    if (replaced.count(&n)) continue;
-    const auto m = std::find_if(matches.begin(), matches.end(),
-                                [&](const Match& x) { return x.reduction == &n; });
-    if (m == matches.end()) {
-      out.nodes.push_back(n);
-      continue;
-    }
-    for (auto& node : rewrite(s, *m)) out.nodes.push_back(std::move(node));
-  }
-  return out;
+  if (rewrites.empty()) return std::nullopt;
+  return splice(s, replaced, std::move(rewrites));
 }
 
 }  // namespace egg::backend::builtin

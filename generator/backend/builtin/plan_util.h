@@ -127,6 +127,24 @@ inline std::vector<std::string> node_args(const spec::Node& n) {
   return out;
 }
 
+// `s` with the nodes in `dropped` left out and each node `rewrites` names replaced, in place, by
+// its nodes (a graph rewrite's splice: algebra.h, algebra_conv.h).
+inline spec::Spec splice(const spec::Spec& s, const std::set<const spec::Node*>& dropped,
+                         std::map<const spec::Node*, std::vector<spec::Node>> rewrites) {
+  spec::Spec out = s;
+  out.nodes.clear();
+  for (const auto& n : s.nodes) {
+    if (dropped.count(&n)) continue;
+    const auto it = rewrites.find(&n);
+    if (it == rewrites.end()) {
+      out.nodes.push_back(n);
+      continue;
+    }
+    for (auto& r : it->second) out.nodes.push_back(std::move(r));
+  }
+  return out;
+}
+
 // How often each value (input, param, node) is read by the nodes of `s`, a value the graph returns
 // counting twice more: a rewrite folds away only a value with one reader that is not returned.
 inline std::map<std::string, int> uses_of(const spec::Spec& s) {
