@@ -280,16 +280,22 @@ TEST(Pool, MaxPoolWithReluPrologueAndEpilogue) {
   EXPECT_TRUE(has(wide.launch, "egg_k_aligned(out0)"));
 }
 
+// max_pool2d of [32, 64, 512, 512] with 4x4 windows at stride 1, padding 1: windows that overlap
+// along both H and W (KernelBench level 1's 42).
+json overlapping_4x4() {
+  return spec_of(
+      {32, 64, 512, 512},
+      {node("p", "max_pool2d", {ref("x")}, max2d(4, 1, 1, 1, false), {32, 64, 511, 511}, 4)}, "p",
+      {32, 64, 511, 511});
+}
+
 // Overlapping windows (4x4, stride 1): the second structure reads each window row's span of
 // 4 + 3 inputs once into registers for a thread's 4 outputs (16 reads per output otherwise), with
 // scalar stores where the output width (511) is no multiple of 4; stage 2 toggles the span off.
 // Windows that do not overlap (2x2, stride 2) get no such structure.
 TEST(Pool, OverlappingWindowsReadEachRowSpanOnce) {
   PoolFamily family(kData);
-  auto j = spec_of(
-      {32, 64, 512, 512},
-      {node("p", "max_pool2d", {ref("x")}, max2d(4, 1, 1, 1, false), {32, 64, 511, 511}, 4)}, "p",
-      {32, 64, 511, 511});
+  auto j = overlapping_4x4();
   auto s = spec::parse_spec(j);
   auto c = contract::derive(s, "k");
   auto cands = family.structures(s, c);
@@ -326,10 +332,7 @@ TEST(Pool, OverlappingWindowsReadEachRowSpanOnce) {
 // planes' tiles, and stage 2 toggles it off. An average pool's divisor is the one shared helper's.
 TEST(Pool, OverlappingRowsAreReadOnceIntoATile) {
   PoolFamily family(kData);
-  auto j = spec_of(
-      {32, 64, 512, 512},
-      {node("p", "max_pool2d", {ref("x")}, max2d(4, 1, 1, 1, false), {32, 64, 511, 511}, 4)}, "p",
-      {32, 64, 511, 511});
+  auto j = overlapping_4x4();
   auto s = spec::parse_spec(j);
   auto c = contract::derive(s, "k");
   const auto cands = family.structures(s, c);
