@@ -10,6 +10,7 @@
 #include "spec_fixtures.h"
 
 #include <cstdlib>
+#include <set>
 
 #include "backend/builtin/builtin_backend.h"
 #include "backend/builtin/families.h"
@@ -556,9 +557,13 @@ TEST(Conv, CudnnSplitsABatchPastTwoToTheThirtyOneElements) {
   for (const std::string out : {"conv", "relu"}) {
     const auto cands = cudnn_structures_of(pointwise_2g(out));
     ASSERT_GE(cands.size(), 3u) << out;
-    ASSERT_EQ(cands[0].id, "conv.cudnn.fwd:a0");
-    ASSERT_EQ(cands[1].id, "conv.cudnn.fwd.nhwc:a0");
-    for (const std::size_t i : {std::size_t(0), std::size_t(1)}) {
+    // A 64-long reduction: the tiled kernel first, then cuDNN's two layouts (channels-last first
+    // where the ReLU pass follows).
+    EXPECT_EQ(cands[0].id, "conv.tiled:b256:o4:c8:r4") << out;
+    const std::size_t nchw = out == "conv" ? 1 : 2, nhwc = out == "conv" ? 2 : 1;
+    ASSERT_EQ(cands[nchw].id, "conv.cudnn.fwd:a0");
+    ASSERT_EQ(cands[nhwc].id, "conv.cudnn.fwd.nhwc:a0");
+    for (const std::size_t i : {nchw, nhwc}) {
       const auto& d = cands[i].code.device_code;
       EXPECT_TRUE(has(d, "egg_k_kChunks = 2, egg_k_kChunk = 8;")) << d;
       EXPECT_TRUE(has(d, "egg_k_kXStep = 536870912, egg_k_kYStep = 1073741824;")) << d;
@@ -568,10 +573,10 @@ TEST(Conv, CudnnSplitsABatchPastTwoToTheThirtyOneElements) {
       EXPECT_TRUE(has(d, "egg_k_kMaxWorkspace = 17179869184ull;")) << d;
     }
     // NCHW: each call at its chunk's offset, alignment judged at every offset.
-    EXPECT_TRUE(has(cands[0].code.device_code, "static_cast<const void*>(a.x + x_off)"));
-    EXPECT_TRUE(has(cands[0].code.device_code, "egg_k_align_class(a.x, a.conv_weight, a.out0)"));
+    EXPECT_TRUE(has(cands[nchw].code.device_code, "static_cast<const void*>(a.x + x_off)"));
+    EXPECT_TRUE(has(cands[nchw].code.device_code, "egg_k_align_class(a.x, a.conv_weight, a.out0)"));
     // Channels-last: the layout buffers hold one chunk; the result goes back per chunk.
-    const auto& d = cands[1].code.device_code;
+    const auto& d = cands[nhwc].code.device_code;
     EXPECT_TRUE(has(d, "egg_k_swap(xt, a.x + x_off, 8, 64, 1048576, stream)")) << d;
     if (out == "conv")
       EXPECT_TRUE(has(d, "egg_k_swap(a.out0 + y_off, yt, 8, 1048576, 128, stream)")) << d;
@@ -645,6 +650,127 @@ TEST(Conv, CudnnTransposedRunsBackwardDataAndFp16AccumulatesInFloat) {
   ASSERT_GE(half.size(), 2u);
   EXPECT_TRUE(has(half[1].code.device_code,
                   "data_type = CUDNN_DATA_HALF, compute_type = CUDNN_DATA_FLOAT"));
+}
+
+// ---- the tiled structure (a short reduction) --------------------------------------------------
+
+// conv2d 8 → 64, 3x3, no padding, bias, then leaky_relu: a 72-long reduction, a large output.
+json thin(int cin = 8, int width = 128) {
+  const int ow = width - 2;
+  return spec_of({tensor("x", {16, cin, width, width})},
+                 {param("c.weight", {64, cin, 3, 3}), param("c.bias", {64})},
+                 {node("c", "conv2d", {ref("x"), ref("c.weight"), ref("c.bias")},
+                       conv_attrs({1, 1}, {0, 0}, {1, 1}, 1), {16, 64, ow, ow}, 5),
+                  node("l", "leaky_relu", {ref("c")}, json::object(), {16, 64, ow, ow}, 6)},
+                 "l", {16, 64, ow, ow});
+}
+
+// conv3d 4 → 32 in fp16, 3x3x3, stride 1x2x2, padding 1, no bias: a 108-long reduction.
+json thin3d_half() {
+  return spec_of(
+      {tensor("x", {2, 4, 8, 34, 34}, "float16")}, {param("c.weight", {32, 4, 3, 3, 3}, "float16")},
+      {node("c", "conv3d", {ref("x"), ref("c.weight"), none()},
+            conv_attrs({1, 2, 2}, {1, 1, 1}, {1, 1, 1}, 1), {2, 32, 8, 17, 17}, 5, "float16")},
+      "c", {2, 32, 8, 17, 17}, "float16");
+}
+
+TEST(Conv, AShortReductionRunsTheTiledKernelFirst) {
+  auto cands = structures_of(thin());
+  ASSERT_GE(cands.size(), 2u);
+  // 126 outputs per row: 4 per lane; 16 x 126 / 4 rows x 1 W tile = 512 blocks of 4 rows would
+  // not fill the GPU many times over, so a row per block.
+  EXPECT_EQ(cands[0].id, "conv.tiled:b256:o4:c8:r1");
+  EXPECT_EQ(cands[1].id.rfind("conv.igemm", 0), 0u) << cands[1].id;
+  const auto& d = cands[0].code.device_code;
+  EXPECT_TRUE(has(d, "constexpr int WARPS = 8, CO = 8, OPT = 4, ROWS = 1;")) << d;
+  // 16 x 1 x 1 x 1 x 126 x 1 blocks.
+  EXPECT_TRUE(has(cands[0].code.launch_body, "egg_k_tc::kernel<<<2016, 256, 0, stream>>>(egg_a)"))
+      << cands[0].code.launch_body;
+  // A larger batch: 4 rows a block.
+  auto big = thin(8, 256);
+  big["inputs"][0]["shape"] = {64, 8, 256, 256};
+  for (auto& n : big["nodes"]) n["shape"] = {64, 64, 254, 254};
+  big["outputs"][0]["shape"] = {64, 64, 254, 254};
+  EXPECT_EQ(structures_of(big)[0].id, "conv.tiled:b256:o4:c8:r4");
+  // With cuDNN, a pass after it (bias, leaky_relu): the tiled kernel, then cuDNN channels-last
+  // (measured faster than NCHW there), then NCHW.
+  auto dnn = cudnn_structures_of(thin());
+  ASSERT_GE(dnn.size(), 3u);
+  EXPECT_EQ(dnn[0].id, "conv.tiled:b256:o4:c8:r1");
+  EXPECT_EQ(dnn[1].id, "conv.cudnn.fwd.nhwc:a0");
+  EXPECT_EQ(dnn[2].id, "conv.cudnn.fwd:a0");
+  // A reduction over 16 x 9 = 144 still tiles (4 channels a thread where 8 would not fit 48 KiB);
+  // 32 x 9 = 288 is for tensor cores.
+  auto wide = structures_of(thin(16));
+  ASSERT_FALSE(wide.empty());
+  EXPECT_EQ(wide[0].id.rfind("conv.tiled:", 0), 0u) << wide[0].id;
+  for (const auto& c : structures_of(thin(32)))
+    EXPECT_EQ(c.id.find("tiled"), std::string::npos) << c.id;
+  // Nor for depthwise (a channel a group: the tile's channels would idle) or transposed ones.
+  for (const auto& j : {depthwise(), grouped_transpose()})
+    for (const auto& c : structures_of(j)) EXPECT_EQ(c.id.find("tiled"), std::string::npos) << c.id;
+}
+
+TEST(Conv, TiledTuningVariesRowsOutputsAndChannels) {
+  ConvFamily family(kData);
+  auto s = spec::parse_spec(thin());
+  const auto c = contract::derive(s, "k");
+  const auto cands = family.structures(s, c);
+  ASSERT_FALSE(cands.empty());
+  std::set<std::string> ids;
+  for (const auto& t : family.tunings(s, c, cands[0], "memory")) ids.insert(t.id);
+  for (const char* id :
+       {"conv.tiled:b256:o4:c8:r2", "conv.tiled:b256:o4:c8:r8", "conv.tiled:b256:o2:c8:r1",
+        "conv.tiled:b256:o4:c4:r1", "conv.tiled:b128:o4:c8:r1"})
+    EXPECT_TRUE(ids.count(id)) << id;
+  ConvParams q = ConvParams::from_json(cands[0].params);
+  EXPECT_EQ(q.structure, "tiled");
+  q.rows = 3;
+  auto r = plan_of(thin());
+  ASSERT_TRUE(std::holds_alternative<ConvPlan>(r));
+  EXPECT_TRUE(conv_params_unsupported(std::get<ConvPlan>(r), q).has_value());
+}
+
+TEST(Conv, TiledCandidatesCompileWithNvcc) {
+  const auto nvcc = egg::testing::real_nvcc();
+  if (!nvcc) GTEST_SKIP() << "no nvcc";
+  ConvFamily family(kData);
+  for (const auto& j : {thin(), thin(16), thin3d_half()}) {
+    auto s = spec::parse_spec(j);
+    const auto c = contract::derive(s, "k");
+    const auto cands = family.structures(s, c);
+    ASSERT_FALSE(cands.empty());
+    ASSERT_EQ(cands[0].params["structure"], "tiled");
+    EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands[0]), "");
+  }
+}
+
+TEST(Conv, TransposedWithAPassRunsChannelsLastFirst) {
+  // Without a bias or epilogue cuDNN's result is the output: the gather kernel first, then cuDNN
+  // NCHW and channels-last (measurement decides).
+  auto plain = cudnn_structures_of(grouped_transpose());
+  ASSERT_GE(plain.size(), 3u);
+  EXPECT_EQ(plain[0].id.rfind("conv.transpose", 0), 0u) << plain[0].id;
+  EXPECT_EQ(plain[1].id, "conv.cudnn.bwd_data:a0");
+  EXPECT_EQ(plain[2].id, "conv.cudnn.bwd_data.nhwc:a0");
+  // With a bias and a tanh after it, a pass over the output runs anyway: channels-last first (its
+  // epilogue pass transposes back), the gather kernel second, NCHW third.
+  auto attrs = conv_attrs({2, 2}, {1, 1}, {1, 1}, 2);
+  attrs["output_padding"] = {1, 1};
+  auto biased = spec_of({tensor("x", {2, 16, 10, 10})},
+                        {param("t.weight", {16, 4, 3, 3}), param("t.bias", {8})},
+                        {node("t", "conv_transpose2d", {ref("x"), ref("t.weight"), ref("t.bias")},
+                              attrs, {2, 8, 20, 20}, 5),
+                         node("h", "tanh", {ref("t")}, json::object(), {2, 8, 20, 20}, 6)},
+                        "h", {2, 8, 20, 20});
+  auto cands = cudnn_structures_of(biased);
+  ASSERT_GE(cands.size(), 3u);
+  EXPECT_EQ(cands[0].id, "conv.cudnn.bwd_data.nhwc:a0");
+  EXPECT_EQ(cands[1].id.rfind("conv.transpose", 0), 0u) << cands[1].id;
+  EXPECT_EQ(cands[2].id, "conv.cudnn.bwd_data:a0");
+  const auto& d = cands[0].code.device_code;
+  EXPECT_TRUE(has(d, "_dnn_epilogue_nhwc<<<")) << d;  // one pass: epilogue and transpose back
+  EXPECT_FALSE(has(d, "egg_k_swap(a.")) << d;         // the result is never swapped on its own
 }
 
 TEST(Conv, CudnnIsNotOfferedForAsymmetricPadding) {

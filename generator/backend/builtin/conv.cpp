@@ -41,6 +41,55 @@ ConvParams igemm_default(const ConvPlan& p, const std::string& math) {
 }
 
 // The largest of {4, 2, 1} output channels per thread that divides a group's channels.
+// The tiled structure's shared memory per block: the tile's weights and the input rows of one
+// output row, as floats.
+std::int64_t tiled_smem_bytes(const ConvPlan& p, const ConvParams& q) {
+  const std::int64_t tco = std::int64_t(q.block / 32) * q.co;
+  const std::int64_t xw = (32 * q.opt - 1) * p.stride[2] + (p.kernel[2] - 1) * p.dilation[2] + 1;
+  return 4 * (tco * p.gemm_k() + p.cin_per_group() * p.kernel[0] * p.kernel[1] * xw);
+}
+
+// The tiled structure's blocks: batch x groups x channel tiles x output planes x row tiles x W
+// tiles.
+std::int64_t tiled_blocks(const ConvPlan& p, const ConvParams& q) {
+  const std::int64_t tco = std::int64_t(q.block / 32) * q.co;
+  return p.batch * p.groups * ceil_div(p.cout_per_group(), tco) * p.out[0] *
+         ceil_div(p.out[1], q.rows) * ceil_div(p.out[2], 32 * std::int64_t(q.opt));
+}
+
+std::optional<std::string> tiled_unsupported(const ConvPlan& p, const ConvParams& q) {
+  if (p.transposed) return std::string("the tiled structure computes forward convolutions only");
+  if (p.gemm_k() > kTiledMaxK)
+    return "a reduction of " + std::to_string(p.gemm_k()) + " (input channels x window) is over " +
+           std::to_string(kTiledMaxK) + ": compute-bound, for tensor cores";
+  if (q.block != 128 && q.block != 256) return std::string("block of 128 or 256 threads");
+  if (q.co != 4 && q.co != 8) return std::string("4 or 8 output channels per thread");
+  if (q.opt != 1 && q.opt != 2 && q.opt != 4) return std::string("opt must be 1, 2 or 4");
+  if (q.rows != 1 && q.rows != 2 && q.rows != 4 && q.rows != 8)
+    return std::string("rows must be 1, 2, 4 or 8");
+  if (2 * p.cout_per_group() < std::int64_t(q.block / 32) * q.co)
+    return std::string("more than half of the tile's output channels would idle");
+  if (tiled_smem_bytes(p, q) > 48 * 1024)
+    return "the tile's weights and input rows need " + std::to_string(tiled_smem_bytes(p, q)) +
+           " bytes of shared memory (at most 48 KiB)";
+  if (tiled_blocks(p, q) >= (std::int64_t(1) << 31)) return std::string("grid too large");
+  return std::nullopt;
+}
+
+// The tiled structure's default: 8 warps of 8 channels x OPT outputs each (4 channels where the
+// weights would not fit), OPT as the output row needs, 4 rows per block where the grid still
+// fills the GPU many times over.
+ConvParams tiled_default(const ConvPlan& p) {
+  ConvParams q;
+  q.structure = "tiled";
+  q.co = 8;
+  q.opt = p.out[2] >= 96 ? 4 : p.out[2] >= 48 ? 2 : 1;
+  if (tiled_smem_bytes(p, q) > 48 * 1024) q.co = 4;
+  q.rows = 4;
+  if (tiled_blocks(p, q) < 1024) q.rows = 1;
+  return q;
+}
+
 int default_co(const ConvPlan& p) {
   for (int co : {4, 2})
     if (p.cout_per_group() % co == 0) return co;
@@ -228,7 +277,8 @@ json ConvParams::to_json() const {
     j["link"] = json::array({"cudnn"});  // as the GEMM family records cuBLASLt
   } else {
     j.update({{"block", block}, {"co", co}});
-    if (structure == "direct") j["opt"] = opt;
+    if (structure == "direct" || structure == "tiled") j["opt"] = opt;
+    if (structure == "tiled") j["rows"] = rows;
   }
   return j;
 }
@@ -247,6 +297,7 @@ ConvParams ConvParams::from_json(const json& j) {
   p.block = j.value("block", p.block);
   p.opt = j.value("opt", p.opt);
   p.co = j.value("co", p.co);
+  p.rows = j.value("rows", p.rows);
   p.algo = j.value("algo", p.algo);
   p.nhwc = j.value("layout", std::string("nchw")) == "nhwc";
   return p;
@@ -317,6 +368,7 @@ std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const Conv
       return "grid too large";
     return std::nullopt;
   }
+  if (q.structure == "tiled") return tiled_unsupported(p, q);
   if (q.structure != "direct" && q.structure != "transpose")
     return "unknown structure '" + q.structure + "'";
   if (q.block < 32 || q.block > 1024 || q.block % 32 != 0)
@@ -342,6 +394,7 @@ ConvFamily::ConvFamily(const std::filesystem::path& data_dir, Cudnn cudnn, bool 
       reductions_(data_dir),
       common_(render::load_template(data_dir, "conv/common.cuh.tmpl")),
       igemm_(render::load_template(data_dir, "conv/igemm.cuh.tmpl")),
+      tiled_(render::load_template(data_dir, "conv/tiled.cuh.tmpl")),
       direct_(render::load_template(data_dir, "conv/direct.cuh.tmpl")),
       transpose_(render::load_template(data_dir, "conv/transpose.cuh.tmpl")),
       cudnn_(render::load_template(data_dir, "conv/cudnn.cuh.tmpl")),
@@ -352,7 +405,7 @@ ConvFamily::ConvFamily(const std::filesystem::path& data_dir, Cudnn cudnn, bool 
 
 std::vector<std::pair<std::string, std::string>> ConvFamily::key_inputs() const {
   auto inputs = ops_.key_inputs();
-  for (const auto* t : {&common_, &igemm_, &direct_, &transpose_, &cudnn_, &launch_})
+  for (const auto* t : {&common_, &igemm_, &tiled_, &direct_, &transpose_, &cudnn_, &launch_})
     inputs.push_back({t->name, t->text});
   if (fuse_) {  // the fused reduction's table and reducers
     inputs.push_back(reductions_.key_input());
@@ -531,6 +584,13 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
          (q.min_blocks > 1 ? ":m" + std::to_string(q.min_blocks) : "") +
          (q.stages > 2 ? ":s" + std::to_string(q.stages) : "");
     if (q.stages > 2) structure += ", " + std::to_string(q.stages) + "-stage cp.async pipeline";
+  } else if (q.structure == "tiled") {
+    structure = "through shared memory on CUDA cores, " + std::to_string(q.block / 32) +
+                " warps of " + std::to_string(q.co) + " output channel(s) x " +
+                std::to_string(32 * q.opt) + " outputs along W, " + std::to_string(q.rows) +
+                " output row(s) per block, exact fp32 accumulation";
+    id = "conv.tiled:b" + std::to_string(q.block) + ":o" + std::to_string(q.opt) + ":c" +
+         std::to_string(q.co) + ":r" + std::to_string(q.rows);
   } else if (q.structure == "direct") {
     structure = "direct on CUDA cores, a thread per " + std::to_string(q.co) +
                 " output channel(s) x " + std::to_string(q.opt) +
@@ -606,11 +666,15 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"epilogue_text", epilogue_text},
               {"igemm", q.structure == "igemm"},
               {"direct", q.structure == "direct"},
+              {"tiled", q.structure == "tiled"},
+              {"tiled_warps", q.block / 32},
+              {"tiled_rows", q.rows},
+              {"tiled_max_k", kTiledMaxK},
               {"transpose", q.structure == "transpose"},
               {"block", q.block},
               {"opt", q.opt},
               {"co", q.co},
-              {"grid", ceil_div(threads, q.block)},
+              {"grid", q.structure == "tiled" ? tiled_blocks(plan, q) : ceil_div(threads, q.block)},
               {"unroll", plan.window() <= 64 ? "" : "1"},
               {"bm", q.bm},
               {"bn", q.bn},
@@ -648,6 +712,7 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
   ctx["algo"] = q.algo;
   ctx["common"] = render::render(common_.text, ctx, common_.name);
   const render::Template& body = q.structure == "igemm"    ? igemm_
+                                 : q.structure == "tiled"  ? tiled_
                                  : q.structure == "direct" ? direct_
                                  : q.structure == "cudnn"  ? cudnn_
                                                            : transpose_;
@@ -680,6 +745,9 @@ std::vector<ConvParams> conv_structures(const ConvPlan& p) {
   // Prior: tensor cores for channel-rich convolutions (TF32 first for fp32, as PyTorch computes
   // convolutions by default; 3xTF32 as the fp32-accurate alternative), the direct kernel first for
   // depthwise and thin groups.
+  // A short reduction (a group's C_in x window): the tiled kernel first, one pass writing the
+  // output (memory-bound where the reduction is short and the output large).
+  if (p.gemm_n() >= 32) add(tiled_default(p));
   if (prefer_direct(p)) add(direct);
   add(igemm_default(p, "tf32"));
   if (fp32(p)) add(igemm_default(p, "3xtf32"));
@@ -707,7 +775,28 @@ std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& i
     return out;
   }
   add(inc);
-  if (inc.structure == "igemm") {
+  if (inc.structure == "tiled") {
+    // Rows per block (the weights' reuse against the grid's size), outputs along W, channels per
+    // warp, then the block's warps.
+    for (int rows : {1, 2, 4, 8}) {
+      ConvParams q = inc;
+      q.rows = rows;
+      add(q);
+    }
+    for (int opt : {1, 2, 4}) {
+      ConvParams q = inc;
+      q.opt = opt;
+      add(q);
+    }
+    for (int co : {4, 8}) {
+      ConvParams q = inc;
+      q.co = co;
+      add(q);
+    }
+    ConvParams half = inc;
+    half.block = inc.block == 256 ? 128 : 256;
+    add(half);
+  } else if (inc.structure == "igemm") {
     // fp32 first: the tile's loads by cp.async, 3 or 4 stages in flight (no register staging).
     if (fp32(p) && inc.stages == 2)
       for (int stages : {3, 4}) {
@@ -765,8 +854,8 @@ std::vector<ConvParams> ConvFamily::structure_params(const spec::Spec& s,
   // channel-rich forward convolution, where EGG's implicit GEMM won 3 of 52 KernelBench forward
   // convolutions against cuDNN on the H200 (docs/PERFORMANCE.md), so that a budget of two
   // measures the library's two layouts; second and third after EGG's own kernel for a transposed
-  // convolution (its gather kernel won 7 of 42) and for depthwise and thin groups (the direct
-  // kernel).
+  // convolution without a pass after cuDNN (its gather kernel won 7 of 42) and for depthwise and
+  // thin groups (the direct kernel).
   ConvParams dnn;
   dnn.structure = "cudnn";
   if (pl.reduction || pl.pool) {
@@ -780,12 +869,34 @@ std::vector<ConvParams> ConvFamily::structure_params(const spec::Spec& s,
     return out;
   }
   if (cudnn_use_ != Cudnn::absent && !conv_params_unsupported(pl, dnn) && cudnn_scratch(s, c, pl)) {
-    const std::ptrdiff_t at =
-        pl.transposed || prefer_direct(pl) ? std::min<std::ptrdiff_t>(1, std::ssize(out)) : 0;
-    out.insert(out.begin() + at, dnn);
     ConvParams last = dnn;
     last.nhwc = true;
-    if (!conv_params_unsupported(pl, last)) out.insert(out.begin() + at + 1, last);
+    const bool last_ok = !conv_params_unsupported(pl, last);
+    if (pl.transposed && last_ok && cudnn_needs_pass(s, c, pl)) {
+      // A transposed convolution with a bias or epilogue: channels-last first, then the gather
+      // kernel, then NCHW. cuDNN's backward-data engines compute in NHWC whatever the layout
+      // (an NCHW call transposes in and back inside cuDNN), so with a pass to run anyway the
+      // channels-last call saves a full pass over the output: the epilogue pass transposes back
+      // itself. Measured on the H100 (docs/PERFORMANCE.md, 2026-12-06 ninth session): level2/2's
+      // NCHW call ran cuDNN's nhwcToNchw kernel for 1.43 of its 5.34 ms, and torch.compile's
+      // channels-last graph took 3.40 ms.
+      out.insert(out.begin(), last);
+      out.insert(out.begin() + std::min<std::ptrdiff_t>(2, std::ssize(out)), dnn);
+      return out;
+    }
+    // After EGG's own kernel where it is the prior (transposed, thin groups, a short reduction);
+    // there, with a pass after cuDNN, channels-last before NCHW: it won all three such forward
+    // convolutions of level 2 measured on the H100 (57, 71, 87: 0.94-4.15 against 1.12-4.70 ms,
+    // docs/PERFORMANCE.md, 2026-12-06 ninth session).
+    const bool own_first =
+        !out.empty() && (pl.transposed || prefer_direct(pl) || out.front().structure == "tiled");
+    const std::ptrdiff_t at = own_first ? 1 : 0;
+    const bool last_first = own_first && !pl.transposed && last_ok && cudnn_needs_pass(s, c, pl);
+    out.insert(out.begin() + at, last_first ? last : dnn);
+    if (last_first)
+      out.insert(out.begin() + at + 1, dnn);
+    else if (last_ok)
+      out.insert(out.begin() + at + 1, last);
   }
   return out;
 }

@@ -9,6 +9,11 @@
 //   direct     exact fp32 CUDA-core kernel: a thread computes CO output channels x OPT outputs
 //   along
 //              W (depthwise and small channel counts)
+//   tiled      exact fp32 CUDA-core kernel through shared memory for a short reduction (C_in/groups
+//              x window <= kTiledMaxK): a block's weights and each output row's input rows in
+//              shared memory, a warp per CO output channels x 32*OPT outputs along W, ROWS rows
+//              per block; the output written once (memory-bound where a library call plus a pass
+//              writes it twice)
 //   transpose  conv_transpose as a direct gather kernel (exact fp32 accumulation)
 //   cudnn      cuDNN's convolution through its graph API (forward, or backward-data for
 //              conv_transpose; an engine configuration its heuristics rank, TF32 allowed for fp32
@@ -124,7 +129,7 @@ std::optional<UserError> plan_conv_fused(const spec::Spec& spec, const OpTable& 
 
 // Tunable parameters of the conv templates.
 struct ConvParams {
-  std::string structure = "igemm";  // igemm | direct | transpose | cudnn
+  std::string structure = "igemm";  // igemm | tiled | direct | transpose | cudnn
   std::string math = "tf32";        // igemm on fp32: tf32 | 3xtf32 (ignored for fp16/bf16)
   // igemm: block tile and warps (threads = warps_m * warps_n * 32)
   int bm = 128, bn = 64, bk = 32, warps_m = 4, warps_n = 2;
@@ -132,8 +137,10 @@ struct ConvParams {
   // 2: two shared stages filled from registers; 3-4 (fp32 only): that many stages filled by
   // cp.async, the global loads of later tiles in flight during the current tile's MMAs
   int stages = 2;
-  // direct / transpose: threads per block, outputs along W and output channels per thread
+  // direct / transpose / tiled: threads per block, outputs along W and output channels per thread
   int block = 256, opt = 1, co = 1;
+  // tiled: consecutive output rows per block (its weights loaded into shared memory once)
+  int rows = 1;
   // cudnn: rank in cuDNN's heuristic list of the engines that fit (modes A, B, then the fallback),
   // and whether cuDNN computes channels-last (the input, weight and result transposed in the call)
   int algo = 0;
@@ -141,6 +148,10 @@ struct ConvParams {
   nlohmann::json to_json() const;
   static ConvParams from_json(const nlohmann::json& j);
 };
+
+// The tiled structure's longest reduction (a group's input channels x window): beyond it the
+// convolution is compute-bound on CUDA cores and tensor cores win.
+inline constexpr std::int64_t kTiledMaxK = 192;
 
 // Ranks of cuDNN's heuristic list that stage 1 and 2 measure between them (rank 0 in stage 1).
 inline constexpr int kCudnnRanksTuned = 8;
@@ -179,7 +190,7 @@ class ConvFamily : public PlannedFamily<ConvPlan, ConvParams> {
  private:
   OpTable ops_;
   ReductionOps reductions_;
-  render::Template common_, igemm_, direct_, transpose_, cudnn_, launch_, reducers_;
+  render::Template common_, igemm_, tiled_, direct_, transpose_, cudnn_, launch_, reducers_;
   Cudnn cudnn_use_ = Cudnn::absent;
   bool fuse_ = false;
 };
