@@ -160,7 +160,7 @@ TEST(ConvFusion, AChannelMinAfterAConvIsOneKernelProposedFirst) {
 // With cuDNN at hand the fused alternative runs cuDNN's convolution channels-last and reduces
 // each pixel's contiguous row of channels in one pass (the full-size result never transposed
 // back), and a budget of two measures it against the library route (cuDNN, then the column
-// reduction). The implicit GEMM with the reduction in its epilogue follows
+// reduction; channels-last third). The implicit GEMM with the reduction in its epilogue follows
 // later: on the H200 it took 12.54 ms on level2/25 where cuDNN plus the reduction took 3.98.
 TEST(ConvFusion, WithCudnnTheReductionReadsItsChannelsLastResult) {
   BuiltinBackend backend(kData, "default", Cudnn::any_engine);
@@ -168,13 +168,8 @@ TEST(ConvFusion, WithCudnnTheReductionReadsItsChannelsLastResult) {
   const auto& [s, c, cands] = one;
   ASSERT_GE(cands.size(), 4u);
   EXPECT_EQ(cands[0].id, "plan:conv.cudnn.fwd.nhwc:a0:min_c");
-  // The two-kernel plans: the library floor first (cuDNN channels-last, then the reduction:
-  // the convolution's epilogue runs in the pass that transposes back), then the convolution's
-  // first structure, the tiled kernel (a 3-channel 3x3 convolution's reduction is 27 long), then
-  // cuDNN NCHW.
-  EXPECT_TRUE(has(cands[1].id, "plan:conv.cudnn.fwd.nhwc:a0+reduction.")) << cands[1].id;
-  EXPECT_TRUE(has(cands[2].id, "plan:conv.tiled:")) << cands[2].id;
-  EXPECT_TRUE(has(cands[3].id, "plan:conv.cudnn.fwd:a0+reduction.")) << cands[3].id;
+  EXPECT_TRUE(has(cands[1].id, "plan:conv.cudnn.fwd:a0+reduction.")) << cands[1].id;
+  EXPECT_TRUE(has(cands[2].id, "plan:conv.cudnn.fwd.nhwc:a0+reduction.")) << cands[2].id;
   bool igemm_fused = false;
   for (const auto& cand : cands)
     igemm_fused = igemm_fused || cand.id == "plan:conv.igemm.tf32:128x64x32:w4x2:min_c";

@@ -745,11 +745,20 @@ std::vector<ConvParams> conv_structures(const ConvPlan& p) {
   // Prior: tensor cores for channel-rich convolutions (TF32 first for fp32, as PyTorch computes
   // convolutions by default; 3xTF32 as the fp32-accurate alternative), the direct kernel first for
   // depthwise and thin groups.
-  // A short reduction (a group's C_in x window): the tiled kernel first, one pass writing the
-  // output (memory-bound where the reduction is short and the output large).
-  if (p.gemm_n() >= 32) add(tiled_default(p));
+  // A short reduction (a group's C_in x window): the tiled kernel, one pass writing the output.
+  // First where one block's tile holds every output channel of a group (the input read once) and
+  // a bias or epilogue would cost the library route a pass of its own; after the implicit GEMM
+  // otherwise. Measured on the H100 (docs/PERFORMANCE.md, 2026-12-06 ninth session): 64 output
+  // channels, 72- and 81-long reductions, 0.63-3.32 ms against 0.98-4.15 for cuDNN plus the pass
+  // (level2/57, 71, 87, level1/54); 128 channels without a pass, 2.4x slower than cuDNN
+  // (level1/87).
+  const bool tiled_first =
+      p.gemm_n() >= 32 && p.gemm_n() <= 64 &&
+      (!p.bias.empty() || !p.epilogue.empty() || p.gemm_k() <= 32 || p.c_in < 4);
+  if (tiled_first) add(tiled_default(p));
   if (prefer_direct(p)) add(direct);
   add(igemm_default(p, "tf32"));
+  if (p.gemm_n() >= 32) add(tiled_default(p));
   if (fp32(p)) add(igemm_default(p, "3xtf32"));
   add(direct);
   return out;
