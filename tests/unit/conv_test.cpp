@@ -654,14 +654,14 @@ TEST(Conv, CudnnTransposedRunsBackwardDataAndFp16AccumulatesInFloat) {
 // ---- the tiled structure (a short reduction) --------------------------------------------------
 
 // conv2d 8 → 64, 3x3, no padding, bias, then leaky_relu: a 72-long reduction, a large output.
-json thin(int cin = 8, int width = 128) {
+json thin(int cin = 8, int width = 128, int cout = 64) {
   const int ow = width - 2;
   return spec_of({tensor("x", {16, cin, width, width})},
-                 {param("c.weight", {64, cin, 3, 3}), param("c.bias", {64})},
+                 {param("c.weight", {cout, cin, 3, 3}), param("c.bias", {cout})},
                  {node("c", "conv2d", {ref("x"), ref("c.weight"), ref("c.bias")},
-                       conv_attrs({1, 1}, {0, 0}, {1, 1}, 1), {16, 64, ow, ow}, 5),
-                  node("l", "leaky_relu", {ref("c")}, json::object(), {16, 64, ow, ow}, 6)},
-                 "l", {16, 64, ow, ow});
+                       conv_attrs({1, 1}, {0, 0}, {1, 1}, 1), {16, cout, ow, ow}, 5),
+                  node("l", "leaky_relu", {ref("c")}, json::object(), {16, cout, ow, ow}, 6)},
+                 "l", {16, cout, ow, ow});
 }
 
 // conv3d 3 → 32 in fp16, 3x3x3, stride 1x2x2, padding 1, no bias: an 81-long reduction.
@@ -716,6 +716,12 @@ TEST(Conv, AShortReductionRunsTheTiledKernelFirst) {
   ASSERT_GE(later.size(), 2u);
   EXPECT_EQ(later[0].id.rfind("conv.igemm", 0), 0u) << later[0].id;
   EXPECT_EQ(later[1].id.rfind("conv.tiled:", 0), 0u) << later[1].id;
+  // Fewer output channels: the smallest tile that holds them (16: 4 warps of 4; 24 and 32: 8
+  // warps of 4); 8 channels or 128 are not first.
+  EXPECT_EQ(structures_of(thin(8, 128, 16))[0].id, "conv.tiled:b128:o4:c4:r1");
+  EXPECT_EQ(structures_of(thin(8, 128, 24))[0].id, "conv.tiled:b256:o4:c4:r1");
+  EXPECT_EQ(structures_of(thin(8, 128, 8))[0].id.find("tiled"), std::string::npos);
+  EXPECT_EQ(structures_of(thin(8, 128, 128))[0].id.find("tiled"), std::string::npos);
   // Nor for depthwise (a channel a group: the tile's channels would idle) or transposed ones.
   for (const auto& j : {depthwise(), grouped_transpose()})
     for (const auto& c : structures_of(j)) EXPECT_EQ(c.id.find("tiled"), std::string::npos) << c.id;
@@ -745,7 +751,7 @@ TEST(Conv, TiledCandidatesCompileWithNvcc) {
   const auto nvcc = egg::testing::real_nvcc();
   if (!nvcc) GTEST_SKIP() << "no nvcc";
   ConvFamily family(kData);
-  for (const auto& j : {thin(), thin(10), thin3d_half()}) {
+  for (const auto& j : {thin(), thin(10), thin3d_half(), thin(8, 128, 16)}) {
     auto s = spec::parse_spec(j);
     const auto c = contract::derive(s, "k");
     const auto cands = family.structures(s, c);

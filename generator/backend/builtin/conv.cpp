@@ -76,13 +76,15 @@ std::optional<std::string> tiled_unsupported(const ConvPlan& p, const ConvParams
   return std::nullopt;
 }
 
-// The tiled structure's default: 8 warps of 8 channels x OPT outputs each (4 channels where the
-// weights would not fit), OPT as the output row needs, 4 rows per block where the grid still
-// fills the GPU many times over.
+// The tiled structure's default: the smallest tile of 16, 32 or 64 channels that holds a group's
+// output channels (4 warps of 4, 8 warps of 4 or of 8; 4 a warp where the weights of 8 would not
+// fit), OPT as the output row needs, 4 rows per block where the grid still fills the GPU many
+// times over.
 ConvParams tiled_default(const ConvPlan& p) {
   ConvParams q;
   q.structure = "tiled";
-  q.co = 8;
+  q.block = p.cout_per_group() <= 16 ? 128 : 256;
+  q.co = p.cout_per_group() <= 32 ? 4 : 8;
   q.opt = p.out[2] >= 96 ? 4 : p.out[2] >= 48 ? 2 : 1;
   if (tiled_smem_bytes(p, q) > 48 * 1024) q.co = 4;
   q.rows = 4;
@@ -745,6 +747,7 @@ std::vector<ConvParams> conv_structures(const ConvPlan& p) {
   // Prior: tensor cores for channel-rich convolutions (TF32 first for fp32, as PyTorch computes
   // convolutions by default; 3xTF32 as the fp32-accurate alternative), the direct kernel first for
   // depthwise and thin groups.
+  //
   // A short reduction (a group's C_in x window): the tiled kernel, one pass writing the output.
   // First where one block's tile holds every output channel of a group (the input read once) and
   // a bias or epilogue would cost the library route a pass of its own; after the implicit GEMM
@@ -753,12 +756,12 @@ std::vector<ConvParams> conv_structures(const ConvPlan& p) {
   // (level2/57, 71, 87, level1/54); 128 channels without a pass, 2.4x slower than cuDNN
   // (level1/87).
   const bool tiled_first =
-      p.gemm_n() >= 32 && p.gemm_n() <= 64 &&
+      p.gemm_n() >= 16 && p.gemm_n() <= 64 &&
       (!p.bias.empty() || !p.epilogue.empty() || p.gemm_k() <= 32 || p.c_in < 4);
   if (tiled_first) add(tiled_default(p));
   if (prefer_direct(p)) add(direct);
   add(igemm_default(p, "tf32"));
-  if (p.gemm_n() >= 32) add(tiled_default(p));
+  if (p.gemm_n() >= 16) add(tiled_default(p));
   if (fp32(p)) add(igemm_default(p, "3xtf32"));
   add(direct);
   return out;
