@@ -733,8 +733,15 @@ TEST(Conv, TiledTuningVariesRowsOutputsAndChannels) {
   const auto c = contract::derive(s, "k");
   const auto cands = family.structures(s, c);
   ASSERT_FALSE(cands.empty());
+  const auto tunings = family.tunings(s, c, cands[0], "memory");
+  ASSERT_GE(tunings.size(), 2u);
+  // After the incumbent (the pipeline skips what stage 1 measured), consecutive outputs a lane
+  // first (stride and dilation 1 along W).
+  EXPECT_EQ(tunings[0].id, cands[0].id);
+  EXPECT_EQ(tunings[1].id, "conv.tiled:b256:o4:c8:r1:q");
+  EXPECT_TRUE(has(tunings[1].code.device_code, "constexpr bool CONSEC = true;"));
   std::set<std::string> ids;
-  for (const auto& t : family.tunings(s, c, cands[0], "memory")) ids.insert(t.id);
+  for (const auto& t : tunings) ids.insert(t.id);
   for (const char* id :
        {"conv.tiled:b256:o4:c8:r2", "conv.tiled:b256:o4:c8:r8", "conv.tiled:b256:o2:c8:r1",
         "conv.tiled:b256:o4:c4:r1", "conv.tiled:b128:o4:c8:r1"})
@@ -745,6 +752,16 @@ TEST(Conv, TiledTuningVariesRowsOutputsAndChannels) {
   auto r = plan_of(thin());
   ASSERT_TRUE(std::holds_alternative<ConvPlan>(r));
   EXPECT_TRUE(conv_params_unsupported(std::get<ConvPlan>(r), q).has_value());
+  // Consecutive outputs need stride 1 along W and 4 outputs a lane.
+  q = ConvParams::from_json(tunings[1].params);
+  EXPECT_TRUE(q.consec);
+  EXPECT_FALSE(conv_params_unsupported(std::get<ConvPlan>(r), q).has_value());
+  q.opt = 2;
+  EXPECT_TRUE(conv_params_unsupported(std::get<ConvPlan>(r), q).has_value());
+  auto strided = plan_of(thin3d_half());
+  ASSERT_TRUE(std::holds_alternative<ConvPlan>(strided));
+  q.opt = 4;
+  EXPECT_TRUE(conv_params_unsupported(std::get<ConvPlan>(strided), q).has_value());
 }
 
 TEST(Conv, TiledCandidatesCompileWithNvcc) {
@@ -758,6 +775,10 @@ TEST(Conv, TiledCandidatesCompileWithNvcc) {
     ASSERT_FALSE(cands.empty());
     ASSERT_EQ(cands[0].params["structure"], "tiled");
     EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands[0]), "");
+    // Stage 2's first variant: consecutive outputs a lane where the stride allows.
+    const auto tunings = family.tunings(s, c, cands[0], "memory");
+    ASSERT_GE(tunings.size(), 2u);
+    EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, tunings[1]), "") << tunings[1].id;
   }
 }
 

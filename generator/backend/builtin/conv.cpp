@@ -40,12 +40,14 @@ ConvParams igemm_default(const ConvPlan& p, const std::string& math) {
   return q;
 }
 
-// The largest of {4, 2, 1} output channels per thread that divides a group's channels.
 // The tiled structure's shared memory per block: the tile's weights and the input rows of one
 // output row, as floats.
 std::int64_t tiled_smem_bytes(const ConvPlan& p, const ConvParams& q) {
   const std::int64_t tco = std::int64_t(q.block / 32) * q.co;
-  const std::int64_t xw = (32 * q.opt - 1) * p.stride[2] + (p.kernel[2] - 1) * p.dilation[2] + 1;
+  // Consecutive outputs a lane: each lane reads its OPT + KW - 1 inputs as float4s.
+  const std::int64_t xw =
+      q.consec ? 31 * q.opt + 4 * ceil_div(q.opt + p.kernel[2] - 1, 4)
+               : (32 * q.opt - 1) * p.stride[2] + (p.kernel[2] - 1) * p.dilation[2] + 1;
   return 4 * (tco * p.gemm_k() + p.cin_per_group() * p.kernel[0] * p.kernel[1] * xw);
 }
 
@@ -67,6 +69,8 @@ std::optional<std::string> tiled_unsupported(const ConvPlan& p, const ConvParams
   if (q.opt != 1 && q.opt != 2 && q.opt != 4) return std::string("opt must be 1, 2 or 4");
   if (q.rows != 1 && q.rows != 2 && q.rows != 4 && q.rows != 8)
     return std::string("rows must be 1, 2, 4 or 8");
+  if (q.consec && (p.stride[2] != 1 || p.dilation[2] != 1 || q.opt != 4))
+    return std::string("consecutive outputs a lane take stride and dilation 1 along W and opt 4");
   if (2 * p.cout_per_group() < std::int64_t(q.block / 32) * q.co)
     return std::string("more than half of the tile's output channels would idle");
   if (tiled_smem_bytes(p, q) > 48 * 1024)
@@ -92,6 +96,7 @@ ConvParams tiled_default(const ConvPlan& p) {
   return q;
 }
 
+// The largest of {4, 2, 1} output channels per thread that divides a group's channels.
 int default_co(const ConvPlan& p) {
   for (int co : {4, 2})
     if (p.cout_per_group() % co == 0) return co;
@@ -281,6 +286,7 @@ json ConvParams::to_json() const {
     j.update({{"block", block}, {"co", co}});
     if (structure == "direct" || structure == "tiled") j["opt"] = opt;
     if (structure == "tiled") j["rows"] = rows;
+    if (structure == "tiled" && consec) j["map"] = "consecutive";
   }
   return j;
 }
@@ -300,6 +306,7 @@ ConvParams ConvParams::from_json(const json& j) {
   p.opt = j.value("opt", p.opt);
   p.co = j.value("co", p.co);
   p.rows = j.value("rows", p.rows);
+  p.consec = j.value("map", std::string()) == "consecutive";
   p.algo = j.value("algo", p.algo);
   p.nhwc = j.value("layout", std::string("nchw")) == "nhwc";
   return p;
@@ -590,9 +597,11 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
     structure = "through shared memory on CUDA cores, " + std::to_string(q.block / 32) +
                 " warps of " + std::to_string(q.co) + " output channel(s) x " +
                 std::to_string(32 * q.opt) + " outputs along W, " + std::to_string(q.rows) +
-                " output row(s) per block, exact fp32 accumulation";
+                " output row(s) per block" +
+                (q.consec ? ", consecutive outputs a lane (inputs read as float4s)" : "") +
+                ", exact fp32 accumulation";
     id = "conv.tiled:b" + std::to_string(q.block) + ":o" + std::to_string(q.opt) + ":c" +
-         std::to_string(q.co) + ":r" + std::to_string(q.rows);
+         std::to_string(q.co) + ":r" + std::to_string(q.rows) + (q.consec ? ":q" : "");
   } else if (q.structure == "direct") {
     structure = "direct on CUDA cores, a thread per " + std::to_string(q.co) +
                 " output channel(s) x " + std::to_string(q.opt) +
@@ -671,6 +680,7 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"tiled", q.structure == "tiled"},
               {"tiled_warps", q.block / 32},
               {"tiled_rows", q.rows},
+              {"tiled_consec", q.consec},
               {"tiled_max_k", kTiledMaxK},
               {"transpose", q.structure == "transpose"},
               {"block", q.block},
@@ -788,8 +798,12 @@ std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& i
   }
   add(inc);
   if (inc.structure == "tiled") {
-    // Rows per block (the weights' reuse against the grid's size), outputs along W, channels per
-    // warp, then the block's warps.
+    // Consecutive outputs a lane first (a row's inputs read once as float4s instead of once per
+    // window tap), then rows per block (the weights' reuse against the grid's size), outputs
+    // along W, channels per warp, then the block's warps.
+    ConvParams consec = inc;
+    consec.consec = !inc.consec;
+    add(consec);
     for (int rows : {1, 2, 4, 8}) {
       ConvParams q = inc;
       q.rows = rows;

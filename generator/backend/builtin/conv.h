@@ -139,8 +139,11 @@ struct ConvParams {
   int stages = 2;
   // direct / transpose / tiled: threads per block, outputs along W and output channels per thread
   int block = 256, opt = 1, co = 1;
-  // tiled: consecutive output rows per block (its weights loaded into shared memory once)
+  // tiled: consecutive output rows per block (its weights loaded into shared memory once), and
+  // whether lane l takes outputs l*OPT.. along W (its inputs read as float4s once per row; stride
+  // and dilation 1, OPT 4) instead of l, l+32, ..
   int rows = 1;
+  bool consec = false;
   // cudnn: rank in cuDNN's heuristic list of the engines that fit (modes A, B, then the fallback),
   // and whether cuDNN computes channels-last (the input, weight and result transposed in the call)
   int algo = 0;
