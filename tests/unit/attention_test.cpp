@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <fstream>
 
 #include "backend/builtin/builtin_backend.h"
@@ -73,11 +75,23 @@ TEST(Attention, WritesTheHeadsMergedBack) {
 }
 
 TEST(Attention, RefusesWhatTheFlashKernelDoesNotComputeWithTheReason) {
-  const auto fp32 = spec::parse_spec(sdpa_spec("float32", false, false));
-  const auto a = plan_attention(fp32);
+  const auto fp64 = spec::parse_spec(sdpa_spec("float64", false, false));
+  const auto a = plan_attention(fp64);
   ASSERT_TRUE(std::holds_alternative<UserError>(a));
-  EXPECT_TRUE(has(std::get<UserError>(a).what(), "float16 and bfloat16"));
+  EXPECT_TRUE(
+      has(std::get<UserError>(a).what(), "float16 and bfloat16 on tensor cores and float32"))
+      << std::get<UserError>(a).what();
   EXPECT_EQ(std::get<UserError>(a).where().line, 9);
+  // fp32 keeps a row in registers: head dims up to 64.
+  json wide32 = sdpa_spec("float32", false, false);
+  for (auto& t : wide32["inputs"]) t["shape"][3] = 96;
+  wide32["nodes"][0]["shape"][3] = 96;
+  wide32["outputs"][0]["shape"][3] = 96;
+  const auto w32 = plan_attention(spec::parse_spec(wide32));
+  ASSERT_TRUE(std::holds_alternative<UserError>(w32));
+  EXPECT_TRUE(has(std::get<UserError>(w32).what(), "head dim 96"))
+      << std::get<UserError>(w32).what();
+  EXPECT_TRUE(has(std::get<UserError>(w32).what(), "up to 64"));
 
   json wide = sdpa_spec("float16", false, false);
   for (auto& t : wide["inputs"]) t["shape"][3] = 192;
@@ -153,9 +167,18 @@ TEST(Attention, TheBackendProposesTheFlashKernelBesideTheMath) {
   EXPECT_TRUE(has(cands[1].id, "gemm."));
   EXPECT_TRUE(has(cands[0].code.device_code, "constexpr bool CAUSAL = true;"));
 
-  // fp32 attention has only the math.
+  // fp32 attention: the fp32 kernel on CUDA cores beside the math.
   const auto f = spec::parse_spec(sdpa_spec("float32", false, true, true));
-  EXPECT_EQ(backend.plans(f).size(), 1u);
+  EXPECT_EQ(backend.plans(f).size(), 2u);
+  const auto cf = contract::derive(f, "k");
+  auto rf = r;
+  rf.spec = &f;
+  rf.contract = &cf;
+  const auto fcands = backend.propose(rf);
+  ASSERT_GE(fcands.size(), 2u);
+  // 8 batch entries x 2 tiles of 64 rows would not fill the GPU: 32 rows a block.
+  EXPECT_EQ(fcands[0].id, "plan:attention.simt:32x64:w1");
+  EXPECT_TRUE(has(fcands[1].id, "gemm.")) << fcands[1].id;
 }
 
 // Attention written out, softmax((q @ k^T) * c masked_fill(drop, -inf)) @ v, is raised to one
@@ -288,15 +311,16 @@ TEST(Attention, GroupsQueryHeadsOverSharedKeyValueHeads) {
   EXPECT_TRUE(has(d, "off += (b / 1LL) % 8LL / 4LL * 2048LL;")) << d;  // key head h / 4
   EXPECT_TRUE(has(d, "off += (b / 8LL) % 2LL / 1LL * 4096LL;"));
 
-  // The same in fp32: the math, with key and value repeated per head (no error).
+  // The same in fp32: the math, with key and value repeated per head, and the fp32 kernel.
   json f = gqa;
   for (auto& t : f["inputs"]) t["dtype"] = "float32";
   f["nodes"][0]["dtype"] = "float32";
   f["outputs"][0]["dtype"] = "float32";
   BuiltinBackend backend(kData);
   const auto all = backend.plans(spec::parse_spec(f));
-  ASSERT_EQ(all.size(), 1u);
+  ASSERT_EQ(all.size(), 2u);  // the math and the fp32 kernel
   EXPECT_GE(all[0].segments.size(), 3u);
+  EXPECT_EQ(all[1].segments.size(), 1u);
 
   // repeat_interleave(k, 4, dim=1) as torch.export writes it.
   json nodes = json::array();
@@ -374,11 +398,41 @@ TEST(Attention, CompilesWithTheRealNvcc) {
   const auto nvcc = egg::testing::real_nvcc();
   if (!nvcc) GTEST_SKIP() << "nvcc is not installed";
   AttentionFamily family(kData);
-  const auto s = spec::parse_spec(sdpa_spec("bfloat16", true, true, true));
+  for (const char* dtype : {"bfloat16", "float32"}) {
+    // Masked, causal, the heads merged back: every branch of the template.
+    const auto s = spec::parse_spec(sdpa_spec(dtype, true, true, true));
+    const auto c = contract::derive(s, "k");
+    const auto cands = family.structures(s, c);
+    ASSERT_FALSE(cands.empty());
+    EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands[0]), "") << cands[0].id;
+  }
+}
+
+TEST(Attention, Fp32RunsOnCudaCoresARowAThread) {
+  AttentionFamily family(kData);
+  const auto s = spec::parse_spec(sdpa_spec("float32", true, false, true));
   const auto c = contract::derive(s, "k");
   const auto cands = family.structures(s, c);
-  ASSERT_FALSE(cands.empty());
-  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands[0]), "");
+  ASSERT_EQ(cands.size(), 4u);  // 32 and 64 rows a block, 64- and 32-key tiles
+  EXPECT_EQ(cands[0].id, "attention.simt:32x64:w1");
+  EXPECT_EQ(cands[3].id, "attention.simt:64x32:w2");
+  const std::string& d = cands[0].code.device_code;
+  EXPECT_TRUE(has(d, "constexpr int E = 64;")) << d;
+  EXPECT_TRUE(has(d, "constexpr bool CAUSAL = true;"));
+  EXPECT_TRUE(has(d, "mask_log2(mrow[key * MASK_COL])"));
+  EXPECT_EQ(cands[0].params, json({{"simt", true}, {"warps", 1}, {"bk", 64}}));
+  EXPECT_TRUE(AttentionParams::from_json(cands[0].params).simt);
+  // Stage 2: the other row and key tiles (128 rows too), never a tensor-core configuration.
+  const auto tunings = family.tunings(s, c, cands[0], "compute");
+  ASSERT_FALSE(tunings.empty());
+  std::set<std::string> ids;
+  for (const auto& t : tunings) ids.insert(t.id);
+  EXPECT_TRUE(ids.count("attention.simt:128x64:w4"));
+  for (const auto& id : ids) EXPECT_EQ(id.rfind("attention.simt:", 0), 0u) << id;
+  // A repair falls back to the smallest fp32 tiles.
+  const auto fixed = family.fallback(s, c, cands[0]);
+  ASSERT_TRUE(fixed.has_value());
+  EXPECT_EQ(fixed->id, "attention.simt:32x32:w1");
 }
 
 }  // namespace

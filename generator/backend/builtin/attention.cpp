@@ -16,11 +16,20 @@ using nlohmann::json;
 constexpr std::int64_t kMaxHeadDim = 128;
 // Shared memory a block may opt into on sm_80 and later.
 constexpr std::int64_t kMaxSmem = 227 * 1024;
+// The largest head dim the fp32 kernel keeps in registers (a thread's query and output rows).
+constexpr std::int64_t kMaxSimtHeadDim = 64;
 
 // True when `n` swaps dims 1 and 2 of a 4-d value: transpose(1, 2) or permute(0, 2, 1, 3).
 bool swaps_heads(const spec::Node& n) { return n.shape.size() == 4 && swaps_dims(n, 1, 2); }
 
 bool valid(const AttentionPlan& plan, const AttentionParams& p) {
+  if (p.simt || plan.dtype == spec::DType::float32) {
+    // fp32 on CUDA cores: key and value tiles of BK rows in static shared memory.
+    const std::int64_t ep = (plan.e + 3) / 4 * 4;
+    return p.simt && plan.dtype == spec::DType::float32 && plan.e <= kMaxSimtHeadDim &&
+           (p.warps == 1 || p.warps == 2 || p.warps == 4) && (p.bk == 32 || p.bk == 64) &&
+           2 * p.bk * ep * 4 <= 48 * 1024;
+  }
   const std::int64_t d = plan.padded_e();
   const std::int64_t bq = std::int64_t{p.warps} * p.mt * 16;
   const std::int64_t smem = (bq + 4 * std::int64_t{p.bk}) * (d + 8) * 2;
@@ -87,12 +96,13 @@ std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
                                    ": the attention kernel reads query, key and value as "
                                    "tensors (their producers run as kernels of their own)");
   for (const auto* t : {q, k, v})
-    if (t->dtype != spec::DType::float16 && t->dtype != spec::DType::bfloat16)
+    if (t->dtype != spec::DType::float16 && t->dtype != spec::DType::bfloat16 &&
+        t->dtype != spec::DType::float32)
       return UserError(an.where,
                        quote(an) + " of " + spec::dtype_name(t->dtype) +
-                           " tensors: the flash-attention kernel computes float16 and bfloat16 "
-                           "on tensor cores; other dtypes run as the math (matmul, softmax, "
-                           "matmul)");
+                           " tensors: the flash-attention kernels compute float16 and bfloat16 "
+                           "on tensor cores and float32 on CUDA cores; other dtypes run as the "
+                           "math (matmul, softmax, matmul)");
   if (k->dtype != q->dtype || v->dtype != q->dtype)
     return UserError(an.where, quote(an) + ": query, key and value differ in dtype");
   const spec::Shape &qs = plan.q.shape, &ks = plan.k.shape, &vs = plan.v.shape;
@@ -134,10 +144,15 @@ std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
       return UserError(an.where, quote(an) +
                                      ": the flash-attention kernel reads rows whose "
                                      "elements are adjacent");
-  if (plan.e % 8 != 0 || plan.e > kMaxHeadDim)
-    return UserError(an.where, quote(an) + " with head dim " + std::to_string(plan.e) +
-                                   ": the flash-attention kernel takes multiples of 8 up to " +
-                                   std::to_string(kMaxHeadDim));
+  if (q->dtype == spec::DType::float32 ? plan.e > kMaxSimtHeadDim
+                                       : (plan.e % 8 != 0 || plan.e > kMaxHeadDim))
+    return UserError(an.where,
+                     quote(an) + " with head dim " + std::to_string(plan.e) +
+                         (q->dtype == spec::DType::float32
+                              ? ": the fp32 attention kernel keeps a row in registers, up to " +
+                                    std::to_string(kMaxSimtHeadDim)
+                              : ": the flash-attention kernel takes multiples of 8 up to " +
+                                    std::to_string(kMaxHeadDim)));
   if (plan.l >= (std::int64_t{1} << 30) || plan.s >= (std::int64_t{1} << 30))
     return UserError(an.where, quote(an) +
                                    ": the flash-attention kernel indexes queries and "
@@ -217,6 +232,7 @@ std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
 }
 
 json AttentionParams::to_json() const {
+  if (simt) return {{"simt", true}, {"warps", warps}, {"bk", bk}};
   return {{"mt", mt}, {"warps", warps}, {"bk", bk}, {"qs", qs}};
 }
 
@@ -226,15 +242,17 @@ AttentionParams AttentionParams::from_json(const json& j) {
   p.warps = j.value("warps", p.warps);
   p.bk = j.value("bk", p.bk);
   p.qs = j.value("qs", p.qs);
+  p.simt = j.value("simt", p.simt);
   return p;
 }
 
 AttentionFamily::AttentionFamily(const std::filesystem::path& data_dir)
     : kernel_(render::load_template(data_dir, "attention/flash.cuh.tmpl")),
+      simt_(render::load_template(data_dir, "attention/simt.cuh.tmpl")),
       launch_(render::load_template(data_dir, "attention/launch.tmpl")) {}
 
 std::vector<std::pair<std::string, std::string>> AttentionFamily::key_inputs() const {
-  return {{kernel_.name, kernel_.text}, {launch_.name, launch_.text}};
+  return {{kernel_.name, kernel_.text}, {simt_.name, simt_.text}, {launch_.name, launch_.text}};
 }
 
 std::variant<AttentionPlan, UserError> AttentionFamily::analyze(const spec::Spec& s) const {
@@ -296,20 +314,27 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
           {{"div", div}, {"size", plan.batch_dims[d]}, {"stride", plan.mask_batch_strides[d]}});
     div *= plan.batch_dims[d];
   }
-  const std::int64_t bq = std::int64_t{p.warps} * p.mt * 16;
+  const std::int64_t bq = p.simt ? std::int64_t{p.warps} * 32 : std::int64_t{p.warps} * p.mt * 16;
   const std::string dtype = spec::dtype_name(plan.dtype);
   char scale_log2[64], inv_scale[64];
   std::snprintf(scale_log2, sizeof scale_log2, "%.9g", plan.scale * 1.4426950408889634);
   std::snprintf(inv_scale, sizeof inv_scale, "%.9g", 1.0 / plan.scale);
   const std::string structure =
-      "flash attention, " + std::to_string(bq) + " query rows per block (" +
-      std::to_string(p.warps) + " warps of " + std::to_string(p.mt * 16) + " rows), key tiles of " +
-      std::to_string(p.bk) + " double-buffered by cp.async, mma.sync m16n8k16 " + dtype +
-      (p.qs ? ", Q's fragments read from shared memory per key tile" : "") +
-      " with fp32 online softmax" +
-      (plan.causal ? ", causal (key tiles past the block skipped)" : "") +
-      (plan.mask.empty() ? "" : ", " + spec::dtype_name(plan.mask_dtype) + " mask") +
-      (plan.out_heads ? ", output written transposed (1, 2)" : "");
+      p.simt ? "flash attention in exact fp32 on CUDA cores, a thread per query row, " +
+                   std::to_string(bq) + " rows per block, key tiles of " + std::to_string(p.bk) +
+                   " in shared memory, online softmax per 16 keys" +
+                   (plan.causal ? ", causal (key tiles past the block skipped)" : "") +
+                   (plan.mask.empty() ? "" : ", " + spec::dtype_name(plan.mask_dtype) + " mask") +
+                   (plan.out_heads ? ", output written transposed (1, 2)" : "")
+             : "flash attention, " + std::to_string(bq) + " query rows per block (" +
+                   std::to_string(p.warps) + " warps of " + std::to_string(p.mt * 16) +
+                   " rows), key tiles of " + std::to_string(p.bk) +
+                   " double-buffered by cp.async, mma.sync m16n8k16 " + dtype +
+                   (p.qs ? ", Q's fragments read from shared memory per key tile" : "") +
+                   " with fp32 online softmax" +
+                   (plan.causal ? ", causal (key tiles past the block skipped)" : "") +
+                   (plan.mask.empty() ? "" : ", " + spec::dtype_name(plan.mask_dtype) + " mask") +
+                   (plan.out_heads ? ", output written transposed (1, 2)" : "");
   const json ctx = {
       {"fn", fn},
       {"summary", quote(*plan.anchor) + " over " + std::to_string(plan.batch()) +
@@ -343,11 +368,12 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
       {"v_row", row(plan.v)},
       {"args", args}};
   Candidate cand;
-  cand.id = "attention.flash:" + std::to_string(bq) + "x" + std::to_string(p.bk) + ":w" +
-            std::to_string(p.warps) + (p.qs ? ":qs" : "");
+  cand.id = std::string(p.simt ? "attention.simt:" : "attention.flash:") + std::to_string(bq) +
+            "x" + std::to_string(p.bk) + ":w" + std::to_string(p.warps) + (p.qs ? ":qs" : "");
   cand.summary = plan.anchor->target + ": " + structure;
   cand.params = p.to_json();
-  cand.code.device_code = render::render(kernel_.text, ctx, kernel_.name);
+  const render::Template& body = p.simt ? simt_ : kernel_;
+  cand.code.device_code = render::render(body.text, ctx, body.name);
   cand.code.launch_body = render::render(launch_.text, ctx, launch_.name);
   return cand;
 }
@@ -360,6 +386,17 @@ std::vector<AttentionParams> AttentionFamily::structure_params(const spec::Spec&
   // then 128 x 64 with Q in registers; 64 rows (a warp's 16 rows keep 128-wide accumulators in
   // registers) above; 64 keys a tile.
   std::vector<AttentionParams> out;
+  if (plan.dtype == spec::DType::float32) {
+    // fp32: 64 query rows a block where that still gives every SM a block, else 32; 64-key tiles.
+    const bool fills = plan.batch() * ((plan.l + 63) / 64) >= 132;
+    for (const int warps : fills ? std::vector<int>{2, 1} : std::vector<int>{1, 2})
+      for (const int bk : {64, 32}) {
+        AttentionParams p{1, warps, bk};
+        p.simt = true;
+        if (valid(plan, p)) out.push_back(p);
+      }
+    return out;
+  }
   for (const AttentionParams& p : {AttentionParams{2, 4, 128, true}, AttentionParams{2, 4, 64},
                                    AttentionParams{1, 4, 64}, AttentionParams{1, 8, 64}})
     if (valid(plan, p)) out.push_back(p);
@@ -381,6 +418,15 @@ std::vector<AttentionParams> AttentionFamily::tuning_params(const spec::Spec&,
   // Key tiles first (fewer rescales against fewer registers), then where Q's fragments live,
   // then the rows a block owns.
   const AttentionParams& in = incumbent;
+  if (in.simt) {
+    for (const int warps : {1, 2, 4})
+      for (const int bk : {64, 32}) {
+        AttentionParams p{1, warps, bk};
+        p.simt = true;
+        add(p);
+      }
+    return out;
+  }
   for (int bk : {128, 64, 32}) {
     add({in.mt, in.warps, bk, in.qs});
     add({in.mt, in.warps, bk, !in.qs});
@@ -393,8 +439,13 @@ std::vector<AttentionParams> AttentionFamily::tuning_params(const spec::Spec&,
 
 std::optional<AttentionParams> AttentionFamily::fallback_params(const spec::Spec&,
                                                                 const contract::Contract&,
-                                                                const AttentionPlan&,
+                                                                const AttentionPlan& plan,
                                                                 const AttentionParams&) const {
+  if (plan.dtype == spec::DType::float32) {
+    AttentionParams p{1, 1, 32};
+    p.simt = true;
+    return p;
+  }
   return AttentionParams{1, 4, 32};  // the fewest registers and shared memory
 }
 

@@ -1,8 +1,10 @@
-// The builtin backend's attention family: ONE F.scaled_dot_product_attention of fp16 or bf16 query,
-// key and value (templates/attention/): the flash-attention kernel, scores and softmax on chip,
-// never the [L][S] weights in memory. A bool or float mask broadcasting to [..., L, S], causality
-// and a scale are applied to the scores; the output is written as it is or, for a 4-d attention
-// whose result the graph transposes (1, 2) (the heads merged back), in that layout.
+// The builtin backend's attention family: ONE F.scaled_dot_product_attention of fp16, bf16 or fp32
+// query, key and value (templates/attention/): the flash-attention kernel, scores and softmax on
+// chip, never the [L][S] weights in memory; on tensor cores for fp16/bf16 (flash.cuh.tmpl), on CUDA
+// cores in exact fp32 for float32 (simt.cuh.tmpl, head dims up to 64). A bool or float mask
+// broadcasting to [..., L, S], causality and a scale are applied to the scores; the output is
+// written as it is or, for a 4-d attention whose result the graph transposes (1, 2) (the heads
+// merged back), in that layout.
 //
 // The lowered math (lowering.h: matmul, softmax, matmul) is the other plan of the same graph: the
 // backend proposes both and measurement decides (BuiltinBackend::plans).
@@ -62,6 +64,8 @@ struct AttentionParams {
   int warps = 4;    // warps per block (BQ = warps * mt * 16 query rows)
   int bk = 64;      // keys per tile
   bool qs = false;  // Q's fragments read from shared memory per key tile (FlashAttention-2's way)
+  // fp32 on CUDA cores (simt.cuh.tmpl): a thread per query row, BQ = warps * 32 (mt, qs unused)
+  bool simt = false;
   nlohmann::json to_json() const;
   static AttentionParams from_json(const nlohmann::json& j);
 };
@@ -92,7 +96,7 @@ class AttentionFamily : public PlannedFamily<AttentionPlan, AttentionParams> {
                                                  const AttentionParams& failed) const override;
 
  private:
-  render::Template kernel_, launch_;
+  render::Template kernel_, simt_, launch_;
 };
 
 }  // namespace egg::backend::builtin
