@@ -405,6 +405,37 @@ TEST(Gemm, PermutedOperandsAreReadTransposedByCublasLt) {
   EXPECT_TRUE(family.cannot_implement(spec::parse_spec(other)).has_value());
 }
 
+// x + linear(h) (a residual after the bias, nothing after it): cuBLASLt adds the residual as C
+// with beta 1 in the GEMM's epilogue, no pass of its own. Not when an op cuBLASLt lacks follows
+// (ResidualAddAndScaleFuse below), nor for a residual that broadcasts.
+TEST(Gemm, AResidualIsCublasLtsC) {
+  auto j = linear_spec("float32", "");
+  j["inputs"].push_back({{"name", "res"}, {"shape", {256, 1024}}, {"dtype", "float32"}});
+  j["nodes"].push_back(node("add", "add", {{{"node", "res"}}, {{"node", "fc"}}}, {{"alpha", 1}},
+                            {256, 1024}, "float32"));
+  j["outputs"][0]["node"] = "add";
+  auto cands = structures_of(j, "rs");
+  ASSERT_FALSE(cands.empty());
+  EXPECT_EQ(cands[0].params["structure"], "lt_native");
+  if (const auto nvcc = egg::testing::real_nvcc()) {
+    const auto spec = spec::parse_spec(j);
+    EXPECT_EQ(
+        egg::testing::nvcc_compile_error(*nvcc, kData, contract::derive(spec, "rs"), cands[0]), "");
+  }
+  const auto& code = cands[0].code.device_code;
+  EXPECT_TRUE(has(code, "const float alpha = 1.0f, beta = 1.0f;")) << code;
+  EXPECT_TRUE(has(code, "const void* c = residual;"));
+  EXPECT_TRUE(has(code, "CUBLASLT_EPILOGUE_BIAS;"));
+  EXPECT_TRUE(
+      has(cands[0].code.launch_body, "egg_rs_gemm(x, fc_weight, fc_bias, res, out0, stream)"))
+      << cands[0].code.launch_body;
+  EXPECT_TRUE(has(cands[0].summary, "residual (C)")) << cands[0].summary;
+  // A residual of one row (broadcast over M): not C.
+  auto row = j;
+  row["inputs"].back()["shape"] = {1, 1024};
+  EXPECT_EQ(find(structures_of(row), "lt_native"), nullptr);
+}
+
 TEST(Gemm, ResidualAddAndScaleFuse) {
   auto j = linear_spec("float32", "");
   j["inputs"].push_back({{"name", "res"}, {"shape", {256, 1024}}, {"dtype", "float32"}});

@@ -464,6 +464,24 @@ std::optional<GemmNativeEpilogue> GemmFamily::native_epilogue(const spec::Spec& 
       }
     }
   }
+  // residual: adding a tensor of the output's shape and dtype (cuBLASLt adds beta * C before the
+  // bias and the activation: the same sum, rounded once).
+  if (i < ep.size() && ep[i]->op == "add" && ep[i]->args.size() == 2 &&
+      attr_number(*ep[i], "alpha", 1.0) == 1.0) {
+    const auto& n = *ep[i];
+    for (int k : {0, 1}) {
+      const auto& self = n.args[k];
+      const auto& other = n.args[1 - k];
+      const spec::Tensor* r =
+          other.kind == spec::Arg::Kind::node ? s.find_tensor(other.node) : nullptr;
+      if (operand_is(self, cur) && r && r->dtype == p.dtype && r->shape == p.out_shape) {
+        ne.residual = other.node;
+        cur = n.name;
+        ++i;
+        break;
+      }
+    }
+  }
   // activation: relu, or gelu with the tanh approximation (cuBLASLt's GELU is the tanh form).
   if (i < ep.size() && !ep[i]->args.empty() && operand_is(ep[i]->args[0], cur)) {
     const auto& n = *ep[i];
@@ -720,14 +738,18 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
       lt_epi = "CUBLASLT_EPILOGUE_BIAS";
     ctx["has_bias"] = bias;
     if (bias) ctx["bias_var"] = var_of.at(native->bias);
+    ctx["has_residual"] = !native->residual.empty();
+    if (!native->residual.empty()) ctx["residual_var"] = var_of.at(native->residual);
     ctx["alpha"] = float_literal(native->alpha);
     std::string t = native->alpha != 1.0 ? "alpha" : "";
     if (bias) t += std::string(t.empty() ? "" : ", ") + "bias";
+    if (!native->residual.empty()) t += std::string(t.empty() ? "" : ", ") + "residual (C)";
     if (!native->activation.empty()) t += std::string(t.empty() ? "" : ", ") + native->activation;
     epilogue_text = t.empty() ? "none" : t;
     ctx["epilogue_text"] = epilogue_text;
   } else {
     ctx["has_bias"] = false;
+    ctx["has_residual"] = false;
     ctx["alpha"] = "1.0f";
   }
   ctx["lt_epilogue"] = lt_epi;

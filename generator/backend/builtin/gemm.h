@@ -49,7 +49,10 @@ struct GemmProblem {
 // What cuBLASLt can compute itself: D = act(alpha * A·B + bias).
 struct GemmNativeEpilogue {
   double alpha = 1.0;
-  std::string bias;        // spec name of a [N] vector of the output dtype, or empty
+  std::string bias;  // spec name of a [N] vector of the output dtype, or empty
+  // Spec name of a tensor of the output's shape and dtype added before the activation (a
+  // residual: cuBLASLt's C with beta 1, read in the GEMM's epilogue), or empty.
+  std::string residual;
   std::string activation;  // "", "relu" or "gelu_tanh"
 };
 
