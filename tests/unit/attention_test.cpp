@@ -74,6 +74,15 @@ TEST(Attention, WritesTheHeadsMergedBack) {
   EXPECT_EQ(std::get<AttentionPlan>(a).out_heads, 4);
 }
 
+// sdpa_spec without a mask, its head dim (q, k, v and the output's last dim) set to `e`.
+json with_head_dim(const char* dtype, int e) {
+  json j = sdpa_spec(dtype, false, false);
+  for (auto& t : j["inputs"]) t["shape"][3] = e;
+  j["nodes"][0]["shape"][3] = e;
+  j["outputs"][0]["shape"][3] = e;
+  return j;
+}
+
 TEST(Attention, RefusesWhatTheFlashKernelDoesNotComputeWithTheReason) {
   const auto fp64 = spec::parse_spec(sdpa_spec("float64", false, false));
   const auto a = plan_attention(fp64);
@@ -83,21 +92,13 @@ TEST(Attention, RefusesWhatTheFlashKernelDoesNotComputeWithTheReason) {
       << std::get<UserError>(a).what();
   EXPECT_EQ(std::get<UserError>(a).where().line, 9);
   // fp32 keeps a row in registers: head dims up to 64.
-  json wide32 = sdpa_spec("float32", false, false);
-  for (auto& t : wide32["inputs"]) t["shape"][3] = 96;
-  wide32["nodes"][0]["shape"][3] = 96;
-  wide32["outputs"][0]["shape"][3] = 96;
-  const auto w32 = plan_attention(spec::parse_spec(wide32));
+  const auto w32 = plan_attention(spec::parse_spec(with_head_dim("float32", 96)));
   ASSERT_TRUE(std::holds_alternative<UserError>(w32));
   EXPECT_TRUE(has(std::get<UserError>(w32).what(), "head dim 96"))
       << std::get<UserError>(w32).what();
   EXPECT_TRUE(has(std::get<UserError>(w32).what(), "up to 64"));
 
-  json wide = sdpa_spec("float16", false, false);
-  for (auto& t : wide["inputs"]) t["shape"][3] = 192;
-  wide["nodes"][0]["shape"][3] = 192;
-  wide["outputs"][0]["shape"][3] = 192;
-  const auto b = plan_attention(spec::parse_spec(wide));
+  const auto b = plan_attention(spec::parse_spec(with_head_dim("float16", 192)));
   ASSERT_TRUE(std::holds_alternative<UserError>(b));
   EXPECT_TRUE(has(std::get<UserError>(b).what(), "head dim 192"));
 
