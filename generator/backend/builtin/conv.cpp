@@ -763,9 +763,9 @@ std::vector<ConvParams> conv_structures(const ConvPlan& p) {
   // a bias or epilogue would cost the library route a pass of its own, the reduction is at most
   // 32, or the input has fewer than 4 channels (which cuDNN's tensor-core kernels pad); after the
   // implicit GEMM otherwise. Measured on the H100 (docs/PERFORMANCE.md, 2026-12-06 ninth session):
-  // 64 output channels, 72- and 81-long reductions, 0.63-3.32 ms against 0.98-4.15 for cuDNN plus
-  // the pass (level2/57, 71, 87, level1/54); 128 channels without a pass, 2.4x slower than cuDNN
-  // (level1/87).
+  // 64 output channels and 72-long reductions, 0.63-3.32 ms against 0.94-4.15 for cuDNN plus the
+  // pass (level2/57, 71, 87); 3 input channels, 81 long, 1.49 against eager's 1.83 (level1/54);
+  // 128 channels without a pass, 2.4x slower than cuDNN (level1/87).
   const bool tiled_first =
       p.gemm_n() >= 16 && p.gemm_n() <= 64 &&
       (!p.bias.empty() || !p.epilogue.empty() || p.gemm_k() <= 32 || p.c_in < 4);
