@@ -22,6 +22,13 @@ constexpr std::int64_t kMaxSimtHeadDim = 64;
 // True when `n` swaps dims 1 and 2 of a 4-d value: transpose(1, 2) or permute(0, 2, 1, 3).
 bool swaps_heads(const spec::Node& n) { return n.shape.size() == 4 && swaps_dims(n, 1, 2); }
 
+// The fp32 kernel's parameters: `warps` x 32 query rows a block, key tiles of `bk`.
+AttentionParams simt_params(int warps, int bk) {
+  AttentionParams p{1, warps, bk};
+  p.simt = true;
+  return p;
+}
+
 bool valid(const AttentionPlan& plan, const AttentionParams& p) {
   if (p.simt || plan.dtype == spec::DType::float32) {
     // fp32 on CUDA cores: key and value tiles of BK rows in static shared memory.
@@ -319,22 +326,20 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
   char scale_log2[64], inv_scale[64];
   std::snprintf(scale_log2, sizeof scale_log2, "%.9g", plan.scale * 1.4426950408889634);
   std::snprintf(inv_scale, sizeof inv_scale, "%.9g", 1.0 / plan.scale);
+  const std::string masks =
+      (plan.causal ? ", causal (key tiles past the block skipped)" : "") +
+      (plan.mask.empty() ? "" : ", " + spec::dtype_name(plan.mask_dtype) + " mask") +
+      (plan.out_heads ? ", output written transposed (1, 2)" : "");
   const std::string structure =
       p.simt ? "flash attention in exact fp32 on CUDA cores, a thread per query row, " +
                    std::to_string(bq) + " rows per block, key tiles of " + std::to_string(p.bk) +
-                   " in shared memory, online softmax per 16 keys" +
-                   (plan.causal ? ", causal (key tiles past the block skipped)" : "") +
-                   (plan.mask.empty() ? "" : ", " + spec::dtype_name(plan.mask_dtype) + " mask") +
-                   (plan.out_heads ? ", output written transposed (1, 2)" : "")
+                   " in shared memory, online softmax per 16 keys" + masks
              : "flash attention, " + std::to_string(bq) + " query rows per block (" +
                    std::to_string(p.warps) + " warps of " + std::to_string(p.mt * 16) +
                    " rows), key tiles of " + std::to_string(p.bk) +
                    " double-buffered by cp.async, mma.sync m16n8k16 " + dtype +
                    (p.qs ? ", Q's fragments read from shared memory per key tile" : "") +
-                   " with fp32 online softmax" +
-                   (plan.causal ? ", causal (key tiles past the block skipped)" : "") +
-                   (plan.mask.empty() ? "" : ", " + spec::dtype_name(plan.mask_dtype) + " mask") +
-                   (plan.out_heads ? ", output written transposed (1, 2)" : "");
+                   " with fp32 online softmax" + masks;
   const json ctx = {
       {"fn", fn},
       {"summary", quote(*plan.anchor) + " over " + std::to_string(plan.batch()) +
@@ -390,11 +395,8 @@ std::vector<AttentionParams> AttentionFamily::structure_params(const spec::Spec&
     // fp32: 64 query rows a block where that still gives every SM a block, else 32; 64-key tiles.
     const bool fills = plan.batch() * ((plan.l + 63) / 64) >= 132;
     for (const int warps : fills ? std::vector<int>{2, 1} : std::vector<int>{1, 2})
-      for (const int bk : {64, 32}) {
-        AttentionParams p{1, warps, bk};
-        p.simt = true;
-        if (valid(plan, p)) out.push_back(p);
-      }
+      for (const int bk : {64, 32})
+        if (valid(plan, simt_params(warps, bk))) out.push_back(simt_params(warps, bk));
     return out;
   }
   for (const AttentionParams& p : {AttentionParams{2, 4, 128, true}, AttentionParams{2, 4, 64},
@@ -420,11 +422,7 @@ std::vector<AttentionParams> AttentionFamily::tuning_params(const spec::Spec&,
   const AttentionParams& in = incumbent;
   if (in.simt) {
     for (const int warps : {1, 2, 4})
-      for (const int bk : {64, 32}) {
-        AttentionParams p{1, warps, bk};
-        p.simt = true;
-        add(p);
-      }
+      for (const int bk : {64, 32}) add(simt_params(warps, bk));
     return out;
   }
   for (int bk : {128, 64, 32}) {
@@ -441,11 +439,7 @@ std::optional<AttentionParams> AttentionFamily::fallback_params(const spec::Spec
                                                                 const contract::Contract&,
                                                                 const AttentionPlan& plan,
                                                                 const AttentionParams&) const {
-  if (plan.dtype == spec::DType::float32) {
-    AttentionParams p{1, 1, 32};
-    p.simt = true;
-    return p;
-  }
+  if (plan.dtype == spec::DType::float32) return simt_params(1, 32);
   return AttentionParams{1, 4, 32};  // the fewest registers and shared memory
 }
 

@@ -40,10 +40,13 @@ ConvParams igemm_default(const ConvPlan& p, const std::string& math) {
   return q;
 }
 
+// The tiled structure's output channels per block: its warps times each warp's channels.
+std::int64_t tiled_channels(const ConvParams& q) { return std::int64_t(q.block / 32) * q.co; }
+
 // The tiled structure's shared memory per block: the tile's weights and the input rows of one
 // output row, as floats.
 std::int64_t tiled_smem_bytes(const ConvPlan& p, const ConvParams& q) {
-  const std::int64_t tco = std::int64_t(q.block / 32) * q.co;
+  const std::int64_t tco = tiled_channels(q);
   // Consecutive outputs a lane: each lane reads its OPT + KW - 1 inputs as float4s.
   const std::int64_t xw =
       q.consec ? 31 * q.opt + 4 * ceil_div(q.opt + p.kernel[2] - 1, 4)
@@ -54,8 +57,7 @@ std::int64_t tiled_smem_bytes(const ConvPlan& p, const ConvParams& q) {
 // The tiled structure's blocks: batch x groups x channel tiles x output planes x row tiles x W
 // tiles.
 std::int64_t tiled_blocks(const ConvPlan& p, const ConvParams& q) {
-  const std::int64_t tco = std::int64_t(q.block / 32) * q.co;
-  return p.batch * p.groups * ceil_div(p.cout_per_group(), tco) * p.out[0] *
+  return p.batch * p.groups * ceil_div(p.cout_per_group(), tiled_channels(q)) * p.out[0] *
          ceil_div(p.out[1], q.rows) * ceil_div(p.out[2], 32 * std::int64_t(q.opt));
 }
 
@@ -71,7 +73,7 @@ std::optional<std::string> tiled_unsupported(const ConvPlan& p, const ConvParams
     return std::string("rows must be 1, 2, 4 or 8");
   if (q.consec && (p.stride[2] != 1 || p.dilation[2] != 1 || q.opt != 4))
     return std::string("consecutive outputs a lane take stride and dilation 1 along W and opt 4");
-  if (2 * p.cout_per_group() < std::int64_t(q.block / 32) * q.co)
+  if (2 * p.cout_per_group() < tiled_channels(q))
     return std::string("more than half of the tile's output channels would idle");
   if (tiled_smem_bytes(p, q) > 48 * 1024)
     return "the tile's weights and input rows need " + std::to_string(tiled_smem_bytes(p, q)) +
@@ -769,10 +771,11 @@ std::vector<ConvParams> conv_structures(const ConvPlan& p) {
   const bool tiled_first =
       p.gemm_n() >= 16 && p.gemm_n() <= 64 &&
       (!p.bias.empty() || !p.epilogue.empty() || p.gemm_k() <= 32 || p.c_in < 4);
-  if (tiled_first) add(tiled_default(p));
+  const ConvParams tiled = tiled_default(p);
+  if (tiled_first) add(tiled);
   if (prefer_direct(p)) add(direct);
   add(igemm_default(p, "tf32"));
-  if (p.gemm_n() >= 16) add(tiled_default(p));
+  if (!tiled_first && p.gemm_n() >= 16) add(tiled);
   if (fp32(p)) add(igemm_default(p, "3xtf32"));
   add(direct);
   return out;
@@ -786,6 +789,14 @@ std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& i
     for (const auto& o : out)
       if (o.to_json() == q.to_json()) return;
     out.push_back(q);
+  };
+  // The incumbent with one field set to each of `values` in turn.
+  auto vary = [&](int ConvParams::*field, const std::vector<int>& values) {
+    for (const int v : values) {
+      ConvParams q = inc;
+      q.*field = v;
+      add(q);
+    }
   };
   if (inc.structure == "cudnn") {
     // The library floor, measured: the heuristic's ranks after the incumbent's (stage 1 measured
@@ -805,32 +816,13 @@ std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& i
     ConvParams consec = inc;
     consec.consec = !inc.consec;
     add(consec);
-    for (int rows : {1, 2, 4, 8}) {
-      ConvParams q = inc;
-      q.rows = rows;
-      add(q);
-    }
-    for (int opt : {1, 2, 4}) {
-      ConvParams q = inc;
-      q.opt = opt;
-      add(q);
-    }
-    for (int co : {4, 8}) {
-      ConvParams q = inc;
-      q.co = co;
-      add(q);
-    }
-    ConvParams half = inc;
-    half.block = inc.block == 256 ? 128 : 256;
-    add(half);
+    vary(&ConvParams::rows, {1, 2, 4, 8});
+    vary(&ConvParams::opt, {1, 2, 4});
+    vary(&ConvParams::co, {4, 8});
+    vary(&ConvParams::block, {inc.block == 256 ? 128 : 256});
   } else if (inc.structure == "igemm") {
     // fp32 first: the tile's loads by cp.async, 3 or 4 stages in flight (no register staging).
-    if (fp32(p) && inc.stages == 2)
-      for (int stages : {3, 4}) {
-        ConvParams q = inc;
-        q.stages = stages;
-        add(q);
-      }
+    if (fp32(p) && inc.stages == 2) vary(&ConvParams::stages, {3, 4});
     // Tiles: larger N tiles for channel-rich groups, smaller M tiles when the grid would not fill
     // the GPU, deeper K tiles for long reductions.
     struct Tile {
@@ -847,27 +839,12 @@ std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& i
       add(q);
     }
     // Two blocks per SM: registers capped at 128 per thread for occupancy (may spill a little).
-    ConvParams two = inc;
-    two.min_blocks = inc.min_blocks == 1 ? 2 : 1;
-    add(two);
+    vary(&ConvParams::min_blocks, {inc.min_blocks == 1 ? 2 : 1});
   } else {
     const bool latency = bottleneck == "latency" || bottleneck == "launch";
-    for (int block : latency ? std::vector<int>{128, 64} : std::vector<int>{128, 512}) {
-      ConvParams q = inc;
-      q.block = block;
-      add(q);
-    }
-    for (int co : {1, 2, 4, 8}) {
-      ConvParams q = inc;
-      q.co = co;
-      add(q);
-    }
-    if (inc.structure == "direct")
-      for (int opt : {1, 2, 4}) {
-        ConvParams q = inc;
-        q.opt = opt;
-        add(q);
-      }
+    vary(&ConvParams::block, latency ? std::vector<int>{128, 64} : std::vector<int>{128, 512});
+    vary(&ConvParams::co, {1, 2, 4, 8});
+    if (inc.structure == "direct") vary(&ConvParams::opt, {1, 2, 4});
   }
   if (out.size() > 10) out.resize(10);
   return out;

@@ -449,39 +449,34 @@ std::optional<GemmNativeEpilogue> GemmFamily::native_epilogue(const spec::Spec& 
       ++i;
     }
   }
-  // bias: adding a [N] vector of the output dtype.
-  if (i < ep.size() && ep[i]->op == "add" && ne.bias.empty() && ep[i]->args.size() == 2 &&
-      attr_number(*ep[i], "alpha", 1.0) == 1.0) {
+  // An `add` (alpha 1) of the running value and another node `accepts` takes: that node, the
+  // add consumed.
+  auto take_add = [&](auto accepts) -> std::optional<std::string> {
+    if (i >= ep.size() || ep[i]->op != "add" || ep[i]->args.size() != 2 ||
+        attr_number(*ep[i], "alpha", 1.0) != 1.0)
+      return std::nullopt;
     const auto& n = *ep[i];
     for (int k : {0, 1}) {
       const auto& self = n.args[k];
       const auto& other = n.args[1 - k];
-      if (operand_is(self, cur) && other.kind == spec::Arg::Kind::node && bias_vector(other.node)) {
-        ne.bias = other.node;
+      if (operand_is(self, cur) && other.kind == spec::Arg::Kind::node && accepts(other.node)) {
         cur = n.name;
         ++i;
-        break;
+        return other.node;
       }
     }
-  }
+    return std::nullopt;
+  };
+  // bias: adding a [N] vector of the output dtype.
+  if (ne.bias.empty())
+    if (auto bias = take_add(bias_vector)) ne.bias = *bias;
   // residual: adding a tensor of the output's shape and dtype (cuBLASLt adds beta * C before the
   // bias and the activation: the same sum, rounded once).
-  if (i < ep.size() && ep[i]->op == "add" && ep[i]->args.size() == 2 &&
-      attr_number(*ep[i], "alpha", 1.0) == 1.0) {
-    const auto& n = *ep[i];
-    for (int k : {0, 1}) {
-      const auto& self = n.args[k];
-      const auto& other = n.args[1 - k];
-      const spec::Tensor* r =
-          other.kind == spec::Arg::Kind::node ? s.find_tensor(other.node) : nullptr;
-      if (operand_is(self, cur) && r && r->dtype == p.dtype && r->shape == p.out_shape) {
-        ne.residual = other.node;
-        cur = n.name;
-        ++i;
-        break;
-      }
-    }
-  }
+  if (auto residual = take_add([&](const std::string& name) {
+        const spec::Tensor* r = s.find_tensor(name);
+        return r && r->dtype == p.dtype && r->shape == p.out_shape;
+      }))
+    ne.residual = *residual;
   // activation: relu, or gelu with the tanh approximation (cuBLASLt's GELU is the tanh form).
   if (i < ep.size() && !ep[i]->args.empty() && operand_is(ep[i]->args[0], cur)) {
     const auto& n = *ep[i];
