@@ -9,13 +9,9 @@
 
 #include <cuda_runtime_api.h>
 
-namespace egg::harness {
+#include "kernel_breakdown.h"
 
-struct KernelRecord {
-  std::uint64_t start = 0, end = 0;  // ns
-  std::uint32_t stream_id = 0;
-  std::string name;
-};
+namespace egg::harness {
 
 class KernelTrace {
  public:

@@ -744,17 +744,11 @@ void Verifier::time_candidate(Group& g) {
   const Summary es = summarize(event_ms);
   t.event_ms = {es.median, es.p10, es.p90};
   if (trace_.active()) {
-    std::vector<double> kernel_ms(event_ms.size(), 0.0);
-    std::size_t kernels = 0;
-    for (const auto& k : trace_.take()) {
-      const auto it = std::upper_bound(marks.begin(), marks.end(), k.start);
-      if (it == marks.begin() || it == marks.end()) continue;
-      kernel_ms[static_cast<std::size_t>(it - marks.begin() - 1)] += (k.end - k.start) / 1e6;
-      ++kernels;
-    }
-    const Summary ks = summarize(kernel_ms);
+    const KernelBreakdown kb = kernel_breakdown(trace_.take(), marks);
+    const Summary ks = summarize(kb.trial_ms);
     t.cupti_kernel_ms = {ks.median, ks.p10, ks.p90};
-    t.kernels_per_launch = static_cast<double>(kernels) / static_cast<double>(event_ms.size());
+    t.kernels_per_launch = static_cast<double>(kb.kernels) / static_cast<double>(event_ms.size());
+    t.kernels = kb.per_kernel;
   }
   for (const auto* v : {&spec_.inputs, &spec_.params, &spec_.outputs})
     for (const auto& d : *v) t.bytes_moved += d.bytes();

@@ -65,6 +65,19 @@ Percentiles percentiles_from(const nlohmann::json& j) {
   return {num(j, "median"), num(j, "p10"), num(j, "p90")};
 }
 
+nlohmann::json kernels_json(const std::vector<KernelTime>& ks) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& k : ks) out.push_back({{"name", k.name}, {"median_ms", k.median_ms}});
+  return out;
+}
+
+std::vector<KernelTime> kernels_from(const nlohmann::json& j) {
+  std::vector<KernelTime> out;
+  if (!j.is_array()) return out;
+  for (const auto& k : j) out.push_back({k.value("name", std::string()), num(k, "median_ms")});
+  return out;
+}
+
 }  // namespace
 
 std::string_view status_name(VerifyStatus s) {
@@ -121,6 +134,7 @@ nlohmann::json to_json(const VerifyResult& r) {
     j["timing"] = {{"event_ms", percentiles_json(t.event_ms)},
                    {"cupti_kernel_ms", percentiles_json(t.cupti_kernel_ms)},
                    {"kernels_per_launch", t.kernels_per_launch},
+                   {"kernels", kernels_json(t.kernels)},
                    {"trials", t.trials},
                    {"warmups", t.warmups},
                    {"l2_flush_bytes", t.l2_flush_bytes},
@@ -184,6 +198,7 @@ VerifyResult result_from_json(const nlohmann::json& j) {
     timing.event_ms = percentiles_from(t.value("event_ms", nlohmann::json::object()));
     timing.cupti_kernel_ms = percentiles_from(t.value("cupti_kernel_ms", nlohmann::json::object()));
     timing.kernels_per_launch = num(t, "kernels_per_launch");
+    timing.kernels = kernels_from(t.value("kernels", nlohmann::json::array()));
     timing.trials = whole<int>(t, "trials", 0);
     timing.warmups = whole<int>(t, "warmups", 0);
     timing.l2_flush_bytes = whole<std::int64_t>(t, "l2_flush_bytes", 0);

@@ -67,10 +67,20 @@ struct Percentiles {
   double median = 0, p10 = 0, p90 = 0;
 };
 
+// One kernel of a launch: its position's name (demangled, without the argument list) and the
+// median of its GPU time over the trials.
+struct KernelTime {
+  std::string name;
+  double median_ms = 0;
+};
+
 struct Timing {
   Percentiles event_ms;         // CUDA events around the launch on the given stream
   Percentiles cupti_kernel_ms;  // per-trial sum of the GPU time of every kernel (all streams)
   double kernels_per_launch = 0;
+  // Where the time goes: each kernel of a launch in launch order (CUPTI), when every trial ran the
+  // same kernels; empty otherwise (or without CUPTI).
+  std::vector<KernelTime> kernels;
   int trials = 0;
   int warmups = 0;
   std::int64_t l2_flush_bytes = 0;

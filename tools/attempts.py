@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Every candidate each op measured, from the manifests of a bench run (stage, candidate, status,
-event-timed ms, a failure's first line, the winner marked, and the verify step's rejections), e.g.
-after tools/gpu_suite.sh:
+event-timed ms, a failure's first line, the winner marked, and the verify step's rejections; with
+--kernels, where each measured candidate's time goes, kernel by kernel, from the harness's CUPTI
+trace), e.g. after tools/gpu_suite.sh:
 
     python3 tools/attempts.py gpu-suite-out/manifests.tgz            # or a build-suite/ folder
-    python3 tools/attempts.py build-suite --op red_sum_dim1 --op loss_mse
+    python3 tools/attempts.py build-suite --op red_sum_dim1 --op loss_mse --kernels
 """
 import argparse
 import json
@@ -31,10 +32,26 @@ def event_ms(attempt):
     return timing.get("event_ms", {}).get("median")
 
 
+def kernel_lines(attempt):
+    """The attempt's kernels in launch order with their median GPU ms, and the gap: the event time
+    less the kernels' sum (launch gaps, host functions, memsets, copies)."""
+    timing = attempt.get("profile", {}).get("harness", {}).get("timing", {})
+    kernels = timing.get("kernels") or []
+    lines = ["      %8.4f ms  %s" % (k.get("median_ms", 0.0), k.get("name", "?")) for k in kernels]
+    total = timing.get("cupti_kernel_ms", {}).get("median")
+    ms = event_ms(attempt)
+    if kernels and total is not None and ms is not None:
+        lines.append("      %8.4f ms  (event time less the kernels' sum, %.4f ms)" % (ms - total, total))
+    return lines
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("source", help="manifests.tgz or a folder with <op>/.../manifest.json")
     ap.add_argument("--op", action="append", default=[], help="only these ops (repeatable)")
+    ap.add_argument("--kernels", action="store_true",
+                    help="each measured candidate's kernels and their median GPU time, and the "
+                         "baselines' (eager, torch.compile) from their profiles")
     args = ap.parse_args(argv)
     found = False
     for op, m in sorted(manifests(args.source), key=lambda t: t[0]):
@@ -42,6 +59,11 @@ def main(argv=None):
             continue
         found = True
         print("%s  winner: %s" % (op, m.get("candidate", "-")))
+        if args.kernels:
+            for base, ks in (m.get("timing", {}).get("baseline_kernels") or {}).items():
+                print("  %s, per call:" % base)
+                for k in ks:
+                    print("      %8.4f ms  %s" % (k.get("ms", 0.0), k.get("name", "?")))
         for k, stage in enumerate(m.get("stages", []), 1):
             for a in stage.get("attempts", []):
                 status = (a.get("profile", {}).get("harness", {}).get("status") or
@@ -52,6 +74,8 @@ def main(argv=None):
                 if a.get("message"):
                     line += "  " + a["message"][:160]
                 print(line)
+                if args.kernels:
+                    print("\n".join(kernel_lines(a)) or "      (no per-kernel times recorded)")
             for r in stage.get("rejected", []):
                 print("  %-8s %-52s %-14s rejected by the final check: %s" % (
                     stage.get("step", "verify"), r.get("candidate", "-"),

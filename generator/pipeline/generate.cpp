@@ -549,6 +549,7 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
         if (b.compile_max_autotune_device_ms)
           timing["compile_max_autotune_device_ms"] = *b.compile_max_autotune_device_ms,
           timing["speedup_vs_compile_max_autotune_device"] = *b.compile_max_autotune_device_ms / k;
+        if (!b.kernels.empty()) timing["baseline_kernels"] = b.kernels;
         if (!b.error.empty()) {
           timing["baseline_error"] = b.error;
           log::warning(result.name + ": " + b.error);

@@ -198,6 +198,12 @@ Baseline run_baseline(ProcessRunner& runner, const fs::path& python, const fs::p
     b.library_gemm_ms = j["eager_kernels"]["gemm_library_ms"].get<double>();
   b.eager_device_ms = median("eager_device");
   b.compile_device_ms = median("compile_device");
+  for (const char* key : {"eager", "compile", "compile_max_autotune"}) {
+    const std::string profiled = std::string(key) + "_kernels";
+    if (j.contains(profiled) && j[profiled].is_object() && j[profiled].contains("kernels") &&
+        j[profiled]["kernels"].is_array())
+      b.kernels[key] = j[profiled]["kernels"];
+  }
   return b;
 }
 

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "toolchain/nvcc.h"
 #include "verify/gpu_verifier.h"
 #include "verify/verifier.h"
@@ -67,6 +69,9 @@ struct Baseline {
   // GPU time per eager call spent in the GEMM/conv library's kernels (cuBLAS, cuBLASLt, CUTLASS,
   // cuDNN), from a CUPTI profile of eager; absent when eager runs none.
   std::optional<double> library_gemm_ms;
+  // Where each baseline's device time goes, from the same profiles: {"eager": [...], "compile":
+  // [...]}, each a list of {"name", "ms"} per call (python/egg_bench/kernels.py); empty if none.
+  nlohmann::json kernels = nlohmann::json::object();
   std::string error;
   double seconds = 0;  // the job's wall time, its waits for the GPU included
 };

@@ -83,7 +83,7 @@ def build_model(mod):
 def time_compiled(model, inputs, mode, result, key, waited, min_trials, min_time_s):
     """result[key] (and key + "_device") = torch.compile(model, mode=mode) timed; its compilation
     (the first call) is outside the timed span. A failing torch.compile is a fact to
-    record, not a crash."""
+    record, not a crash. Returns the compiled model (None where it failed)."""
     try:
         torch._dynamo.reset()  # each mode compiles afresh
         compiled = torch.compile(model) if mode == "default" else torch.compile(model, mode=mode)
@@ -101,9 +101,11 @@ def time_compiled(model, inputs, mode, result, key, waited, min_trials, min_time
                         min_trials=min_trials, min_time_s=min_time_s)
         result[key]["compile_s"] = compile_s
         result[key]["mode"] = mode
+        return compiled
     except Exception as e:
         result[key] = {"error": f"{type(e).__name__}: {e}", "mode": mode,
                        "traceback": traceback.format_exc(limit=5)}
+        return None
 
 
 def admitted(spec_path, params_bytes, waited):
@@ -160,18 +162,25 @@ def run_baseline(op_path, compile_=True, min_trials=100, min_time_s=0.5, max_aut
             result["eager"] = bench(lambda: model(*inputs), min_trials=min_trials, min_time_s=min_time_s)
             device_time(lambda: model(*inputs), result, "eager_device", min_trials=min_trials,
                         min_time_s=min_time_s)
+        compiled = None  # the last mode timed
         for key, mode in COMPILE_MODES if compile_ else ():
             if mode != "default" and not max_autotune:
                 result[key] = {"skipped": "--no-max-autotune", "mode": mode}
                 continue
-            time_compiled(model, inputs, mode, result, key, waited, min_trials, min_time_s)
+            compiled = (time_compiled(model, inputs, mode, result, key, waited, min_trials,
+                                      min_time_s), key)
         # Last, so CUPTI is never on while anything above is timed: the kernels eager runs, and
-        # the GEMM/conv library's share of them (the "% of cuBLAS" figure).
-        try:
-            with gpu_timing_lock(waited):
-                result["eager_kernels"] = summarize(kernel_times(lambda: model(*inputs)), 20)
-        except Exception as e:  # the profiler is a measurement aid, not a requirement
-            result["eager_kernels"] = {"error": f"{type(e).__name__}: {e}"}
+        # the GEMM/conv library's share of them (the "% of cuBLAS" figure); then those of the
+        # last torch.compile mode timed (each mode's compilation resets the one before).
+        profiled = [("eager_kernels", model)]
+        if compiled and compiled[0] is not None:
+            profiled.append((compiled[1] + "_kernels", compiled[0]))
+        for key, fn in profiled:
+            try:
+                with gpu_timing_lock(waited):
+                    result[key] = summarize(kernel_times(lambda: fn(*inputs)), 20)
+            except Exception as e:  # the profiler is a measurement aid, not a requirement
+                result[key] = {"error": f"{type(e).__name__}: {e}"}
     result["gpu_lock_wait_s"] = waited.get("lock_wait_s", 0.0)
     result["gpu_memory_wait_s"] = waited.get("wait_s", 0.0)
     return result

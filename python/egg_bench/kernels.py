@@ -22,7 +22,21 @@ def summarize(events, calls):
     return {"calls": calls,
             "device_ms": total / 1000.0 / calls,
             "gemm_library_ms": sum(us for _, us in gemm) / 1000.0 / calls,
-            "gemm_kernels": names[:8]}
+            "gemm_kernels": names[:8],
+            "kernels": per_kernel(events, calls)}
+
+
+def per_kernel(events, calls, limit=12):
+    """Where a call's device time goes: [{"name", "ms"}] per call, one entry per kernel name in
+    the order each first ran, the `limit` longest kept (names cut at 160 characters)."""
+    order, ms = [], {}
+    for name, us in events:
+        if name not in ms:
+            order.append(name)
+            ms[name] = 0.0
+        ms[name] += us / 1000.0 / calls
+    kept = set(sorted(order, key=lambda n: -ms[n])[:limit])
+    return [{"name": n if len(n) <= 160 else n[:157] + "...", "ms": ms[n]} for n in order if n in kept]
 
 
 def kernel_times(fn, calls=20):

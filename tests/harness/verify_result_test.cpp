@@ -29,6 +29,7 @@ TEST(VerifyResult, JsonRoundTrip) {
   t.method = "held stream";
   t.hold_timeouts = 2;
   t.cut_short = true;
+  t.kernels = {{"cutlass::Kernel2<sgemm>", 0.75}, {"conv_epilogue", 0.25}};
   r.timing = t;
   const VerifyResult back = result_from_json(to_json(r));
   EXPECT_EQ(back.status, VerifyStatus::mismatch);
@@ -38,6 +39,9 @@ TEST(VerifyResult, JsonRoundTrip) {
   ASSERT_TRUE(back.timing);
   EXPECT_DOUBLE_EQ(back.timing->event_ms.p90, 1.2);
   EXPECT_EQ(back.timing->trials, 100);
+  ASSERT_EQ(back.timing->kernels.size(), 2u);
+  EXPECT_EQ(back.timing->kernels[1].name, "conv_epilogue");
+  EXPECT_DOUBLE_EQ(back.timing->kernels[0].median_ms, 0.75);
   EXPECT_EQ(back.timing->method, "held stream");
   EXPECT_EQ(back.timing->hold_timeouts, 2);
   EXPECT_TRUE(back.timing->cut_short);

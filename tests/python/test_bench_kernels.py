@@ -15,6 +15,18 @@ class SummarizeTest(unittest.TestCase):
         self.assertAlmostEqual(s["gemm_library_ms"], 0.40)
         self.assertEqual(len(s["gemm_kernels"]), 2)
         self.assertTrue(all("elementwise" not in n for n in s["gemm_kernels"]))
+        # Every kernel per call, in the order each first ran.
+        self.assertEqual([k["name"][:12] for k in s["kernels"]],
+                         ["sm90_xmma_ge", "void cutlass", "void at::nat", "Memset (Devi"])
+        self.assertAlmostEqual(s["kernels"][0]["ms"], 0.30)
+
+    def test_per_kernel_keeps_the_longest(self):
+        from egg_bench.kernels import per_kernel
+
+        events = [("k%d" % i, float(i)) for i in range(20)] + [("x" * 200, 100.0)]
+        ks = per_kernel(events, 1, limit=3)
+        self.assertEqual([k["name"][:3] for k in ks], ["k18", "k19", "xxx"])
+        self.assertEqual(len(ks[2]["name"]), 160)
 
     def test_no_gemm(self):
         s = summarize([("void at::native::reduce_kernel<512, 1>", 20.0)], 1)
