@@ -177,8 +177,8 @@ TEST(Attention, TheBackendProposesTheFlashKernelBesideTheMath) {
   rf.contract = &cf;
   const auto fcands = backend.propose(rf);
   ASSERT_GE(fcands.size(), 2u);
-  // 8 batch entries x 2 tiles of 64 rows would not fill the GPU: 32 rows a block.
-  EXPECT_EQ(fcands[0].id, "plan:attention.simt:32x64:w1");
+  // 8 batch entries x 128 rows, a thread each, would leave most SMs idle: 8 lanes a row.
+  EXPECT_EQ(fcands[0].id, "plan:attention.simt:8x64:w2:s8");
   EXPECT_TRUE(has(fcands[1].id, "gemm.")) << fcands[1].id;
 }
 
@@ -406,30 +406,50 @@ TEST(Attention, CompilesWithTheRealNvcc) {
     const auto cands = family.structures(s, c);
     ASSERT_FALSE(cands.empty());
     EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands[0]), "") << cands[0].id;
+    // fp32: lanes splitting a row's keys (the first) and a thread a row.
+    if (std::string(dtype) == "float32") {
+      EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands.back()), "")
+          << cands.back().id;
+    }
   }
 }
 
-TEST(Attention, Fp32RunsOnCudaCoresARowAThread) {
+TEST(Attention, Fp32RunsOnCudaCoresWithLanesEnoughToFillTheGpu) {
   AttentionFamily family(kData);
   const auto s = spec::parse_spec(sdpa_spec("float32", true, false, true));
   const auto c = contract::derive(s, "k");
   const auto cands = family.structures(s, c);
-  ASSERT_EQ(cands.size(), 4u);  // 32 and 64 rows a block, 64- and 32-key tiles
-  EXPECT_EQ(cands[0].id, "attention.simt:32x64:w1");
-  EXPECT_EQ(cands[3].id, "attention.simt:64x32:w2");
+  // 8 batch entries x 128 rows: 8 lanes a row (2 and 4 warps a block, 64-key tiles: a lane's 8
+  // keys a step x 8 lanes), then a thread a row (32 and 64 rows a block, 64- and 32-key tiles).
+  ASSERT_EQ(cands.size(), 6u);
+  EXPECT_EQ(cands[0].id, "attention.simt:8x64:w2:s8");
+  EXPECT_EQ(cands[1].id, "attention.simt:16x64:w4:s8");
+  EXPECT_EQ(cands[2].id, "attention.simt:32x64:w1");
+  EXPECT_EQ(cands[5].id, "attention.simt:64x32:w2");
   const std::string& d = cands[0].code.device_code;
   EXPECT_TRUE(has(d, "constexpr int E = 64;")) << d;
+  EXPECT_TRUE(has(d, "constexpr int SPLIT = 8;"));
   EXPECT_TRUE(has(d, "constexpr bool CAUSAL = true;"));
   EXPECT_TRUE(has(d, "mask_log2(mrow[key * MASK_COL])"));
-  EXPECT_EQ(cands[0].params, json({{"simt", true}, {"warps", 1}, {"bk", 64}}));
-  EXPECT_TRUE(AttentionParams::from_json(cands[0].params).simt);
-  // Stage 2: the other row and key tiles (128 rows too), never a tensor-core configuration.
+  EXPECT_EQ(cands[0].params, json({{"simt", true}, {"warps", 2}, {"bk", 64}, {"split", 8}}));
+  EXPECT_EQ(AttentionParams::from_json(cands[0].params).split, 8);
+  EXPECT_EQ(cands[2].params, json({{"simt", true}, {"warps", 1}, {"bk", 64}}));
+  EXPECT_TRUE(AttentionParams::from_json(cands[2].params).simt);
+  EXPECT_TRUE(has(cands[2].code.device_code, "constexpr int SPLIT = 1;"));
+  // Stage 2: other lanes a row, rows and key tiles, never a tensor-core configuration; a split
+  // whose lanes' steps do not tile the keys (8 lanes x 8 keys against 32-key tiles) is not offered.
   const auto tunings = family.tunings(s, c, cands[0], "compute");
   ASSERT_FALSE(tunings.empty());
   std::set<std::string> ids;
   for (const auto& t : tunings) ids.insert(t.id);
-  EXPECT_TRUE(ids.count("attention.simt:128x64:w4"));
+  EXPECT_TRUE(ids.count("attention.simt:32x64:w4:s4"));
+  EXPECT_TRUE(ids.count("attention.simt:16x32:w2:s4"));
+  EXPECT_FALSE(ids.count("attention.simt:8x32:w2:s8"));
+  EXPECT_FALSE(ids.count("attention.simt:2x64:w2:s16"));
   for (const auto& id : ids) EXPECT_EQ(id.rfind("attention.simt:", 0), 0u) << id;
+  std::set<std::string> row_ids;  // a thread a row: two lanes a row are tried too
+  for (const auto& t : family.tunings(s, c, cands[2], "compute")) row_ids.insert(t.id);
+  EXPECT_TRUE(row_ids.count("attention.simt:16x64:w1:s2"));
   // A repair falls back to the smallest fp32 tiles.
   const auto fixed = family.fallback(s, c, cands[0]);
   ASSERT_TRUE(fixed.has_value());

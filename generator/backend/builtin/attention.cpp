@@ -22,20 +22,36 @@ constexpr std::int64_t kMaxSimtHeadDim = 64;
 // True when `n` swaps dims 1 and 2 of a 4-d value: transpose(1, 2) or permute(0, 2, 1, 3).
 bool swaps_heads(const spec::Node& n) { return n.shape.size() == 4 && swaps_dims(n, 1, 2); }
 
-// The fp32 kernel's parameters: `warps` x 32 query rows a block, key tiles of `bk`.
-AttentionParams simt_params(int warps, int bk) {
+// The fp32 kernel's parameters: `warps` x 32 lanes a block, `split` of them a query row, key
+// tiles of `bk`.
+AttentionParams simt_params(int warps, int bk, int split = 1) {
   AttentionParams p{1, warps, bk};
   p.simt = true;
+  p.split = split;
   return p;
+}
+
+// Lanes per query row for the fp32 kernel: 1 where the rows alone give every SM four warps, else
+// the power of two (at most 8) that comes closest to it: a thread per row of a small problem
+// (a transformer block's 2 x 8 heads x 128 queries) leaves most SMs empty and each dependent
+// multiply-add's latency exposed.
+int simt_split(const AttentionPlan& plan) {
+  const std::int64_t rows = plan.batch() * plan.l, wanted = 132 * 128;
+  int split = 1;
+  while (split < 8 && rows * split < wanted) split *= 2;
+  return split;
 }
 
 bool valid(const AttentionPlan& plan, const AttentionParams& p) {
   if (p.simt || plan.dtype == spec::DType::float32) {
     // fp32 on CUDA cores: key and value tiles of BK rows in static shared memory.
     const std::int64_t ep = (plan.e + 3) / 4 * 4;
+    const int ch = p.split == 1 ? 16 : 8;  // a lane's keys per step (simt.cuh.tmpl's CH)
+    const std::int64_t stride = p.split == 1 ? ep : ep + 4;
     return p.simt && plan.dtype == spec::DType::float32 && plan.e <= kMaxSimtHeadDim &&
            (p.warps == 1 || p.warps == 2 || p.warps == 4) && (p.bk == 32 || p.bk == 64) &&
-           2 * p.bk * ep * 4 <= 48 * 1024;
+           (p.split == 1 || p.split == 2 || p.split == 4 || p.split == 8) &&
+           p.bk % (ch * p.split) == 0 && 2 * p.bk * stride * 4 <= 48 * 1024;
   }
   const std::int64_t d = plan.padded_e();
   const std::int64_t bq = std::int64_t{p.warps} * p.mt * 16;
@@ -239,6 +255,7 @@ std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
 }
 
 json AttentionParams::to_json() const {
+  if (simt && split > 1) return {{"simt", true}, {"warps", warps}, {"bk", bk}, {"split", split}};
   if (simt) return {{"simt", true}, {"warps", warps}, {"bk", bk}};
   return {{"mt", mt}, {"warps", warps}, {"bk", bk}, {"qs", qs}};
 }
@@ -250,6 +267,7 @@ AttentionParams AttentionParams::from_json(const json& j) {
   p.bk = j.value("bk", p.bk);
   p.qs = j.value("qs", p.qs);
   p.simt = j.value("simt", p.simt);
+  p.split = j.value("split", p.split);
   return p;
 }
 
@@ -321,7 +339,8 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
           {{"div", div}, {"size", plan.batch_dims[d]}, {"stride", plan.mask_batch_strides[d]}});
     div *= plan.batch_dims[d];
   }
-  const std::int64_t bq = p.simt ? std::int64_t{p.warps} * 32 : std::int64_t{p.warps} * p.mt * 16;
+  const std::int64_t bq =
+      p.simt ? std::int64_t{p.warps} * 32 / p.split : std::int64_t{p.warps} * p.mt * 16;
   const std::string dtype = spec::dtype_name(plan.dtype);
   char scale_log2[64], inv_scale[64];
   std::snprintf(scale_log2, sizeof scale_log2, "%.9g", plan.scale * 1.4426950408889634);
@@ -331,9 +350,15 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
       (plan.mask.empty() ? "" : ", " + spec::dtype_name(plan.mask_dtype) + " mask") +
       (plan.out_heads ? ", output written transposed (1, 2)" : "");
   const std::string structure =
-      p.simt ? "flash attention in exact fp32 on CUDA cores, a thread per query row, " +
-                   std::to_string(bq) + " rows per block, key tiles of " + std::to_string(p.bk) +
-                   " in shared memory, online softmax per 16 keys" + masks
+      p.simt ? "flash attention in exact fp32 on CUDA cores, " +
+                   (p.split == 1 ? std::string("a thread per query row")
+                                 : std::to_string(p.split) +
+                                       " threads per query row (each every " +
+                                       std::to_string(p.split) +
+                                       "th key, merged by shuffles)") +
+                   ", " + std::to_string(bq) + " rows per block, key tiles of " +
+                   std::to_string(p.bk) + " in shared memory, online softmax per " +
+                   (p.split == 1 ? "16" : "8") + " keys" + masks
              : "flash attention, " + std::to_string(bq) + " query rows per block (" +
                    std::to_string(p.warps) + " warps of " + std::to_string(p.mt * 16) +
                    " rows), key tiles of " + std::to_string(p.bk) +
@@ -350,6 +375,7 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
       {"ctype", contract::c_type(plan.dtype)},
       {"mt", p.mt},
       {"warps", p.warps},
+      {"split", p.split},
       {"bk", p.bk},
       {"q_smem", p.qs},
       {"e", plan.e},
@@ -374,7 +400,8 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
       {"args", args}};
   Candidate cand;
   cand.id = std::string(p.simt ? "attention.simt:" : "attention.flash:") + std::to_string(bq) +
-            "x" + std::to_string(p.bk) + ":w" + std::to_string(p.warps) + (p.qs ? ":qs" : "");
+            "x" + std::to_string(p.bk) + ":w" + std::to_string(p.warps) + (p.qs ? ":qs" : "") +
+            (p.split > 1 ? ":s" + std::to_string(p.split) : "");
   cand.summary = plan.anchor->target + ": " + structure;
   cand.params = p.to_json();
   const render::Template& body = p.simt ? simt_ : kernel_;
@@ -392,11 +419,18 @@ std::vector<AttentionParams> AttentionFamily::structure_params(const spec::Spec&
   // registers) above; 64 keys a tile.
   std::vector<AttentionParams> out;
   if (plan.dtype == spec::DType::float32) {
-    // fp32: 64 query rows a block where that still gives every SM a block, else 32; 64-key tiles.
+    // fp32: first the lanes per row that fill the GPU (simt_split) with 2 or 4 warps a block (a
+    // block's key tiles serve more rows); then a thread per row, 64 rows a block where that still
+    // gives every SM a block, else 32; 64-key tiles first.
+    auto add = [&](const AttentionParams& p) {
+      if (valid(plan, p)) out.push_back(p);
+    };
+    if (const int split = simt_split(plan); split > 1)
+      for (const int warps : {2, 4})
+        for (const int bk : {64, 32}) add(simt_params(warps, bk, split));
     const bool fills = plan.batch() * ((plan.l + 63) / 64) >= 132;
     for (const int warps : fills ? std::vector<int>{2, 1} : std::vector<int>{1, 2})
-      for (const int bk : {64, 32})
-        if (valid(plan, simt_params(warps, bk))) out.push_back(simt_params(warps, bk));
+      for (const int bk : {64, 32}) add(simt_params(warps, bk));
     return out;
   }
   for (const AttentionParams& p : {AttentionParams{2, 4, 128, true}, AttentionParams{2, 4, 64},
@@ -421,8 +455,10 @@ std::vector<AttentionParams> AttentionFamily::tuning_params(const spec::Spec&,
   // then the rows a block owns.
   const AttentionParams& in = incumbent;
   if (in.simt) {
-    for (const int warps : {1, 2, 4})
-      for (const int bk : {64, 32}) add(simt_params(warps, bk));
+    for (const int split : {in.split, in.split * 2, in.split / 2})
+      for (const int warps : {1, 2, 4})
+        for (const int bk : {64, 32})
+          if (split >= 1) add(simt_params(warps, bk, split));
     return out;
   }
   for (int bk : {128, 64, 32}) {

@@ -64,8 +64,10 @@ struct AttentionParams {
   int warps = 4;    // warps per block (BQ = warps * mt * 16 query rows)
   int bk = 64;      // keys per tile
   bool qs = false;  // Q's fragments read from shared memory per key tile (FlashAttention-2's way)
-  // fp32 on CUDA cores (simt.cuh.tmpl): a thread per query row, BQ = warps * 32 (mt, qs unused)
+  // fp32 on CUDA cores (simt.cuh.tmpl): `split` lanes per query row, each every split-th key,
+  // BQ = warps * 32 / split (mt, qs unused)
   bool simt = false;
+  int split = 1;
   nlohmann::json to_json() const;
   static AttentionParams from_json(const nlohmann::json& j);
 };
