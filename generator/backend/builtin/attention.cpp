@@ -272,12 +272,16 @@ AttentionParams AttentionParams::from_json(const json& j) {
 }
 
 AttentionFamily::AttentionFamily(const std::filesystem::path& data_dir)
-    : kernel_(render::load_template(data_dir, "attention/flash.cuh.tmpl")),
+    : common_(render::load_template(data_dir, "attention/common.cuh.tmpl")),
+      kernel_(render::load_template(data_dir, "attention/flash.cuh.tmpl")),
       simt_(render::load_template(data_dir, "attention/simt.cuh.tmpl")),
       launch_(render::load_template(data_dir, "attention/launch.tmpl")) {}
 
 std::vector<std::pair<std::string, std::string>> AttentionFamily::key_inputs() const {
-  return {{kernel_.name, kernel_.text}, {simt_.name, simt_.text}, {launch_.name, launch_.text}};
+  return {{common_.name, common_.text},
+          {kernel_.name, kernel_.text},
+          {simt_.name, simt_.text},
+          {launch_.name, launch_.text}};
 }
 
 std::variant<AttentionPlan, UserError> AttentionFamily::analyze(const spec::Spec& s) const {
@@ -365,7 +369,7 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
                    " double-buffered by cp.async, mma.sync m16n8k16 " + dtype +
                    (p.qs ? ", Q's fragments read from shared memory per key tile" : "") +
                    " with fp32 online softmax" + masks;
-  const json ctx = {
+  json ctx = {
       {"fn", fn},
       {"summary", quote(*plan.anchor) + " over " + std::to_string(plan.batch()) +
                       " batch entries, " + std::to_string(plan.l) + " queries x " +
@@ -404,6 +408,8 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
             (p.split > 1 ? ":s" + std::to_string(p.split) : "");
   cand.summary = plan.anchor->target + ": " + structure;
   cand.params = p.to_json();
+  // The operands' addressing, ex2 and the mask's rows, shared by both kernels.
+  ctx["common"] = render::render(common_.text, ctx, common_.name);
   const render::Template& body = p.simt ? simt_ : kernel_;
   cand.code.device_code = render::render(body.text, ctx, body.name);
   cand.code.launch_body = render::render(launch_.text, ctx, launch_.name);

@@ -98,7 +98,7 @@ class AttentionFamily : public PlannedFamily<AttentionPlan, AttentionParams> {
                                                  const AttentionParams& failed) const override;
 
  private:
-  render::Template kernel_, simt_, launch_;
+  render::Template common_, kernel_, simt_, launch_;
 };
 
 }  // namespace egg::backend::builtin
