@@ -49,8 +49,9 @@ KernelBreakdown kernel_breakdown(const std::vector<KernelRecord>& records,
     ++out.kernels;
   }
   for (auto& ks : by_trial)
-    std::stable_sort(ks.begin(), ks.end(),
-                     [](const KernelRecord* a, const KernelRecord* b) { return a->start < b->start; });
+    std::stable_sort(ks.begin(), ks.end(), [](const KernelRecord* a, const KernelRecord* b) {
+      return a->start < b->start;
+    });
   const std::size_t n = by_trial.front().size();
   const bool same = std::all_of(by_trial.begin(), by_trial.end(), [&](const auto& ks) {
     if (ks.size() != n) return false;
@@ -62,7 +63,8 @@ KernelBreakdown kernel_breakdown(const std::vector<KernelRecord>& records,
   for (std::size_t i = 0; i < n; ++i) {
     std::vector<double> ms;
     ms.reserve(trials);
-    for (const auto& ks : by_trial) ms.push_back(static_cast<double>(ks[i]->end - ks[i]->start) / 1e6);
+    for (const auto& ks : by_trial)
+      ms.push_back(static_cast<double>(ks[i]->end - ks[i]->start) / 1e6);
     out.per_kernel.push_back({short_kernel_name(by_trial.front()[i]->name), summarize(ms).median});
   }
   return out;

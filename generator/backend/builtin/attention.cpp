@@ -356,10 +356,8 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
   const std::string structure =
       p.simt ? "flash attention in exact fp32 on CUDA cores, " +
                    (p.split == 1 ? std::string("a thread per query row")
-                                 : std::to_string(p.split) +
-                                       " threads per query row (each every " +
-                                       std::to_string(p.split) +
-                                       "th key, merged by shuffles)") +
+                                 : std::to_string(p.split) + " threads per query row (each every " +
+                                       std::to_string(p.split) + "th key, merged by shuffles)") +
                    ", " + std::to_string(bq) + " rows per block, key tiles of " +
                    std::to_string(p.bk) + " in shared memory, online softmax per " +
                    (p.split == 1 ? "16" : "8") + " keys" + masks
@@ -369,39 +367,38 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
                    " double-buffered by cp.async, mma.sync m16n8k16 " + dtype +
                    (p.qs ? ", Q's fragments read from shared memory per key tile" : "") +
                    " with fp32 online softmax" + masks;
-  json ctx = {
-      {"fn", fn},
-      {"summary", quote(*plan.anchor) + " over " + std::to_string(plan.batch()) +
-                      " batch entries, " + std::to_string(plan.l) + " queries x " +
-                      std::to_string(plan.s) + " keys, head dim " + std::to_string(plan.e)},
-      {"structure", structure},
-      {"dtype", dtype},
-      {"ctype", contract::c_type(plan.dtype)},
-      {"mt", p.mt},
-      {"warps", p.warps},
-      {"split", p.split},
-      {"bk", p.bk},
-      {"q_smem", p.qs},
-      {"e", plan.e},
-      {"d", plan.padded_e()},
-      {"l", plan.l},
-      {"s", plan.s},
-      {"batch", plan.batch()},
-      {"causal", plan.causal},
-      {"has_mask", !plan.mask.empty()},
-      {"mask_bool", plan.mask_dtype == spec::DType::boolean},
-      {"mask_ctype", plan.mask.empty() ? "bool" : contract::c_type(plan.mask_dtype)},
-      {"mask_stride_l", plan.mask_stride_l},
-      {"mask_stride_s", plan.mask_stride_s},
-      {"mask_dims", mask_dims},
-      {"scale_log2", std::string(scale_log2)},
-      {"inv_scale", std::string(inv_scale)},
-      {"out_heads", plan.out_heads},
-      {"operands", operands},
-      {"q_row", row(plan.q)},
-      {"k_row", row(plan.k)},
-      {"v_row", row(plan.v)},
-      {"args", args}};
+  json ctx = {{"fn", fn},
+              {"summary", quote(*plan.anchor) + " over " + std::to_string(plan.batch()) +
+                              " batch entries, " + std::to_string(plan.l) + " queries x " +
+                              std::to_string(plan.s) + " keys, head dim " + std::to_string(plan.e)},
+              {"structure", structure},
+              {"dtype", dtype},
+              {"ctype", contract::c_type(plan.dtype)},
+              {"mt", p.mt},
+              {"warps", p.warps},
+              {"split", p.split},
+              {"bk", p.bk},
+              {"q_smem", p.qs},
+              {"e", plan.e},
+              {"d", plan.padded_e()},
+              {"l", plan.l},
+              {"s", plan.s},
+              {"batch", plan.batch()},
+              {"causal", plan.causal},
+              {"has_mask", !plan.mask.empty()},
+              {"mask_bool", plan.mask_dtype == spec::DType::boolean},
+              {"mask_ctype", plan.mask.empty() ? "bool" : contract::c_type(plan.mask_dtype)},
+              {"mask_stride_l", plan.mask_stride_l},
+              {"mask_stride_s", plan.mask_stride_s},
+              {"mask_dims", mask_dims},
+              {"scale_log2", std::string(scale_log2)},
+              {"inv_scale", std::string(inv_scale)},
+              {"out_heads", plan.out_heads},
+              {"operands", operands},
+              {"q_row", row(plan.q)},
+              {"k_row", row(plan.k)},
+              {"v_row", row(plan.v)},
+              {"args", args}};
   Candidate cand;
   cand.id = std::string(p.simt ? "attention.simt:" : "attention.flash:") + std::to_string(bq) +
             "x" + std::to_string(p.bk) + ":w" + std::to_string(p.warps) + (p.qs ? ":qs" : "") +
