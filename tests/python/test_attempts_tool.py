@@ -69,6 +69,28 @@ class AttemptsToolTest(unittest.TestCase):
         self.assertEqual(rc, 0)
         self.assertLess(out.index("op_one"), out.index("op_two"))
 
+    def test_kernels_lists_each_candidates_kernels_and_the_baselines(self):
+        m = json.loads(json.dumps(MANIFEST))
+        timing = m["stages"][0]["attempts"][1]["profile"]["harness"]["timing"]
+        timing["kernels"] = [{"name": "gemm", "median_ms": 0.2}, {"name": "epilogue", "median_ms": 0.04}]
+        timing["cupti_kernel_ms"] = {"median": 0.24}
+        m["timing"] = {"baseline_kernels": {"compile": [{"name": "triton_poi_fused_0", "ms": 0.3}]}}
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "op_k"))
+            with open(os.path.join(tmp, "op_k", "manifest.json"), "w") as f:
+                json.dump(m, f)
+            rc, out, _ = self.run_tool(tmp, "--kernels")
+        self.assertEqual(rc, 0)
+        lines = out.splitlines()
+        self.assertEqual(lines[1], "  compile, per call:")
+        self.assertRegex(lines[2], r"0\.3000 ms  triton_poi_fused_0$")
+        self.assertIn("(no per-kernel times recorded)", lines[4])  # candidate a
+        at = lines.index(next(l for l in lines if l.startswith("  stage 1  b")))
+        self.assertRegex(lines[at + 1], r"0\.2000 ms  gemm$")
+        self.assertRegex(lines[at + 2], r"0\.0400 ms  epilogue$")
+        # The event time (0.25) less the kernels' sum (0.24): launch gaps and the like.
+        self.assertRegex(lines[at + 3], r"0\.0100 ms  \(event time less the kernels' sum, 0\.2400 ms\)")
+
     def test_no_match_is_an_error_that_says_where_it_looked(self):
         with tempfile.TemporaryDirectory() as tmp:
             self.write_tree(tmp)
