@@ -834,7 +834,7 @@ TEST(Conv, ASoftmaxOverTheChannelsKeepsItsSecondReadInL2) {
   ConvPlan p;
   p.c_out = 128;
   const std::int64_t pixels = std::int64_t{128} * 128 * 128;  // level2/91's 128 x 128 x 128
-  EXPECT_EQ(dnn_reduce_grid(p, pixels), 132 * 8);  // no reduction: the widest grid
+  EXPECT_EQ(dnn_reduce_grid(p, pixels), 132 * 8);             // no reduction: the widest grid
   p.reduction = ConvReduction{};
   EXPECT_EQ(dnn_reduce_grid(p, pixels), 132 * 8);  // a min or sum reads each pixel once
   p.reduction->normalize = true;

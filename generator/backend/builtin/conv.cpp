@@ -268,7 +268,6 @@ std::int64_t dnn_reduce_grid(const ConvPlan& p, std::int64_t pixels) {
   return std::max<std::int64_t>(1, std::min<std::int64_t>(ceil_div(pixels, 256), most));
 }
 
-
 std::optional<std::string> cudnn_scratch(const spec::Spec& s, const contract::Contract& c,
                                          const ConvPlan& p) {
   for (const auto& o : s.outputs)
