@@ -42,12 +42,22 @@ int simt_split(const AttentionPlan& plan) {
   return split;
 }
 
+// The fp32 kernel's keys per online-softmax step of a lane (simt.cuh.tmpl's CH): 16 for a thread
+// a row, 8 for a lane of a split row.
+int simt_keys_per_step(const AttentionParams& p) { return p.split == 1 ? 16 : 8; }
+
+// The fp32 kernel's key/value tile row stride in floats (simt.cuh.tmpl's KS): the head dim padded
+// to float4s, and 4 more for a split row, so its parts' rows fall in different banks.
+std::int64_t simt_tile_stride(const AttentionPlan& plan, const AttentionParams& p) {
+  const std::int64_t ep = (plan.e + 3) / 4 * 4;
+  return p.split == 1 ? ep : ep + 4;
+}
+
 bool valid(const AttentionPlan& plan, const AttentionParams& p) {
   if (p.simt || plan.dtype == spec::DType::float32) {
     // fp32 on CUDA cores: key and value tiles of BK rows in static shared memory.
-    const std::int64_t ep = (plan.e + 3) / 4 * 4;
-    const int ch = p.split == 1 ? 16 : 8;  // a lane's keys per step (simt.cuh.tmpl's CH)
-    const std::int64_t stride = p.split == 1 ? ep : ep + 4;
+    const int ch = simt_keys_per_step(p);
+    const std::int64_t stride = simt_tile_stride(plan, p);
     return p.simt && plan.dtype == spec::DType::float32 && plan.e <= kMaxSimtHeadDim &&
            (p.warps == 1 || p.warps == 2 || p.warps == 4) && (p.bk == 32 || p.bk == 64) &&
            (p.split == 1 || p.split == 2 || p.split == 4 || p.split == 8) &&
@@ -377,6 +387,8 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
               {"mt", p.mt},
               {"warps", p.warps},
               {"split", p.split},
+              {"ch", simt_keys_per_step(p)},
+              {"ks", simt_tile_stride(plan, p)},
               {"bk", p.bk},
               {"q_smem", p.qs},
               {"e", plan.e},
