@@ -179,3 +179,34 @@ struct EggRedSoftmax {
     merge(o);
   }
 };
+
+// Welford's running count, mean and sum of squared deviations M2 of the pushed values (a norm's
+// statistics: biased variance M2 / n), merged by Chan's formula in a symmetric form (a + b and
+// b + a give the same bits, as a butterfly needs). An empty state merges as the identity.
+struct EggRedWelford {
+  float n;
+  float mean;
+  float m2;
+  __device__ __forceinline__ void init() { n = 0.0f; mean = 0.0f; m2 = 0.0f; }
+  __device__ __forceinline__ void push(float x, long long) {
+    n += 1.0f;
+    const float d = x - mean;
+    mean += __fdividef(d, n);
+    m2 += d * (x - mean);
+  }
+  __device__ __forceinline__ void merge(const EggRedWelford& o) {
+    const float nab = n + o.n;
+    if (nab == 0.0f) return;
+    const float d = o.mean - mean;
+    mean = (n * mean + o.n * o.mean) / nab;
+    m2 = (m2 + o.m2) + d * d * (n * o.n / nab);
+    n = nab;
+  }
+  __device__ __forceinline__ void shfl_merge(int k) {
+    EggRedWelford o;
+    o.n = egg_shfl_xor(n, k);
+    o.mean = egg_shfl_xor(mean, k);
+    o.m2 = egg_shfl_xor(m2, k);
+    merge(o);
+  }
+};

@@ -20,6 +20,7 @@ namespace {
 
 using egg::testing::has;
 using egg::testing::node;
+using egg::testing::none;
 using egg::testing::ref;
 using egg::testing::tensor;
 using nlohmann::json;
@@ -425,6 +426,127 @@ TEST(ConvFusion, APoolAfterAConvReadsCudnnsChannelsLastResult) {
   if (!nvcc || !toolchain::find_cudnn("", *nvcc)) return;
   EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands[0]), "");
   EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, avg_c, avg[0]), "");
+}
+
+// conv2d 16 → 64 3x3 over [4, 16, 34, 34], bias, * 2, then `norm` (its node, its params), / 2.
+json norm_chain(const json& norm, const json& norm_params) {
+  const json out_shape = {4, 64, 32, 32};
+  json params = {tensor("conv.weight", {64, 16, 3, 3}, "float32", "parameter"),
+                 tensor("conv.bias", {64}, "float32", "parameter")};
+  for (const auto& t : norm_params) params.push_back(t);
+  return {
+      {"schema", 2},
+      {"op_file", "/src/op.py"},
+      {"model_class", "Model"},
+      {"init_inputs", json::array()},
+      {"inputs", {tensor("x", {4, 16, 34, 34})}},
+      {"params", params},
+      {"nodes",
+       {node("conv", "conv2d", {ref("x"), ref("conv.weight"), ref("conv.bias")},
+             {{"stride", {1, 1}}, {"padding", {0, 0}}, {"dilation", {1, 1}}, {"groups", 1}},
+             out_shape, 6),
+        node("mul", "mul", {ref("conv"), {{"scalar", 2.0}}}, json::object(), out_shape, 7), norm,
+        node("div", "div", {ref("norm"), {{"scalar", 2.0}}}, json::object(), out_shape, 9)}},
+      {"outputs",
+       {{{"name", "out0"}, {"node", "div"}, {"shape", out_shape}, {"dtype", "float32"}}}},
+      {"deps", {"/src/op.py"}},
+      {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};
+}
+
+json affine(const std::string& prefix) {
+  return {tensor(prefix + ".weight", {64}, "float32", "parameter"),
+          tensor(prefix + ".bias", {64}, "float32", "parameter")};
+}
+
+// A group, instance or batch norm with batch statistics after a convolution, with cuDNN at hand:
+// the statistics come from cuDNN's channels-last result read along the channels (Welford states
+// per batch entry, channel and span, merged per statistic in a fixed order), and the one pass
+// that transposes the result back normalizes it, where the two-kernel plan transposes it back and
+// then reads it twice more. Proposed first beside the two-kernel plan; never without cuDNN, nor
+// for running statistics or a batch norm whose batch cuDNN takes in chunks.
+TEST(ConvFusion, ANormAfterAConvTakesItsStatisticsFromCudnnsChannelsLastResult) {
+  const json out_shape = {4, 64, 32, 32};
+  const json inorm =
+      node("norm", "instance_norm", {ref("mul"), none(), none(), ref("in.weight"), ref("in.bias")},
+           {{"use_input_stats", true}, {"momentum", 0.1}, {"eps", 1e-5}}, out_shape, 8);
+  const auto in_spec = spec::parse_spec(norm_chain(inorm, affine("in")));
+  BuiltinBackend plain(kData);
+  EXPECT_EQ(plain.plans(in_spec).size(), 1u);  // no fused alternative without cuDNN
+
+  BuiltinBackend backend(kData, "default", Cudnn::any_engine);
+  ASSERT_EQ(backend.plans(in_spec).size(), 2u);
+  const auto c = contract::derive(in_spec, "k");
+  const auto cands = backend.propose(request(in_spec, c, "stage1"));
+  ASSERT_GE(cands.size(), 2u);
+  EXPECT_EQ(cands[0].id, "plan:conv.cudnn.fwd.nhwc:a0:instance_norm");
+  EXPECT_TRUE(has(cands[1].id, "+norm.")) << cands[1].id;  // the two-kernel plan next
+  const std::string& code = cands[0].code.device_code;
+  EXPECT_TRUE(has(code, "EggRedWelford egg_st;")) << code;
+  EXPECT_TRUE(has(code, "egg_st.push(egg_x, sp);")) << code;
+  EXPECT_TRUE(has(code, "constexpr bool egg_k_s0_kSpFinal = false;")) << code;
+  // 4 x 64 statistics, one per batch entry and channel.
+  EXPECT_TRUE(has(code, "constexpr int egg_k_s0_kNormGroupC = 1;")) << code;
+  EXPECT_TRUE(has(code, "constexpr bool egg_k_s0_kNormAcross = false;")) << code;
+  EXPECT_TRUE(has(code, "constexpr std::size_t egg_k_s0_kStats = 256;")) << code;
+  EXPECT_TRUE(has(code, "+ 9.99999975e-06f);")) << code;  // eps, as a float
+  EXPECT_TRUE(has(code, "y *= egg_to_float(a.in_weight[c]);")) << code;
+  EXPECT_TRUE(has(code, "y += egg_to_float(a.in_bias[c]);")) << code;
+  EXPECT_TRUE(has(code, "const float egg_e0 = (egg_r * 2.0f);")) << code;  // before the norm
+  EXPECT_TRUE(has(code, "const float egg_q0 = (egg_v / 2.0f);")) << code;  // after it
+  EXPECT_TRUE(has(code, "_dnn_norm_stats<<<")) << code;
+  EXPECT_TRUE(has(code, "_dnn_epilogue_nhwc<<<")) << code;
+  EXPECT_FALSE(has(code, "_dnn_reduce_merge<<<")) << code;
+  EXPECT_TRUE(has(cands[0].summary, "statistics read the channels-last result"))
+      << cands[0].summary;
+  auto r2 = request(in_spec, c, "stage2");
+  r2.incumbent = cands[0];
+  for (const auto& t : backend.propose(r2)) EXPECT_TRUE(has(t.id, ".nhwc:a")) << t.id;
+  for (const auto& t : backend.propose(r2)) EXPECT_TRUE(has(t.id, ":instance_norm")) << t.id;
+
+  // Group norm: 8 groups of 8 channels per batch entry; no affine.
+  const json gnorm = node("norm", "group_norm", {ref("mul"), none(), none()},
+                          {{"num_groups", 8}, {"eps", 1e-5}}, out_shape, 8);
+  const auto gn_spec = spec::parse_spec(norm_chain(gnorm, json::array()));
+  const auto gn_c = contract::derive(gn_spec, "k");
+  const auto gn = backend.propose(request(gn_spec, gn_c, "stage1"));
+  ASSERT_FALSE(gn.empty());
+  EXPECT_EQ(gn[0].id, "plan:conv.cudnn.fwd.nhwc:a0:group_norm");
+  EXPECT_TRUE(has(gn[0].code.device_code, "constexpr int egg_k_s0_kNormGroupC = 8;"));
+  EXPECT_TRUE(has(gn[0].code.device_code, "constexpr std::size_t egg_k_s0_kStats = 32;"));
+  EXPECT_FALSE(has(gn[0].code.device_code, "y *= egg_to_float"));
+
+  // Batch norm in training mode: one statistic per channel over every batch entry.
+  json bn_params = affine("bn");
+  bn_params.push_back(tensor("bn.running_mean", {64}, "float32", "buffer"));
+  bn_params.push_back(tensor("bn.running_var", {64}, "float32", "buffer"));
+  auto bnorm = [&](bool training) {
+    return node("norm", "batch_norm",
+                {ref("mul"), ref("bn.running_mean"), ref("bn.running_var"), ref("bn.weight"),
+                 ref("bn.bias")},
+                {{"training", training}, {"momentum", 0.1}, {"eps", 1e-3}}, out_shape, 8);
+  };
+  const auto bn_spec = spec::parse_spec(norm_chain(bnorm(true), bn_params));
+  const auto bn_c = contract::derive(bn_spec, "k");
+  const auto bn = backend.propose(request(bn_spec, bn_c, "stage1"));
+  ASSERT_FALSE(bn.empty());
+  EXPECT_EQ(bn[0].id, "plan:conv.cudnn.fwd.nhwc:a0:batch_norm");
+  EXPECT_TRUE(has(bn[0].code.device_code, "constexpr bool egg_k_s0_kNormAcross = true;"));
+  EXPECT_TRUE(has(bn[0].code.device_code, "constexpr std::size_t egg_k_s0_kStats = 64;"));
+  EXPECT_TRUE(has(bn[0].code.device_code, "+ 0.00100000005f);")) << bn[0].code.device_code;
+  // Running statistics are an element-wise epilogue: no fused alternative, and the plan says why.
+  const auto eval_spec = spec::parse_spec(norm_chain(bnorm(false), bn_params));
+  EXPECT_EQ(backend.plans(eval_spec).size(), 1u);
+  ConvFamily fusing(kData, Cudnn::any_engine, true);
+  const auto why = fusing.cannot_implement(eval_spec);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_TRUE(has(why->describe(), "running statistics")) << why->describe();
+  EXPECT_TRUE(has(why->describe(), "op.py:8:")) << why->describe();
+
+  const auto nvcc = egg::testing::real_nvcc();
+  if (!nvcc || !toolchain::find_cudnn("", *nvcc)) return;
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands[0]), "");
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, gn_c, gn[0]), "");
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, bn_c, bn[0]), "");
 }
 
 TEST(ConvFusion, TheFusedKernelCompilesWithNvcc) {

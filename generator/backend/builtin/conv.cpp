@@ -241,10 +241,11 @@ void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract&
        {"dnn_reduce_grid", dnn_reduce_grid(p, y_step / p.c_out)},
        {"epilogue_grid",
         std::max<std::int64_t>(1, std::min<std::int64_t>(ceil_div(total, 256), 132 * 16))}});
-  if (p.reduction && p.reduction->spatial()) {
-    // The reduction over the spatial dims: lanes along up to 32 channels (a power of two that
-    // covers fewer), the positions split into spans until a call's grid fills the H200's 132
-    // SMs about eight 256-thread blocks deep, each warp keeping 16 or more rows of its span.
+  if ((p.reduction && p.reduction->spatial()) || p.norm) {
+    // The reduction over the spatial dims (a norm's statistics too): lanes along up to 32 channels
+    // (a power of two that covers fewer), the positions split into spans until a call's grid fills
+    // the H200's 132 SMs about eight 256-thread blocks deep, each warp keeping 16 or more rows of
+    // its span.
     std::int64_t cb = 1;
     while (cb < 32 && cb < p.c_out) cb *= 2;
     const std::int64_t osp = p.out[0] * p.out[1] * p.out[2];
@@ -327,6 +328,11 @@ std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const Conv
     return std::string("a reduction over the spatial dims reads cuDNN's channels-last result");
   if (p.pool && !(q.structure == "cudnn" && q.nhwc))
     return std::string("a pool reads cuDNN's channels-last result");
+  if (p.norm && !(q.structure == "cudnn" && q.nhwc))
+    return std::string("a norm's statistics read cuDNN's channels-last result");
+  if (p.norm && p.norm->across && cudnn_batch_chunk(p) != p.batch)
+    return std::string(
+        "a batch norm's statistics span every batch entry, and cuDNN takes this batch in chunks");
   if (p.pool &&
       ceil_div(p.pool->window.out[0] * p.pool->window.out[1] * p.pool->window.out[2], 32) > 65535)
     return std::string("the pool has more than 2^21 output positions per plane (the grid's y)");
@@ -450,6 +456,13 @@ std::variant<ConvPlan, UserError> ConvFamily::analyze(const spec::Spec& s) const
                          " only after cuDNN's channels-last result, and cuDNN does not take "
                          "this convolution or pool: " +
                          conv_params_unsupported(*plan, channels_last).value_or("not at hand"));
+  if (plan && plan->norm &&
+      (cudnn_use_ == Cudnn::absent || conv_params_unsupported(*plan, channels_last)))
+    return UserError(plan->anchor->where,
+                     quote(*plan->anchor) + " fuses with " + quote(*plan->norm->node) +
+                         " only after cuDNN's channels-last result, and cuDNN does not take "
+                         "this convolution: " +
+                         conv_params_unsupported(*plan, channels_last).value_or("not at hand"));
   if (plan && plan->reduction && conv_structures(*plan).empty() &&
       (cudnn_use_ == Cudnn::absent || conv_params_unsupported(*plan, channels_last)))
     return UserError(plan->anchor->where,
@@ -474,12 +487,18 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
   add_tensor_leaves(s, plan.epilogue, epi_leaves);
   if (plan.reduction) add_tensor_leaves(s, plan.reduction->post, post_leaves);
   if (plan.pool) add_tensor_leaves(s, plan.pool->post, post_leaves);
+  std::set<std::string> norm_leaves;  // a norm's affine weight and bias, read per channel
+  if (plan.norm) {
+    add_tensor_leaves(s, plan.norm->post, post_leaves);
+    for (const std::string* t : {&plan.norm->weight, &plan.norm->bias})
+      if (!t->empty()) norm_leaves.insert(*t);
+  }
   std::map<std::string, std::string> var_of;
   json ins = json::array(), outs = json::array(), results = json::array();
   for (const auto& a : c.args) {
     if (a.role == contract::Role::output) continue;
     if (a.source == plan.input || a.source == plan.weight || a.source == plan.bias ||
-        epi_leaves.count(a.source) || post_leaves.count(a.source)) {
+        epi_leaves.count(a.source) || post_leaves.count(a.source) || norm_leaves.count(a.source)) {
       ins.push_back({{"ptr", a.var}, {"ctype", contract::c_type(a.dtype)}});
       var_of[a.source] = a.var;
     }
@@ -571,6 +590,30 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
         ", then " + w.anchor->op +
         (pl.post.empty() ? "" : " and " + std::to_string(pl.post.size()) + " ops after it");
   }
+  if (plan.norm) {
+    // Its statistics as a (count, mean, M2) reduction over the spatial dims of each batch entry
+    // and channel, then merged per statistic; its value the normalized, affine element.
+    const ConvNorm& nm = *plan.norm;
+    const spec::Node& node = *nm.node;
+    red = {{"reducer", "EggRedWelford"},
+           {"red_in", "egg_x"},
+           {"red_row", "egg_st.mean"},
+           {"normalize", false},
+           {"red_element", ""},
+           {"red_value", epi_value.at(node.args[0].node)},
+           {"red_op", node.op},
+           {"norm_group_c", nm.group_c},
+           {"norm_across", nm.across},
+           {"norm_keys_per_entry", nm.keys_per_entry(plan.c_out)},
+           {"norm_keys", nm.across ? plan.c_out : plan.batch * nm.keys_per_entry(plan.c_out)},
+           {"norm_eps", float_literal(nm.eps)},
+           {"norm_weight", nm.weight.empty() ? "" : var_of.at(nm.weight)},
+           {"norm_bias", nm.bias.empty() ? "" : var_of.at(nm.bias)}};
+    add_post(nm.post, nm.value_names, plan.out_shape);
+    epilogue_text +=
+        ", then " + node.op + " (statistics from the channels-last result)" +
+        (nm.post.empty() ? "" : " and " + std::to_string(nm.post.size()) + " ops after it");
+  }
   for (const auto& o : s.outputs) {
     const contract::LaunchArg* arg = nullptr;
     for (const auto& a : c.args)
@@ -636,8 +679,10 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
                             "reduction reads the channels-last result)"
          : plan.pool ? ", channels-last (input and weight transposed in the call; the pool reads "
                        "the channels-last result)"
+         : plan.norm ? ", channels-last (input and weight transposed in the call; the norm's "
+                       "statistics read the channels-last result, its pass transposes it back)"
                      : ", channels-last (input, weight and result transposed in the call)") +
-        (pass && !plan.reduction && !plan.pool
+        (pass && !plan.reduction && !plan.pool && !plan.norm
              ? ", then an in-place element-wise pass for bias and epilogue"
              : "");
     id = std::string("conv.cudnn.") + (plan.transposed ? "bwd_data" : "fwd") +
@@ -653,10 +698,12 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
   const std::string summary =
       an.target + " (" + kind + ") → " + std::to_string(plan.epilogue.size()) + " epilogue ops" +
       (plan.reduction ? " → " + plan.reduction->node->target + over(*plan.reduction) : "") +
-      (plan.pool ? " → " + plan.pool->window.anchor->target : "") + ": " + structure;
+      (plan.pool ? " → " + plan.pool->window.anchor->target : "") +
+      (plan.norm ? " → " + plan.norm->node->target : "") + ": " + structure;
   if (plan.reduction)
     id += ":" + plan.reduction->node->op + (plan.reduction->spatial() ? "_s" : "_c");
   if (plan.pool) id += ":" + plan.pool->window.anchor->op;
+  if (plan.norm) id += ":" + plan.norm->node->op;
   json ctx = {{"fn", fn},
               {"summary", summary},
               {"structure", structure},
@@ -712,17 +759,21 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"wk", is_fp32 ? 8 : 16},
               {"smem_t", is_fp32 ? "float" : contract::c_type(plan.dtype)},
               {"frag_t", is_fp32 ? "nvcuda::wmma::precision::tf32" : contract::c_type(plan.dtype)}};
-  ctx["reduce"] = plan.reduction.has_value();
-  ctx["spatial"] = plan.reduction && plan.reduction->spatial();
+  // A norm's statistics are the spatial reduction's kernel with the Welford state; its pass is the
+  // epilogue pass, normalizing on the way.
+  ctx["reduce"] = plan.reduction || plan.norm;
+  ctx["spatial"] = (plan.reduction && plan.reduction->spatial()) || plan.norm;
   ctx["pool"] = plan.pool.has_value();
-  ctx["fused"] = plan.reduction || plan.pool;
-  if (plan.reduction || plan.pool) {  // the outputs are written by {{fn}}_finish
+  ctx["norm"] = plan.norm.has_value();
+  ctx["fused"] = plan.reduction || plan.pool || plan.norm;
+  ctx["epilogue_pass"] = !(plan.reduction || plan.pool);
+  if (plan.reduction || plan.pool || plan.norm) {  // the outputs are written by {{fn}}_finish
     ctx.update(red);
     ctx["red_results"] = results;
     ctx["results"] = json::array();
   }
-  if (plan.reduction) {
-    ctx["red_over"] = over(*plan.reduction);
+  if (plan.reduction || plan.norm) {
+    ctx["red_over"] = plan.reduction ? over(*plan.reduction) : "'s statistics";
     ctx["reducers"] = reducers_.text;
   }
   add_window_context(ctx, plan.in, plan.out, plan.kernel, plan.stride, plan.pad, plan.dilation);
@@ -870,8 +921,8 @@ std::vector<ConvParams> ConvFamily::structure_params(const spec::Spec& s,
   // thin groups (the direct kernel).
   ConvParams dnn;
   dnn.structure = "cudnn";
-  if (pl.reduction || pl.pool) {
-    // A fused reduction or pool: cuDNN's channels-last result read by its pass first (the
+  if (pl.reduction || pl.pool || pl.norm) {
+    // A fused reduction, pool or norm: cuDNN's channels-last result read by its pass first (the
     // library's convolution, its full-size result never transposed back), then the implicit GEMM
     // with the reduction in its epilogue (measured far slower on the H200: 12.5 against 4.0 ms on
     // a 64-channel 3x3 convolution at 128x16x256x256, docs/PERFORMANCE.md).
@@ -927,7 +978,7 @@ std::optional<ConvParams> ConvFamily::fallback_params(const spec::Spec&, const c
   if (failed.structure == "cudnn" && (failed.algo > 0 || failed.nhwc)) return std::nullopt;
   // A fused pool reads cuDNN's result alone; a channel reduction: the implicit GEMM's default
   // tile, where it holds every channel.
-  if (pl.pool) return std::nullopt;
+  if (pl.pool || pl.norm) return std::nullopt;
   if (pl.reduction) {
     ConvParams q = igemm_default(pl, "tf32");
     if (conv_params_unsupported(pl, q)) return std::nullopt;

@@ -84,6 +84,25 @@ struct ConvPool {
   std::vector<std::string> value_names;  // the pool's value
 };
 
+// A group, instance or batch norm with batch statistics on the convolution's result
+// (cross-anchor fusion after cuDNN's channels-last result): a pass reads that result along the
+// channels into (count, mean, M2) per batch entry, channel and span of positions, a second merges
+// them into each statistic's mean and rstd, and the one pass that transposes the result back to
+// NC(D)HW normalizes it on the way, so the result is transposed back once and the norm reads no
+// NC(D)HW copy. A statistic covers `group_c` consecutive channels of one batch entry (instance
+// norm: 1, group norm: C / groups), or one channel of every batch entry (`across`: batch norm).
+struct ConvNorm {
+  const spec::Node* node = nullptr;
+  std::int64_t group_c = 1;
+  bool across = false;
+  double eps = 1e-5;
+  std::string weight, bias;              // affine tensors of C elements (spec names; empty: none)
+  std::vector<const spec::Node*> post;   // element-wise ops after it, on the output's shape
+  std::vector<std::string> value_names;  // the norm's value
+  // Statistics per batch entry (0 when one statistic spans the batch).
+  std::int64_t keys_per_entry(std::int64_t c_out) const { return across ? 0 : c_out / group_c; }
+};
+
 // What the graph is, in the terms of the conv templates. Spatial arrays are (D, H, W); a 1D or 2D
 // convolution has size-1 leading spatial dims with kernel 1, stride 1, padding 0, dilation 1.
 struct ConvPlan {
@@ -100,6 +119,7 @@ struct ConvPlan {
   std::vector<const spec::Node*> epilogue;   // element-wise ops after the conv
   std::optional<ConvReduction> reduction;    // then a reduction (fusing family only)
   std::optional<ConvPool> pool;              // or a pool (fusing family only)
+  std::optional<ConvNorm> norm;              // or a norm (fusing family only)
   std::int64_t cin_per_group() const { return c_in / groups; }
   std::int64_t cout_per_group() const { return c_out / groups; }
   std::int64_t window() const { return kernel[0] * kernel[1] * kernel[2]; }
@@ -112,17 +132,19 @@ struct ConvPlan {
 
 // The plan of a spec, or why the conv family cannot implement it (naming op and line). With
 // `fuse` (the reduction family's table), the spec must be a convolution, element-wise ops, one
-// reduction over the output channels or the spatial dims or one pool, and element-wise ops after
-// it (plan_conv_fused); `channels_last_library` says cuDNN's channels-last result can feed it.
+// reduction over the output channels or the spatial dims, one pool or one norm, and element-wise
+// ops after it (plan_conv_fused); `channels_last_library` says cuDNN's channels-last result can
+// feed it.
 std::variant<ConvPlan, UserError> plan_conv(const spec::Spec& spec, const OpTable& ops,
                                             const ReductionOps* fuse = nullptr,
                                             bool channels_last_library = false);
 
 // The epilogue of `plan`'s convolution that ends in a reduction over its output channels or over
-// its spatial dims, or in a pool: fills plan.epilogue and plan.reduction or plan.pool, or says why
-// the graph is not one (naming op and line). Over the channels, the implicit GEMM takes an
-// ungrouped forward convolution of at most one tile's channels; with `channels_last_library`
-// (cuDNN at hand) any batched one, transposed and grouped too, the spatial dims and pools as well.
+// its spatial dims, a pool or a norm: fills plan.epilogue and plan.reduction, plan.pool or
+// plan.norm, or says why the graph is not one (naming op and line). Over the channels, the
+// implicit GEMM takes an ungrouped forward convolution of at most one tile's channels; with
+// `channels_last_library` (cuDNN at hand) any batched one, transposed and grouped too, the
+// spatial dims, pools and group, instance and batch norms with batch statistics as well.
 std::optional<UserError> plan_conv_fused(const spec::Spec& spec, const OpTable& ops,
                                          const ReductionOps& table, ConvPlan& plan,
                                          bool channels_last_library = false);

@@ -1,12 +1,14 @@
 // Cross-anchor fusion of the conv family: a convolution whose element-wise epilogue ends in a
 // second anchor, then element-wise ops on its value. The second anchor is a reduction over the
 // output channels (min/max/sum/mean/... with dim=1) or a softmax over them, a reduction over
-// every spatial dim (a global pooling, lowered to mean/amax over dims 2..), or a pool (max/avg,
-// 1-3D). The implicit GEMM's block holds every output channel of its pixels, so a channel
-// reduction runs in its epilogue and the full-size result is never written; cuDNN's channels-last
-// result holds them as one contiguous row per pixel, each channel's positions as a column read
-// along the channels, and each window's elements as rows of channels, so one pass reduces or
-// pools it without the transpose back (templates/conv/cudnn.cuh.tmpl).
+// every spatial dim (a global pooling, lowered to mean/amax over dims 2..), a pool (max/avg,
+// 1-3D), or a group, instance or batch norm with batch statistics. The implicit GEMM's block holds
+// every output channel of its pixels, so a channel reduction runs in its epilogue and the full-size
+// result is never written; cuDNN's channels-last result holds them as one contiguous row per pixel,
+// each channel's positions as a column read along the channels, and each window's elements as rows
+// of channels, so one pass reduces or pools it without the transpose back, and a norm's statistics
+// come from it read along the channels before the one pass that transposes it back normalizes it
+// (templates/conv/cudnn.cuh.tmpl).
 #include <algorithm>
 #include <set>
 
@@ -51,11 +53,13 @@ std::set<std::string> from_node(const spec::Spec& s, const spec::Node* second) {
 }
 
 // The convolution's element-wise epilogue before the second anchor into plan.epilogue; the second
-// anchor must read its result or an epilogue value. The names of the convolution and its epilogue,
-// or why the graph is not one.
+// anchor must read its result or an epilogue value, its other tensor arguments graph inputs or
+// parameters where `leaf_options` allows them (a norm's affine weight and bias), else none. The
+// names of the convolution and its epilogue, or why the graph is not one.
 std::variant<std::set<std::string>, UserError> collect_before(const spec::Spec& s,
                                                               const OpTable& ops, ConvPlan& plan,
-                                                              const spec::Node& second) {
+                                                              const spec::Node& second,
+                                                              bool leaf_options = false) {
   const spec::Node& an = *plan.anchor;
   const std::set<std::string> after = from_node(s, &second);
   EpilogueRule rule;
@@ -75,7 +79,8 @@ std::variant<std::set<std::string>, UserError> collect_before(const spec::Spec& 
   if (second.args.empty() || second.args[0].kind != spec::Arg::Kind::node)
     return UserError(second.where, quote(second) + " does not read a tensor");
   for (size_t k = 1; k < second.args.size(); ++k)
-    if (second.args[k].kind == spec::Arg::Kind::node)
+    if (second.args[k].kind == spec::Arg::Kind::node &&
+        !(leaf_options && s.find_tensor(second.args[k].node)))
       return UserError(second.where, quote(second) + " has a tensor option; the conv epilogue " +
                                          "fuses it with scalar options only");
   if (!before.count(second.args[0].node))
@@ -212,6 +217,80 @@ std::optional<UserError> plan_conv_reduction(const spec::Spec& s, const OpTable&
   return std::nullopt;
 }
 
+// The affine tensor at argument `k` of `norm` (empty for None or no argument): a float input or
+// parameter of `channels` elements, or why not.
+std::variant<std::string, UserError> norm_affine(const spec::Spec& s, const spec::Node& norm,
+                                                 size_t k, std::int64_t channels,
+                                                 const std::string& why_not) {
+  if (k >= norm.args.size() || norm.args[k].kind == spec::Arg::Kind::none) return std::string();
+  const spec::Tensor* t =
+      norm.args[k].kind == spec::Arg::Kind::node ? s.find_tensor(norm.args[k].node) : nullptr;
+  if (!t || spec::numel(t->shape) != channels || !float_storage(t->dtype))
+    return UserError(norm.where, quote(norm) + "'s weight and bias must be float tensors of the " +
+                                     std::to_string(channels) + " channels" + why_not);
+  return t->name;
+}
+
+std::optional<UserError> plan_conv_norm(const spec::Spec& s, const OpTable& ops,
+                                        const spec::Node& norm, ConvPlan& plan,
+                                        bool channels_last_library) {
+  const spec::Node& an = *plan.anchor;
+  const std::string why_not =
+      "; the conv epilogue fuses a group, instance or batch norm with batch statistics after "
+      "cuDNN's channels-last result";
+  if (!channels_last_library)
+    return UserError(norm.where, quote(norm) + " follows " + quote(an) + why_not +
+                                     " only (cuDNN is not at hand)");
+  if (norm.op != "group_norm" && norm.op != "instance_norm" && norm.op != "batch_norm")
+    return UserError(norm.where, quote(norm) + " normalizes the trailing dims" + why_not);
+  if (plan.in_shape.size() != size_t(plan.dims) + 2)
+    return UserError(an.where, quote(an) + " is unbatched" + why_not + " of a batched one");
+  if (norm.shape != plan.out_shape)
+    return UserError(norm.where, quote(norm) + " normalizes " + spec::shape_string(norm.shape) +
+                                     ", not the convolution's " +
+                                     spec::shape_string(plan.out_shape) + why_not);
+  ConvNorm cn;
+  cn.node = &norm;
+  size_t weight_arg = 3;  // batch_norm, instance_norm: input, running_mean, running_var, weight
+  if (norm.op == "group_norm") {
+    const nlohmann::json& g = norm.attrs.value("num_groups", nlohmann::json());
+    if (!g.is_number_integer() || g.get<std::int64_t>() <= 0 ||
+        plan.c_out % g.get<std::int64_t>() != 0)
+      return UserError(norm.where, quote(norm) + "'s num_groups does not divide the " +
+                                       std::to_string(plan.c_out) + " channels");
+    cn.group_c = plan.c_out / g.get<std::int64_t>();
+    weight_arg = 1;
+  } else {
+    const bool batch = norm.op == "batch_norm";
+    const nlohmann::json& flag =
+        norm.attrs.value(batch ? "training" : "use_input_stats", nlohmann::json(!batch));
+    if (!flag.is_boolean() || !flag.get<bool>())
+      return UserError(norm.where, quote(norm) + " normalizes with running statistics (an " +
+                                       "element-wise epilogue)" + why_not);
+    cn.across = batch;
+  }
+  const nlohmann::json& eps = norm.attrs.value("eps", nlohmann::json(1e-5));
+  if (!eps.is_number()) return UserError(norm.where, quote(norm) + " needs a numeric eps");
+  cn.eps = eps.get<double>();
+  for (auto [k, field] : {std::pair{weight_arg, &cn.weight}, std::pair{weight_arg + 1, &cn.bias}}) {
+    auto t = norm_affine(s, norm, k, plan.c_out, why_not);
+    if (auto* e = std::get_if<UserError>(&t)) return *e;
+    *field = std::get<std::string>(t);
+  }
+  auto before = collect_before(s, ops, plan, norm, true);
+  if (auto* e = std::get_if<UserError>(&before)) return *e;
+  if (auto e = collect_after(s, ops, norm, std::get<std::set<std::string>>(before), plan.out_shape,
+                             why_not, cn.post, cn.value_names))
+    return *e;
+  plan.norm = std::move(cn);
+  return std::nullopt;
+}
+
+bool is_norm_op(const std::string& op) {
+  return op == "group_norm" || op == "instance_norm" || op == "batch_norm" || op == "layer_norm" ||
+         op == "rms_norm";
+}
+
 }  // namespace
 
 std::optional<UserError> plan_conv_fused(const spec::Spec& s, const OpTable& ops,
@@ -222,17 +301,18 @@ std::optional<UserError> plan_conv_fused(const spec::Spec& s, const OpTable& ops
   const ReductionAnchor* entry = nullptr;
   for (const auto& n : s.nodes) {
     const ReductionAnchor* e = table.anchor(n.op);
-    if (!e && !is_pool_op(n.op)) continue;
+    if (!e && !is_pool_op(n.op) && !is_norm_op(n.op)) continue;
     if (second)
-      return UserError(n.where, quote(n) + " is a second reduction or pool after " +
+      return UserError(n.where, quote(n) + " is a second reduction, pool or norm after " +
                                     quote(*second) + "; the conv epilogue fuses one");
     second = &n;
     entry = e;
   }
   if (!second)
     return UserError(file_only,
-                     "the graph has no reduction or pool after its convolution (nothing for the "
-                     "fused conv epilogue to reduce)");
+                     "the graph has no reduction, pool or norm after its convolution (nothing for "
+                     "the fused conv epilogue to reduce)");
+  if (is_norm_op(second->op)) return plan_conv_norm(s, ops, *second, plan, channels_last_library);
   if (!entry) return plan_conv_pool(s, ops, *second, plan, channels_last_library);
   return plan_conv_reduction(s, ops, *second, *entry, plan, channels_last_library);
 }
