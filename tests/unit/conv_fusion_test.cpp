@@ -462,8 +462,8 @@ json affine(const std::string& prefix) {
 // the statistics come from cuDNN's channels-last result read along the channels (Welford states
 // per batch entry, channel and span, merged per statistic in a fixed order), and the one pass
 // that transposes the result back normalizes it, where the two-kernel plan transposes it back and
-// then reads it twice more. Proposed first beside the two-kernel plan; never without cuDNN, nor
-// for running statistics or a batch norm whose batch cuDNN takes in chunks.
+// then reads it twice more. With running statistics (eval mode) a per-channel map in cuDNN's pass,
+// in either layout. Proposed first beside the two-kernel plan; never without cuDNN.
 TEST(ConvFusion, ANormAfterAConvTakesItsStatisticsFromCudnnsChannelsLastResult) {
   const json out_shape = {4, 64, 32, 32};
   const json inorm =
@@ -533,20 +533,96 @@ TEST(ConvFusion, ANormAfterAConvTakesItsStatisticsFromCudnnsChannelsLastResult) 
   EXPECT_TRUE(has(bn[0].code.device_code, "constexpr bool egg_k_s0_kNormAcross = true;"));
   EXPECT_TRUE(has(bn[0].code.device_code, "constexpr std::size_t egg_k_s0_kStats = 64;"));
   EXPECT_TRUE(has(bn[0].code.device_code, "+ 0.00100000005f);")) << bn[0].code.device_code;
-  // Running statistics are an element-wise epilogue: no fused alternative, and the plan says why.
+  // Running statistics (eval mode): a per-channel map in cuDNN's pass, in either layout
+  // (channels-last first), no statistics kernels.
   const auto eval_spec = spec::parse_spec(norm_chain(bnorm(false), bn_params));
-  EXPECT_EQ(backend.plans(eval_spec).size(), 1u);
+  ASSERT_EQ(backend.plans(eval_spec).size(), 2u);
+  const auto eval_c = contract::derive(eval_spec, "k");
+  const auto eval = backend.propose(request(eval_spec, eval_c, "stage1"));
+  ASSERT_GE(eval.size(), 2u);
+  EXPECT_EQ(eval[0].id, "plan:conv.cudnn.fwd.nhwc:a0:batch_norm");
+  const std::string& ecode = eval[0].code.device_code;
+  EXPECT_TRUE(has(ecode,
+                  "float y = (x - egg_to_float(a.bn_running_mean[c])) * "
+                  "rsqrtf(egg_to_float(a.bn_running_var[c]) + 0.00100000005f);"))
+      << ecode;
+  EXPECT_FALSE(has(ecode, "_dnn_norm_stats")) << ecode;
+  EXPECT_FALSE(has(ecode, "EggRedWelford")) << ecode;
+  EXPECT_TRUE(has(ecode, "_dnn_epilogue_nhwc<<<")) << ecode;
+  // The fused plan in NCHW: cuDNN's result normalized in place by its pass.
   ConvFamily fusing(kData, Cudnn::any_engine, true);
-  const auto why = fusing.cannot_implement(eval_spec);
+  const auto eval_all = fusing.structures(eval_spec, eval_c);
+  ASSERT_GE(eval_all.size(), 2u);
+  EXPECT_EQ(eval_all[1].id, "conv.cudnn.fwd:a0:batch_norm");
+  EXPECT_TRUE(
+      has(eval_all[1].code.device_code,
+          "_finish(a, egg_k_norm_apply(a, egg_k_epilogue(a, egg_to_float(a.out0[o]), o, co), "
+          "co), o);"))
+      << eval_all[1].code.device_code;
+  // A group norm whose groups do not divide the channels is refused with its line.
+  const json bad = node("norm", "group_norm", {ref("mul"), none(), none()},
+                        {{"num_groups", 5}, {"eps", 1e-5}}, out_shape, 8);
+  const auto why = fusing.cannot_implement(spec::parse_spec(norm_chain(bad, json::array())));
   ASSERT_TRUE(why.has_value());
-  EXPECT_TRUE(has(why->describe(), "running statistics")) << why->describe();
   EXPECT_TRUE(has(why->describe(), "op.py:8:")) << why->describe();
+  EXPECT_TRUE(has(why->describe(), "num_groups")) << why->describe();
 
   const auto nvcc = egg::testing::real_nvcc();
   if (!nvcc || !toolchain::find_cudnn("", *nvcc)) return;
   EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands[0]), "");
   EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, gn_c, gn[0]), "");
   EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, bn_c, bn[0]), "");
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, eval_c, eval[0]), "");
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, eval_c, eval_all[1]), "");
+}
+
+// Two convolutions, each with a batch norm in eval mode (a ResNet block's main path): the fused
+// alternative merges both pairs at once, so that stage 1 measures the whole graph fused.
+TEST(ConvFusion, EveryConvolutionWithItsNormFusesInOneAlternative) {
+  const json shape = {4, 16, 32, 32};
+  json params = json::array();
+  json nodes = json::array();
+  std::string value = "x";
+  for (const std::string k : {"1", "2"}) {
+    for (const std::string t : {"weight", "bias", "running_mean", "running_var"})
+      params.push_back(tensor("bn" + k + "." + t, {16}, "float32", "buffer"));
+    params.push_back(tensor("conv" + k + ".weight", {16, 16, 3, 3}, "float32", "parameter"));
+    nodes.push_back(node(
+        "conv" + k, "conv2d",
+        {egg::testing::ref(value), egg::testing::ref("conv" + k + ".weight"), none()},
+        {{"stride", {1, 1}}, {"padding", {1, 1}}, {"dilation", {1, 1}}, {"groups", 1}}, shape, 6));
+    nodes.push_back(
+        node("bn" + k, "batch_norm",
+             {egg::testing::ref("conv" + k), egg::testing::ref("bn" + k + ".running_mean"),
+              egg::testing::ref("bn" + k + ".running_var"), egg::testing::ref("bn" + k + ".weight"),
+              egg::testing::ref("bn" + k + ".bias")},
+             {{"training", false}, {"momentum", 0.1}, {"eps", 1e-5}}, shape, 7));
+    nodes.push_back(
+        node("relu" + k, "relu", {egg::testing::ref("bn" + k)}, json::object(), shape, 8));
+    value = "relu" + k;
+  }
+  const auto s = spec::parse_spec(
+      {{"schema", 2},
+       {"op_file", "/src/op.py"},
+       {"model_class", "Model"},
+       {"init_inputs", json::array()},
+       {"inputs", {tensor("x", shape)}},
+       {"params", params},
+       {"nodes", nodes},
+       {"outputs", {{{"name", "out0"}, {"node", value}, {"shape", shape}, {"dtype", "float32"}}}},
+       {"deps", {"/src/op.py"}},
+       {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}});
+  BuiltinBackend backend(kData, "default", Cudnn::any_engine);
+  const auto plans = backend.plans(s);
+  ASSERT_EQ(plans.size(), 2u);
+  EXPECT_EQ(plans[0].segments.size(), 4u);  // conv, norm, conv, norm
+  ASSERT_EQ(plans[1].segments.size(), 2u);  // both pairs fused
+  for (const auto& seg : plans[1].segments) EXPECT_EQ(seg.family->name(), "conv_reduce");
+  const auto c = contract::derive(s, "k");
+  const auto cands = backend.propose(request(s, c, "stage1"));
+  ASSERT_FALSE(cands.empty());
+  EXPECT_EQ(cands[0].id,
+            "plan:conv.cudnn.fwd.nhwc:a0:batch_norm+conv.cudnn.fwd.nhwc:a0:batch_norm");
 }
 
 TEST(ConvFusion, TheFusedKernelCompilesWithNvcc) {

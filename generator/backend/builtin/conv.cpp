@@ -241,7 +241,7 @@ void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract&
        {"dnn_reduce_grid", dnn_reduce_grid(p, y_step / p.c_out)},
        {"epilogue_grid",
         std::max<std::int64_t>(1, std::min<std::int64_t>(ceil_div(total, 256), 132 * 16))}});
-  if ((p.reduction && p.reduction->spatial()) || p.norm) {
+  if ((p.reduction && p.reduction->spatial()) || (p.norm && !p.norm->running())) {
     // The reduction over the spatial dims (a norm's statistics too): lanes along up to 32 channels
     // (a power of two that covers fewer), the positions split into spans until a call's grid fills
     // the H200's 132 SMs about eight 256-thread blocks deep, each warp keeping 16 or more rows of
@@ -328,9 +328,11 @@ std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const Conv
     return std::string("a reduction over the spatial dims reads cuDNN's channels-last result");
   if (p.pool && !(q.structure == "cudnn" && q.nhwc))
     return std::string("a pool reads cuDNN's channels-last result");
-  if (p.norm && !(q.structure == "cudnn" && q.nhwc))
+  if (p.norm && p.norm->running() && q.structure != "cudnn")
+    return std::string("a norm with running statistics runs in the pass after cuDNN");
+  if (p.norm && !p.norm->running() && !(q.structure == "cudnn" && q.nhwc))
     return std::string("a norm's statistics read cuDNN's channels-last result");
-  if (p.norm && p.norm->across && cudnn_batch_chunk(p) != p.batch)
+  if (p.norm && !p.norm->running() && p.norm->across && cudnn_batch_chunk(p) != p.batch)
     return std::string(
         "a batch norm's statistics span every batch entry, and cuDNN takes this batch in chunks");
   if (p.pool &&
@@ -490,7 +492,8 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
   std::set<std::string> norm_leaves;  // a norm's affine weight and bias, read per channel
   if (plan.norm) {
     add_tensor_leaves(s, plan.norm->post, post_leaves);
-    for (const std::string* t : {&plan.norm->weight, &plan.norm->bias})
+    for (const std::string* t :
+         {&plan.norm->weight, &plan.norm->bias, &plan.norm->running_mean, &plan.norm->running_var})
       if (!t->empty()) norm_leaves.insert(*t);
   }
   std::map<std::string, std::string> var_of;
@@ -602,16 +605,20 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
            {"red_element", ""},
            {"red_value", epi_value.at(node.args[0].node)},
            {"red_op", node.op},
+           {"red_over", nm.running() ? "" : "'s statistics"},
            {"norm_group_c", nm.group_c},
            {"norm_across", nm.across},
            {"norm_keys_per_entry", nm.keys_per_entry(plan.c_out)},
            {"norm_keys", nm.across ? plan.c_out : plan.batch * nm.keys_per_entry(plan.c_out)},
            {"norm_eps", float_literal(nm.eps)},
            {"norm_weight", nm.weight.empty() ? "" : var_of.at(nm.weight)},
-           {"norm_bias", nm.bias.empty() ? "" : var_of.at(nm.bias)}};
+           {"norm_bias", nm.bias.empty() ? "" : var_of.at(nm.bias)},
+           {"norm_mean", nm.running() ? var_of.at(nm.running_mean) : ""},
+           {"norm_var", nm.running() ? var_of.at(nm.running_var) : ""}};
     add_post(nm.post, nm.value_names, plan.out_shape);
     epilogue_text +=
-        ", then " + node.op + " (statistics from the channels-last result)" +
+        ", then " + node.op +
+        (nm.running() ? " (running statistics)" : " (statistics from the channels-last result)") +
         (nm.post.empty() ? "" : " and " + std::to_string(nm.post.size()) + " ops after it");
   }
   for (const auto& o : s.outputs) {
@@ -679,10 +686,11 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
                             "reduction reads the channels-last result)"
          : plan.pool ? ", channels-last (input and weight transposed in the call; the pool reads "
                        "the channels-last result)"
-         : plan.norm ? ", channels-last (input and weight transposed in the call; the norm's "
-                       "statistics read the channels-last result, its pass transposes it back)"
-                     : ", channels-last (input, weight and result transposed in the call)") +
-        (pass && !plan.reduction && !plan.pool && !plan.norm
+         : plan.norm && !plan.norm->running()
+             ? ", channels-last (input and weight transposed in the call; the norm's statistics "
+               "read the channels-last result, its pass transposes it back)"
+             : ", channels-last (input, weight and result transposed in the call)") +
+        (pass && !plan.reduction && !plan.pool
              ? ", then an in-place element-wise pass for bias and epilogue"
              : "");
     id = std::string("conv.cudnn.") + (plan.transposed ? "bwd_data" : "fwd") +
@@ -761,10 +769,13 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"frag_t", is_fp32 ? "nvcuda::wmma::precision::tf32" : contract::c_type(plan.dtype)}};
   // A norm's statistics are the spatial reduction's kernel with the Welford state; its pass is the
   // epilogue pass, normalizing on the way.
-  ctx["reduce"] = plan.reduction || plan.norm;
-  ctx["spatial"] = (plan.reduction && plan.reduction->spatial()) || plan.norm;
+  const bool norm_stats = plan.norm && !plan.norm->running();
+  ctx["reduce"] = plan.reduction || norm_stats;
+  ctx["spatial"] = (plan.reduction && plan.reduction->spatial()) || norm_stats;
   ctx["pool"] = plan.pool.has_value();
   ctx["norm"] = plan.norm.has_value();
+  ctx["norm_stats"] = norm_stats;
+  ctx["norm_running"] = plan.norm && plan.norm->running();
   ctx["fused"] = plan.reduction || plan.pool || plan.norm;
   ctx["epilogue_pass"] = !(plan.reduction || plan.pool);
   if (plan.reduction || plan.pool || plan.norm) {  // the outputs are written by {{fn}}_finish
@@ -772,10 +783,8 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
     ctx["red_results"] = results;
     ctx["results"] = json::array();
   }
-  if (plan.reduction || plan.norm) {
-    ctx["red_over"] = plan.reduction ? over(*plan.reduction) : "'s statistics";
-    ctx["reducers"] = reducers_.text;
-  }
+  if (plan.reduction) ctx["red_over"] = over(*plan.reduction);
+  if (plan.reduction || norm_stats) ctx["reducers"] = reducers_.text;
   add_window_context(ctx, plan.in, plan.out, plan.kernel, plan.stride, plan.pad, plan.dilation);
   ctx["cudnn"] = q.structure == "cudnn";
   if (q.structure == "cudnn") {
@@ -929,6 +938,12 @@ std::vector<ConvParams> ConvFamily::structure_params(const spec::Spec& s,
     dnn.nhwc = true;
     if (cudnn_use_ != Cudnn::absent && !conv_params_unsupported(pl, dnn))
       out.insert(out.begin(), dnn);
+    // A norm with running statistics in the pass after cuDNN in either layout: channels-last
+    // first (its pass transposes the result back itself), then NCHW (cuDNN's own transposes).
+    ConvParams nchw = dnn;
+    nchw.nhwc = false;
+    if (cudnn_use_ != Cudnn::absent && pl.norm && !conv_params_unsupported(pl, nchw))
+      out.insert(out.begin() + std::min<std::ptrdiff_t>(1, std::ssize(out)), nchw);
     return out;
   }
   if (cudnn_use_ != Cudnn::absent && !conv_params_unsupported(pl, dnn) && cudnn_scratch(s, c, pl)) {

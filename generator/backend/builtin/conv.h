@@ -84,19 +84,23 @@ struct ConvPool {
   std::vector<std::string> value_names;  // the pool's value
 };
 
-// A group, instance or batch norm with batch statistics on the convolution's result
-// (cross-anchor fusion after cuDNN's channels-last result): a pass reads that result along the
+// A group, instance or batch norm on the convolution's result (cross-anchor fusion after cuDNN).
+// With batch statistics, after cuDNN's channels-last result: a pass reads that result along the
 // channels into (count, mean, M2) per batch entry, channel and span of positions, a second merges
 // them into each statistic's mean and rstd, and the one pass that transposes the result back to
 // NC(D)HW normalizes it on the way, so the result is transposed back once and the norm reads no
 // NC(D)HW copy. A statistic covers `group_c` consecutive channels of one batch entry (instance
 // norm: 1, group norm: C / groups), or one channel of every batch entry (`across`: batch norm).
+// With running statistics (eval mode: `running_mean` set), a per-channel affine map that cuDNN's
+// element-wise pass applies in either layout (conv, BN, ReLU as one library call and one pass).
 struct ConvNorm {
   const spec::Node* node = nullptr;
   std::int64_t group_c = 1;
   bool across = false;
   double eps = 1e-5;
-  std::string weight, bias;              // affine tensors of C elements (spec names; empty: none)
+  std::string weight, bias;               // affine tensors of C elements (spec names; empty: none)
+  std::string running_mean, running_var;  // eval mode's statistics (empty: batch statistics)
+  bool running() const { return !running_mean.empty(); }
   std::vector<const spec::Node*> post;   // element-wise ops after it, on the output's shape
   std::vector<std::string> value_names;  // the norm's value
   // Statistics per batch entry (0 when one statistic spans the batch).

@@ -226,8 +226,9 @@ std::variant<std::string, UserError> norm_affine(const spec::Spec& s, const spec
   const spec::Tensor* t =
       norm.args[k].kind == spec::Arg::Kind::node ? s.find_tensor(norm.args[k].node) : nullptr;
   if (!t || spec::numel(t->shape) != channels || !float_storage(t->dtype))
-    return UserError(norm.where, quote(norm) + "'s weight and bias must be float tensors of the " +
-                                     std::to_string(channels) + " channels" + why_not);
+    return UserError(norm.where, quote(norm) + "'s weight, bias and running statistics must be " +
+                                     "float tensors of the " + std::to_string(channels) +
+                                     " channels" + why_not);
   return t->name;
 }
 
@@ -236,8 +237,8 @@ std::optional<UserError> plan_conv_norm(const spec::Spec& s, const OpTable& ops,
                                         bool channels_last_library) {
   const spec::Node& an = *plan.anchor;
   const std::string why_not =
-      "; the conv epilogue fuses a group, instance or batch norm with batch statistics after "
-      "cuDNN's channels-last result";
+      "; the conv epilogue fuses a group, instance or batch norm after cuDNN (batch statistics "
+      "from its channels-last result, running statistics in its pass)";
   if (!channels_last_library)
     return UserError(norm.where, quote(norm) + " follows " + quote(an) + why_not +
                                      " only (cuDNN is not at hand)");
@@ -264,10 +265,21 @@ std::optional<UserError> plan_conv_norm(const spec::Spec& s, const OpTable& ops,
     const bool batch = norm.op == "batch_norm";
     const nlohmann::json& flag =
         norm.attrs.value(batch ? "training" : "use_input_stats", nlohmann::json(!batch));
-    if (!flag.is_boolean() || !flag.get<bool>())
-      return UserError(norm.where, quote(norm) + " normalizes with running statistics (an " +
-                                       "element-wise epilogue)" + why_not);
+    if (!flag.is_boolean())
+      return UserError(norm.where, quote(norm) + (batch ? "'s training" : "'s use_input_stats") +
+                                       " must be a bool");
     cn.across = batch;
+    if (!flag.get<bool>()) {  // eval mode: the running statistics, per channel
+      for (auto [k, field] :
+           {std::pair{size_t(1), &cn.running_mean}, std::pair{size_t(2), &cn.running_var}}) {
+        auto t = norm_affine(s, norm, k, plan.c_out, why_not);
+        if (auto* e = std::get_if<UserError>(&t)) return *e;
+        *field = std::get<std::string>(t);
+        if (field->empty())
+          return UserError(norm.where, quote(norm) + " in eval mode needs running_mean and " +
+                                           "running_var tensors");
+      }
+    }
   }
   const nlohmann::json& eps = norm.attrs.value("eps", nlohmann::json(1e-5));
   if (!eps.is_number()) return UserError(norm.where, quote(norm) + " needs a numeric eps");

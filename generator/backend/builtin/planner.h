@@ -81,10 +81,11 @@ const Family* family_taking(const spec::Spec& s,
 Plan plan_graph(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& families,
                 const OpTable& ops);
 
-// Alternatives to `base` that fuse two neighbouring segments into one kernel where a family of
-// `fusing` takes their nodes together (a convolution and the channel reduction after it): the
-// first segment's values are read by the second alone and are no graph output. Stage 1 measures
-// each against `base`; none where nothing fuses.
+// The alternative to `base` that fuses neighbouring segments into one kernel wherever a family of
+// `fusing` takes their nodes together (a convolution and the channel reduction or norm after it),
+// every such pair at once, from the first segment on: the first segment's values are read by the
+// second alone and are no graph output. Stage 1 measures it against `base`; none where nothing
+// fuses.
 std::vector<Plan> fused_plans(const spec::Spec& s, const Plan& base,
                               const std::vector<std::unique_ptr<Family>>& fusing);
 
