@@ -559,6 +559,31 @@ TEST(ConvFusion, ANormAfterAConvTakesItsStatisticsFromCudnnsChannelsLastResult) 
           "_finish(a, egg_k_norm_apply(a, egg_k_epilogue(a, egg_to_float(a.out0[o]), o, co), "
           "co), o);"))
       << eval_all[1].code.device_code;
+  // A layer norm over the last dim (32 positions): a slab of 32 positions x 64 channels per
+  // block, affine tensors indexed by position; over the channels too it is refused.
+  auto lnorm = [&](const json& ns) {
+    return node("norm", "layer_norm", {ref("mul"), ref("ln.weight"), ref("ln.bias")},
+                {{"normalized_shape", ns}, {"eps", 1e-5}}, out_shape, 8);
+  };
+  const json ln_params = {tensor("ln.weight", {32}, "float32", "parameter"),
+                          tensor("ln.bias", {32}, "float32", "parameter")};
+  const auto ln_spec = spec::parse_spec(norm_chain(lnorm({32}), ln_params));
+  const auto ln_c = contract::derive(ln_spec, "k");
+  const auto ln = backend.propose(request(ln_spec, ln_c, "stage1"));
+  ASSERT_FALSE(ln.empty());
+  EXPECT_EQ(ln[0].id, "plan:conv.cudnn.fwd.nhwc:a0:layer_norm");
+  const std::string& lcode = ln[0].code.device_code;
+  EXPECT_TRUE(has(lcode, "constexpr int egg_k_s0_kRowLen = 32;")) << lcode;
+  EXPECT_TRUE(has(lcode, "y *= egg_to_float(a.ln_weight[l]);")) << lcode;
+  EXPECT_TRUE(has(lcode, "_dnn_norm_rows<<<dim3(unsigned(32), 1u,")) << lcode;  // 32 rows a plane
+  EXPECT_FALSE(has(lcode, "_dnn_epilogue_nhwc<<<")) << lcode;
+  const json ln_wide = {tensor("ln.weight", {64, 32, 32}, "float32", "parameter"),
+                        tensor("ln.bias", {64, 32, 32}, "float32", "parameter")};
+  const auto whole =
+      fusing.cannot_implement(spec::parse_spec(norm_chain(lnorm({64, 32, 32}), ln_wide)));
+  ASSERT_TRUE(whole.has_value());
+  EXPECT_TRUE(has(whole->describe(), "trailing spatial dims")) << whole->describe();
+
   // A group norm whose groups do not divide the channels is refused with its line.
   const json bad = node("norm", "group_norm", {ref("mul"), none(), none()},
                         {{"num_groups", 5}, {"eps", 1e-5}}, out_shape, 8);
@@ -574,6 +599,7 @@ TEST(ConvFusion, ANormAfterAConvTakesItsStatisticsFromCudnnsChannelsLastResult) 
   EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, bn_c, bn[0]), "");
   EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, eval_c, eval[0]), "");
   EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, eval_c, eval_all[1]), "");
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, ln_c, ln[0]), "");
 }
 
 // Two convolutions, each with a batch norm in eval mode (a ResNet block's main path): the fused

@@ -241,7 +241,8 @@ void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract&
        {"dnn_reduce_grid", dnn_reduce_grid(p, y_step / p.c_out)},
        {"epilogue_grid",
         std::max<std::int64_t>(1, std::min<std::int64_t>(ceil_div(total, 256), 132 * 16))}});
-  if ((p.reduction && p.reduction->spatial()) || (p.norm && !p.norm->running())) {
+  if ((p.reduction && p.reduction->spatial()) ||
+      (p.norm && !p.norm->running() && !p.norm->rows())) {
     // The reduction over the spatial dims (a norm's statistics too): lanes along up to 32 channels
     // (a power of two that covers fewer), the positions split into spans until a call's grid fills
     // the H200's 132 SMs about eight 256-thread blocks deep, each warp keeping 16 or more rows of
@@ -598,6 +599,7 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
     // and channel, then merged per statistic; its value the normalized, affine element.
     const ConvNorm& nm = *plan.norm;
     const spec::Node& node = *nm.node;
+    // A layer/RMS norm's rows: its own pass, the slab's statistics in shared memory.
     red = {{"reducer", "EggRedWelford"},
            {"red_in", "egg_x"},
            {"red_row", "egg_st.mean"},
@@ -614,11 +616,17 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
            {"norm_weight", nm.weight.empty() ? "" : var_of.at(nm.weight)},
            {"norm_bias", nm.bias.empty() ? "" : var_of.at(nm.bias)},
            {"norm_mean", nm.running() ? var_of.at(nm.running_mean) : ""},
-           {"norm_var", nm.running() ? var_of.at(nm.running_var) : ""}};
+           {"norm_var", nm.running() ? var_of.at(nm.running_var) : ""},
+           {"norm_row_len", nm.row_len},
+           {"norm_center", nm.center},
+           {"norm_rows_grid",
+            nm.rows() ? spec::numel(plan.out_shape) / plan.batch / plan.c_out / nm.row_len : 0}};
     add_post(nm.post, nm.value_names, plan.out_shape);
     epilogue_text +=
         ", then " + node.op +
-        (nm.running() ? " (running statistics)" : " (statistics from the channels-last result)") +
+        (nm.running() ? " (running statistics)"
+         : nm.rows()  ? " (rows of " + std::to_string(nm.row_len) + " trailing positions)"
+                      : " (statistics from the channels-last result)") +
         (nm.post.empty() ? "" : " and " + std::to_string(nm.post.size()) + " ops after it");
   }
   for (const auto& o : s.outputs) {
@@ -769,15 +777,17 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"frag_t", is_fp32 ? "nvcuda::wmma::precision::tf32" : contract::c_type(plan.dtype)}};
   // A norm's statistics are the spatial reduction's kernel with the Welford state; its pass is the
   // epilogue pass, normalizing on the way.
-  const bool norm_stats = plan.norm && !plan.norm->running();
+  const bool norm_rows = plan.norm && plan.norm->rows();
+  const bool norm_stats = plan.norm && !plan.norm->running() && !norm_rows;
   ctx["reduce"] = plan.reduction || norm_stats;
   ctx["spatial"] = (plan.reduction && plan.reduction->spatial()) || norm_stats;
   ctx["pool"] = plan.pool.has_value();
-  ctx["norm"] = plan.norm.has_value();
+  ctx["norm"] = plan.norm && !norm_rows;  // normalized element by element in the epilogue pass
   ctx["norm_stats"] = norm_stats;
   ctx["norm_running"] = plan.norm && plan.norm->running();
+  ctx["norm_rows"] = norm_rows;
   ctx["fused"] = plan.reduction || plan.pool || plan.norm;
-  ctx["epilogue_pass"] = !(plan.reduction || plan.pool);
+  ctx["epilogue_pass"] = !(plan.reduction || plan.pool || norm_rows);
   if (plan.reduction || plan.pool || plan.norm) {  // the outputs are written by {{fn}}_finish
     ctx.update(red);
     ctx["red_results"] = results;

@@ -93,6 +93,10 @@ struct ConvPool {
 // norm: 1, group norm: C / groups), or one channel of every batch entry (`across`: batch norm).
 // With running statistics (eval mode: `running_mean` set), a per-channel affine map that cuDNN's
 // element-wise pass applies in either layout (conv, BN, ReLU as one library call and one pass).
+// A layer or RMS norm over trailing spatial dims (`row_len` positions: a row per batch entry,
+// channel and leading position) from one slab of cuDNN's channels-last result per block (those
+// positions x every channel, contiguous), normalized in shared memory and written back to
+// NC(D)HW: the result read once and written once; its affine tensors are indexed by position.
 struct ConvNorm {
   const spec::Node* node = nullptr;
   std::int64_t group_c = 1;
@@ -100,7 +104,10 @@ struct ConvNorm {
   double eps = 1e-5;
   std::string weight, bias;               // affine tensors of C elements (spec names; empty: none)
   std::string running_mean, running_var;  // eval mode's statistics (empty: batch statistics)
+  std::int64_t row_len = 0;               // a layer/RMS norm's row (0: a group/instance/batch norm)
+  bool center = true;                     // subtract the mean (false for an RMS norm)
   bool running() const { return !running_mean.empty(); }
+  bool rows() const { return row_len > 0; }
   std::vector<const spec::Node*> post;   // element-wise ops after it, on the output's shape
   std::vector<std::string> value_names;  // the norm's value
   // Statistics per batch entry (0 when one statistic spans the batch).
@@ -142,6 +149,10 @@ struct ConvPlan {
 std::variant<ConvPlan, UserError> plan_conv(const spec::Spec& spec, const OpTable& ops,
                                             const ReductionOps* fuse = nullptr,
                                             bool channels_last_library = false);
+
+// Most floats of a layer/RMS norm's slab (rows x (channels + 1) for the padding against bank
+// conflicts) in one block's 48 KiB of static shared memory.
+inline constexpr std::int64_t kMaxNormSlab = 12 * 1024;
 
 // The epilogue of `plan`'s convolution that ends in a reduction over its output channels or over
 // its spatial dims, a pool or a norm: fills plan.epilogue and plan.reduction, plan.pool or

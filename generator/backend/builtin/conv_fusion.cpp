@@ -217,6 +217,20 @@ std::optional<UserError> plan_conv_reduction(const spec::Spec& s, const OpTable&
   return std::nullopt;
 }
 
+// normalized_shape of a layer/rms norm as a list of ints (an int is a one-element list); empty
+// when malformed.
+spec::Shape normalized_shape(const spec::Node& n) {
+  const nlohmann::json& v = n.attrs.value("normalized_shape", nlohmann::json());
+  if (v.is_number_integer()) return {v.get<std::int64_t>()};
+  spec::Shape out;
+  if (!v.is_array()) return {};
+  for (const auto& d : v) {
+    if (!d.is_number_integer()) return {};
+    out.push_back(d.get<std::int64_t>());
+  }
+  return out;
+}
+
 // The affine tensor at argument `k` of `norm` (empty for None or no argument): a float input or
 // parameter of `channels` elements, or why not.
 std::variant<std::string, UserError> norm_affine(const spec::Spec& s, const spec::Node& norm,
@@ -227,8 +241,8 @@ std::variant<std::string, UserError> norm_affine(const spec::Spec& s, const spec
       norm.args[k].kind == spec::Arg::Kind::node ? s.find_tensor(norm.args[k].node) : nullptr;
   if (!t || spec::numel(t->shape) != channels || !float_storage(t->dtype))
     return UserError(norm.where, quote(norm) + "'s weight, bias and running statistics must be " +
-                                     "float tensors of the " + std::to_string(channels) +
-                                     " channels" + why_not);
+                                     "float tensors of " + std::to_string(channels) + " elements" +
+                                     why_not);
   return t->name;
 }
 
@@ -238,12 +252,11 @@ std::optional<UserError> plan_conv_norm(const spec::Spec& s, const OpTable& ops,
   const spec::Node& an = *plan.anchor;
   const std::string why_not =
       "; the conv epilogue fuses a group, instance or batch norm after cuDNN (batch statistics "
-      "from its channels-last result, running statistics in its pass)";
+      "from its channels-last result, running statistics in its pass), or a layer or RMS norm "
+      "over trailing spatial dims";
   if (!channels_last_library)
     return UserError(norm.where, quote(norm) + " follows " + quote(an) + why_not +
                                      " only (cuDNN is not at hand)");
-  if (norm.op != "group_norm" && norm.op != "instance_norm" && norm.op != "batch_norm")
-    return UserError(norm.where, quote(norm) + " normalizes the trailing dims" + why_not);
   if (plan.in_shape.size() != size_t(plan.dims) + 2)
     return UserError(an.where, quote(an) + " is unbatched" + why_not + " of a batched one");
   if (norm.shape != plan.out_shape)
@@ -253,7 +266,25 @@ std::optional<UserError> plan_conv_norm(const spec::Spec& s, const OpTable& ops,
   ConvNorm cn;
   cn.node = &norm;
   size_t weight_arg = 3;  // batch_norm, instance_norm: input, running_mean, running_var, weight
-  if (norm.op == "group_norm") {
+  std::int64_t affine = plan.c_out;
+  if (norm.op == "layer_norm" || norm.op == "rms_norm") {
+    // Over trailing spatial dims only: each row is a block of positions of one channel, and one
+    // slab of cuDNN's channels-last result (those positions x every channel) holds a row of each.
+    const auto ns = normalized_shape(norm);
+    const size_t rank = plan.out_shape.size();
+    if (ns.empty() || ns.size() > rank - 2 ||
+        !std::equal(ns.begin(), ns.end(), plan.out_shape.end() - static_cast<long>(ns.size())))
+      return UserError(norm.where, quote(norm) + " normalizes dims other than trailing " +
+                                       "spatial dims of the convolution's result" + why_not);
+    cn.row_len = spec::numel(ns);
+    if (cn.row_len * (plan.c_out + 1) > kMaxNormSlab)
+      return UserError(norm.where, quote(norm) + "'s rows of " + std::to_string(cn.row_len) +
+                                       " positions x " + std::to_string(plan.c_out) +
+                                       " channels do not fit one block's shared memory" + why_not);
+    cn.center = norm.op == "layer_norm";
+    affine = cn.row_len;
+    weight_arg = 1;
+  } else if (norm.op == "group_norm") {
     const nlohmann::json& g = norm.attrs.value("num_groups", nlohmann::json());
     if (!g.is_number_integer() || g.get<std::int64_t>() <= 0 ||
         plan.c_out % g.get<std::int64_t>() != 0)
@@ -282,10 +313,13 @@ std::optional<UserError> plan_conv_norm(const spec::Spec& s, const OpTable& ops,
     }
   }
   const nlohmann::json& eps = norm.attrs.value("eps", nlohmann::json(1e-5));
-  if (!eps.is_number()) return UserError(norm.where, quote(norm) + " needs a numeric eps");
-  cn.eps = eps.get<double>();
-  for (auto [k, field] : {std::pair{weight_arg, &cn.weight}, std::pair{weight_arg + 1, &cn.bias}}) {
-    auto t = norm_affine(s, norm, k, plan.c_out, why_not);
+  // rms_norm(eps=None): ATen uses float32's epsilon (as the norm family).
+  if (!eps.is_number() && !(eps.is_null() && norm.op == "rms_norm"))
+    return UserError(norm.where, quote(norm) + " needs a numeric eps");
+  cn.eps = eps.is_number() ? eps.get<double>() : 1.1920928955078125e-07;
+  const size_t bias_arg = norm.op == "rms_norm" ? norm.args.size() : weight_arg + 1;
+  for (auto [k, field] : {std::pair{weight_arg, &cn.weight}, std::pair{bias_arg, &cn.bias}}) {
+    auto t = norm_affine(s, norm, k, affine, why_not);
     if (auto* e = std::get_if<UserError>(&t)) return *e;
     *field = std::get<std::string>(t);
   }
