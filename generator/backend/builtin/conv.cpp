@@ -238,7 +238,7 @@ void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract&
        // the channel reduction over a chunk's channels-last result: a warp per 32 pixels, its
        // rows read 16 bytes a lane where every row starts 16-byte aligned
        {"dnn_vec4", fp32(p) && p.c_out % 4 == 0},
-       {"dnn_reduce_grid", dnn_reduce_grid(p, y_step / p.c_out)},
+       {"dnn_reduce_grid", dnn_reduce_grid(y_step / p.c_out)},
        {"epilogue_grid",
         std::max<std::int64_t>(1, std::min<std::int64_t>(ceil_div(total, 256), 132 * 16))}});
   if ((p.reduction && p.reduction->spatial()) ||
@@ -260,14 +260,9 @@ void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract&
 
 }  // namespace
 
-std::int64_t dnn_reduce_grid(const ConvPlan& p, std::int64_t pixels) {
-  constexpr std::int64_t kSms = 132, kHalfL2 = std::int64_t{24} << 20;
-  std::int64_t most = kSms * 8;
-  if (p.reduction && p.reduction->normalize) {
-    const std::int64_t warp_span = p.c_out * 32 * 4;  // bytes a warp reads twice
-    most = kSms * std::clamp<std::int64_t>(kHalfL2 / (warp_span * 8) / kSms, 1, 8);
-  }
-  return std::max<std::int64_t>(1, std::min<std::int64_t>(ceil_div(pixels, 256), most));
+std::int64_t dnn_reduce_grid(std::int64_t pixels) {
+  constexpr std::int64_t kSms = 132;
+  return std::max<std::int64_t>(1, std::min<std::int64_t>(ceil_div(pixels, 256), kSms * 8));
 }
 
 std::optional<std::string> cudnn_scratch(const spec::Spec& s, const contract::Contract& c,

@@ -195,12 +195,11 @@ struct ConvParams {
 inline constexpr std::int64_t kTiledMaxK = 96;
 
 // Blocks of 8 warps for the channel reduction over cuDNN's channels-last result (a warp per 32
-// pixels at a time, grid-stride over `pixels`): 8 a SM at most. A softmax over the channels reads
-// each warp's 32 pixels x C channels twice (the state, then every element from it); the second
-// read comes from L2 only while every warp's span fits it, so the grid is held to the warps whose
-// spans fill half of the H100's and H200's 50 MB L2 (132 blocks at the least: 128 channels give
-// one block a SM; level2/91's pass took 1.71 ms re-reading from memory against Inductor's 0.97).
-std::int64_t dnn_reduce_grid(const ConvPlan& p, std::int64_t pixels);
+// pixels at a time, grid-stride over `pixels`): a block per 256 pixels, 8 a SM at most. A softmax
+// over the channels reads each warp's span twice, yet the grid that held every span in half of L2
+// (132 blocks for 128 channels) ran level2/91's pass in 3.30 ms against 1.71 ms with 1056 blocks
+// (H100, docs/PERFORMANCE.md, 2026-12-06 eleventh session): the warps in flight matter more.
+std::int64_t dnn_reduce_grid(std::int64_t pixels);
 
 // Ranks of cuDNN's heuristic list that stage 1 and 2 measure between them (rank 0 in stage 1).
 inline constexpr int kCudnnRanksTuned = 8;
