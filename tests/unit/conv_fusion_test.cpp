@@ -292,6 +292,22 @@ TEST(ConvFusion, OnlyAReductionOverTheChannelsOfOneTileOrOfCudnnsResultFuses) {
 // hand: cuDNN's channels-last result read along the channels, a column per channel, the positions
 // split into spans whose states a second pass merges; never the implicit GEMM, never without
 // cuDNN (its tile holds a few pixels of each channel, not all of them).
+// Stage 1's candidates for `s` (a convolution and a second anchor) with cuDNN at hand, checking
+// that no fused alternative exists without cuDNN, that one does with it, and that its first
+// candidate `fused_id` comes first with the two-kernel plan (an id holding `two_kernel`) next.
+std::vector<Candidate> fused_first(BuiltinBackend& backend, const spec::Spec& s,
+                                   const contract::Contract& c, const std::string& fused_id,
+                                   const std::string& two_kernel) {
+  BuiltinBackend plain(kData);
+  EXPECT_EQ(plain.plans(s).size(), 1u);  // no fused alternative without cuDNN
+  EXPECT_EQ(backend.plans(s).size(), 2u);
+  auto cands = backend.propose(request(s, c, "stage1"));
+  if (cands.size() < 2) return cands;
+  EXPECT_EQ(cands[0].id, fused_id);
+  EXPECT_TRUE(has(cands[1].id, two_kernel)) << cands[1].id;  // the two-kernel plan next
+  return cands;
+}
+
 TEST(ConvFusion, AReductionOverTheSpatialDimsReadsCudnnsChannelsLastColumns) {
   Chain o;
   o.reduce = "mean";
@@ -381,16 +397,11 @@ TEST(ConvFusion, APoolAfterAConvReadsCudnnsChannelsLastResult) {
                           {"dilation", {1, 1}},
                           {"ceil_mode", false}};
   const auto max_spec = spec::parse_spec(pool_chain("max_pool2d", max_attrs, {4, 64, 16, 16}));
-  BuiltinBackend plain(kData);
-  EXPECT_EQ(plain.plans(max_spec).size(), 1u);  // no fused alternative without cuDNN
-
   BuiltinBackend backend(kData, "default", Cudnn::any_engine);
-  ASSERT_EQ(backend.plans(max_spec).size(), 2u);
   const auto c = contract::derive(max_spec, "k");
-  const auto cands = backend.propose(request(max_spec, c, "stage1"));
+  const auto cands =
+      fused_first(backend, max_spec, c, "plan:conv.cudnn.fwd.nhwc:a0:max_pool2d", "+pool.max2d");
   ASSERT_GE(cands.size(), 2u);
-  EXPECT_EQ(cands[0].id, "plan:conv.cudnn.fwd.nhwc:a0:max_pool2d");
-  EXPECT_TRUE(has(cands[1].id, "+pool.max2d")) << cands[1].id;  // the two-kernel plan next
   const std::string& code = cands[0].code.device_code;
   EXPECT_TRUE(has(code, "_dnn_pool_nhwc<<<")) << code;
   EXPECT_FALSE(has(code, "_dnn_epilogue_nhwc")) << code;  // no transpose back
@@ -470,16 +481,11 @@ TEST(ConvFusion, ANormAfterAConvTakesItsStatisticsFromCudnnsChannelsLastResult) 
       node("norm", "instance_norm", {ref("mul"), none(), none(), ref("in.weight"), ref("in.bias")},
            {{"use_input_stats", true}, {"momentum", 0.1}, {"eps", 1e-5}}, out_shape, 8);
   const auto in_spec = spec::parse_spec(norm_chain(inorm, affine("in")));
-  BuiltinBackend plain(kData);
-  EXPECT_EQ(plain.plans(in_spec).size(), 1u);  // no fused alternative without cuDNN
-
   BuiltinBackend backend(kData, "default", Cudnn::any_engine);
-  ASSERT_EQ(backend.plans(in_spec).size(), 2u);
   const auto c = contract::derive(in_spec, "k");
-  const auto cands = backend.propose(request(in_spec, c, "stage1"));
+  const auto cands =
+      fused_first(backend, in_spec, c, "plan:conv.cudnn.fwd.nhwc:a0:instance_norm", "+norm.");
   ASSERT_GE(cands.size(), 2u);
-  EXPECT_EQ(cands[0].id, "plan:conv.cudnn.fwd.nhwc:a0:instance_norm");
-  EXPECT_TRUE(has(cands[1].id, "+norm.")) << cands[1].id;  // the two-kernel plan next
   const std::string& code = cands[0].code.device_code;
   EXPECT_TRUE(has(code, "EggRedWelford egg_st;")) << code;
   EXPECT_TRUE(has(code, "egg_st.push(egg_x, sp);")) << code;

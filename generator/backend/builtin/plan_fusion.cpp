@@ -45,16 +45,7 @@ std::optional<PlanSegment> merged_pair(const spec::Spec& s, const Plan& p, size_
       indices.push_back(it->second);
     }
   std::sort(indices.begin(), indices.end());
-  PlanSegment merged;
-  merged.spec = sub_spec(s, indices);
-  merged.family = family_taking(merged.spec, fusing);
-  if (!merged.family) return std::nullopt;
-  for (size_t i : indices) merged.nodes.push_back(s.nodes[i].name);
-  for (const auto& t : merged.spec.inputs)
-    if (s.find_node(t.name)) merged.reads.push_back(t.name);
-  for (const auto& o : merged.spec.outputs)
-    if (!contains(merged.writes, o.node)) merged.writes.push_back(o.node);
-  return merged;
+  return segment_of(s, indices, fusing);
 }
 
 }  // namespace

@@ -233,6 +233,22 @@ std::vector<NodeRole> node_roles(const spec::Spec& s, const OpTable& ops) {
   return roles;
 }
 
+std::optional<PlanSegment> segment_of(const spec::Spec& s, const std::vector<size_t>& indices,
+                                      const std::vector<std::unique_ptr<Family>>& families,
+                                      const std::set<std::string>& recomputed) {
+  PlanSegment seg;
+  seg.spec = sub_spec(s, indices, recomputed);
+  seg.family = family_taking(seg.spec, families);
+  if (!seg.family) return std::nullopt;
+  for (size_t i : indices) seg.nodes.push_back(s.nodes[i].name);
+  for (const auto& t : seg.spec.inputs)
+    if (s.find_node(t.name)) seg.reads.push_back(t.name);
+  for (const auto& o : seg.spec.outputs)
+    if (std::find(seg.writes.begin(), seg.writes.end(), o.node) == seg.writes.end())
+      seg.writes.push_back(o.node);
+  return seg;
+}
+
 spec::Spec sub_spec(const spec::Spec& s, const std::vector<size_t>& indices,
                     const std::set<std::string>& recomputed) {
   std::set<std::string> inside, read, used_outside;
@@ -434,19 +450,8 @@ Plan partition(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& 
     return piece;
   };
   // The segment computing `piece` (its views added), or nullopt when no family takes it.
-  auto segment_of = [&](const std::vector<size_t>& nodes) -> std::optional<PlanSegment> {
-    const std::vector<size_t> piece = with_views(without_constants(nodes));
-    PlanSegment seg;
-    seg.spec = sub_spec(s, piece, constant);
-    seg.family = family_taking(seg.spec, families);
-    if (!seg.family) return std::nullopt;
-    for (size_t i : piece) seg.nodes.push_back(s.nodes[i].name);
-    for (const auto& t : seg.spec.inputs)
-      if (s.find_node(t.name)) seg.reads.push_back(t.name);
-    for (const auto& o : seg.spec.outputs)
-      if (std::find(seg.writes.begin(), seg.writes.end(), o.node) == seg.writes.end())
-        seg.writes.push_back(o.node);
-    return seg;
+  auto segment_for = [&](const std::vector<size_t>& nodes) {
+    return segment_of(s, with_views(without_constants(nodes)), families, constant);
   };
   // The segments of `pieces` (empty ones skipped), or nullopt when a piece is taken by no family.
   auto segments_of = [&](const std::vector<std::vector<size_t>>& pieces)
@@ -454,7 +459,7 @@ Plan partition(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& 
     std::vector<PlanSegment> segments;
     for (const auto& piece : pieces) {
       if (without_constants(piece).empty()) continue;
-      auto seg = segment_of(piece);
+      auto seg = segment_for(piece);
       if (!seg) return std::nullopt;
       segments.push_back(std::move(*seg));
     }
@@ -469,7 +474,7 @@ Plan partition(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& 
       if (constant.count(s.nodes[i].name)) continue;  // computed by its readers
       std::vector<size_t> longer = current;
       longer.push_back(i);
-      if (current.empty() || segment_of(longer)) {
+      if (current.empty() || segment_for(longer)) {
         current = longer;
         continue;
       }
@@ -540,7 +545,7 @@ Plan partition(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& 
         main.push_back(*g.anchor);
         std::sort(main.begin(), main.end());
         std::vector<size_t> pro = g.prologue;
-        if (!g.views.empty() && !segment_of(main)) {
+        if (!g.views.empty() && !segment_for(main)) {
           // The anchor's family does not read these views of its operands as they are (a GEMM
           // operand permuted other than as a transpose it takes): the prologue copies them into
           // contiguous buffers first.
@@ -552,12 +557,12 @@ Plan partition(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& 
         // permuted each on its own: outputs that differ in element count), or else the longest
         // runs in order (an embedding, then a mask that another reduction reads too, then the
         // product of the two).
-        if (pro.empty() || segment_of(pro)) {
+        if (pro.empty() || segment_for(pro)) {
           pieces.push_back(pro);
         } else {
           auto parts = independent_parts(s, plan.aliases, pro);
           bool each = true;
-          for (const auto& part : parts) each = each && segment_of(part).has_value();
+          for (const auto& part : parts) each = each && segment_for(part).has_value();
           if (!each && split_prologues) parts = greedy_runs(pro);
           for (auto& part : parts) pieces.push_back(std::move(part));
         }
@@ -569,13 +574,13 @@ Plan partition(const spec::Spec& s, const std::vector<std::unique_ptr<Family>>& 
       // anchor taken apart beside a mask it reads), else the longest runs in order.
       auto tail_parts = independent_parts(s, plan.aliases, tail);
       bool each = tail_parts.size() > 1;
-      for (const auto& part : tail_parts) each = each && segment_of(part).has_value();
+      for (const auto& part : tail_parts) each = each && segment_for(part).has_value();
       if (!each) tail_parts = greedy_runs(tail);
       for (auto& run : tail_parts) pieces.push_back(std::move(run));
       placed = segments_of(pieces);
       // The first piece no family takes is the one to explain: its ops are the reason.
       for (const auto& piece : pieces)
-        if (!placed && !without_constants(piece).empty() && !segment_of(piece)) {
+        if (!placed && !without_constants(piece).empty() && !segment_for(piece)) {
           failed = with_views(without_constants(piece));
           break;
         }

@@ -66,6 +66,13 @@ std::vector<NodeRole> node_roles(const spec::Spec& s, const OpTable& ops);
 spec::Spec sub_spec(const spec::Spec& s, const std::vector<size_t>& indices,
                     const std::set<std::string>& recomputed = {});
 
+// The segment computing the nodes at `indices` (ascending) of `s` (sub_spec with `recomputed`):
+// the first of `families` that takes them, the nodes' names, the values of other nodes it reads
+// and the values it writes; nullopt when no family takes it.
+std::optional<PlanSegment> segment_of(const spec::Spec& s, const std::vector<size_t>& indices,
+                                      const std::vector<std::unique_ptr<Family>>& families,
+                                      const std::set<std::string>& recomputed = {});
+
 // The most specific reason no family takes `s` (a family whose anchor is in the graph explains
 // best).
 UserError explain_rejection(const spec::Spec& s,
