@@ -1,4 +1,5 @@
 #include "backend/builtin/attention.h"
+#include "backend/builtin/gpu_target.h"
 
 #include <algorithm>
 #include <cmath>
@@ -36,7 +37,7 @@ AttentionParams simt_params(int warps, int bk, int split = 1) {
 // (a transformer block's 2 x 8 heads x 128 queries) leaves most SMs empty and each dependent
 // multiply-add's latency exposed.
 int simt_split(const AttentionPlan& plan) {
-  const std::int64_t rows = plan.batch() * plan.l, wanted = 132 * 128;
+  const std::int64_t rows = plan.batch() * plan.l, wanted = kSms * 128;
   int split = 1;
   while (split < 8 && rows * split < wanted) split *= 2;
   return split;
@@ -443,7 +444,7 @@ std::vector<AttentionParams> AttentionFamily::structure_params(const spec::Spec&
     if (const int split = simt_split(plan); split > 1)
       for (const int warps : {2, 4})
         for (const int bk : {64, 32}) add(simt_params(warps, bk, split));
-    const bool fills = plan.batch() * ((plan.l + 63) / 64) >= 132;
+    const bool fills = plan.batch() * ((plan.l + 63) / 64) >= kSms;
     for (const int warps : fills ? std::vector<int>{2, 1} : std::vector<int>{1, 2})
       for (const int bk : {64, 32}) add(simt_params(warps, bk));
     return out;

@@ -1,4 +1,5 @@
 #include "backend/builtin/conv.h"
+#include "backend/builtin/gpu_target.h"
 #include "backend/builtin/plan_util.h"
 #include "backend/builtin/window.h"
 
@@ -240,7 +241,7 @@ void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract&
        {"dnn_vec4", fp32(p) && p.c_out % 4 == 0},
        {"dnn_reduce_grid", dnn_reduce_grid(y_step / p.c_out)},
        {"epilogue_grid",
-        std::max<std::int64_t>(1, std::min<std::int64_t>(ceil_div(total, 256), 132 * 16))}});
+        std::max<std::int64_t>(1, std::min<std::int64_t>(ceil_div(total, 256), kSms * 16))}});
   if ((p.reduction && p.reduction->spatial()) ||
       (p.norm && !p.norm->running() && !p.norm->rows())) {
     // The reduction over the spatial dims (a norm's statistics too): lanes along up to 32 channels
@@ -253,15 +254,14 @@ void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract&
     const std::int64_t blocks = ceil_div(p.c_out, cb) * chunk;
     const std::int64_t most = std::max<std::int64_t>(1, osp / (8 * (32 / cb) * 16));
     ctx["dnn_sp_cb"] = cb;
-    ctx["dnn_sp_splits"] =
-        std::clamp<std::int64_t>(ceil_div(132 * 8, blocks), 1, std::min<std::int64_t>(most, 65535));
+    ctx["dnn_sp_splits"] = std::clamp<std::int64_t>(ceil_div(kSms * 8, blocks), 1,
+                                                    std::min<std::int64_t>(most, 65535));
   }
 }
 
 }  // namespace
 
 std::int64_t dnn_reduce_grid(std::int64_t pixels) {
-  constexpr std::int64_t kSms = 132;
   return std::max<std::int64_t>(1, std::min<std::int64_t>(ceil_div(pixels, 256), kSms * 8));
 }
 

@@ -1,4 +1,5 @@
 #include "backend/builtin/gemm.h"
+#include "backend/builtin/gpu_target.h"
 
 #include <algorithm>
 #include <map>
@@ -14,7 +15,6 @@ using spec::Shape;
 // and the SMs of the sm_90 parts it targets (H100, H200).
 constexpr std::int64_t kWgx3MaxRunTiles = 256;
 constexpr std::int64_t kWgx3MaxWorkspace = std::int64_t(1) << 30;
-constexpr std::int64_t kSms = 132;
 
 // The output tiles of bm x bn a GEMM grid has, over its batch.
 std::int64_t output_tiles(const GemmProblem& p, std::int64_t bm, std::int64_t bn) {
@@ -978,9 +978,9 @@ std::vector<GemmParams> gemm_lt_tuning_space(const GemmProblem& p, const GemmPar
   };
   const std::int64_t tiles = output_tiles(p, 128, 128);
   std::vector<int> splits;
-  if (tiles < 132 && p.k >= 2048)
+  if (tiles < kSms && p.k >= 2048)
     for (int sk : {2, 4, 8, 16})
-      if (p.k / sk >= 256 && tiles * sk <= 4 * 132) splits.push_back(sk);
+      if (p.k / sk >= 256 && tiles * sk <= 4 * kSms) splits.push_back(sk);
   int next = 0;
   for (; next < 3 && !splits.empty(); ++next) algo(next);
   for (int sk : splits) {

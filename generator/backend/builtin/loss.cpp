@@ -1,4 +1,5 @@
 #include "backend/builtin/loss.h"
+#include "backend/builtin/gpu_target.h"
 #include "backend/builtin/plan_util.h"
 
 #include <algorithm>
@@ -9,9 +10,6 @@ namespace egg::backend::builtin {
 namespace {
 
 using nlohmann::json;
-
-constexpr int kSms =
-    132;  // H100/H200 class; sets only the grid cap, the result does not depend on it
 
 bool loss_params_valid(const LossPlan& plan, const LossParams& p) {
   if (p.block < 64 || p.block > 1024 || p.block % 32) return false;

@@ -1,4 +1,5 @@
 #include "backend/builtin/norm.h"
+#include "backend/builtin/gpu_target.h"
 
 #include <algorithm>
 #include <functional>
@@ -338,7 +339,7 @@ std::optional<NormParams> norm_row_prior(std::int64_t row_len, std::int64_t rows
 
 int norm_split_prior(std::int64_t num_stats, std::int64_t stat_count) {
   // Enough blocks for ~4 waves of 132 SMs, each block reducing at least 4096 elements.
-  const std::int64_t want = (4 * 132 + num_stats - 1) / num_stats;
+  const std::int64_t want = (4 * kSms + num_stats - 1) / num_stats;
   const std::int64_t most = std::max<std::int64_t>(1, stat_count / 4096);
   return static_cast<int>(std::clamp<std::int64_t>(std::min(want, most), 1, 256));
 }

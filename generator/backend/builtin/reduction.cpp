@@ -1,4 +1,5 @@
 #include "backend/builtin/reduction.h"
+#include "backend/builtin/gpu_target.h"
 
 #include <algorithm>
 #include <cmath>
@@ -15,7 +16,6 @@ namespace {
 using nlohmann::json;
 using Mode = ReductionPlan::Mode;
 
-constexpr int kSms = 132;  // H100/H200 class; the tuning search measures the real device
 // The most elements one thread of a row reduction adds up in a row (fp32 state): beyond it the
 // running sum is so much larger than each term that rounding loses the terms. Measured on the
 // H200: a mean over 2^30 elements by 32 threads (2^25 each) was 1 % off PyTorch's; split over

@@ -1,4 +1,5 @@
 #include "backend/builtin/sort.h"
+#include "backend/builtin/gpu_target.h"
 
 #include <algorithm>
 
@@ -182,7 +183,7 @@ Candidate SortFamily::render(const spec::Spec& s, const contract::Contract& c, c
   if (ins.size() != 1) throw InternalError("sort family: the sorted tensor is not in the contract");
   const std::int64_t padded = plan.padded();
   const std::int64_t smem = padded * 8;
-  const std::int64_t grid = std::min<std::int64_t>(plan.rows(), 132 * 16);
+  const std::int64_t grid = std::min<std::int64_t>(plan.rows(), kSms * 16);
   const std::string order = plan.descending ? "largest first" : "smallest first";
   const std::string structure =
       "a block of " + std::to_string(p.block) + " threads per row of " + std::to_string(plan.len) +
