@@ -830,13 +830,29 @@ TEST(Conv, CudnnIsNotOfferedForAsymmetricPadding) {
 
 // The channel reduction's grid over cuDNN's channels-last result: 8 blocks a SM, except that a
 // softmax (which reads each warp's pixels twice) keeps its warps' spans within half of L2.
-// The channel reduction's grid: a block per 256 pixels, at most 8 a SM, a softmax too (the grid
-// held to half of L2 ran level2/91's pass at half the speed on the H100).
-TEST(Conv, TheChannelReductionOverCudnnsResultFillsEverySmEightBlocksDeep) {
+// The channel reduction's blocks over cuDNN's result: 8 warps for a reduction; a softmax keeps its
+// warp's tiles in shared memory for its second sweep (the result read once) where at most 11 fit
+// a block: 2 warps for 128 channels, 8 for 32, none kept past 352 channels.
+TEST(Conv, ASoftmaxOverTheChannelsKeepsItsWarpsTilesForTheSecondSweep) {
+  ConvPlan p;
+  p.c_out = 128;
   const std::int64_t pixels = std::int64_t{128} * 128 * 128;  // level2/91's 128 x 128 x 128
-  EXPECT_EQ(dnn_reduce_grid(pixels), 132 * 8);
-  EXPECT_EQ(dnn_reduce_grid(1000), 4);  // a small result: a block per 256 pixels
-  EXPECT_EQ(dnn_reduce_grid(1), 1);
+  EXPECT_FALSE(dnn_reduce_keeps(p));
+  EXPECT_EQ(dnn_reduce_warps(p), 8);
+  EXPECT_EQ(dnn_reduce_grid(pixels, 8), 132 * 8);
+  p.reduction = ConvReduction{};
+  EXPECT_EQ(dnn_reduce_warps(p), 8);  // a min or sum reads each pixel once
+  p.reduction->normalize = true;
+  EXPECT_TRUE(dnn_reduce_keeps(p));
+  EXPECT_EQ(dnn_reduce_warps(p), 2);  // 4 tiles a warp
+  EXPECT_EQ(dnn_reduce_grid(pixels, 2), 132 * 32);
+  p.c_out = 32;
+  EXPECT_EQ(dnn_reduce_warps(p), 8);
+  p.c_out = 353;
+  EXPECT_FALSE(dnn_reduce_keeps(p));  // 12 tiles: staged again
+  EXPECT_EQ(dnn_reduce_warps(p), 8);
+  EXPECT_EQ(dnn_reduce_grid(1000, 8), 4);  // a small result: a block per 256 pixels
+  EXPECT_EQ(dnn_reduce_grid(1, 2), 1);
 }
 
 }  // namespace

@@ -194,12 +194,20 @@ struct ConvParams {
 // ran 25-30 TFLOP/s: level1/63's 144-long reduction took 20.4 ms against cuDNN's 7.1).
 inline constexpr std::int64_t kTiledMaxK = 96;
 
-// Blocks of 8 warps for the channel reduction over cuDNN's channels-last result (a warp per 32
-// pixels at a time, grid-stride over `pixels`): a block per 256 pixels, 8 a SM at most. A softmax
-// over the channels reads each warp's span twice, yet the grid that held every span in half of L2
-// (132 blocks for 128 channels) ran level2/91's pass in 3.30 ms against 1.71 ms with 1056 blocks
-// (H100, docs/PERFORMANCE.md, 2026-12-06 eleventh session): the warps in flight matter more.
-std::int64_t dnn_reduce_grid(std::int64_t pixels);
+// The channel reduction over cuDNN's channels-last result: a warp per 32 pixels at a time, a
+// 32x32 tile of (pixel, channel) staged in shared memory per 32 channels. A softmax over the
+// channels sweeps them twice (its state, then every element from it); it keeps every tile of its
+// warp where they fit (at most kDnnKeptTiles tiles a block: 48 KiB of static shared memory, so 128
+// channels take 2 warps a block), so the result is read once: with the tiles staged again, the
+// second sweep re-read level2/91's result from memory (its pass 1.71 ms against Inductor's 0.97 on
+// the H100; holding the grid to the warps whose spans fit in half of L2 instead ran it in 3.30 ms,
+// docs/PERFORMANCE.md, 2026-12-06 eleventh session).
+inline constexpr std::int64_t kDnnKeptTiles = 11;
+// Whether the softmax keeps its tiles, the warps a block, and the blocks for `pixels` pixels (a
+// block per warps x 32 pixels, at most 64 warps a SM's worth; grid-stride beyond).
+bool dnn_reduce_keeps(const ConvPlan& p);
+int dnn_reduce_warps(const ConvPlan& p);
+std::int64_t dnn_reduce_grid(std::int64_t pixels, int warps);
 
 // Ranks of cuDNN's heuristic list that stage 1 and 2 measure between them (rank 0 in stage 1).
 inline constexpr int kCudnnRanksTuned = 8;
