@@ -466,12 +466,16 @@ std::variant<ConvPlan, UserError> ConvFamily::analyze(const spec::Spec& s) const
                          " only after cuDNN's channels-last result, and cuDNN does not take "
                          "this convolution or pool: " +
                          conv_params_unsupported(*plan, channels_last).value_or("not at hand"));
+  ConvParams channels_first = channels_last;
+  channels_first.nhwc = false;
   if (plan && plan->norm &&
-      (cudnn_use_ == Cudnn::absent || conv_params_unsupported(*plan, channels_last)))
+      (cudnn_use_ == Cudnn::absent ||
+       (conv_params_unsupported(*plan, channels_last) &&
+        (!plan->norm->running() || conv_params_unsupported(*plan, channels_first)))))
     return UserError(plan->anchor->where,
                      quote(*plan->anchor) + " fuses with " + quote(*plan->norm->node) +
-                         " only after cuDNN's channels-last result, and cuDNN does not take "
-                         "this convolution: " +
+                         " only after cuDNN (batch statistics from its channels-last result), and "
+                         "cuDNN does not take this convolution: " +
                          conv_params_unsupported(*plan, channels_last).value_or("not at hand"));
   if (plan && plan->reduction && conv_structures(*plan).empty() &&
       (cudnn_use_ == Cudnn::absent || conv_params_unsupported(*plan, channels_last)))
@@ -602,11 +606,12 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
         (pl.post.empty() ? "" : " and " + std::to_string(pl.post.size()) + " ops after it");
   }
   if (plan.norm) {
-    // Its statistics as a (count, mean, M2) reduction over the spatial dims of each batch entry
-    // and channel, then merged per statistic; its value the normalized, affine element.
+    // Batch statistics as a (count, mean, M2) reduction over the spatial dims of each batch entry
+    // and channel, then merged per statistic; running statistics read per channel; a layer/RMS
+    // norm's rows in a pass of their own, each slab's statistics in shared memory. Its value the
+    // normalized, affine element.
     const ConvNorm& nm = *plan.norm;
     const spec::Node& node = *nm.node;
-    // A layer/RMS norm's rows: its own pass, the slab's statistics in shared memory.
     red = {{"reducer", "EggRedWelford"},
            {"red_in", "egg_x"},
            {"red_row", "egg_st.mean"},

@@ -150,8 +150,8 @@ std::variant<ConvPlan, UserError> plan_conv(const spec::Spec& spec, const OpTabl
                                             const ReductionOps* fuse = nullptr,
                                             bool channels_last_library = false);
 
-// Most floats of a layer/RMS norm's slab (rows x (channels + 1) for the padding against bank
-// conflicts) in one block's 48 KiB of static shared memory.
+// Most floats of a layer/RMS norm's block in its 48 KiB of static shared memory: the slab (rows x
+// (channels + 1), padded against bank conflicts) and each row's mean and rstd (2 x channels).
 inline constexpr std::int64_t kMaxNormSlab = 12 * 1024;
 
 // The epilogue of `plan`'s convolution that ends in a reduction over its output channels or over

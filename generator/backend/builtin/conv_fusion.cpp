@@ -2,7 +2,8 @@
 // second anchor, then element-wise ops on its value. The second anchor is a reduction over the
 // output channels (min/max/sum/mean/... with dim=1) or a softmax over them, a reduction over
 // every spatial dim (a global pooling, lowered to mean/amax over dims 2..), a pool (max/avg,
-// 1-3D), or a group, instance or batch norm with batch statistics. The implicit GEMM's block holds
+// 1-3D), or a norm (group, instance or batch norm with batch or running statistics, layer or RMS
+// norm over trailing spatial dims; `ConvNorm` in conv.h). The implicit GEMM's block holds
 // every output channel of its pixels, so a channel reduction runs in its epilogue and the full-size
 // result is never written; cuDNN's channels-last result holds them as one contiguous row per pixel,
 // each channel's positions as a column read along the channels, and each window's elements as rows
@@ -217,20 +218,6 @@ std::optional<UserError> plan_conv_reduction(const spec::Spec& s, const OpTable&
   return std::nullopt;
 }
 
-// normalized_shape of a layer/rms norm as a list of ints (an int is a one-element list); empty
-// when malformed.
-spec::Shape normalized_shape(const spec::Node& n) {
-  const nlohmann::json& v = n.attrs.value("normalized_shape", nlohmann::json());
-  if (v.is_number_integer()) return {v.get<std::int64_t>()};
-  spec::Shape out;
-  if (!v.is_array()) return {};
-  for (const auto& d : v) {
-    if (!d.is_number_integer()) return {};
-    out.push_back(d.get<std::int64_t>());
-  }
-  return out;
-}
-
 // The affine tensor at argument `k` of `norm` (empty for None or no argument): a float input or
 // parameter of `channels` elements, or why not.
 std::variant<std::string, UserError> norm_affine(const spec::Spec& s, const spec::Node& norm,
@@ -277,7 +264,7 @@ std::optional<UserError> plan_conv_norm(const spec::Spec& s, const OpTable& ops,
       return UserError(norm.where, quote(norm) + " normalizes dims other than trailing " +
                                        "spatial dims of the convolution's result" + why_not);
     cn.row_len = spec::numel(ns);
-    if (cn.row_len * (plan.c_out + 1) > kMaxNormSlab)
+    if (cn.row_len * (plan.c_out + 1) + 2 * plan.c_out > kMaxNormSlab)
       return UserError(norm.where, quote(norm) + "'s rows of " + std::to_string(cn.row_len) +
                                        " positions x " + std::to_string(plan.c_out) +
                                        " channels do not fit one block's shared memory" + why_not);

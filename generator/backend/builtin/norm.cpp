@@ -1,10 +1,12 @@
 #include "backend/builtin/norm.h"
-#include "backend/builtin/gpu_target.h"
 
 #include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
+
+#include "backend/builtin/gpu_target.h"
+#include "backend/builtin/plan_util.h"
 
 namespace egg::backend::builtin {
 namespace {
@@ -45,19 +47,6 @@ const spec::Node* find_norm(const spec::Spec& s) {
   for (const auto& n : s.nodes)
     if (norm_ops().count(n.op)) return &n;
   return nullptr;
-}
-
-// normalized_shape as a list of ints (an int is a one-element list); empty when malformed.
-Shape normalized_shape(const spec::Node& n) {
-  Shape out;
-  const json& v = n.attrs.value("normalized_shape", json());
-  if (v.is_number_integer()) return {v.get<std::int64_t>()};
-  if (!v.is_array()) return {};
-  for (const auto& d : v) {
-    if (!d.is_number_integer()) return {};
-    out.push_back(d.get<std::int64_t>());
-  }
-  return out;
 }
 
 NormProblem problem_of(const spec::Spec& s);

@@ -34,6 +34,20 @@ inline bool float_storage(spec::DType d) {
   return d == spec::DType::float32 || d == spec::DType::float16 || d == spec::DType::bfloat16;
 }
 
+// normalized_shape of a layer or RMS norm node as a list of ints (an int is a one-element list);
+// empty when malformed.
+inline spec::Shape normalized_shape(const spec::Node& n) {
+  const nlohmann::json& v = n.attrs.value("normalized_shape", nlohmann::json());
+  if (v.is_number_integer()) return {v.get<std::int64_t>()};
+  spec::Shape out;
+  if (!v.is_array()) return {};
+  for (const auto& d : v) {
+    if (!d.is_number_integer()) return {};
+    out.push_back(d.get<std::int64_t>());
+  }
+  return out;
+}
+
 // A dim as a non-negative index into `rank` dims (Python's negative dims count from the end).
 inline std::int64_t dim_of(std::int64_t d, size_t rank) {
   return d < 0 ? d + static_cast<std::int64_t>(rank) : d;
