@@ -104,21 +104,22 @@ StageRequest request(const spec::Spec& s, const contract::Contract& c, const std
   return r;
 }
 
-// A chain's spec, its contract and stage 1's proposals for it (the requests point at the first
-// two, so they live here together).
+// A spec, its contract and stage 1's proposals for it (the requests point at the first two, so
+// they live here together).
 struct StageOne {
   spec::Spec spec;
   contract::Contract contract;
   std::vector<Candidate> cands;
-  StageOne(BuiltinBackend& backend, const Chain& o)
-      : spec(spec::parse_spec(chain(o))),
+  StageOne(BuiltinBackend& backend, const json& j)
+      : spec(spec::parse_spec(j)),
         contract(contract::derive(spec, "k")),
         cands(backend.propose(request(spec, contract, "stage1"))) {}
+  StageOne(BuiltinBackend& backend, const Chain& o) : StageOne(backend, chain(o)) {}
 };
 
 TEST(ConvFusion, AChannelMinAfterAConvIsOneKernelProposedFirst) {
   BuiltinBackend backend(kData);
-  const StageOne one(backend, {});
+  const StageOne one(backend, Chain{});
   const auto& [s, c, cands] = one;
   const auto all = backend.plans(s);
   ASSERT_EQ(all.size(), 2u);
@@ -165,7 +166,7 @@ TEST(ConvFusion, AChannelMinAfterAConvIsOneKernelProposedFirst) {
 // later: on the H200 it took 12.54 ms on level2/25 where cuDNN plus the reduction took 3.98.
 TEST(ConvFusion, WithCudnnTheReductionReadsItsChannelsLastResult) {
   BuiltinBackend backend(kData, "default", Cudnn::any_engine);
-  const StageOne one(backend, {});
+  const StageOne one(backend, Chain{});
   const auto& [s, c, cands] = one;
   ASSERT_GE(cands.size(), 4u);
   EXPECT_EQ(cands[0].id, "plan:conv.cudnn.fwd.nhwc:a0:min_c");
@@ -292,20 +293,17 @@ TEST(ConvFusion, OnlyAReductionOverTheChannelsOfOneTileOrOfCudnnsResultFuses) {
 // hand: cuDNN's channels-last result read along the channels, a column per channel, the positions
 // split into spans whose states a second pass merges; never the implicit GEMM, never without
 // cuDNN (its tile holds a few pixels of each channel, not all of them).
-// Stage 1's candidates for `s` (a convolution and a second anchor) with cuDNN at hand, checking
-// that no fused alternative exists without cuDNN, that one does with it, and that its first
-// candidate `fused_id` comes first with the two-kernel plan (an id holding `two_kernel`) next.
-std::vector<Candidate> fused_first(BuiltinBackend& backend, const spec::Spec& s,
-                                   const contract::Contract& c, const std::string& fused_id,
-                                   const std::string& two_kernel) {
+// Checks stage 1 of `one` (a convolution and a second anchor, proposed by `backend`, which has
+// cuDNN at hand): no fused alternative without cuDNN, one with it, its first candidate `fused_id`
+// first and the two-kernel plan (an id holding `two_kernel`) next.
+void expect_fused_first(BuiltinBackend& backend, const StageOne& one, const std::string& fused_id,
+                        const std::string& two_kernel) {
   BuiltinBackend plain(kData);
-  EXPECT_EQ(plain.plans(s).size(), 1u);  // no fused alternative without cuDNN
-  EXPECT_EQ(backend.plans(s).size(), 2u);
-  auto cands = backend.propose(request(s, c, "stage1"));
-  if (cands.size() < 2) return cands;
-  EXPECT_EQ(cands[0].id, fused_id);
-  EXPECT_TRUE(has(cands[1].id, two_kernel)) << cands[1].id;  // the two-kernel plan next
-  return cands;
+  EXPECT_EQ(plain.plans(one.spec).size(), 1u);  // no fused alternative without cuDNN
+  EXPECT_EQ(backend.plans(one.spec).size(), 2u);
+  ASSERT_GE(one.cands.size(), 2u);
+  EXPECT_EQ(one.cands[0].id, fused_id);
+  EXPECT_TRUE(has(one.cands[1].id, two_kernel)) << one.cands[1].id;  // the two-kernel plan next
 }
 
 TEST(ConvFusion, AReductionOverTheSpatialDimsReadsCudnnsChannelsLastColumns) {
@@ -361,28 +359,38 @@ TEST(ConvFusion, AReductionOverTheSpatialDimsReadsCudnnsChannelsLastColumns) {
   EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, narrow.contract, narrow.cands[0]), "");
 }
 
-// conv2d 16 → 64 3x3 over [4, 16, 34, 34], bias, * 2, a pool of the 32x32 result, tanh of it.
-json pool_chain(const std::string& op, json attrs, json pooled) {
-  const json out_shape = {4, 64, 32, 32};
+// conv2d 16 → 64 3x3 over [4, 16, 34, 34], bias, * 2 (node `mul`, line 7), then `after` (lines 8
+// and 9), `extra` params beside the convolution's, and `out` of shape `out_shape` as the output.
+json conv_mul_then(const json& after, const json& extra, const std::string& out,
+                   const json& out_shape) {
+  const json conv_shape = {4, 64, 32, 32};
+  json params = {tensor("conv.weight", {64, 16, 3, 3}, "float32", "parameter"),
+                 tensor("conv.bias", {64}, "float32", "parameter")};
+  for (const auto& t : extra) params.push_back(t);
+  json nodes = {
+      node("conv", "conv2d", {ref("x"), ref("conv.weight"), ref("conv.bias")},
+           {{"stride", {1, 1}}, {"padding", {0, 0}}, {"dilation", {1, 1}}, {"groups", 1}},
+           conv_shape, 6),
+      node("mul", "mul", {ref("conv"), {{"scalar", 2.0}}}, json::object(), conv_shape, 7)};
+  for (const auto& n : after) nodes.push_back(n);
   return {
       {"schema", 2},
       {"op_file", "/src/op.py"},
       {"model_class", "Model"},
       {"init_inputs", json::array()},
       {"inputs", {tensor("x", {4, 16, 34, 34})}},
-      {"params",
-       {tensor("conv.weight", {64, 16, 3, 3}, "float32", "parameter"),
-        tensor("conv.bias", {64}, "float32", "parameter")}},
-      {"nodes",
-       {node("conv", "conv2d", {ref("x"), ref("conv.weight"), ref("conv.bias")},
-             {{"stride", {1, 1}}, {"padding", {0, 0}}, {"dilation", {1, 1}}, {"groups", 1}},
-             out_shape, 6),
-        node("mul", "mul", {ref("conv"), {{"scalar", 2.0}}}, json::object(), out_shape, 7),
-        node("pool", op, {ref("mul")}, std::move(attrs), pooled, 8),
-        node("tanh", "tanh", {ref("pool")}, json::object(), pooled, 9)}},
-      {"outputs", {{{"name", "out0"}, {"node", "tanh"}, {"shape", pooled}, {"dtype", "float32"}}}},
+      {"params", params},
+      {"nodes", nodes},
+      {"outputs", {{{"name", "out0"}, {"node", out}, {"shape", out_shape}, {"dtype", "float32"}}}},
       {"deps", {"/src/op.py"}},
       {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};
+}
+
+// conv_mul_then's chain with a pool of the 32x32 result, then tanh of it.
+json pool_chain(const std::string& op, json attrs, json pooled) {
+  return conv_mul_then({node("pool", op, {ref("mul")}, std::move(attrs), pooled, 8),
+                        node("tanh", "tanh", {ref("pool")}, json::object(), pooled, 9)},
+                       json::array(), "tanh", pooled);
 }
 
 // A pool after a convolution with cuDNN at hand: one pass pools cuDNN's channels-last result, a
@@ -396,11 +404,10 @@ TEST(ConvFusion, APoolAfterAConvReadsCudnnsChannelsLastResult) {
                           {"padding", {0, 0}},
                           {"dilation", {1, 1}},
                           {"ceil_mode", false}};
-  const auto max_spec = spec::parse_spec(pool_chain("max_pool2d", max_attrs, {4, 64, 16, 16}));
   BuiltinBackend backend(kData, "default", Cudnn::any_engine);
-  const auto c = contract::derive(max_spec, "k");
-  const auto cands =
-      fused_first(backend, max_spec, c, "plan:conv.cudnn.fwd.nhwc:a0:max_pool2d", "+pool.max2d");
+  const StageOne max_one(backend, pool_chain("max_pool2d", max_attrs, {4, 64, 16, 16}));
+  expect_fused_first(backend, max_one, "plan:conv.cudnn.fwd.nhwc:a0:max_pool2d", "+pool.max2d");
+  const auto& [max_spec, c, cands] = max_one;
   ASSERT_GE(cands.size(), 2u);
   const std::string& code = cands[0].code.device_code;
   EXPECT_TRUE(has(code, "_dnn_pool_nhwc<<<")) << code;
@@ -439,29 +446,12 @@ TEST(ConvFusion, APoolAfterAConvReadsCudnnsChannelsLastResult) {
   EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, avg_c, avg[0]), "");
 }
 
-// conv2d 16 → 64 3x3 over [4, 16, 34, 34], bias, * 2, then `norm` (its node, its params), / 2.
+// conv_mul_then's chain with `norm` (its node, its params), then / 2.
 json norm_chain(const json& norm, const json& norm_params) {
   const json out_shape = {4, 64, 32, 32};
-  json params = {tensor("conv.weight", {64, 16, 3, 3}, "float32", "parameter"),
-                 tensor("conv.bias", {64}, "float32", "parameter")};
-  for (const auto& t : norm_params) params.push_back(t);
-  return {
-      {"schema", 2},
-      {"op_file", "/src/op.py"},
-      {"model_class", "Model"},
-      {"init_inputs", json::array()},
-      {"inputs", {tensor("x", {4, 16, 34, 34})}},
-      {"params", params},
-      {"nodes",
-       {node("conv", "conv2d", {ref("x"), ref("conv.weight"), ref("conv.bias")},
-             {{"stride", {1, 1}}, {"padding", {0, 0}}, {"dilation", {1, 1}}, {"groups", 1}},
-             out_shape, 6),
-        node("mul", "mul", {ref("conv"), {{"scalar", 2.0}}}, json::object(), out_shape, 7), norm,
-        node("div", "div", {ref("norm"), {{"scalar", 2.0}}}, json::object(), out_shape, 9)}},
-      {"outputs",
-       {{{"name", "out0"}, {"node", "div"}, {"shape", out_shape}, {"dtype", "float32"}}}},
-      {"deps", {"/src/op.py"}},
-      {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}};
+  return conv_mul_then(
+      {norm, node("div", "div", {ref("norm"), {{"scalar", 2.0}}}, json::object(), out_shape, 9)},
+      norm_params, "div", out_shape);
 }
 
 json affine(const std::string& prefix) {
@@ -480,11 +470,10 @@ TEST(ConvFusion, ANormAfterAConvTakesItsStatisticsFromCudnnsChannelsLastResult) 
   const json inorm =
       node("norm", "instance_norm", {ref("mul"), none(), none(), ref("in.weight"), ref("in.bias")},
            {{"use_input_stats", true}, {"momentum", 0.1}, {"eps", 1e-5}}, out_shape, 8);
-  const auto in_spec = spec::parse_spec(norm_chain(inorm, affine("in")));
   BuiltinBackend backend(kData, "default", Cudnn::any_engine);
-  const auto c = contract::derive(in_spec, "k");
-  const auto cands =
-      fused_first(backend, in_spec, c, "plan:conv.cudnn.fwd.nhwc:a0:instance_norm", "+norm.");
+  const StageOne in_one(backend, norm_chain(inorm, affine("in")));
+  expect_fused_first(backend, in_one, "plan:conv.cudnn.fwd.nhwc:a0:instance_norm", "+norm.");
+  const auto& [in_spec, c, cands] = in_one;
   ASSERT_GE(cands.size(), 2u);
   const std::string& code = cands[0].code.device_code;
   EXPECT_TRUE(has(code, "EggRedWelford egg_st;")) << code;
@@ -512,9 +501,8 @@ TEST(ConvFusion, ANormAfterAConvTakesItsStatisticsFromCudnnsChannelsLastResult) 
   // Group norm: 8 groups of 8 channels per batch entry; no affine.
   const json gnorm = node("norm", "group_norm", {ref("mul"), none(), none()},
                           {{"num_groups", 8}, {"eps", 1e-5}}, out_shape, 8);
-  const auto gn_spec = spec::parse_spec(norm_chain(gnorm, json::array()));
-  const auto gn_c = contract::derive(gn_spec, "k");
-  const auto gn = backend.propose(request(gn_spec, gn_c, "stage1"));
+  const StageOne gn_one(backend, norm_chain(gnorm, json::array()));
+  const auto& gn = gn_one.cands;
   ASSERT_FALSE(gn.empty());
   EXPECT_EQ(gn[0].id, "plan:conv.cudnn.fwd.nhwc:a0:group_norm");
   EXPECT_TRUE(has(gn[0].code.device_code, "constexpr int egg_k_s0_kNormGroupC = 8;"));
@@ -531,9 +519,8 @@ TEST(ConvFusion, ANormAfterAConvTakesItsStatisticsFromCudnnsChannelsLastResult) 
                  ref("bn.bias")},
                 {{"training", training}, {"momentum", 0.1}, {"eps", 1e-3}}, out_shape, 8);
   };
-  const auto bn_spec = spec::parse_spec(norm_chain(bnorm(true), bn_params));
-  const auto bn_c = contract::derive(bn_spec, "k");
-  const auto bn = backend.propose(request(bn_spec, bn_c, "stage1"));
+  const StageOne bn_one(backend, norm_chain(bnorm(true), bn_params));
+  const auto& bn = bn_one.cands;
   ASSERT_FALSE(bn.empty());
   EXPECT_EQ(bn[0].id, "plan:conv.cudnn.fwd.nhwc:a0:batch_norm");
   EXPECT_TRUE(has(bn[0].code.device_code, "constexpr bool egg_k_s0_kNormAcross = true;"));
@@ -541,10 +528,9 @@ TEST(ConvFusion, ANormAfterAConvTakesItsStatisticsFromCudnnsChannelsLastResult) 
   EXPECT_TRUE(has(bn[0].code.device_code, "+ 0.00100000005f);")) << bn[0].code.device_code;
   // Running statistics (eval mode): a per-channel map in cuDNN's pass, in either layout
   // (channels-last first), no statistics kernels.
-  const auto eval_spec = spec::parse_spec(norm_chain(bnorm(false), bn_params));
+  const StageOne eval_one(backend, norm_chain(bnorm(false), bn_params));
+  const auto& [eval_spec, eval_c, eval] = eval_one;
   ASSERT_EQ(backend.plans(eval_spec).size(), 2u);
-  const auto eval_c = contract::derive(eval_spec, "k");
-  const auto eval = backend.propose(request(eval_spec, eval_c, "stage1"));
   ASSERT_GE(eval.size(), 2u);
   EXPECT_EQ(eval[0].id, "plan:conv.cudnn.fwd.nhwc:a0:batch_norm");
   const std::string& ecode = eval[0].code.device_code;
@@ -573,9 +559,8 @@ TEST(ConvFusion, ANormAfterAConvTakesItsStatisticsFromCudnnsChannelsLastResult) 
   };
   const json ln_params = {tensor("ln.weight", {32}, "float32", "parameter"),
                           tensor("ln.bias", {32}, "float32", "parameter")};
-  const auto ln_spec = spec::parse_spec(norm_chain(lnorm({32}), ln_params));
-  const auto ln_c = contract::derive(ln_spec, "k");
-  const auto ln = backend.propose(request(ln_spec, ln_c, "stage1"));
+  const StageOne ln_one(backend, norm_chain(lnorm({32}), ln_params));
+  const auto& ln = ln_one.cands;
   ASSERT_FALSE(ln.empty());
   EXPECT_EQ(ln[0].id, "plan:conv.cudnn.fwd.nhwc:a0:layer_norm");
   const std::string& lcode = ln[0].code.device_code;
@@ -601,11 +586,11 @@ TEST(ConvFusion, ANormAfterAConvTakesItsStatisticsFromCudnnsChannelsLastResult) 
   const auto nvcc = egg::testing::real_nvcc();
   if (!nvcc || !toolchain::find_cudnn("", *nvcc)) return;
   EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands[0]), "");
-  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, gn_c, gn[0]), "");
-  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, bn_c, bn[0]), "");
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, gn_one.contract, gn[0]), "");
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, bn_one.contract, bn[0]), "");
   EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, eval_c, eval[0]), "");
   EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, eval_c, eval_all[1]), "");
-  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, ln_c, ln[0]), "");
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, ln_one.contract, ln[0]), "");
 }
 
 // Two convolutions, each with a batch norm in eval mode (a ResNet block's main path): the fused

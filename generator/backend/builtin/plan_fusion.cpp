@@ -59,14 +59,12 @@ std::vector<Plan> fused_plans(const spec::Spec& s, const Plan& base,
   // with its next segment): one alternative, so that a graph of several convolutions, each with
   // its norm (a ResNet block), is measured with all of them fused and not one at a time.
   Plan p = base;
-  size_t merges = 0;
   for (size_t k = 0; k + 1 < p.segments.size(); ++k)
     if (auto merged = merged_pair(s, p, k, index_of, fusing)) {
       p.segments[k] = std::move(*merged);
       p.segments.erase(p.segments.begin() + static_cast<std::ptrdiff_t>(k) + 1);
-      ++merges;
     }
-  if (merges == 0) return {};
+  if (p.segments.size() == base.segments.size()) return {};  // nothing fused
   return {std::move(p)};
 }
 
