@@ -2,7 +2,8 @@
 // when the contiguous dim is odd, measured the way egg-harness measures (L2 flushed by a memset
 // before each trial, CUDA events, median of 30). docs/PERFORMANCE.md cites its figures.
 //
-//   nvcc -O3 -arch=sm_90 -std=c++17 bench/micro/odd_strides.cu -o /tmp/odd_strides && /tmp/odd_strides
+//   nvcc -O3 -arch=sm_90 -std=c++17 bench/micro/odd_strides.cu -o /tmp/odd_strides &&
+//   /tmp/odd_strides
 //
 // col*: a sum over dim 1 of [128, 4096, 4095] fp32 (level-1 problems 47-53 reduce this shape):
 //   G threads per column (merged in shared memory), U steps unrolled, K columns per thread at a
@@ -74,8 +75,9 @@ __global__ void __launch_bounds__(256 > 32 * G ? 256 : 32 * G)
 
 constexpr int EN = 32, EC = 64, ES = 513 * 513;
 template <int T, int E, int F>
-__global__ void __launch_bounds__(256) epi(const float* __restrict__ yt, const float* __restrict__ cb,
-                                           const float* __restrict__ b, float* __restrict__ out) {
+__global__ void __launch_bounds__(256)
+    epi(const float* __restrict__ yt, const float* __restrict__ cb, const float* __restrict__ b,
+        float* __restrict__ out) {
   __shared__ float tile[T][33];
   constexpr int kPer = T / 8;  // elements a thread loads (and stores)
   const int n = blockIdx.z, c0 = blockIdx.x * T, s0 = blockIdx.y * 32;
@@ -175,9 +177,8 @@ int main() {
     printf("%-28s %.4f ms  %.0f GB/s (read + write)\n", name, ms, en * 8 / ms / 1e6);
   };
   {
-    const float ms =
-        time_ms([&] { cudaMemcpyAsync(eo, yt, en * 4, cudaMemcpyDeviceToDevice); }, flush,
-                flush_bytes);
+    const float ms = time_ms([&] { cudaMemcpyAsync(eo, yt, en * 4, cudaMemcpyDeviceToDevice); },
+                             flush, flush_bytes);
     printf("%-28s %.4f ms  %.0f GB/s (read + write)\n", "copy (yt)", ms, en * 8 / ms / 1e6);
   }
   run_epi("epi T32 index-channel tanh (now)", epi<32, 1, 1>, 32);
