@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "dump_candidates.h"
+#include "nvcc_compile.h"
 #include "spec_fixtures.h"
 
 #include <cstdlib>
@@ -213,12 +214,15 @@ TEST(Reduction, ColumnReductionWalksTheReducedDim) {
   auto r = render_first(j);
   EXPECT_TRUE(has(r.device, "constexpr egg_k_idx kInner = 1024;")) << r.device;
   EXPECT_TRUE(
-      has(r.device, "const egg_k_idx egg_base = (egg_q / kInner) * kR * kInner + egg_q % kInner;"));
+      has(r.device, "egg_bases[egg_k] = (egg_qk / kInner) * kR * kInner + egg_qk % kInner;"));
   // Four adjacent columns per thread, one 16-byte vector per step of the reduced dim, read once
-  // (evict-first).
-  EXPECT_TRUE(has(r.device, "egg_load_vec_once<float, VEC>(x + egg_base + egg_r * kInner)"));
+  // (evict-first); with vectors a thread's columns are its vector's (kK = 1).
+  EXPECT_TRUE(has(r.device, "constexpr int kK = VEC > 1 ? 1 : 1;")) << r.device;
+  EXPECT_TRUE(has(r.device, "const egg_k_idx egg_row = egg_bases[egg_k] + egg_r * kInner;"));
+  EXPECT_TRUE(has(r.device, "egg_load_vec_once<float, VEC>(x + egg_row)"));
   EXPECT_TRUE(has(r.device, "egg_to_float(x_v.v[egg_j])"));
-  EXPECT_TRUE(has(r.device, "egg_st[egg_j].push(egg_k_in(egg_x), (long long)egg_r);"));
+  EXPECT_TRUE(
+      has(r.device, "egg_st[egg_k * VEC + egg_j].push(egg_k_in(egg_x), (long long)egg_r);"));
   EXPECT_TRUE(has(r.device, "using egg_k_red = EggRedMax;"));
   // Eight threads share each column (every 8th step each), merged in a fixed order in shared
   // memory: 32 column threads per block.
@@ -226,7 +230,7 @@ TEST(Reduction, ColumnReductionWalksTheReducedDim) {
   EXPECT_TRUE(has(r.device, "constexpr int kG = 8;"));
   EXPECT_TRUE(
       has(r.device, "for (egg_k_idx egg_r = egg_begin + egg_g; egg_r < egg_end; egg_r += kG)"));
-  EXPECT_TRUE(has(r.device, "__shared__ egg_k_red egg_shared[kG - 1][VEC][kCols];"));
+  EXPECT_TRUE(has(r.device, "__shared__ egg_k_red egg_shared[kG - 1][kS][kCols];"));
   EXPECT_TRUE(has(r.device, "egg_st[egg_j].merge(egg_shared[egg_k][egg_j][egg_t]);"));
   // 8192 column threads in 256 blocks; the reduced dim split in 5 along y fills the GPU
   // (~8 blocks per SM), then merged.
@@ -236,7 +240,7 @@ TEST(Reduction, ColumnReductionWalksTheReducedDim) {
   EXPECT_TRUE(has(r.launch, "egg_k_col<1><<<dim3(1024, 5), 256, 0, stream>>>(x, out0, 0);"));
   EXPECT_TRUE(
       has(r.launch, "egg_k_finish<<<8192, 128, 0, stream>>>(out0, 0);"));  // a warp per column
-  EXPECT_TRUE(has(r.device, "egg_k_partials[(egg_q + egg_j) * ")) << r.device;
+  EXPECT_TRUE(has(r.device, "egg_k_partials[egg_c * 5 + blockIdx.y]")) << r.device;
 }
 
 TEST(Reduction, ColumnReductionAlsoTriesTheSplitOnlyLayout) {
@@ -253,6 +257,63 @@ TEST(Reduction, ColumnReductionAlsoTriesTheSplitOnlyLayout) {
   EXPECT_TRUE(has(cands[1].code.launch_body, "egg_k_col<4><<<dim3(32, 32), 256, 0, stream>>>"))
       << cands[1].code.launch_body;
   EXPECT_FALSE(has(cands[1].code.device_code, "egg_shared"));
+}
+
+// A row length no multiple of 4 (no vectors): stage 1 tries 4 columns per thread 32 apart first,
+// then a column per thread; stage 2 tries more and fewer; each compiles with the real nvcc, for
+// float sums and for argmax's index states.
+TEST(Reduction, ColumnsWithoutVectorsSpreadAThreadOverColumns32Apart) {
+  ReductionFamily family(kData);
+  for (const std::string op : {"sum", "argmax"}) {
+    const std::string dtype = op == "sum" ? "float32" : "int64";
+    auto s = spec::parse_spec(
+        spec_of(x_of({64, 1000, 999}), json::array(),
+                {node("s", op, {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {64, 999}, 3, dtype)},
+                "s", {64, 999}, dtype));
+    auto c = contract::derive(s, "k");
+    const auto cands = family.structures(s, c);
+    ASSERT_GE(cands.size(), 2u);
+    const auto& first = cands[0];
+    EXPECT_TRUE(has(first.id, ":g8:k4")) << first.id;
+    EXPECT_TRUE(has(first.code.device_code, "constexpr int kK = VEC > 1 ? 1 : 4;"));
+    EXPECT_TRUE(has(first.code.device_code,
+                    "egg_k_idx(blockIdx.x) * kCols * kK + (egg_t / 32) * 32 * kK + egg_t % 32;"));
+    // A column past the last walks the last one again; its state is not written.
+    EXPECT_TRUE(has(first.code.device_code,
+                    "egg_q + egg_k * 32 < 63936 ? egg_q + egg_k * 32 : egg_k_idx(63936 - VEC);"));
+    EXPECT_TRUE(has(first.code.device_code, "if (egg_j >= VEC && egg_c >= 63936) break;"));
+    // 63936 columns, 128 a block (a warp of 4 x 32, 8 groups down the column): 500 blocks, the
+    // reduced dim split in 3 for ~8 blocks per SM, merged.
+    EXPECT_TRUE(has(first.code.launch_body, "egg_k_col<1><<<dim3(500, 3), 256, 0, stream>>>"))
+        << first.code.launch_body;
+    EXPECT_TRUE(has(first.summary, "4 output columns 32 apart (a warp walks 128 neighbouring"))
+        << first.summary;
+    EXPECT_TRUE(has(cands[1].id, ":g8")) << cands[1].id;
+    EXPECT_FALSE(has(cands[1].id, ":k")) << cands[1].id;
+    std::set<std::string> spreads;
+    for (const auto& t : family.tunings(s, c, first, "memory")) {
+      std::smatch m;
+      spreads.insert(std::regex_search(t.id, m, std::regex(":k([0-9]+)")) ? m[1].str() : "1");
+    }
+    EXPECT_EQ(spreads, (std::set<std::string>{"1", "2", "4", "8"}));
+    if (const auto nvcc = egg::testing::real_nvcc()) {
+      for (const auto* cand : {&cands[0], &cands[1]})
+        EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, *cand), "");
+    }
+  }
+  // With vectors across columns (a row length that is a multiple of 4) the columns are the
+  // vector's: no spread, unless the vectors are off.
+  const auto plan = family.plan(spec::parse_spec(
+      spec_of(x_of({64, 1000, 1000}), json::array(),
+              {node("s", "sum", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {64, 1000}, 3)}, "s",
+              {64, 1000})));
+  ReductionParams p;
+  p.spread = 4;
+  EXPECT_FALSE(reduction_params_valid(plan, 4, p));
+  p.vectorized = false;
+  EXPECT_TRUE(reduction_params_valid(plan, 4, p));
+  p.spread = 3;
+  EXPECT_FALSE(reduction_params_valid(plan, 4, p));
 }
 
 TEST(Reduction, SharedColumnsKeepStatesWithinStaticSharedMemory) {

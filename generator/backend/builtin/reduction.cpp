@@ -73,6 +73,7 @@ json ReductionParams::to_json() const {
   json j = {{"block", block}, {"tpr", tpr},     {"vectorized", vectorized}, {"cache", cache},
             {"split", split}, {"items", items}, {"unroll", unroll}};
   if (cgroups != 1) j["cgroups"] = cgroups;  // absent: the layout before shared columns
+  if (spread != 1) j["spread"] = spread;     // absent: a column per thread (or a vector's)
   if (cluster != 0) j["cluster"] = cluster;  // absent: no row kept on chip by a cluster
   if (transpose) j["transpose"] = true;      // absent: a scan's own loads and stores
   return j;
@@ -221,13 +222,21 @@ bool reduction_params_valid(const ReductionPlan& plan, int elem_size, const Redu
     if (l.bytes > kOnChipMaxBytes || l.chunk < static_cast<std::int64_t>(p.block) * l.vec)
       return false;
   }
+  if (p.spread != 1) {
+    // Columns 32 apart: column reductions without vectors, 2, 4 or 8 columns per thread, whole
+    // warps of column threads.
+    if (plan.row() || plan.mode != Mode::reduce || vec_width(plan, elem_size, p) != 1) return false;
+    if (p.spread != 2 && p.spread != 4 && p.spread != 8) return false;
+    if (p.cgroups < 1 || p.block % p.cgroups || (p.block / p.cgroups) % 32) return false;
+  }
   if (p.cgroups != 1) {
     // Shared columns: column reductions only; each group at least a warp of adjacent columns; the
-    // handed-over states (at most 16 bytes each, a 16-byte vector of columns per thread) fit in
-    // 48 KiB of static shared memory.
+    // handed-over states (at most 16 bytes each: a 16-byte vector of columns per thread, or its
+    // spread columns) fit in 48 KiB of static shared memory.
     if (plan.row() || plan.mode != Mode::reduce || p.cgroups < 1) return false;
     if (p.block % p.cgroups || p.block / p.cgroups < 32 || (p.block / p.cgroups) % 32) return false;
-    if (static_cast<std::int64_t>(p.block) * (16 / elem_size) * 16 > 48 * 1024) return false;
+    const std::int64_t states = std::max(16 / elem_size, p.spread);
+    if (static_cast<std::int64_t>(p.block) * states * 16 > 48 * 1024) return false;
   }
   return true;
 }
@@ -461,7 +470,7 @@ Epilogue render_epilogue(const spec::Spec& s, const contract::Contract& c,
 // How one candidate lays the plan out, from its params: the kernel's shape and where the row
 // lives between the statistics and the write pass.
 struct Layout {
-  int vec = 1, tpr = 1, groups = 1, cgroups = 1;
+  int vec = 1, tpr = 1, groups = 1, cgroups = 1, spread = 1;
   std::int64_t rows = 1, chunk = 1, split = 1;
   bool cache = false;  // normalize: the row in registers
   bool smem = false;   // normalize: the row in a cluster's shared memory
@@ -475,6 +484,7 @@ Layout layout_of(const ReductionPlan& plan, int esize, const ReductionParams& p)
   l.tpr = row ? p.tpr : 1;
   l.groups = row ? p.block / l.tpr : 1;
   l.cgroups = row ? 1 : p.cgroups;
+  l.spread = row ? 1 : p.spread;
   l.rows = plan.rows();
   l.chunk = plan.R;
   if (p.split > 1) {
@@ -519,8 +529,10 @@ std::string structure_text(const ReductionPlan& plan, const ReductionParams& p, 
            (l.cache ? ", row kept in registers (input read once)" : "") +
            (plan.mode == Mode::normalize && !l.cache ? ", two passes over the row" : "");
   return "column " + mode_name(plan.mode) + ", a thread per " +
-         (l.vec > 1 ? std::to_string(l.vec) + " adjacent output columns (16-byte vectors)"
-                    : std::string("output column")) +
+         (l.vec > 1      ? std::to_string(l.vec) + " adjacent output columns (16-byte vectors)"
+          : l.spread > 1 ? std::to_string(l.spread) + " output columns 32 apart (a warp walks " +
+                               std::to_string(32 * l.spread) + " neighbouring columns)"
+                         : std::string("output column")) +
          (l.cgroups > 1
               ? ", " + std::to_string(l.cgroups) + " threads per column merged in shared memory"
               : std::string()) +
@@ -541,6 +553,7 @@ std::string candidate_id(const ReductionPlan& plan, const ReductionParams& p, co
          (p.transpose && scan && row ? ":tr" : "") +
          (!row ? ":v" + std::to_string(l.vec) + ":u" + std::to_string(p.unroll) : "") +
          (l.cgroups > 1 ? ":g" + std::to_string(l.cgroups) : "") +
+         (l.spread > 1 ? ":k" + std::to_string(l.spread) : "") +
          (l.smem ? ":cl" + std::to_string(p.cluster) : "") + (plan.in_rev ? ":rin" : "") +
          (plan.out_rev ? ":rout" : "");
 }
@@ -586,8 +599,9 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
                         std::to_string(plan.on_chip_arrays) + " arrays on chip");
   const int col_threads = p.block / l.cgroups;  // column threads per block
   const std::int64_t grid_x =
-      row ? ceil_div(l.rows, l.groups) : ceil_div(l.rows / l.vec, col_threads);
-  const std::int64_t grid_x1 = row ? grid_x : ceil_div(l.rows, col_threads);  // scalar fallback
+      row ? ceil_div(l.rows, l.groups) : ceil_div(l.rows / l.vec, col_threads * l.spread);
+  const std::int64_t grid_x1 =
+      row ? grid_x : ceil_div(l.rows, col_threads * l.spread);  // scalar fallback
   const std::int64_t max_index =
       spec::numel(plan.in_shape) + static_cast<std::int64_t>(p.block) * 64 + l.chunk;
   const bool small =
@@ -645,6 +659,8 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
               {"unroll", p.unroll},
               {"col_groups", l.cgroups > 1 ? json(l.cgroups) : json(false)},
               {"col_groups_n", l.cgroups},
+              {"spread", l.spread > 1 ? json(l.spread) : json(false)},
+              {"spread_n", l.spread},
               // A reduction's reads (it writes one value per row) stream past the caches
               // (evict-first): 8 % faster on the H200 in bench/micro/reduction_loads.cu. Kernels
               // that also write every element keep plain loads: evict-first made the cached
@@ -830,12 +846,22 @@ std::vector<ReductionParams> reduction_structures(const ReductionPlan& plan, int
       // threads still fill the GPU without a long split; a split along y for the rest of the
       // ~8 blocks per SM, each thread keeping at least 8 steps. Measured on the H200 (sum over dim
       // 1 of [16, 2048, 1024]): 48 us against 58 us for the split-only layout below.
-      ReductionParams sh = p;
-      sh.cgroups = 8;
-      const std::int64_t blocks_x = ceil_div(col_threads, p.block / sh.cgroups);
-      sh.split = static_cast<int>(std::clamp<std::int64_t>(
-          ceil_div(8 * kSms, blocks_x), 1, std::max<std::int64_t>(1, plan.R / (8 * sh.cgroups))));
-      add(sh);
+      auto shared_columns = [&](int spread) {
+        ReductionParams sh = p;
+        sh.cgroups = 8;
+        sh.spread = spread;
+        const std::int64_t blocks_x = ceil_div(col_threads, p.block / sh.cgroups * spread);
+        sh.split = static_cast<int>(std::clamp<std::int64_t>(
+            ceil_div(8 * kSms, blocks_x), 1, std::max<std::int64_t>(1, plan.R / (8 * sh.cgroups))));
+        return sh;
+      };
+      // Columns without vectors (a row length no multiple of 4, or a gathered input) first with
+      // 4 columns per thread 32 apart: a block's warp walks 128 neighbouring columns, so where
+      // the row length is no multiple of 32 the line a warp's 32 columns straddle is shared with
+      // another block once per 4 lines rather than every line (level-1 sums over dim 1 of
+      // [128, 4096, 4095] ran at 87 % of copy with a column per thread).
+      if (vec_width(plan, elem_size, p) == 1 && col_threads >= 4 * 32) add(shared_columns(4));
+      add(shared_columns(1));
     }
     if (plan.mode == Mode::reduce && blocks < 4 * kSms && plan.R >= 64) {
       ReductionParams sp = p;
@@ -926,6 +952,9 @@ std::vector<ReductionParams> reduction_tuning_space(const ReductionPlan& plan, i
       if (plan.mode == Mode::reduce && inc.split > 1)
         with([&](ReductionParams& p) { p.split = inc.split * 2; });
     }
+    if (plan.mode == Mode::reduce)  // columns without vectors: more or fewer 32 apart per thread
+      for (int spread : {inc.spread * 2, inc.spread / 2, 1})
+        with([&](ReductionParams& p) { p.spread = std::max(1, spread); });
     if (plan.mode == Mode::reduce)
       for (int cg : {1, 4, 8, 16}) with([&](ReductionParams& p) { p.cgroups = cg; });
     for (int unroll : {1, 2, 8}) with([&](ReductionParams& p) { p.unroll = unroll; });
@@ -961,6 +990,7 @@ ReductionParams ReductionParams::from_json(const json& j) {
   p.items = j.value("items", p.items);
   p.unroll = j.value("unroll", p.unroll);
   p.cgroups = j.value("cgroups", p.cgroups);
+  p.spread = j.value("spread", p.spread);
   p.cluster = j.value("cluster", p.cluster);
   p.transpose = j.value("transpose", p.transpose);
   return p;

@@ -78,6 +78,9 @@ struct ReductionParams {
   int items = 8;           // row scan: contiguous elements per thread per chunk
   int unroll = 4;          // column layouts: unroll of the walk down the reduced dim
   int cgroups = 1;         // column reductions: threads of a block sharing each column
+  // Column reductions without vectors: columns a thread owns 32 apart (a warp walks spread x 32
+  // neighbouring columns, with spread loads in flight per step).
+  int spread = 1;
   // Normalize rows too long for registers: the blocks of a thread block cluster (sm_90) that
   // share each row, each keeping its chunk in shared memory (0: off; tpr == block then).
   int cluster = 0;
