@@ -12,6 +12,7 @@
 #include "backend/builtin/norm.h"
 #include "contract/contract.h"
 #include "dump_candidates.h"
+#include "nvcc_compile.h"
 #include "spec_fixtures.h"
 
 namespace egg::backend::builtin {
@@ -394,6 +395,19 @@ TEST(Planner, RendersIntermediatesAndSegmentCallsInOrder) {
   EXPECT_LT(s1, free);
   EXPECT_TRUE(has(body, "return egg_err;"));
   EXPECT_FALSE(has(body, "Synchronize"));
+  // Before the first allocation, the default pool keeps the intermediates' bytes between calls
+  // (its release threshold raised), defined once after the segments' namespaces.
+  const size_t keep = body.find("egg_keep_pool(std::size_t(131072));");
+  ASSERT_NE(keep, std::string::npos) << body;
+  EXPECT_LT(keep, alloc);
+  EXPECT_EQ(code.find("inline void egg_keep_pool(std::size_t bytes)"),
+            code.rfind("inline void egg_keep_pool(std::size_t bytes)"));
+  EXPECT_GT(code.find("inline void egg_keep_pool(std::size_t bytes)"),
+            code.rfind("namespace egg_plan_k_s1"));
+  EXPECT_TRUE(has(code, "cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold"));
+  if (const auto nvcc = egg::testing::real_nvcc()) {
+    EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, first), "");
+  }
   // The params record the plan; the id is deterministic.
   ASSERT_TRUE(first.params.contains("plan"));
   EXPECT_EQ(first.params["plan"].size(), 2u);

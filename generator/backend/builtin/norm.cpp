@@ -102,11 +102,13 @@ NormFamily::NormFamily(const std::filesystem::path& data_dir)
       split_(render::load_template(data_dir, "norm/split.cuh.tmpl")),
       pointwise_(render::load_template(data_dir, "norm/normalize.cuh.tmpl")),
       launch_(render::load_template(data_dir, "norm/launch.tmpl")),
-      clusters_(render::load_template(data_dir, "reduction/clusters.cuh")) {}
+      clusters_(render::load_template(data_dir, "reduction/clusters.cuh")),
+      keep_pool_(render::load_template(data_dir, "common/keep_pool.cuh")) {}
 
 std::vector<std::pair<std::string, std::string>> NormFamily::key_inputs() const {
   auto inputs = ops_.key_inputs();
-  for (const auto* t : {&common_, &row_, &split_, &pointwise_, &cluster_, &launch_, &clusters_})
+  for (const auto* t :
+       {&common_, &row_, &split_, &pointwise_, &cluster_, &launch_, &clusters_, &keep_pool_})
     inputs.push_back({t->name, t->text});
   return inputs;
 }
@@ -593,6 +595,7 @@ Candidate NormFamily::render(const spec::Spec& s, const contract::Contract& c,
               {"chunk", chunk.elems},
               {"cluster_bytes", chunk.bytes},
               {"cluster_launch", clusters_.text},
+              {"keep_pool", keep_pool_.text},
               {"cluster_grid", pb.num_stats * p.cluster},
               {"stat_index", ix.stat},
               {"running_index", ix.running},

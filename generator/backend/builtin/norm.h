@@ -101,7 +101,8 @@ class NormFamily : public PlannedFamily<NormProblem, NormParams> {
   render::Template split_;
   render::Template pointwise_;
   render::Template launch_;
-  render::Template clusters_;  // the host side of a cluster launch (templates/reduction/)
+  render::Template clusters_;   // the host side of a cluster launch (templates/reduction/)
+  render::Template keep_pool_;  // the stream-ordered memory kept between calls (templates/common/)
 };
 
 // Elements one thread holds in the row structure for a row of `row_len` with these parameters.

@@ -67,10 +67,13 @@ struct Buffer {
 
 PlanCode::PlanCode(const std::filesystem::path& data_dir)
     : device_(render::load_template(data_dir, "plan/device.cu.tmpl")),
-      launch_(render::load_template(data_dir, "plan/launch.tmpl")) {}
+      launch_(render::load_template(data_dir, "plan/launch.tmpl")),
+      keep_pool_(render::load_template(data_dir, "common/keep_pool.cuh")) {}
 
 std::vector<std::pair<std::string, std::string>> PlanCode::key_inputs() const {
-  return {{device_.name, device_.text}, {launch_.name, launch_.text}};
+  return {{device_.name, device_.text},
+          {launch_.name, launch_.text},
+          {keep_pool_.name, keep_pool_.text}};
 }
 
 std::string PlanCode::segment_name(const std::string& kernel, size_t k) {
@@ -126,6 +129,7 @@ Candidate PlanCode::combine(const spec::Spec& s, const contract::Contract& c, co
   // Intermediates: a buffer for every value a segment writes that is not a graph output.
   std::vector<Buffer> buffers;
   json buffer_ctx = json::array();
+  std::int64_t buffer_bytes = 0;  // all of them: what the memory pool keeps between calls
   for (size_t k = 0; k < plan.segments.size(); ++k)
     for (const auto& o : plan.segments[k].spec.outputs) {
       if (is_graph_output(s, o) || pointer_of.count(o.node)) continue;
@@ -144,6 +148,7 @@ Candidate PlanCode::combine(const spec::Spec& s, const contract::Contract& c, co
                             {"producer", k},
                             {"last_use", b.last_use},
                             {"bytes", spec::numel(o.shape) * spec::dtype_size(o.dtype)}});
+      buffer_bytes += spec::numel(o.shape) * spec::dtype_size(o.dtype);
       buffers.push_back(b);
     }
 
@@ -248,6 +253,9 @@ Candidate PlanCode::combine(const spec::Spec& s, const contract::Contract& c, co
                     {"includes", includes},
                     {"segments", segments},
                     {"buffers", buffer_ctx},
+                    {"has_buffers", !buffers.empty()},
+                    {"buffer_bytes", buffer_bytes},
+                    {"keep_pool", keep_pool_.text},
                     {"steps", steps},
                     {"err", err}};
   Candidate cand;

@@ -34,6 +34,7 @@ class PlanCode {
  private:
   render::Template device_;
   render::Template launch_;
+  render::Template keep_pool_;  // the stream-ordered memory kept between calls (common/)
 };
 
 }  // namespace egg::backend::builtin
