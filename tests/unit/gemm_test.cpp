@@ -581,6 +581,10 @@ TEST(Gemm, HalfEpilogueKeepsTheProductInFp32First) {
   EXPECT_TRUE(has(code, "cublasLtMatrixLayoutCreate(&s.ld, CUDA_R_32F")) << code;
   EXPECT_TRUE(has(code, "const float* __restrict__ src, __nv_bfloat16* __restrict__ out"));
   EXPECT_TRUE(has(cands[0].code.launch_body, "cudaMallocAsync")) << cands[0].code.launch_body;
+  // The fp32 result's memory stays in the default pool between calls.
+  EXPECT_LT(cands[0].code.launch_body.find("egg_keep_pool(sizeof(float) * std::size_t("),
+            cands[0].code.launch_body.find("cudaMallocAsync"));
+  EXPECT_TRUE(has(code, "inline void egg_keep_pool(std::size_t bytes)"));
   EXPECT_TRUE(has(cands[0].code.launch_body, "egg_k_epilogue_run(wide, out0, fc_bias, stream)"))
       << cands[0].code.launch_body;
   EXPECT_FALSE(has(cands[1].code.device_code, "CUDA_R_32F, 1024"));

@@ -150,12 +150,13 @@ GemmFamily::GemmFamily(const std::filesystem::path& data_dir, std::string precis
       x3_(render::load_template(data_dir, "gemm/x3.cuh.tmpl")),
       wgx3_(render::load_template(data_dir, "gemm/wgx3.cuh.tmpl")),
       wg_(render::load_template(data_dir, "gemm/wg.cuh.tmpl")),
-      epilogue_(render::load_template(data_dir, "gemm/epilogue.cuh.tmpl")) {}
+      epilogue_(render::load_template(data_dir, "gemm/epilogue.cuh.tmpl")),
+      keep_pool_(render::load_template(data_dir, "common/keep_pool.cuh")) {}
 
 std::vector<std::pair<std::string, std::string>> GemmFamily::key_inputs() const {
   auto inputs = ops_.key_inputs();
   for (const auto* t : {&lt_, &lt_launch_, &cublas_, &epilogue_pass_, &tc_, &tc_launch_, &x3_,
-                        &wgx3_, &wg_, &epilogue_})
+                        &wgx3_, &wg_, &epilogue_, &keep_pool_})
     inputs.push_back({t->name, t->text});
   return inputs;
 }
@@ -659,6 +660,7 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
       {"dtype", spec::dtype_name(p.dtype)},
       {"cuda_type", cuda_data_type(p.dtype)},
       {"wide", wide},
+      {"keep_pool", keep_pool_.text},
       {"d_ctype", wide ? std::string("float") : ctype},
       {"d_cuda_type", wide ? std::string("CUDA_R_32F") : cuda_data_type(p.dtype)},
       {"elem_size", spec::dtype_size(p.dtype)},

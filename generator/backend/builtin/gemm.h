@@ -135,6 +135,7 @@ class GemmFamily : public PlannedFamily<GemmProblem, GemmParams> {
   render::Template wgx3_;
   render::Template wg_;
   render::Template epilogue_;
+  render::Template keep_pool_;  // the stream-ordered memory kept between calls (templates/common/)
 };
 
 // Stage-2 tile configurations of the own tensor-core kernel, best prior first.
