@@ -343,6 +343,29 @@ TEST(Conv, DepthwiseStartsDirectAndHalfUsesNativeTensorCores) {
   EXPECT_TRUE(has(bf[0].code.device_code, "using FragT = __nv_bfloat16;"));
 }
 
+// An epilogue operand that varies along the output channels alone ([C, 1, 1], [1, C, 1, 1]) is read
+// at the channel the epilogue is given; one of shape [W] (broadcast along the last dim) at its
+// index from the element's.
+TEST(Conv, AChannelVectorInTheEpilogueIsReadAtTheChannel) {
+  auto j = spec_of({tensor("x", {4, 32, 50})},
+                   {param("t.weight", {32, 16, 4}), param("b", {16, 1}), param("s", {1, 16, 1}),
+                    param("w", {100})},
+                   {node("t", "conv_transpose1d", {ref("x"), ref("t.weight"), json{{"none", true}}},
+                         conv_attrs(2, 1, 1, 1), {4, 16, 100}, 5),
+                    node("a", "sub", {ref("t"), ref("b")}, json::object(), {4, 16, 100}, 6),
+                    node("m", "mul", {ref("a"), ref("s")}, json::object(), {4, 16, 100}, 7),
+                    node("w2", "add", {ref("m"), ref("w")}, json::object(), {4, 16, 100}, 8)},
+                   "w2", {4, 16, 100});
+  auto cands = structures_of(j);
+  ASSERT_FALSE(cands.empty());
+  const auto& d = cands[0].code.device_code;
+  const std::string epi = d.substr(d.find("_epilogue("));
+  EXPECT_TRUE(has(epi, "egg_to_float(a.b[egg_co])")) << epi;
+  EXPECT_TRUE(has(epi, "egg_to_float(a.s[egg_co])")) << epi;
+  EXPECT_FALSE(has(epi, "egg_to_float(a.w[egg_co])")) << epi;
+  EXPECT_TRUE(has(epi, "egg_to_float(a.w[(egg_o % 100)])")) << epi;
+}
+
 TEST(Conv, TransposedUsesTheGatherKernelAndResidualEpilogue) {
   // conv_transpose1d 32 → 16, stride 2, then + x2 (a second input of the output's shape) * 0.5.
   auto j = spec_of({tensor("x", {4, 32, 50}), tensor("y", {4, 16, 100})},

@@ -14,6 +14,18 @@ using nlohmann::json;
 
 bool fp32(const ConvPlan& p) { return p.dtype == spec::DType::float32; }
 
+// True when `operand`, broadcast against the output `out` (N, C, spatial...), varies along the
+// channels alone: every other dim (aligned from the right, missing ones 1) is 1.
+bool per_channel(const spec::Shape& operand, const spec::Shape& out) {
+  if (out.size() < 2 || operand.size() > out.size()) return false;
+  const size_t lead = out.size() - operand.size();
+  for (size_t d = 0; d < out.size(); ++d) {
+    const std::int64_t size = d < lead ? 1 : operand[d - lead];
+    if (size != (d == 1 ? out[1] : 1)) return false;
+  }
+  return true;
+}
+
 // True when the direct kernels suit the plan better than the implicit GEMM (the expert prior):
 // depthwise and other thin groups leave the tensor-core tile mostly empty.
 bool prefer_direct(const ConvPlan& p) { return p.gemm_n() < 16 || p.gemm_k() < 32; }
@@ -526,8 +538,11 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
   for (const auto& leaf : epi_leaves) {
     const spec::Tensor* t = s.find_tensor(leaf);
     const std::string v = "egg_b" + std::to_string(epi_loads.size());
-    const std::string off = spec::numel(t->shape) == spec::numel(plan.out_shape)
-                                ? "egg_o"
+    // A tensor that varies along the output channels alone (a [C, 1, 1] bias) is read at the
+    // channel the epilogue is given, not at an index divided out of the element's.
+    const std::string off = spec::numel(t->shape) == spec::numel(plan.out_shape) ? "egg_o"
+                            : per_channel(t->shape, plan.out_shape)
+                                ? "egg_co"
                                 : broadcast_offset(t->shape, plan.out_shape, "egg_o");
     epi_loads.push_back(
         {{"value", v}, {"load", "egg_to_float(a." + var_of.at(leaf) + "[" + off + "])"}});
