@@ -595,7 +595,9 @@ TEST(ConvFusion, ANormAfterAConvTakesItsStatisticsFromCudnnsChannelsLastResult) 
 
 // Two convolutions, each with a batch norm in eval mode (a ResNet block's main path): the fused
 // alternative merges both pairs at once, so that stage 1 measures the whole graph fused.
-TEST(ConvFusion, EveryConvolutionWithItsNormFusesInOneAlternative) {
+// Two conv + eval-mode batch norm + relu blocks; with `residual`, the second block's relu reads
+// its norm plus the first block's output (a ResNet block's skip connection).
+spec::Spec two_conv_blocks(bool residual) {
   const json shape = {4, 16, 32, 32};
   json params = json::array();
   json nodes = json::array();
@@ -614,11 +616,17 @@ TEST(ConvFusion, EveryConvolutionWithItsNormFusesInOneAlternative) {
               egg::testing::ref("bn" + k + ".running_var"), egg::testing::ref("bn" + k + ".weight"),
               egg::testing::ref("bn" + k + ".bias")},
              {{"training", false}, {"momentum", 0.1}, {"eps", 1e-5}}, shape, 7));
+    std::string normed = "bn" + k;
+    if (residual && k == "2") {
+      nodes.push_back(node("skip", "add", {egg::testing::ref(normed), egg::testing::ref("relu1")},
+                           json::object(), shape, 8));
+      normed = "skip";
+    }
     nodes.push_back(
-        node("relu" + k, "relu", {egg::testing::ref("bn" + k)}, json::object(), shape, 8));
+        node("relu" + k, "relu", {egg::testing::ref(normed)}, json::object(), shape, 9));
     value = "relu" + k;
   }
-  const auto s = spec::parse_spec(
+  return spec::parse_spec(
       {{"schema", 2},
        {"op_file", "/src/op.py"},
        {"model_class", "Model"},
@@ -629,6 +637,10 @@ TEST(ConvFusion, EveryConvolutionWithItsNormFusesInOneAlternative) {
        {"outputs", {{{"name", "out0"}, {"node", value}, {"shape", shape}, {"dtype", "float32"}}}},
        {"deps", {"/src/op.py"}},
        {"reference", {{"params", "refs/params.pt"}, {"sets", json::array()}}}});
+}
+
+TEST(ConvFusion, EveryConvolutionWithItsNormFusesInOneAlternative) {
+  const auto s = two_conv_blocks(false);
   BuiltinBackend backend(kData, "default", Cudnn::any_engine);
   const auto plans = backend.plans(s);
   ASSERT_EQ(plans.size(), 2u);
@@ -640,6 +652,33 @@ TEST(ConvFusion, EveryConvolutionWithItsNormFusesInOneAlternative) {
   ASSERT_FALSE(cands.empty());
   EXPECT_EQ(cands[0].id,
             "plan:conv.cudnn.fwd.nhwc:a0:batch_norm+conv.cudnn.fwd.nhwc:a0:batch_norm");
+}
+
+// The second pair's epilogue reads a value of the first fused segment (the skip connection): the
+// pairs still fuse in one alternative, the second segment reading the first's output buffer, and
+// the plan compiles.
+TEST(ConvFusion, APairReadingAnEarlierSegmentsValueFusesToo) {
+  const auto s = two_conv_blocks(true);
+  BuiltinBackend backend(kData, "default", Cudnn::any_engine);
+  const auto plans = backend.plans(s);
+  ASSERT_EQ(plans.size(), 2u);
+  ASSERT_EQ(plans[1].segments.size(), 2u);
+  for (const auto& seg : plans[1].segments) EXPECT_EQ(seg.family->name(), "conv_reduce");
+  EXPECT_EQ(plans[1].segments[0].writes, std::vector<std::string>{"relu1"});
+  const auto& reads = plans[1].segments[1].reads;
+  EXPECT_NE(std::find(reads.begin(), reads.end(), "relu1"), reads.end());
+  const auto& nodes = plans[1].segments[1].nodes;
+  EXPECT_NE(std::find(nodes.begin(), nodes.end(), "skip"), nodes.end());
+  const auto c = contract::derive(s, "k");
+  const auto cands = backend.propose(request(s, c, "stage1"));
+  ASSERT_FALSE(cands.empty());
+  EXPECT_EQ(cands[0].id,
+            "plan:conv.cudnn.fwd.nhwc:a0:batch_norm+conv.cudnn.fwd.nhwc:a0:batch_norm");
+  EXPECT_TRUE(has(cands[0].code.launch_body, "egg_plan_k_s1::k_s1_launch(egg_tmp_relu1, "))
+      << cands[0].code.launch_body;
+  if (const auto nvcc = egg::testing::real_nvcc()) {
+    EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands[0]), "");
+  }
 }
 
 TEST(ConvFusion, TheFusedKernelCompilesWithNvcc) {
