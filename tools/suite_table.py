@@ -2,8 +2,11 @@
 """Merge `egg-gen bench --rows` files into docs/PERFORMANCE.md's suite table and its summary.
 
     python3 tools/suite_table.py rows1.jsonl [rows2.jsonl ...] [--suite examples/suite]
+    python3 tools/suite_table.py docs/perf/<earlier>.jsonl ... docs/perf/<later>.jsonl --only-dir kb/level2
 
-A later file's row replaces an earlier one's for the same op (a re-run). With --suite, every op.py
+A later file's row replaces an earlier one's for the same op (a re-run). --only-dir keeps the ops of
+the op.py files in a folder (a KernelBench level: `t_<file stem>`, as gpu_suite.sh names them), so
+the latest row of each of a level's problems over several sessions' rows makes the level's table. With --suite, every op.py
 is traced (python -m egg_frontend trace, CPU; it writes no reference tensors) to count its compute
 nodes: one node is a single op, more is a fused chain (the issue's two geomean targets). Memory-bound ops (every family
 but gemm_/conv_ and the GEMM-anchored fuse_ plans) get their % of the copy bandwidth egg-harness
@@ -59,8 +62,15 @@ def main():
     ap.add_argument("rows", nargs="+")
     ap.add_argument("--suite", help="folder of the op.py files (classifies single ops and chains)")
     ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--only-dir", help="keep the ops of the op.py files in this folder")
     a = ap.parse_args()
     rows = load_rows(a.rows)
+    if a.only_dir:
+        stems = {f[:-3] for f in os.listdir(a.only_dir) if f.endswith(".py")}
+        rows = {op: r for op, r in rows.items()
+                if op in stems or (op.startswith("t_") and op[2:] in stems)}
+        if not rows:
+            sys.exit("suite_table: no row names an op.py of %s" % a.only_dir)
     f = lambda v, s="%.4f": "-" if not isinstance(v, (int, float)) else s % v
     # Device-time baselines (egg_bench's *_device: host overhead hidden), where the run has them.
     dev = any(r.get("speedup_vs_eager_device") for r in rows.values())

@@ -35,6 +35,29 @@ class SuiteTableTest(unittest.TestCase):
         self.assertIn("slower than eager beyond 3% noise (said in the build log and the manifest): "
                       "ew_b 0.50x", out)
 
+    def test_only_dir_keeps_a_folders_ops_and_the_latest_row(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            level = os.path.join(tmp, "level2")
+            os.mkdir(level)
+            open(os.path.join(level, "7_Conv_ReLU.py"), "w").close()
+            first, later = os.path.join(tmp, "a.jsonl"), os.path.join(tmp, "b.jsonl")
+            with open(first, "w") as f:
+                f.write(json.dumps(row("t_7_Conv_ReLU", 2.0, 2.0, 2.0)) + "\n")
+                f.write(json.dumps(row("t_9_Other", 1.0, 3.0, 3.0)) + "\n")
+            with open(later, "w") as f:
+                f.write(json.dumps(row("t_7_Conv_ReLU", 1.0, 2.0, 1.5)) + "\n")
+            out = subprocess.run([sys.executable, _TOOL, first, later, "--only-dir", level],
+                                 capture_output=True, text=True, check=True).stdout
+            self.assertIn("| t_7_Conv_ReLU | ? | yes | 1.0000 | 2.0000 | 1.5000 |", out)
+            self.assertNotIn("t_9_Other", out)
+            self.assertIn("- ops: 1; verified: 1 (100%)", out)
+            empty = os.path.join(tmp, "level1")
+            os.mkdir(empty)
+            r = subprocess.run([sys.executable, _TOOL, first, "--only-dir", empty],
+                               capture_output=True, text=True)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("no row names an op.py of", r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
