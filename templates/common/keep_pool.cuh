@@ -1,5 +1,6 @@
 // Stream-ordered scratch memory kept between calls, shared by the templates that allocate per call
-// with cudaMallocAsync (a plan's intermediates between its kernels, a norm's statistics).
+// with cudaMallocAsync (a plan's intermediates between its kernels, a norm's statistics, a GEMM's fp32
+// result or split-K partials).
 //
 // Raises the release threshold of the calling thread's device's default memory pool to at least
 // `bytes` (it never lowers it). Under the default threshold of 0, every synchronization hands the
