@@ -18,14 +18,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <vector>
-#define CK(x)                                                      \
-  do {                                                             \
-    cudaError_t e = (x);                                           \
-    if (e) {                                                       \
-      printf("err %s line %d\n", cudaGetErrorString(e), __LINE__); \
-      return 1;                                                    \
-    }                                                              \
-  } while (0)
+
+#include "check.h"
 
 constexpr int B = 128, R = 4096, I = 4095;
 template <int L>

@@ -14,14 +14,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <vector>
-#define CK(x)                                                      \
-  do {                                                             \
-    cudaError_t e = (x);                                           \
-    if (e) {                                                       \
-      printf("err %s line %d\n", cudaGetErrorString(e), __LINE__); \
-      return 1;                                                    \
-    }                                                              \
-  } while (0)
+
+#include "check.h"
 
 enum { LD_NORMAL = 0, LD_CS = 1, LD_EF = 2 };
 template <int M>
