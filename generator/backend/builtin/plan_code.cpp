@@ -140,6 +140,7 @@ Candidate PlanCode::combine(const spec::Spec& s, const contract::Contract& c, co
         throw InternalError("plan: segment " + std::to_string(k) + " writes `" + o.node +
                             "` that no one reads");
       pointer_of[o.node] = b.var;
+      const std::int64_t bytes = spec::numel(o.shape) * spec::dtype_size(o.dtype);
       buffer_ctx.push_back({{"ctype", contract::c_type(o.dtype)},
                             {"var", b.var},
                             {"value", o.node},
@@ -147,8 +148,8 @@ Candidate PlanCode::combine(const spec::Spec& s, const contract::Contract& c, co
                             {"shape", spec::shape_string(o.shape)},
                             {"producer", k},
                             {"last_use", b.last_use},
-                            {"bytes", spec::numel(o.shape) * spec::dtype_size(o.dtype)}});
-      buffer_bytes += spec::numel(o.shape) * spec::dtype_size(o.dtype);
+                            {"bytes", bytes}});
+      buffer_bytes += bytes;
       buffers.push_back(b);
     }
 

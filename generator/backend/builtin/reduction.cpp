@@ -839,7 +839,8 @@ std::vector<ReductionParams> reduction_structures(const ReductionPlan& plan, int
       cached.cache = true;  // the column in registers: one read of the input
       add(cached);
     }
-    const std::int64_t col_threads = rows / vec_width(plan, elem_size, p);
+    const int col_vec = vec_width(plan, elem_size, p);
+    const std::int64_t col_threads = rows / col_vec;
     const std::int64_t blocks = ceil_div(col_threads, p.block);
     if (plan.mode == Mode::reduce && plan.R >= 64) {
       // Shared columns: 8 threads per column (a block covers 32 column threads), so fewer column
@@ -860,7 +861,7 @@ std::vector<ReductionParams> reduction_structures(const ReductionPlan& plan, int
       // the row length is no multiple of 32 the line a warp's 32 columns straddle is shared with
       // another block once per 4 lines rather than every line (level-1 sums over dim 1 of
       // [128, 4096, 4095] ran at 87 % of copy with a column per thread).
-      if (vec_width(plan, elem_size, p) == 1 && col_threads >= 4 * 32) add(shared_columns(4));
+      if (col_vec == 1 && col_threads >= 4 * 32) add(shared_columns(4));
       add(shared_columns(1));
     }
     if (plan.mode == Mode::reduce && blocks < 4 * kSms && plan.R >= 64) {
