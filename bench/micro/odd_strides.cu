@@ -8,12 +8,12 @@
 // col*: a sum over dim 1 of [128, 4096, 4095] fp32 (level-1 problems 47-53 reduce this shape):
 //   G threads per column (merged in shared memory), U steps unrolled, K columns per thread at a
 //   stride of 32 (a warp covers 32 * K neighbouring columns: every load stays one coalesced row of
-//   a warp, without the 16-byte alignment an odd row length denies), L the loads (0 __ldg,
-//   1 __ldcs evict-first: what the column kernel uses).
+//   a warp, without the 16-byte alignment an odd row length denies), L the loads (0 __ldg, as the
+//   column kernel's scalar loads compile: ld.global.nc; 1 __ldcs evict-first, its vectors' loads).
 // epi*: cuDNN's channels-last result [32, 513 * 513, 64] back to NCHW through tanh(x + cb[c] -
-//   b[c]) (level2/5's transposing epilogue pass): a 32 x T tile of (position, channel) per block of
-//   32 x 8 threads, E = 1 the element's channel from its linear index as the generated epilogue
-//   does (divide and modulo), E = 0 from the tile; F = 0 the copy alone (no tanh).
+//   b[c]) (level2/5's transposing epilogue pass): a tile of T channels x P positions per block of
+//   32 x 8 threads, E = 1 the element's channel from its linear index (divide and modulo), E = 0
+//   from the tile as the generated epilogue now does; F = 0 the copy alone (no tanh).
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <cstdio>
@@ -68,17 +68,17 @@ __global__ void __launch_bounds__(256 > 32 * G ? 256 : 32 * G)
 }
 
 constexpr int EN = 32, EC = 64, ES = 513 * 513;
-template <int T, int E, int F>
+template <int T, int P, int E, int F>
 __global__ void __launch_bounds__(256)
     epi(const float* __restrict__ yt, const float* __restrict__ cb, const float* __restrict__ b,
         float* __restrict__ out) {
-  __shared__ float tile[T][33];
-  constexpr int kPer = T / 8;  // elements a thread loads (and stores)
-  const int n = blockIdx.z, c0 = blockIdx.x * T, s0 = blockIdx.y * 32;
+  __shared__ float tile[T][P + 1];   // (channel, position)
+  constexpr int kPer = T * P / 256;  // elements a thread loads (and stores)
+  const int n = blockIdx.z, c0 = blockIdx.x * T, s0 = blockIdx.y * P;
   float v[kPer];
 #pragma unroll
   for (int k = 0; k < kPer; ++k) {
-    // T channels along x in chunks of 32, 32 positions along y (8 rows of threads)
+    // T channels along x in chunks of 32, P positions along y (8 rows of threads)
     const int cc = (k % (T / 32)) * 32 + threadIdx.x, sp = s0 + threadIdx.y + 8 * (k / (T / 32));
     v[k] = sp < ES ? yt[((long long)n * ES + sp) * EC + c0 + cc] : 0.0f;
   }
@@ -90,12 +90,13 @@ __global__ void __launch_bounds__(256)
   __syncthreads();
 #pragma unroll
   for (int k = 0; k < kPer; ++k) {
-    const int cc = threadIdx.y + 8 * k, sp = s0 + threadIdx.x;
-    const int c = c0 + cc;
+    // P positions along x in chunks of 32, T channels along y
+    const int sl = (k % (P / 32)) * 32 + threadIdx.x, cc = threadIdx.y + 8 * (k / (P / 32));
+    const int c = c0 + cc, sp = s0 + sl;
     if (sp < ES) {
       const int o = (n * EC + c) * ES + sp;
       const int ch = E ? (o / ES) % EC : c;
-      float y = tile[cc][threadIdx.x];
+      float y = tile[cc][sl];
       if (F) y = tanhf(y + cb[ch] - b[ch]);
       out[o] = y;
     }
@@ -143,7 +144,7 @@ int main() {
                 flush_bytes);
     printf("%-28s %.4f ms  %.0f GB/s (read + write)\n", "copy (half of x)", ms, n * 4 / ms / 1e6);
   }
-  run_col("col G8 U4 K1 ldcs (now)", col<8, 4, 1, 1>, 8, 1);
+  run_col("col G8 U4 K1 ldcs", col<8, 4, 1, 1>, 8, 1);
   run_col("col G8 U4 K1 ldg", col<8, 4, 1, 0>, 8, 1);
   run_col("col G16 U4 K1 ldg", col<16, 4, 1, 0>, 16, 1);
   run_col("col G8 U8 K1 ldg", col<8, 8, 1, 0>, 8, 1);
@@ -151,7 +152,10 @@ int main() {
   run_col("col G8 U4 K2 ldcs", col<8, 4, 2, 1>, 8, 2);
   run_col("col G8 U2 K4 ldg", col<8, 2, 4, 0>, 8, 4);
   run_col("col G4 U4 K2 ldg", col<4, 4, 2, 0>, 4, 2);
-  run_col("col G16 U2 K2 ldg", col<16, 2, 2, 0>, 16, 2);
+  run_col("col G16 U2 K2 ldg (first now)", col<16, 2, 2, 0>, 16, 2);
+  run_col("col G8 U4 K4 ldg (first before)", col<8, 4, 4, 0>, 8, 4);
+  run_col("col G16 U4 K2 ldg", col<16, 4, 2, 0>, 16, 2);
+  run_col("col G32 U2 K2 ldg", col<32, 2, 2, 0>, 32, 2);
   CK(cudaGetLastError());
   CK(cudaFree(x));
 
@@ -164,8 +168,8 @@ int main() {
   CK(cudaMemset(yt, 0, en * 4));
   CK(cudaMemset(cb, 0, EC * 4));
   CK(cudaMemset(b, 0, EC * 4));
-  auto run_epi = [&](const char* name, auto kernel, int t) {
-    const dim3 grid(EC / t, (ES + 31) / 32, EN);
+  auto run_epi = [&](const char* name, auto kernel, int t, int p) {
+    const dim3 grid(EC / t, (ES + p - 1) / p, EN);
     const float ms =
         time_ms([&] { kernel<<<grid, dim3(32, 8)>>>(yt, cb, b, eo); }, flush, flush_bytes);
     printf("%-28s %.4f ms  %.0f GB/s (read + write)\n", name, ms, en * 8 / ms / 1e6);
@@ -175,11 +179,14 @@ int main() {
                              flush, flush_bytes);
     printf("%-28s %.4f ms  %.0f GB/s (read + write)\n", "copy (yt)", ms, en * 8 / ms / 1e6);
   }
-  run_epi("epi T32 index-channel tanh (now)", epi<32, 1, 1>, 32);
-  run_epi("epi T32 tile-channel tanh", epi<32, 0, 1>, 32);
-  run_epi("epi T32 copy only", epi<32, 0, 0>, 32);
-  run_epi("epi T64 tile-channel tanh", epi<64, 0, 1>, 64);
-  run_epi("epi T64 copy only", epi<64, 0, 0>, 64);
+  run_epi("epi T32 P32 index-channel tanh", epi<32, 32, 1, 1>, 32, 32);
+  run_epi("epi T32 P32 tile-channel tanh", epi<32, 32, 0, 1>, 32, 32);
+  run_epi("epi T32 P32 copy only", epi<32, 32, 0, 0>, 32, 32);
+  run_epi("epi T64 P32 tile-channel tanh", epi<64, 32, 0, 1>, 64, 32);
+  run_epi("epi T32 P64 tile-channel tanh", epi<32, 64, 0, 1>, 32, 64);
+  run_epi("epi T32 P128 tile-channel tanh", epi<32, 128, 0, 1>, 32, 128);
+  run_epi("epi T32 P128 copy only", epi<32, 128, 0, 0>, 32, 128);
+  run_epi("epi T64 P64 tile-channel tanh", epi<64, 64, 0, 1>, 64, 64);
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
   return 0;

@@ -549,18 +549,32 @@ TEST(Conv, CudnnChannelsLastIsOfferedSecondWithTheLayoutChangeInTheCall) {
   // it goes (no separate transpose back).
   EXPECT_FALSE(has(d, "egg_k_swap(a.out0, yt")) << d;
   EXPECT_TRUE(has(d, "egg_k_dnn_epilogue_nhwc<<<")) << d;
-  EXPECT_TRUE(has(d, "egg_k_epilogue(a, tile[threadIdx.x][i], (n * kC + c) * kSp + sp, int(c));"));
+  EXPECT_TRUE(has(d, "egg_k_epilogue(a, tile[i][j], (n * kC + c) * kSp + sp, int(c));")) << d;
+  EXPECT_TRUE(has(d, "egg_k_kEpiSpan = 32;")) << d;  // 32 positions per channel a block first
   EXPECT_TRUE(has(d, "egg_k_kChunks = 1, egg_k_kChunk = 32;")) << d;  // one call for the batch
   EXPECT_TRUE(has(d, "egg_k_kMaxWorkspace = 1073741824ull;")) << d;   // 1 GiB for small ones
   EXPECT_TRUE(has(d, "static_cast<const void*>(xt)")) << d;
   EXPECT_TRUE(has(d, "const int align_class = 0;"));  // the layout buffers are 256-byte aligned
   EXPECT_TRUE(has(cands[1].summary, "channels-last")) << cands[1].summary;
-  // Stage 2 keeps the layout and measures the ranks.
+  // Stage 2 keeps the layout: the epilogue pass's 128 positions a block first, then the ranks,
+  // then 64 positions.
   ConvFamily family(kData, egg::backend::Cudnn::any_engine);
   auto s = spec::parse_spec(resnet());
   const auto tunings = family.tunings(s, contract::derive(s, "k"), cands[1], "memory");
-  ASSERT_FALSE(tunings.empty());
-  EXPECT_EQ(tunings[0].id, "conv.cudnn.fwd.nhwc:a1");
+  ASSERT_GE(tunings.size(), 3u);
+  EXPECT_EQ(tunings[0].id, "conv.cudnn.fwd.nhwc:a0:p128");
+  EXPECT_EQ(tunings[1].id, "conv.cudnn.fwd.nhwc:a1");
+  EXPECT_EQ(tunings.back().id, "conv.cudnn.fwd.nhwc:a0:p64");
+  EXPECT_EQ(tunings[0].params["span"], 128);
+  const auto& p128 = tunings[0].code.device_code;
+  EXPECT_TRUE(has(p128, "egg_k_kEpiSpan = 128;")) << p128;
+  EXPECT_TRUE(has(p128, "unsigned((egg_k_geo::OSP + egg_k_kEpiSpan - 1) / egg_k_kEpiSpan)"))
+      << p128;
+  if (const auto nvcc = egg::testing::real_nvcc()) {
+    for (const auto* t : {&tunings[0], &tunings.back()})
+      EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, contract::derive(s, "k"), *t), "")
+          << t->id;
+  }
   EXPECT_FALSE(family.fallback(s, contract::derive(s, "k"), cands[1]).has_value());
 }
 
@@ -831,6 +845,15 @@ TEST(Conv, TransposedWithAPassRunsChannelsLastFirst) {
   const auto& d = cands[0].code.device_code;
   EXPECT_TRUE(has(d, "_dnn_epilogue_nhwc<<<")) << d;  // one pass: epilogue and transpose back
   EXPECT_FALSE(has(d, "egg_k_swap(a.")) << d;         // the result is never swapped on its own
+  // Stage 2 tries the pass with 128 positions a channel per block first; without a pass (the
+  // plain transposed convolution) there is no span to tune.
+  ConvFamily family(kData, egg::backend::Cudnn::any_engine);
+  auto s = spec::parse_spec(biased);
+  EXPECT_EQ(family.tunings(s, contract::derive(s, "k"), cands[0], "memory").at(0).id,
+            "conv.cudnn.bwd_data.nhwc:a0:p128");
+  auto ps = spec::parse_spec(grouped_transpose());
+  for (const auto& t : family.tunings(ps, contract::derive(ps, "k"), plain[2], "memory"))
+    EXPECT_FALSE(has(t.id, ":p")) << t.id;
 }
 
 TEST(Conv, CudnnIsNotOfferedForAsymmetricPadding) {

@@ -259,9 +259,10 @@ TEST(Reduction, ColumnReductionAlsoTriesTheSplitOnlyLayout) {
   EXPECT_FALSE(has(cands[1].code.device_code, "egg_shared"));
 }
 
-// A row length no multiple of 4 (no vectors): stage 1 tries 4 columns per thread 32 apart first,
-// then a column per thread; stage 2 tries more and fewer; each compiles with the real nvcc, for
-// float sums and for argmax's index states.
+// A row length no multiple of 4 (no vectors): stage 1 tries 16 threads per column with 2 columns
+// each 32 apart first (a long reduced dim), then 8 threads with 4 columns, then a column per
+// thread; stage 2 tries more and fewer; each compiles with the real nvcc, for float sums and for
+// argmax's index states.
 TEST(Reduction, ColumnsWithoutVectorsSpreadAThreadOverColumns32Apart) {
   ReductionFamily family(kData);
   for (const std::string op : {"sum", "argmax"}) {
@@ -272,34 +273,50 @@ TEST(Reduction, ColumnsWithoutVectorsSpreadAThreadOverColumns32Apart) {
                 "s", {64, 999}, dtype));
     auto c = contract::derive(s, "k");
     const auto cands = family.structures(s, c);
-    ASSERT_GE(cands.size(), 2u);
+    ASSERT_GE(cands.size(), 3u);
     const auto& first = cands[0];
-    EXPECT_TRUE(has(first.id, ":g8:k4")) << first.id;
-    EXPECT_TRUE(has(first.code.device_code, "constexpr int kK = VEC > 1 ? 1 : 4;"));
+    EXPECT_TRUE(has(first.id, ":b512:") && has(first.id, ":u2:g16:k2")) << first.id;
+    EXPECT_TRUE(has(first.code.device_code, "constexpr int kK = VEC > 1 ? 1 : 2;"));
     EXPECT_TRUE(has(first.code.device_code,
                     "egg_k_idx(blockIdx.x) * kCols * kK + (egg_t / 32) * 32 * kK + egg_t % 32;"));
     // A column past the last walks the last one again; its state is not written.
     EXPECT_TRUE(has(first.code.device_code,
                     "egg_q + egg_k * 32 < 63936 ? egg_q + egg_k * 32 : egg_k_idx(63936 - VEC);"));
     EXPECT_TRUE(has(first.code.device_code, "if (egg_j >= VEC && egg_c >= 63936) break;"));
-    // 63936 columns, 128 a block (a warp of 4 x 32, 8 groups down the column): 500 blocks, the
-    // reduced dim split in 3 for ~8 blocks per SM, merged.
-    EXPECT_TRUE(has(first.code.launch_body, "egg_k_col<1><<<dim3(500, 3), 256, 0, stream>>>"))
+    // 63936 columns, 64 a block (a warp of 2 x 32, 16 groups down the column): 999 blocks, enough
+    // for ~2048 threads per SM without a split.
+    EXPECT_TRUE(has(first.code.launch_body, "egg_k_col<1><<<dim3(999, 1), 512, 0, stream>>>"))
         << first.code.launch_body;
-    EXPECT_TRUE(has(first.summary, "4 output columns 32 apart (a warp walks 128 neighbouring"))
+    EXPECT_TRUE(has(first.summary, "2 output columns 32 apart (a warp walks 64 neighbouring"))
         << first.summary;
-    EXPECT_TRUE(has(cands[1].id, ":g8")) << cands[1].id;
-    EXPECT_FALSE(has(cands[1].id, ":k")) << cands[1].id;
+    // Then 8 threads per column with 4 columns each: 500 blocks of 128 columns, the reduced dim
+    // split in 3 for ~8 blocks per SM, merged.
+    EXPECT_TRUE(has(cands[1].id, ":b256:") && has(cands[1].id, ":g8:k4")) << cands[1].id;
+    EXPECT_TRUE(has(cands[1].code.launch_body, "egg_k_col<1><<<dim3(500, 3), 256, 0, stream>>>"))
+        << cands[1].code.launch_body;
+    EXPECT_TRUE(has(cands[2].id, ":g8")) << cands[2].id;
+    EXPECT_FALSE(has(cands[2].id, ":k")) << cands[2].id;
     std::set<std::string> spreads;
     for (const auto& t : family.tunings(s, c, first, "memory")) {
       std::smatch m;
       spreads.insert(std::regex_search(t.id, m, std::regex(":k([0-9]+)")) ? m[1].str() : "1");
     }
-    EXPECT_EQ(spreads, (std::set<std::string>{"1", "2", "4", "8"}));
+    EXPECT_EQ(spreads, (std::set<std::string>{"1", "2", "4"}));
     if (const auto nvcc = egg::testing::real_nvcc()) {
-      for (const auto* cand : {&cands[0], &cands[1]})
+      for (const auto* cand : {&cands[0], &cands[1], &cands[2]})
         EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, *cand), "");
     }
+  }
+  // A short reduced dim (fewer than 16 steps for each of 16 threads) starts at 8 threads with 4
+  // columns each.
+  {
+    auto s = spec::parse_spec(
+        spec_of(x_of({64, 128, 999}), json::array(),
+                {node("s", "sum", {ref("x")}, {{"dim", 1}, {"keepdim", false}}, {64, 999}, 3)}, "s",
+                {64, 999}));
+    const auto cands = family.structures(s, contract::derive(s, "k"));
+    ASSERT_FALSE(cands.empty());
+    EXPECT_TRUE(has(cands[0].id, ":g8:k4")) << cands[0].id;
   }
   // With vectors across columns (a row length that is a multiple of 4) the columns are the
   // vector's: no spread, unless the vectors are off.

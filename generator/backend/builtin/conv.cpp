@@ -312,6 +312,7 @@ json ConvParams::to_json() const {
   } else if (structure == "cudnn") {
     j["algo"] = algo;
     j["layout"] = nhwc ? "nhwc" : "nchw";
+    if (span != 32) j["span"] = span;
     j["link"] = json::array({"cudnn"});  // as the GEMM family records cuBLASLt
   } else {
     j.update({{"block", block}, {"co", co}});
@@ -340,6 +341,7 @@ ConvParams ConvParams::from_json(const json& j) {
   p.consec = j.value("map", std::string()) == "consecutive";
   p.algo = j.value("algo", p.algo);
   p.nhwc = j.value("layout", std::string("nchw")) == "nhwc";
+  p.span = j.value("span", p.span);
   return p;
 }
 
@@ -381,6 +383,9 @@ std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const Conv
     if (q.nhwc && (p.batch > 65535 || p.weight_shape.at(0) > 65535 ||
                    ceil_div(p.out[0] * p.out[1] * p.out[2], 32) > 65535))
       return std::string("too large for the channels-last transposes' grid");
+    if (q.span != 32 && (!q.nhwc || (q.span != 64 && q.span != 128)))
+      return "an epilogue pass's span of " + std::to_string(q.span) +
+             " positions (32, 64 or 128, channels-last only)";
     return std::nullopt;
   }
   if ((q.structure == "transpose") != p.transposed)
@@ -729,7 +734,10 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
              ? ", then an in-place element-wise pass for bias and epilogue"
              : "");
     id = std::string("conv.cudnn.") + (plan.transposed ? "bwd_data" : "fwd") +
-         (q.nhwc ? ".nhwc" : "") + ":a" + std::to_string(q.algo);
+         (q.nhwc ? ".nhwc" : "") + ":a" + std::to_string(q.algo) +
+         (q.span != 32 ? ":p" + std::to_string(q.span) : "");
+    if (q.span != 32)
+      structure += " (" + std::to_string(q.span) + " positions per channel a block of the pass)";
   } else {
     structure = "transposed convolution as a gather on CUDA cores, a thread per " +
                 std::to_string(q.co) + " output channel(s), exact fp32 accumulation";
@@ -815,6 +823,7 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
   ctx["norm_rows"] = norm_rows;
   ctx["fused"] = plan.reduction || plan.pool || plan.norm;
   ctx["epilogue_pass"] = !(plan.reduction || plan.pool || norm_rows);
+  ctx["epi_span"] = q.span;
   if (plan.reduction || plan.pool || plan.norm) {  // the outputs are written by {{fn}}_finish
     ctx.update(red);
     ctx["red_results"] = results;
@@ -887,7 +896,7 @@ std::vector<ConvParams> conv_structures(const ConvPlan& p) {
 }
 
 std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& inc,
-                                          const std::string& bottleneck) {
+                                          const std::string& bottleneck, bool epilogue_pass) {
   std::vector<ConvParams> out;
   auto add = [&](const ConvParams& q) {
     if (conv_params_unsupported(p, q)) return;
@@ -904,6 +913,12 @@ std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& i
     }
   };
   if (inc.structure == "cudnn") {
+    // The transposing epilogue pass first: 128 positions a channel per block (a 512-byte run
+    // written per channel instead of 128 bytes: where the plane is no multiple of 8 positions
+    // long, every run starts and ends inside a 32-byte sector). On the H100 the 32-position pass
+    // of level2/5 moved 1903 GB/s against a copy's 3027 (bench/micro/odd_strides.cu), whatever its
+    // channels per block or its tanh.
+    if (epilogue_pass && inc.nhwc) vary(&ConvParams::span, {inc.span == 32 ? 128 : 32});
     // The library floor, measured: the heuristic's ranks after the incumbent's (stage 1 measured
     // rank 0, PyTorch's pick without cudnn.benchmark), as cudnn.benchmark would time them.
     for (int rank = 0; rank < kCudnnRanksTuned; ++rank) {
@@ -911,6 +926,7 @@ std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& i
       q.algo = rank;
       if (rank != inc.algo) add(q);
     }
+    if (epilogue_pass && inc.nhwc) vary(&ConvParams::span, {64});
     return out;
   }
   add(inc);
@@ -1016,10 +1032,13 @@ std::vector<ConvParams> ConvFamily::structure_params(const spec::Spec& s,
   return out;
 }
 
-std::vector<ConvParams> ConvFamily::tuning_params(const spec::Spec&, const contract::Contract&,
+std::vector<ConvParams> ConvFamily::tuning_params(const spec::Spec& s, const contract::Contract& c,
                                                   const ConvPlan& pl, const ConvParams& incumbent,
                                                   const std::string& bottleneck) const {
-  return conv_tuning_space(pl, incumbent, bottleneck);
+  const bool norm_rows = pl.norm && pl.norm->rows();
+  const bool epilogue_pass = incumbent.structure == "cudnn" && cudnn_needs_pass(s, c, pl) &&
+                             !(pl.reduction || pl.pool || norm_rows);
+  return conv_tuning_space(pl, incumbent, bottleneck, epilogue_pass);
 }
 
 std::optional<ConvParams> ConvFamily::fallback_params(const spec::Spec&, const contract::Contract&,

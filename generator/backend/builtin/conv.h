@@ -185,6 +185,9 @@ struct ConvParams {
   // and whether cuDNN computes channels-last (the input, weight and result transposed in the call)
   int algo = 0;
   bool nhwc = false;
+  // cudnn channels-last with an epilogue pass: the output positions a block of the pass writes
+  // per channel (32, 64 or 128: a longer contiguous run per channel, fewer blocks' row ends)
+  int span = 32;
   nlohmann::json to_json() const;
   static ConvParams from_json(const nlohmann::json& j);
 };
@@ -260,9 +263,11 @@ std::optional<std::string> cudnn_scratch(const spec::Spec& spec, const contract:
 std::optional<std::string> conv_params_unsupported(const ConvPlan& plan, const ConvParams& params);
 
 // Stage-1 structures, best expert prior first, and stage-2 variants of an incumbent (every set
-// valid for the plan).
+// valid for the plan); `epilogue_pass`: a cuDNN incumbent's channels-last result goes through
+// the transposing epilogue pass (its span is tuned too).
 std::vector<ConvParams> conv_structures(const ConvPlan& plan);
 std::vector<ConvParams> conv_tuning_space(const ConvPlan& plan, const ConvParams& incumbent,
-                                          const std::string& bottleneck);
+                                          const std::string& bottleneck,
+                                          bool epilogue_pass = false);
 
 }  // namespace egg::backend::builtin

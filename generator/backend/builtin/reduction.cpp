@@ -847,22 +847,32 @@ std::vector<ReductionParams> reduction_structures(const ReductionPlan& plan, int
       // threads still fill the GPU without a long split; a split along y for the rest of the
       // ~8 blocks per SM, each thread keeping at least 8 steps. Measured on the H200 (sum over dim
       // 1 of [16, 2048, 1024]): 48 us against 58 us for the split-only layout below.
-      auto shared_columns = [&](int spread) {
+      auto shared_columns = [&](int cgroups, int spread, int unroll) {
         ReductionParams sh = p;
-        sh.cgroups = 8;
+        sh.cgroups = cgroups;
         sh.spread = spread;
-        const std::int64_t blocks_x = ceil_div(col_threads, p.block / sh.cgroups * spread);
+        sh.unroll = unroll;
+        sh.block = std::max(p.block, 32 * cgroups);  // a warp of column threads per group
+        const std::int64_t blocks_x = ceil_div(col_threads, sh.block / sh.cgroups * spread);
+        // ~2048 threads per SM in flight (8 blocks of 256), each group at least 8 steps a block.
+        const std::int64_t target = 8 * kSms * 256 / sh.block;
         sh.split = static_cast<int>(std::clamp<std::int64_t>(
-            ceil_div(8 * kSms, blocks_x), 1, std::max<std::int64_t>(1, plan.R / (8 * sh.cgroups))));
+            ceil_div(target, blocks_x), 1, std::max<std::int64_t>(1, plan.R / (8 * sh.cgroups))));
         return sh;
       };
-      // Columns without vectors (a row length no multiple of 4, or a gathered input) first with
-      // 4 columns per thread 32 apart: a block's warp walks 128 neighbouring columns, so where
-      // the row length is no multiple of 32 the line a warp's 32 columns straddle is shared with
-      // another block once per 4 lines rather than every line (level-1 sums over dim 1 of
-      // [128, 4096, 4095] ran at 87 % of copy with a column per thread).
-      if (col_vec == 1 && col_threads >= 4 * 32) add(shared_columns(4));
-      add(shared_columns(1));
+      // Columns without vectors (a row length no multiple of 4, or a gathered input) first spread
+      // over several columns 32 apart per thread: a block's warp walks 64 or 128 neighbouring
+      // columns, so where the row length is no multiple of 32 the line a warp's 32 columns
+      // straddle is shared with another block once per 2 or 4 lines rather than every line. With
+      // a long reduced dim, 16 threads per column, 2 columns each, 2 steps unrolled first: on the
+      // H100 (bench/micro/odd_strides.cu, a sum over dim 1 of [128, 4096, 4095]) that layout read
+      // at 2881 GB/s against 2728 for 8 threads x 4 columns and 2569 for 8 x 1 (copy 3029;
+      // PyTorch's sum 3.03 ms, 2.98 for it).
+      if (col_vec == 1 && col_threads >= 4 * 32) {
+        if (plan.R >= 256) add(shared_columns(16, 2, 2));
+        add(shared_columns(8, 4, p.unroll));
+      }
+      add(shared_columns(8, 1, p.unroll));
     }
     if (plan.mode == Mode::reduce && blocks < 4 * kSms && plan.R >= 64) {
       ReductionParams sp = p;
