@@ -367,6 +367,39 @@ TEST(Pool, OverlappingRowsAreReadOnceIntoATile) {
   EXPECT_TRUE(has(avg_cands[1].code.device_code, "egg_k_pooled(egg_acc, 0, egg_oh * kSH - kPH"));
 }
 
+// 1-d windows that overlap (8 taps at dilation 3, stride 1, padding 4; KernelBench level 1's 41
+// at a smaller size): the tiled structure, second in stage 1, has a block per row of 1024 outputs
+// read its input span of 1024 + 21 once into shared memory; 1-d windows that do not overlap
+// (stride 2, window 2) get no tile. The tiled candidate compiles with the real nvcc.
+TEST(Pool, Overlapping1dWindowsReadTheirRowSpanOnceIntoATile) {
+  PoolFamily family(kData);
+  auto j = spec_of({4, 8, 4096},
+                   {node("p", "max_pool1d", {ref("x")}, max2d(8, 1, 4, 3, false), {4, 8, 4083}, 5)},
+                   "p", {4, 8, 4083});
+  auto s = spec::parse_spec(j);
+  auto c = contract::derive(s, "k");
+  const auto cands = family.structures(s, c);
+  ASSERT_GE(cands.size(), 2u);
+  const Candidate& t = cands[1];
+  EXPECT_EQ(t.id, "pool.max1d:b256:o1:unrolled:tile");
+  const std::string& d = t.code.device_code;
+  EXPECT_TRUE(has(d, "constexpr int kTH = 1, kTW = 1024;")) << d;
+  EXPECT_TRUE(has(d, "constexpr int kKH = 1, kKW = 8;")) << d;
+  EXPECT_TRUE(has(t.summary, "1 x 1024 output tile")) << t.summary;
+  // 32 planes x 4 tiles along the row (4083 outputs).
+  EXPECT_TRUE(has(t.code.launch_body, "egg_k_pool_tile<<<128, 256, 0, stream>>>(x, out0, 0);"))
+      << t.code.launch_body;
+  if (const auto nvcc = egg::testing::real_nvcc()) {
+    EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, t), "");
+  }
+  auto disjoint = spec::parse_spec(
+      spec_of({4, 8, 4096},
+              {node("p", "max_pool1d", {ref("x")}, max2d(2, 2, 0, 1, false), {4, 8, 2048}, 5)}, "p",
+              {4, 8, 2048}));
+  for (const auto& cand : family.structures(disjoint, contract::derive(disjoint, "k")))
+    EXPECT_FALSE(has(cand.id, ":tile")) << cand.id;
+}
+
 TEST(Pool, AvgPoolDivisorRules) {
   auto include = spec_of(
       {8, 16, 33, 33},

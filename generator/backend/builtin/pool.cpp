@@ -36,6 +36,18 @@ constexpr std::int64_t kTileBytes = 40 * 1024;
 
 std::optional<PoolTile> pool_tile(const PoolPlan& plan) {
   const auto reach = [&](int d) { return (plan.kernel[d] - 1) * plan.dilation[d] + 1; };
+  if (plan.dims == 1) {
+    // 1-d windows that overlap: a row of up to 1024 outputs, its input span read once (coalesced)
+    // instead of a window's taps per output through L1.
+    if (plan.stride[2] >= reach(2)) return std::nullopt;
+    PoolTile t;
+    t.h = 1;
+    for (t.w = std::min<std::int64_t>(1024, ceil_div(plan.out[2], 32) * 32); t.w >= 32; t.w /= 2) {
+      t.bytes = ((t.w - 1) * plan.stride[2] + reach(2) + t.w) * 4;
+      if (t.bytes <= kTileBytes) return t;
+    }
+    return std::nullopt;
+  }
   if (plan.dims != 2 || plan.stride[1] >= reach(1)) return std::nullopt;
   PoolTile t;
   t.w = std::min<std::int64_t>(128, ceil_div(plan.out[2], 32) * 32);

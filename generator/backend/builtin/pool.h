@@ -53,9 +53,10 @@ inline std::int64_t pool_span(const PoolPlan& plan, int opt) {
 }
 
 // The output tile of the tiled structure (PoolParams::tile): `h` x `w` outputs of one plane
-// (w a multiple of 32 up to 128, h up to 32), sized so that its input tile and the tile reduced
-// along W fit `bytes` of static shared memory; nullopt for a plan it does not take (not 2-d, or
-// windows that do not overlap along H, where every input row is read for one output row anyway).
+// (2-d: w a multiple of 32 up to 128, h up to 32; 1-d: h 1, w up to 1024), sized so that its
+// input tile and the tile reduced along W fit `bytes` of static shared memory; nullopt for a plan
+// it does not take (3-d; 2-d windows that do not overlap along H, where every input row is read
+// for one output row anyway; 1-d windows that do not overlap).
 struct PoolTile {
   std::int64_t h = 0, w = 0, bytes = 0;
 };
