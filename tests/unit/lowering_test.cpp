@@ -119,36 +119,49 @@ TEST(Lowering, CummaxIndicesAreTheRunningMaximumOfThePositionsThatSetIt) {
   EXPECT_EQ(families, "reduction elementwise reduction elementwise ");  // the int64 cast: its own
 }
 
-// An exclusive cumsum as PyTorch code writes it: cat([zeros, cumsum(x[:, :-1])], 1). It becomes
-// cumsum(cat([zeros, x[:, :-1]]), 1) (0 + a is a exactly: the same values), whose slice and cat
-// the scan reads through by index: one kernel, no pass of its own for the cat or the slice.
+// An exclusive cumsum as PyTorch code writes it: cat([zeros, cumsum(x[:, :-1])], 1). It is the
+// exclusive scan of x itself (position i the running sum of x before i): one cumsum node over x
+// with `exclusive`, read aligned (vectors), the slice and the fill dropped. Another slice (x[:, 1:])
+// becomes cumsum(cat([zeros, y]), 1) (0 + a is a exactly: the same values), whose slice and cat the
+// scan reads through by index. Either way one kernel, no pass of its own for the cat or the slice.
 TEST(Lowering, AnExclusiveScanScansTheShiftedInput) {
-  auto exclusive = [](double fill, const std::string& scan_op, int cat_dim) {
+  auto exclusive = [](double fill, const std::string& scan_op, int cat_dim, int start = 0,
+                      int end = 1023) {
     return spec::parse_spec(spec_around(
         {tensor("x", {64, 1024})}, json::array(),
-        {node("sl", "slice", {ref("x")}, {{"dim", 1}, {"start", 0}, {"end", 1023}, {"step", 1}},
-              {64, 1023}, 7),
+        {node("sl", "slice", {ref("x")},
+              {{"dim", 1}, {"start", start}, {"end", end}, {"step", 1}}, {64, 1023}, 7),
          node("c", scan_op, {ref("sl")}, {{"dim", 1}, {"dtype", nullptr}}, {64, 1023}, 7),
          node("z", "full", json::array(), {{"fill_value", fill}, {"dtype", nullptr}}, {64, 1}, 8),
          node("cat", "cat", {json{{"list", {ref("z"), ref("c")}}}}, {{"dim", cat_dim}}, {64, 1024},
               8)}));
   };
   const auto s = lower_composites(exclusive(0.0, "cumsum", -1));
-  EXPECT_EQ(ops_of(s), "slice full cat cumsum");
-  EXPECT_EQ(s.nodes[2].name, "cat__shifted");
-  EXPECT_EQ(s.nodes[2].args[0].items[1].node, "sl");
-  EXPECT_EQ(s.nodes[3].name, "cat");  // readers and outputs need no renaming
-  EXPECT_EQ(s.nodes[3].args[0].node, "cat__shifted");
-  EXPECT_EQ(s.nodes[3].shape, (spec::Shape{64, 1024}));
-  EXPECT_EQ(s.nodes[3].attrs["dim"], -1);
-  EXPECT_EQ(ops_of(lower_composites(exclusive(1.0, "cumprod", 1))), "slice full cat cumprod");
+  EXPECT_EQ(ops_of(s), "cumsum");
+  EXPECT_EQ(s.nodes[0].name, "cat");  // readers and outputs need no renaming
+  EXPECT_EQ(s.nodes[0].args[0].node, "x");
+  EXPECT_EQ(s.nodes[0].shape, (spec::Shape{64, 1024}));
+  EXPECT_EQ(s.nodes[0].attrs["dim"], -1);
+  EXPECT_TRUE(s.nodes[0].attrs.value("exclusive", false));
+  EXPECT_EQ(ops_of(lower_composites(exclusive(1.0, "cumprod", 1))), "cumprod");
+  EXPECT_EQ(ops_of(lower_composites(exclusive(0.0, "cumsum", 1, 0, -1))), "cumsum");  // x[:, :-1]
+  // Another slice: the cat in front of the slice, scanned by index.
+  const auto other = lower_composites(exclusive(0.0, "cumsum", 1, 1, 1024));
+  EXPECT_EQ(ops_of(other), "slice full cat cumsum");
+  EXPECT_EQ(other.nodes[2].name, "cat__shifted");
+  EXPECT_EQ(other.nodes[2].args[0].items[1].node, "sl");
+  EXPECT_EQ(other.nodes[3].name, "cat");
+  EXPECT_EQ(other.nodes[3].args[0].node, "cat__shifted");
+  EXPECT_FALSE(other.nodes[3].attrs.value("exclusive", false));
   // Not the scan's identity, or the block behind: left alone.
   EXPECT_EQ(ops_of(lower_composites(exclusive(1.0, "cumsum", 1))), "slice cumsum full cat");
   EXPECT_EQ(ops_of(lower_composites(exclusive(0.0, "cumprod", 1))), "slice cumprod full cat");
   BuiltinBackend backend(kData);
-  std::string families;
-  for (const auto& seg : backend.plan(s).segments) families += seg.family->name() + " ";
-  EXPECT_EQ(families, "reduction ");
+  for (const auto& spec : {s, other}) {
+    std::string families;
+    for (const auto& seg : backend.plan(spec).segments) families += seg.family->name() + " ";
+    EXPECT_EQ(families, "reduction ");
+  }
 }
 
 // A pool with one window over its whole input plane is the reduction over the pooled dims

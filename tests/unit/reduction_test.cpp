@@ -820,6 +820,47 @@ TEST(Reduction, ExclusiveScanKeepsTheInputInRegisters) {
   EXPECT_TRUE(has(r.id, "reduction.scan.row")) << r.id;
 }
 
+// An exclusive scan (lowering.cpp's reading of cat([zeros, cumsum(x[:, :-1])])): every element
+// takes the running value before it, from x read aligned (vectors where the row allows, through
+// shared memory where it does not), down a column too; each compiles with the real nvcc.
+TEST(Reduction, AnExclusiveScanWritesTheRunningValueBeforeEachElement) {
+  ReductionFamily family(kData);
+  auto scan = [](json shape, int dim) {
+    json attrs = {{"dim", dim}, {"exclusive", true}};
+    return spec_of(x_of(shape), json::array(), {node("c", "cumsum", {ref("x")}, attrs, shape, 5)},
+                   "c", shape);
+  };
+  const auto vec = render_first(scan({512, 4096}, 1));
+  EXPECT_TRUE(has(vec.id, "reduction.scan.row") && has(vec.id, ":v4")) << vec.id;
+  EXPECT_TRUE(has(vec.device,
+                  "egg_v[egg_k + egg_j] = egg_acc;  // exclusive: the running value before this "
+                  "element\n          egg_acc = egg_k_op(egg_acc, egg_x);"))
+      << vec.device;
+  EXPECT_TRUE(has(vec.device, "egg_load_vec<float, VEC>(x + egg_base + egg_c)"));  // no shift
+  EXPECT_TRUE(has(vec.device, "Structure: row scan") && has(vec.device, ", exclusive")) << vec.device;
+  const auto odd = render_first(scan({512, 4095}, 1));
+  EXPECT_TRUE(has(odd.device,
+                  "egg_v[egg_k] = egg_acc;  // exclusive: the running value before this element"))
+      << odd.device;
+  const auto col = render_first(scan({32, 512, 2048}, 1));
+  EXPECT_TRUE(has(col.device,
+                  "const float egg_a = static_cast<float>(egg_carry);  // the running value before "
+                  "this step\n    egg_carry = egg_k_opd(egg_carry, static_cast<double>(egg_x));"))
+      << col.device;
+  // Without the attribute: inclusive.
+  const auto incl = render_first(spec_of(
+      x_of({512, 4096}), json::array(),
+      {node("c", "cumsum", {ref("x")}, {{"dim", 1}}, {512, 4096}, 5)}, "c", {512, 4096}));
+  EXPECT_FALSE(has(incl.device, "exclusive")) << incl.device;
+  if (const auto nvcc = egg::testing::real_nvcc()) {
+    for (const json& j : {scan({512, 4096}, 1), scan({512, 4095}, 1), scan({32, 512, 2048}, 1)}) {
+      const auto sp = spec::parse_spec(j);
+      const auto c = contract::derive(sp, "k");
+      EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, family.structures(sp, c)[0]), "");
+    }
+  }
+}
+
 TEST(Reduction, ReverseExclusiveAlongAMiddleDimSeesXThroughTheFlips) {
   // flip(cumsum(flip(x, [1]), 1), [1]) - x on bf16 [32, 1024, 256]: a column scan from the end.
   auto j = spec_of(

@@ -233,10 +233,45 @@ const spec::Node* exclusive_scan(const spec::Spec& s, const spec::Node& n) {
   return scan;
 }
 
+// The exclusive scan's input as a shift: y = x[..., :L-1, ...] along the scanned dim of an x as
+// long as the cat's result (L), y read by the scan alone. Then the cat is the exclusive scan of x
+// itself (position i the running value of x before element i). The slice node, or nullptr.
+const spec::Node* shifted_input(const spec::Spec& s, const spec::Node& cat,
+                                const spec::Node& scan) {
+  if (scan.args[0].kind != spec::Arg::Kind::node) return nullptr;
+  const spec::Node* slice = s.find_node(scan.args[0].node);
+  if (!slice || slice->op != "slice" || slice->args.size() != 1 ||
+      slice->args[0].kind != spec::Arg::Kind::node || uses(s, slice->name) != 1)
+    return nullptr;
+  const spec::Shape* src = s.shape_of(slice->args[0].node);
+  const size_t rank = cat.shape.size();
+  const auto d = dim_attr(cat, rank), sd = dim_attr(*slice, rank);
+  if (!src || *src != cat.shape || !d || !sd || *d != *sd) return nullptr;
+  const auto int_attr = [&](const char* key) {
+    const nlohmann::json& v = slice->attrs.value(key, nlohmann::json());
+    return v.is_number_integer() ? std::optional<std::int64_t>(v.get<std::int64_t>())
+                                 : std::nullopt;
+  };
+  const std::int64_t extent = cat.shape[size_t(*d)];
+  if (int_attr("start") != 0 || int_attr("step").value_or(1) != 1 ||
+      (int_attr("end") != extent - 1 && int_attr("end") != -1))
+    return nullptr;
+  return slice;
+}
+
 // cat([full(identity), scan(y)], d) as scan(cat([full(identity), y]), d): the same values (the
-// identity leaves every running value unchanged), one kernel with the cat as the scan's prologue.
-void lower_exclusive_scan(const spec::Node& n, const spec::Node& scan,
+// identity leaves every running value unchanged), one kernel with the cat as the scan's prologue;
+// where y is x without its last element (shifted_input), the exclusive scan of x (read aligned,
+// the running value before each element written).
+void lower_exclusive_scan(const spec::Spec& s, const spec::Node& n, const spec::Node& scan,
                           std::vector<spec::Node>& out) {
+  if (const spec::Node* slice = shifted_input(s, n, scan)) {
+    nlohmann::json attrs = scan.attrs;
+    attrs["dim"] = n.attrs.at("dim");
+    attrs["exclusive"] = true;
+    out.push_back(part(n, n.name, scan.op, {slice->args[0]}, attrs, n.shape, n.dtype));
+    return;
+  }
   std::vector<spec::Arg> args = n.args;
   args[0].items[1] = scan.args[0];
   out.push_back(part(n, n.name + "__shifted", "cat", args, n.attrs, n.shape, n.dtype));
@@ -397,7 +432,14 @@ spec::Spec lower_composites(const spec::Spec& s, bool keep_attention) {
   for (const auto& n : s.nodes) {
     any = any || (!keep_attention && n.op == "scaled_dot_product_attention") ||
           scattered_dims(s, n) || global_pool(s, n) || scan_indices(s, n);
-    if (const auto* scan = exclusive_scan(s, n)) folded.insert(scan->name);
+    if (const auto* scan = exclusive_scan(s, n)) {
+      folded.insert(scan->name);
+      if (const auto* slice = shifted_input(s, n, *scan)) {
+        folded.insert(slice->name);
+        const std::string& fill = n.args[0].items[0].node;  // read by the cat alone: dropped too
+        if (uses(s, fill) == 1) folded.insert(fill);
+      }
+    }
   }
   if (!any && folded.empty()) return s;
   spec::Spec out = s;
@@ -409,7 +451,7 @@ spec::Spec lower_composites(const spec::Spec& s, bool keep_attention) {
     else if (const auto dims = scattered_dims(s, n))
       lower_scattered_reduction(s, n, *dims, out.nodes);
     else if (const auto* scan = exclusive_scan(s, n))
-      lower_exclusive_scan(n, *scan, out.nodes);
+      lower_exclusive_scan(s, n, *scan, out.nodes);
     else if (const auto g = global_pool(s, n))
       lower_global_pool(n, *g, out.nodes);
     else if (const auto* scan = scan_indices(s, n))

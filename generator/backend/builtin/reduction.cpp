@@ -502,7 +502,8 @@ Layout layout_of(const ReductionPlan& plan, int esize, const ReductionParams& p)
 std::string structure_text(const ReductionPlan& plan, const ReductionParams& p, const Layout& l,
                            bool keep_x) {
   const bool scan = plan.mode == Mode::scan;
-  const std::string direction = std::string(plan.in_rev ? ", input read in reverse" : "") +
+  const std::string direction = std::string(plan.exclusive ? ", exclusive" : "") +
+                                (plan.in_rev ? ", input read in reverse" : "") +
                                 (plan.out_rev ? ", output written in reverse" : "") +
                                 (keep_x ? ", input kept in registers for the epilogue" : "");
   const std::string carry = plan.integer ? "long long" : "double";
@@ -681,6 +682,7 @@ Candidate ReductionFamily::render(const spec::Spec& s, const contract::Contract&
               {"gather_result", gather ? json(gather->results.at(0)) : json("0.0f")},
               {"transpose", p.transpose && scan && row},
               {"in_rev", plan.in_rev},
+              {"exclusive", plan.exclusive},
               {"out_rev", plan.out_rev},
               {"in_at", plan.in_rev ? "(kR - egg_c - VEC)" : "egg_c"},
               {"in_elem", plan.in_rev ? "(kR - 1 - egg_c - egg_j)" : "egg_c + egg_j"},

@@ -49,6 +49,9 @@ struct ReductionPlan {
   // the scanned dim are read at R-1-i; out_rev: the outputs are written at R-1-i.
   int scan_dim = -1;  // the scanned dim of in_shape
   bool in_rev = false, out_rev = false;
+  // An exclusive scan (lowering.cpp: cat([identity, scan(x[:-1])])): position i holds the running
+  // value of the positions before i (the identity at 0).
+  bool exclusive = false;
   // Row scans whose prologue holds layout ops (slices, cat, views), and integer plans: the
   // anchor's input is evaluated by index (backend/builtin/index_ir.h) at each element, read with
   // scalar loads.

@@ -222,6 +222,7 @@ std::variant<ReductionPlan, UserError> plan_reduction(const spec::Spec& s, const
   plan.element_exp_expr = entry->element_exp;
   plan.scan_op = entry->scan_op;
   plan.scan_identity = entry->scan_identity;
+  plan.exclusive = entry->mode == ReductionMode::scan && an.attrs.value("exclusive", false);
   // An index below 2^31 is carried in 32 bits (two registers and a 64-bit compare fewer per step).
   if (plan.reducer.starts_with("EggRedArg") && plan.R < std::numeric_limits<std::int32_t>::max())
     plan.reducer += "32";
