@@ -121,16 +121,17 @@ TEST(Lowering, CummaxIndicesAreTheRunningMaximumOfThePositionsThatSetIt) {
 
 // An exclusive cumsum as PyTorch code writes it: cat([zeros, cumsum(x[:, :-1])], 1). It is the
 // exclusive scan of x itself (position i the running sum of x before i): one cumsum node over x
-// with `exclusive`, read aligned (vectors), the slice and the fill dropped. Another slice (x[:, 1:])
-// becomes cumsum(cat([zeros, y]), 1) (0 + a is a exactly: the same values), whose slice and cat the
-// scan reads through by index. Either way one kernel, no pass of its own for the cat or the slice.
+// with `exclusive`, read aligned (vectors), the slice and the fill dropped. Another slice (x[:,
+// 1:]) becomes cumsum(cat([zeros, y]), 1) (0 + a is a exactly: the same values), whose slice and
+// cat the scan reads through by index. Either way one kernel, no pass of its own for the cat or the
+// slice.
 TEST(Lowering, AnExclusiveScanScansTheShiftedInput) {
   auto exclusive = [](double fill, const std::string& scan_op, int cat_dim, int start = 0,
                       int end = 1023) {
     return spec::parse_spec(spec_around(
         {tensor("x", {64, 1024})}, json::array(),
-        {node("sl", "slice", {ref("x")},
-              {{"dim", 1}, {"start", start}, {"end", end}, {"step", 1}}, {64, 1023}, 7),
+        {node("sl", "slice", {ref("x")}, {{"dim", 1}, {"start", start}, {"end", end}, {"step", 1}},
+              {64, 1023}, 7),
          node("c", scan_op, {ref("sl")}, {{"dim", 1}, {"dtype", nullptr}}, {64, 1023}, 7),
          node("z", "full", json::array(), {{"fill_value", fill}, {"dtype", nullptr}}, {64, 1}, 8),
          node("cat", "cat", {json{{"list", {ref("z"), ref("c")}}}}, {{"dim", cat_dim}}, {64, 1024},

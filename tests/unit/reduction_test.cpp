@@ -837,7 +837,8 @@ TEST(Reduction, AnExclusiveScanWritesTheRunningValueBeforeEachElement) {
                   "element\n          egg_acc = egg_k_op(egg_acc, egg_x);"))
       << vec.device;
   EXPECT_TRUE(has(vec.device, "egg_load_vec<float, VEC>(x + egg_base + egg_c)"));  // no shift
-  EXPECT_TRUE(has(vec.device, "Structure: row scan") && has(vec.device, ", exclusive")) << vec.device;
+  EXPECT_TRUE(has(vec.device, "Structure: row scan") && has(vec.device, ", exclusive"))
+      << vec.device;
   const auto odd = render_first(scan({512, 4095}, 1));
   EXPECT_TRUE(has(odd.device,
                   "egg_v[egg_k] = egg_acc;  // exclusive: the running value before this element"))
@@ -848,9 +849,9 @@ TEST(Reduction, AnExclusiveScanWritesTheRunningValueBeforeEachElement) {
                   "this step\n    egg_carry = egg_k_opd(egg_carry, static_cast<double>(egg_x));"))
       << col.device;
   // Without the attribute: inclusive.
-  const auto incl = render_first(spec_of(
-      x_of({512, 4096}), json::array(),
-      {node("c", "cumsum", {ref("x")}, {{"dim", 1}}, {512, 4096}, 5)}, "c", {512, 4096}));
+  const auto incl = render_first(
+      spec_of(x_of({512, 4096}), json::array(),
+              {node("c", "cumsum", {ref("x")}, {{"dim", 1}}, {512, 4096}, 5)}, "c", {512, 4096}));
   EXPECT_FALSE(has(incl.device, "exclusive")) << incl.device;
   if (const auto nvcc = egg::testing::real_nvcc()) {
     for (const json& j : {scan({512, 4096}, 1), scan({512, 4095}, 1), scan({32, 512, 2048}, 1)}) {
