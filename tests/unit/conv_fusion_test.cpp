@@ -197,20 +197,25 @@ TEST(ConvFusion, WithCudnnTheReductionReadsItsChannelsLastResult) {
   for (const auto& t : tuned) EXPECT_TRUE(has(t.id, "conv.cudnn.fwd.nhwc:a")) << t.id;
   for (const auto& t : tuned) EXPECT_TRUE(has(t.id, ":min_c")) << t.id;
 
-  // It compiles, and so does the softmax's second walk over each pixel's channels.
+  // It compiles, and so does the softmax's pass (8 lanes a pixel, written through a tile).
   const auto nvcc = egg::testing::real_nvcc();
   if (!nvcc || !toolchain::find_cudnn("", *nvcc)) return;
   EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands[0]), "");
   Chain o;
   o.reduce = "softmax";
-  o.c_out = 30;  // rows not 16-byte aligned: a channel a lane
+  o.c_out = 30;  // rows not 16-byte aligned: 8 lanes a pixel read channels q, q + 8, ..
   const StageOne softmax(backend, o);
   const auto& soft = softmax.cands;
   ASSERT_FALSE(soft.empty());
   EXPECT_EQ(soft[0].id, "plan:conv.cudnn.fwd.nhwc:a0:softmax_c");
-  EXPECT_TRUE(has(soft[0].code.device_code, "every element again")) << soft[0].code.device_code;
-  EXPECT_TRUE(has(soft[0].code.device_code,
-                  "tile[i][lane] = egg_to_float(yt[(p0 + i) * kC + c0 + lane]);"));
+  const std::string& sd = soft[0].code.device_code;
+  EXPECT_TRUE(has(sd, "_kRowChannels = (")) << sd;
+  EXPECT_TRUE(has(sd, "egg_to_float(yt[p * kC + co])")) << sd;
+  EXPECT_TRUE(has(sd, "egg_st.shfl_merge(4);")) << sd;
+  EXPECT_TRUE(has(sd, "tile[co][slot] = ")) << sd;
+  EXPECT_TRUE(has(sd, "(a, tile[co][lane], (n * kC + co) * kSp + sp);")) << sd;
+  EXPECT_FALSE(has(sd, "every element again")) << sd;
+  EXPECT_TRUE(has(soft[0].code.launch_body + sd, "_dnn_reduce_nhwc<<<")) << sd;
   EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, softmax.contract, soft[0]), "");
 }
 

@@ -874,31 +874,27 @@ TEST(Conv, CudnnIsNotOfferedForAsymmetricPadding) {
   EXPECT_TRUE(has(*why, "asymmetric"));
 }
 
-// The channel reduction's grid over cuDNN's channels-last result: 8 blocks a SM, except that a
-// softmax (which reads each warp's pixels twice) keeps its warps' spans within half of L2.
-// The channel reduction's blocks over cuDNN's result: 8 warps for a reduction; a softmax keeps its
-// warp's tiles in shared memory for its second sweep (the result read once) where at most 11 fit
-// a block: 2 warps for 128 channels, 8 for 32, none kept past 352 channels.
-TEST(Conv, ASoftmaxOverTheChannelsKeepsItsWarpsTilesForTheSecondSweep) {
+// The channel reduction's kernel over cuDNN's result: a softmax over the channels takes its pixels
+// 8 lanes a pixel with a tile of every channel x 32 pixels (48 KiB: up to 372 channels), 32
+// pixels a block; a min or sum, and a softmax over more channels, a warp per 32 pixels, 256 a
+// block. At most 8 blocks an SM, the grid striding over the rest.
+TEST(Conv, ASoftmaxOverTheChannelsTakesAPixel8LanesAndWritesThroughATile) {
   ConvPlan p;
   p.c_out = 128;
   const std::int64_t pixels = std::int64_t{128} * 128 * 128;  // level2/91's 128 x 128 x 128
-  EXPECT_FALSE(dnn_reduce_keeps(p));
-  EXPECT_EQ(dnn_reduce_warps(p), 8);
-  EXPECT_EQ(dnn_reduce_grid(pixels, 8), 132 * 8);
+  EXPECT_FALSE(dnn_reduce_rows(p));
   p.reduction = ConvReduction{};
-  EXPECT_EQ(dnn_reduce_warps(p), 8);  // a min or sum reads each pixel once
+  EXPECT_FALSE(dnn_reduce_rows(p));  // a min or sum reads each pixel once, writes a value
   p.reduction->normalize = true;
-  EXPECT_TRUE(dnn_reduce_keeps(p));
-  EXPECT_EQ(dnn_reduce_warps(p), 2);  // 4 tiles a warp
-  EXPECT_EQ(dnn_reduce_grid(pixels, 2), 132 * 32);
-  p.c_out = 32;
-  EXPECT_EQ(dnn_reduce_warps(p), 8);
-  p.c_out = 353;
-  EXPECT_FALSE(dnn_reduce_keeps(p));  // 12 tiles: staged again
-  EXPECT_EQ(dnn_reduce_warps(p), 8);
-  EXPECT_EQ(dnn_reduce_grid(1000, 8), 4);  // a small result: a block per 256 pixels
-  EXPECT_EQ(dnn_reduce_grid(1, 2), 1);
+  EXPECT_TRUE(dnn_reduce_rows(p));
+  p.c_out = 372;
+  EXPECT_TRUE(dnn_reduce_rows(p));
+  p.c_out = 373;
+  EXPECT_FALSE(dnn_reduce_rows(p));  // the tile past 48 KiB: staged twice
+  EXPECT_EQ(dnn_reduce_grid(pixels, true), 132 * 8);
+  EXPECT_EQ(dnn_reduce_grid(1000, true), 32);   // a small result: a block per 32 pixels
+  EXPECT_EQ(dnn_reduce_grid(1000, false), 4);  // or per 256
+  EXPECT_EQ(dnn_reduce_grid(1, true), 1);
 }
 
 }  // namespace

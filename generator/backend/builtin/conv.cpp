@@ -251,9 +251,8 @@ void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract&
        // the channel reduction over a chunk's channels-last result: a warp per 32 pixels, its
        // rows read 16 bytes a lane where every row starts 16-byte aligned
        {"dnn_vec4", fp32(p) && p.c_out % 4 == 0},
-       {"dnn_reduce_warps", dnn_reduce_warps(p)},
-       {"dnn_reduce_keep", dnn_reduce_keeps(p)},
-       {"dnn_reduce_grid", dnn_reduce_grid(y_step / p.c_out, dnn_reduce_warps(p))},
+       {"dnn_rows", dnn_reduce_rows(p)},
+       {"dnn_reduce_grid", dnn_reduce_grid(y_step / p.c_out, dnn_reduce_rows(p))},
        {"epilogue_grid",
         std::max<std::int64_t>(1, std::min<std::int64_t>(ceil_div(total, 256), kSms * 16))}});
   if ((p.reduction && p.reduction->spatial()) ||
@@ -275,18 +274,13 @@ void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract&
 
 }  // namespace
 
-bool dnn_reduce_keeps(const ConvPlan& p) {
-  return p.reduction && p.reduction->normalize && ceil_div(p.c_out, 32) <= kDnnKeptTiles;
+bool dnn_reduce_rows(const ConvPlan& p) {
+  return p.reduction && p.reduction->normalize && p.c_out * 33 * 4 <= kDnnRowsTileBytes;
 }
 
-int dnn_reduce_warps(const ConvPlan& p) {
-  if (!dnn_reduce_keeps(p)) return 8;
-  return static_cast<int>(std::min<std::int64_t>(8, kDnnKeptTiles / ceil_div(p.c_out, 32)));
-}
-
-std::int64_t dnn_reduce_grid(std::int64_t pixels, int warps) {
-  return std::max<std::int64_t>(
-      1, std::min<std::int64_t>(ceil_div(pixels, 32 * warps), kSms * 64 / warps));
+std::int64_t dnn_reduce_grid(std::int64_t pixels, bool rows) {
+  return std::max<std::int64_t>(1,
+                                std::min<std::int64_t>(ceil_div(pixels, rows ? 32 : 256), kSms * 8));
 }
 
 std::optional<std::string> cudnn_scratch(const spec::Spec& s, const contract::Contract& c,

@@ -197,20 +197,19 @@ struct ConvParams {
 // ran 25-30 TFLOP/s: level1/63's 144-long reduction took 20.4 ms against cuDNN's 7.1).
 inline constexpr std::int64_t kTiledMaxK = 96;
 
-// The channel reduction over cuDNN's channels-last result: a warp per 32 pixels at a time, a
-// 32x32 tile of (pixel, channel) staged in shared memory per 32 channels. A softmax over the
-// channels sweeps them twice (its state, then every element from it); it keeps every tile of its
-// warp where they fit (at most kDnnKeptTiles tiles a block: 48 KiB of static shared memory, so 128
-// channels take 2 warps a block), so the result is read once: with the tiles staged again, the
-// second sweep re-read level2/91's result from memory (its pass 1.71 ms against Inductor's 0.97 on
-// the H100; holding the grid to the warps whose spans fit in half of L2 instead ran it in 3.30 ms,
-// docs/PERFORMANCE.md, 2026-12-06 eleventh session).
-inline constexpr std::int64_t kDnnKeptTiles = 11;
-// Whether the softmax keeps its tiles, the warps a block, and the blocks for `pixels` pixels (a
-// block per warps x 32 pixels, at most 64 warps a SM's worth; grid-stride beyond).
-bool dnn_reduce_keeps(const ConvPlan& p);
-int dnn_reduce_warps(const ConvPlan& p);
-std::int64_t dnn_reduce_grid(std::int64_t pixels, int warps);
+// The channel reduction over cuDNN's channels-last result. A softmax over the channels (a
+// normalize reduction) whose block tile of every channel x 32 pixels fits kDnnRowsTileBytes of
+// static shared memory takes its pixels 8 lanes a pixel, its values from the merged state into
+// the tile and out along the pixels: the result read once and written coalesced (level2/91's
+// pass, a warp per 32 pixels folding each pixel's 128 channels in one lane with 4 tiles a warp
+// kept, took 2.01 ms against Inductor's 0.98 on the H100, docs/PERFORMANCE.md, 2026-12-06
+// twelfth session). Other channel reductions, and softmaxes over more channels, go a warp per 32
+// pixels through 32x32 tiles (a softmax's staged twice).
+inline constexpr std::int64_t kDnnRowsTileBytes = 48 * 1024;
+bool dnn_reduce_rows(const ConvPlan& p);
+// The channel reduction's blocks over `pixels`: 32 pixels a block (rows) or 256, at most 8
+// blocks an SM (the grid strides over the rest).
+std::int64_t dnn_reduce_grid(std::int64_t pixels, bool rows);
 
 // Ranks of cuDNN's heuristic list that stage 1 and 2 measure between them (rank 0 in stage 1).
 inline constexpr int kCudnnRanksTuned = 8;
