@@ -279,8 +279,8 @@ bool dnn_reduce_rows(const ConvPlan& p) {
 }
 
 std::int64_t dnn_reduce_grid(std::int64_t pixels, bool rows) {
-  return std::max<std::int64_t>(1,
-                                std::min<std::int64_t>(ceil_div(pixels, rows ? 32 : 256), kSms * 8));
+  return std::max<std::int64_t>(
+      1, std::min<std::int64_t>(ceil_div(pixels, rows ? 32 : 256), kSms * 8));
 }
 
 std::optional<std::string> cudnn_scratch(const spec::Spec& s, const contract::Contract& c,
