@@ -7,6 +7,7 @@
 #include "backend/builtin/builtin_backend.h"
 #include "contract/contract.h"
 #include "emit/emit.h"
+#include "nvcc_compile.h"
 #include "spec_fixtures.h"
 
 namespace egg::backend::builtin {
@@ -106,10 +107,17 @@ TEST(Norm, SplitStructureIsTheSecondChoiceForRows) {
   const auto& code = cands[1].code.device_code;
   EXPECT_TRUE(has(code, "egg_k_partial_kernel")) << code;
   EXPECT_TRUE(has(code, "const IndexT s = i0 / 1024;"));
-  EXPECT_TRUE(has(code, "egg_k_merge(n, mean, m2, float(VEC), cm, cm2);"));
+  // Four vectors' loads in flight a step, one merge of their values' mean and M2 per step.
+  EXPECT_TRUE(has(code, "constexpr int kU = 4;")) << code;
+  EXPECT_TRUE(has(code, "egg_load_vec<float, VEC>(x + i0);")) << code;
+  EXPECT_TRUE(has(code, "egg_k_merge(n, mean, m2, egg_cn, cm, cm2);"));
   EXPECT_TRUE(has(code, "cudaMallocAsync"));
   EXPECT_TRUE(has(code, "cudaFreeAsync(ws, stream)"));
   EXPECT_TRUE(has(code, "nv = nv * egg_to_float(ln_weight[i0 % 1024 + j]);"));
+  if (const auto nvcc = egg::testing::real_nvcc()) {
+    EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, contract::derive(s, "k"), cands[1]),
+              "");
+  }
 }
 
 TEST(Norm, RmsNormHalfUsesFloatEpsilonAndEightWideVectors) {
