@@ -151,6 +151,12 @@ std::int64_t tail_product(const std::vector<std::int64_t>& dims, size_t from) {
   return p;
 }
 
+// Whether a channels-last cuDNN result with a pass after it goes through the transposing epilogue
+// pass (`{{fn}}_dnn_epilogue_nhwc`): not where a reduction, a pool or a norm over rows reads it.
+bool transposing_pass(const ConvPlan& p) {
+  return !(p.reduction || p.pool || (p.norm && p.norm->rows()));
+}
+
 // Whether cuDNN's result needs the element-wise pass: a bias, epilogue ops, or outputs other than
 // the one tensor cuDNN writes (the convolution's value itself, in its dtype).
 bool cudnn_needs_pass(const spec::Spec& s, const contract::Contract& c, const ConvPlan& p) {
@@ -816,7 +822,7 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
   ctx["norm_running"] = plan.norm && plan.norm->running();
   ctx["norm_rows"] = norm_rows;
   ctx["fused"] = plan.reduction || plan.pool || plan.norm;
-  ctx["epilogue_pass"] = !(plan.reduction || plan.pool || norm_rows);
+  ctx["epilogue_pass"] = transposing_pass(plan);
   ctx["epi_span"] = q.span;
   if (plan.reduction || plan.pool || plan.norm) {  // the outputs are written by {{fn}}_finish
     ctx.update(red);
@@ -1029,9 +1035,8 @@ std::vector<ConvParams> ConvFamily::structure_params(const spec::Spec& s,
 std::vector<ConvParams> ConvFamily::tuning_params(const spec::Spec& s, const contract::Contract& c,
                                                   const ConvPlan& pl, const ConvParams& incumbent,
                                                   const std::string& bottleneck) const {
-  const bool norm_rows = pl.norm && pl.norm->rows();
-  const bool epilogue_pass = incumbent.structure == "cudnn" && cudnn_needs_pass(s, c, pl) &&
-                             !(pl.reduction || pl.pool || norm_rows);
+  const bool epilogue_pass =
+      incumbent.structure == "cudnn" && cudnn_needs_pass(s, c, pl) && transposing_pass(pl);
   return conv_tuning_space(pl, incumbent, bottleneck, epilogue_pass);
 }
 
