@@ -605,6 +605,79 @@ TEST(Gemm, HalfEpilogueKeepsTheProductInFp32First) {
   EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands[0]), "");
 }
 
+// A few rows through nn.Linear's weight (a recurrent step, decoding): the own skinny kernel
+// first, with the bias and the activation in registers, and cuBLASLt's route second, the library
+// floor stage 1 measures beside it. Its default fills the GPU (a K split over 8 warps, one column
+// each, where 256 columns alone give 32 blocks of 8); stage 2 tries its other shapes, then
+// cuBLASLt's ranked algos. Past 16 rows, or with B stored [K][N], there is none.
+TEST(Gemm, FewRowsGetTheSkinnyKernelFirstThenTheLibraryFloor) {
+  const json j = linear_spec("float32", "tanh", json::object(), 8, 1280, 256);
+  auto cands = structures_of(j, "rnn");
+  ASSERT_GE(cands.size(), 2u);
+  EXPECT_EQ(cands[0].id, "gemm.skinny:w8:c1");
+  EXPECT_FALSE(library_route(cands[0]));
+  EXPECT_TRUE(library_route(cands[1])) << cands[1].id;
+  const auto& code = cands[0].code.device_code;
+  EXPECT_TRUE(has(code, "constexpr int M = 8, KWARPS = 8, COLS = 1;")) << code;
+  EXPECT_TRUE(has(code, "constexpr long long N = 256, K = 1280, BATCH = 1;"));
+  EXPECT_TRUE(has(code, "const float t1 = tanhf(g);")) << code;
+  EXPECT_TRUE(has(code, "egg_rnn_epilogue<long long>(v, i, fc_bias)"));
+  EXPECT_TRUE(has(cands[0].code.launch_body, "egg_rnn_skinny::run(x, fc_weight, out0, fc_bias, stream)"))
+      << cands[0].code.launch_body;
+  EXPECT_EQ(cands[0].params, json({{"structure", "skinny"}, {"tf32", false}, {"kwarps", 8}, {"cols", 1}}));
+
+  GemmFamily family(kData);
+  const auto s = spec::parse_spec(j);
+  const auto c = contract::derive(s, "rnn");
+  const auto tunings = family.tunings(s, c, cands[0], "memory");
+  ASSERT_GE(tunings.size(), 3u);
+  EXPECT_EQ(tunings[0].id, "gemm.skinny:w4:c1");  // the most blocks after the default's
+  EXPECT_TRUE(std::any_of(tunings.begin(), tunings.end(),
+                          [](const Candidate& t) { return library_route(t); }));
+  // Every K split leaves each warp at least one 16-byte step (8 x 32 x 4 <= 1280).
+  for (const auto& t : tunings) {
+    if (t.params.value("structure", "") == "skinny") {
+      EXPECT_LE(t.params["kwarps"].get<int>() * 32 * 4, 1280) << t.id;
+    }
+  }
+  // cuBLASLt ahead after stage 1: the skinny shapes come after its algos.
+  const Candidate* lt = &cands[1];
+  const auto after_lt = family.tunings(s, c, *lt, "memory");
+  ASSERT_FALSE(after_lt.empty());
+  EXPECT_TRUE(library_route(after_lt.front()));
+  EXPECT_EQ(after_lt.back().params.value("structure", ""), "skinny");
+
+  EXPECT_EQ(find(structures_of(linear_spec("float32", "tanh", json::object(), 17, 1280, 256)),
+                 "skinny"),
+            nullptr);
+  EXPECT_EQ(find(structures_of(matmul_spec("float32", 0, 8, 1280, 256)), "skinny"), nullptr);
+  GemmProblem p;
+  p.m = 8, p.n = 256, p.k = 1280, p.b_nk = true;
+  GemmParams q;
+  q.structure = "skinny";
+  q.kwarps = 3;
+  EXPECT_EQ(GemmFamily::skinny_unsupported(p, q).value_or(""), "K split over 1, 2, 4 or 8 warps");
+  p.m = 17;
+  EXPECT_NE(GemmFamily::skinny_unsupported(p, gemm_skinny_default(p)).value_or("").find("16 rows"),
+            std::string::npos);
+}
+
+// The skinny kernel compiles with the real nvcc: fp32 with a bias and tanh, and fp16 with 4 rows,
+// no bias and an odd K (its element-load path only).
+TEST(Gemm, SkinnyCandidatesCompileWithNvcc) {
+  const auto nvcc = egg::testing::real_nvcc();
+  if (!nvcc) GTEST_SKIP() << "no nvcc";
+  const auto s = spec::parse_spec(linear_spec("float32", "tanh", json::object(), 8, 1280, 256));
+  const auto c = contract::derive(s, "sk");
+  GemmFamily family(kData);
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, family.structures(s, c)[0]), "");
+  const auto h = spec::parse_spec(linear_spec("float16", "", json::object(), 4, 1001, 512, false));
+  const auto hc = contract::derive(h, "hk");
+  const auto hs = family.structures(h, hc);
+  ASSERT_EQ(hs[0].params.value("structure", ""), "skinny");
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, hc, hs[0]), "");
+}
+
 TEST(Gemm, BuiltinBackendPicksGemmFamily) {
   BuiltinBackend backend(kData);
   auto s = spec::parse_spec(linear_spec());

@@ -103,6 +103,8 @@ json GemmParams::to_json() const {
       j["inflight"] = inflight;
       if (splitk > 1) j["splitk"] = splitk;
     }
+  } else if (structure == "skinny") {
+    j.update({{"kwarps", kwarps}, {"cols", cols}});
   } else if (structure == "cublas") {
     j["link"] = json::array({"cublas"});
     j["epilogue_block"] = epilogue_block;
@@ -134,6 +136,8 @@ GemmParams GemmParams::from_json(const json& j) {
   p.min_blocks = j.value("min_blocks", p.min_blocks);
   p.fold = j.value("fold", p.fold);
   p.inflight = j.value("inflight", p.inflight);
+  p.kwarps = j.value("kwarps", p.kwarps);
+  p.cols = j.value("cols", p.cols);
   return p;
 }
 
@@ -150,13 +154,14 @@ GemmFamily::GemmFamily(const std::filesystem::path& data_dir, std::string precis
       x3_(render::load_template(data_dir, "gemm/x3.cuh.tmpl")),
       wgx3_(render::load_template(data_dir, "gemm/wgx3.cuh.tmpl")),
       wg_(render::load_template(data_dir, "gemm/wg.cuh.tmpl")),
+      skinny_(render::load_template(data_dir, "gemm/skinny.cuh.tmpl")),
       epilogue_(render::load_template(data_dir, "gemm/epilogue.cuh.tmpl")),
       keep_pool_(render::load_template(data_dir, "common/keep_pool.cuh")) {}
 
 std::vector<std::pair<std::string, std::string>> GemmFamily::key_inputs() const {
   auto inputs = ops_.key_inputs();
   for (const auto* t : {&lt_, &lt_launch_, &cublas_, &epilogue_pass_, &tc_, &tc_launch_, &x3_,
-                        &wgx3_, &wg_, &epilogue_, &keep_pool_})
+                        &wgx3_, &wg_, &skinny_, &epilogue_, &keep_pool_})
     inputs.push_back({t->name, t->text});
   return inputs;
 }
@@ -567,6 +572,24 @@ std::optional<std::string> GemmFamily::wgx3_unsupported(const GemmProblem& p, co
   return std::nullopt;
 }
 
+std::optional<std::string> GemmFamily::skinny_unsupported(const GemmProblem& p,
+                                                         const GemmParams& q) {
+  if (!is_gemm_dtype(p.dtype)) return "the own skinny GEMM takes float32, float16 or bfloat16";
+  if (p.a_km || !p.b_nk)
+    return "the own skinny GEMM reads A as [M][K] and B as [N][K] (nn.Linear's weight)";
+  if (p.m > kSkinnyMaxRows)
+    return "more than " + std::to_string(kSkinnyMaxRows) +
+           " rows (the skinny GEMM keeps every row's sum in registers)";
+  if (q.kwarps != 1 && q.kwarps != 2 && q.kwarps != 4 && q.kwarps != 8)
+    return "K split over 1, 2, 4 or 8 warps";
+  if (q.cols < 1 || q.cols > 4 || p.m * q.cols > 64)
+    return "1 to 4 columns a warp, at most 64 sums in registers";
+  const std::int64_t block_cols = 8 / q.kwarps * q.cols;
+  if ((p.n + block_cols - 1) / block_cols > 2147483647 || p.batch > 65535)
+    return "grid too large";
+  return std::nullopt;
+}
+
 Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, const GemmProblem& p,
                              const GemmParams& q) const {
   const std::string fn = "egg_" + c.name;
@@ -597,6 +620,9 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
   if (q.structure == "wg")
     if (auto why = wg_unsupported(p, q))
       throw InternalError("gemm: wg asked for an unsupported problem: " + *why);
+  if (q.structure == "skinny")
+    if (auto why = skinny_unsupported(p, q))
+      throw InternalError("gemm: skinny asked for an unsupported problem: " + *why);
 
   // The epilogue program (everything after alpha*A.B that the kernel, not cuBLASLt, computes).
   json operands = json::array(), loads = json::array(), steps = json::array();
@@ -705,6 +731,9 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
       {"inflight", q.inflight},
       {"splits", std::max(1, q.splitk)},
       {"wgmma_type", p.dtype == spec::DType::bfloat16 ? "bf16" : "f16"},
+      {"skinny_kwarps", q.kwarps},
+      {"skinny_cols", q.cols},
+      {"skinny_groups", 8 / std::max(1, q.kwarps)},
       {"kernel_ns", q.structure}};
   // cuBLASLt: its A is our B (row-major out = A.B is column-major out^T = B^T.A^T).
   ctx["trans_a"] = p.b_nk ? "CUBLAS_OP_T" : "CUBLAS_OP_N";
@@ -757,7 +786,16 @@ Candidate GemmFamily::render(const spec::Spec& s, const contract::Contract& c, c
   const std::string shape = std::to_string(p.batch) + "x" + std::to_string(p.m) + "x" +
                             std::to_string(p.n) + "x" + std::to_string(p.k) + " " +
                             spec::dtype_name(p.dtype);
-  if (q.structure == "tc" || q.structure == "x3" || q.structure == "wgx3" || q.structure == "wg") {
+  if (q.structure == "skinny") {
+    cand.id = "gemm.skinny:w" + std::to_string(q.kwarps) + ":c" + std::to_string(q.cols);
+    cand.summary = "own skinny GEMM " + shape + ", " + std::to_string(q.cols) +
+                   " column(s) a warp, K over " + std::to_string(q.kwarps) +
+                   " warp(s), epilogue in registers: " + epilogue_text;
+    ctx["summary"] = cand.summary;
+    cand.code.device_code = render::render(skinny_.text, ctx, skinny_.name);
+    cand.code.launch_body = render::render(tc_launch_.text, ctx, tc_launch_.name);
+  } else if (q.structure == "tc" || q.structure == "x3" || q.structure == "wgx3" ||
+             q.structure == "wg") {
     const bool x3 = q.structure == "x3", wgx3 = q.structure == "wgx3", wg16 = q.structure == "wg";
     const std::string tile =
         std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" + std::to_string(q.bk);
@@ -914,6 +952,59 @@ GemmParams gemm_wgx3_default() {
   return q;
 }
 
+namespace {
+
+// The skinny kernel's configurations in the order of the work a block takes (columns a block x
+// K per warp), the most first: a block reads more of B per launch where the grid allows.
+std::vector<GemmParams> skinny_configs(const GemmProblem& p) {
+  std::vector<GemmParams> out;
+  for (const auto& [kwarps, cols] : std::vector<std::pair<int, int>>{
+           {1, 4}, {1, 2}, {2, 2}, {1, 1}, {2, 1}, {4, 2}, {4, 1}, {8, 1}}) {
+    GemmParams q;
+    q.structure = "skinny";
+    q.kwarps = kwarps;
+    q.cols = cols;
+    // A K split whose warps would find no 16-byte step of their own idles them.
+    const std::int64_t vec = 16 / spec::dtype_size(p.dtype);
+    if (kwarps > 1 && std::int64_t(kwarps) * 32 * vec > p.k) continue;
+    if (!GemmFamily::skinny_unsupported(p, q)) out.push_back(q);
+  }
+  return out;
+}
+
+std::int64_t skinny_blocks(const GemmProblem& p, const GemmParams& q) {
+  const std::int64_t block_cols = 8 / q.kwarps * q.cols;
+  return p.batch * ((p.n + block_cols - 1) / block_cols);
+}
+
+}  // namespace
+
+GemmParams gemm_skinny_default(const GemmProblem& p) {
+  const auto configs = skinny_configs(p);
+  if (configs.empty()) {
+    GemmParams q;
+    q.structure = "skinny";
+    return q;
+  }
+  // The most work a block while the grid still covers every SM twice; else the most blocks.
+  for (const auto& q : configs)
+    if (skinny_blocks(p, q) >= 2 * kSms) return q;
+  return *std::max_element(configs.begin(), configs.end(), [&](const auto& x, const auto& y) {
+    return skinny_blocks(p, x) < skinny_blocks(p, y);
+  });
+}
+
+std::vector<GemmParams> gemm_skinny_tuning_space(const GemmProblem& p) {
+  const GemmParams first = gemm_skinny_default(p);
+  std::vector<GemmParams> out;
+  for (const auto& q : skinny_configs(p))
+    if (q.kwarps != first.kwarps || q.cols != first.cols) out.push_back(q);
+  std::stable_sort(out.begin(), out.end(), [&](const auto& x, const auto& y) {
+    return skinny_blocks(p, x) > skinny_blocks(p, y);
+  });
+  return out;
+}
+
 int wgx3_splits(const GemmProblem& p, int bm, int bn) {
   // Expert prior: a running sum of at most 256 k-tiles (K 8192; at 16384 k-tiles the rounded adds
   // lost to cuBLAS's split K by 8x on the H100, docs/PERFORMANCE.md 2026-12-05), and blocks for
@@ -1001,6 +1092,11 @@ std::vector<GemmParams> GemmFamily::structure_params(const spec::Spec& s, const 
   // PRECISION fp32x3: the user opted in to split-precision tensor-core math, which stage 1 then
   // measures first, against the library floor (cuBLASLt's SGEMM) second.
   if (auto split = split_default(p)) out.push_back(*split);
+  // A few rows and nn.Linear's weight: the own skinny kernel, which streams B once with the
+  // epilogue in registers, ahead of cuBLASLt, whose heuristic picks tiles that leave most SMs
+  // idle on such shapes (a recurrent step of 8 rows: 28 us a GEMM against PyTorch's 5,
+  // docs/PERFORMANCE.md); stage 1 measures the library floor beside it.
+  if (!skinny_unsupported(p, gemm_skinny_default(p))) out.push_back(gemm_skinny_default(p));
   GemmParams q;
   const bool native = native_epilogue(s, p).has_value();
   if (native) {
@@ -1052,6 +1148,15 @@ std::vector<GemmParams> GemmFamily::tuning_params(const spec::Spec& s, const con
   (void)bottleneck;  // a GEMM is compute-bound at these sizes; the space is the same either way
   if (base.structure == "tc") return gemm_tc_tuning_space(p);
   if (base.structure == "wg") return gemm_wg_tuning_space(p);
+  const bool skinny = !skinny_unsupported(p, gemm_skinny_default(p));
+  // The skinny kernel's other configurations, then cuBLASLt's ranked algos.
+  if (base.structure == "skinny") {
+    std::vector<GemmParams> out = gemm_skinny_tuning_space(p);
+    GemmParams lt;
+    lt.structure = native_epilogue(s, p) ? "lt_native" : "lt_epilogue";
+    for (const auto& q : gemm_lt_tuning_space(p, lt)) out.push_back(q);
+    return out;
+  }
   if (base.structure == "x3" || base.structure == "wgx3") return split_tuning_space(p);
   if (base.structure == "lt_native" && !native_epilogue(s, p)) return {};
   // cuBLAS chooses its kernel itself: its epilogue kernel's other block, then cuBLASLt's ranked
@@ -1082,6 +1187,9 @@ std::vector<GemmParams> GemmFamily::tuning_params(const spec::Spec& s, const con
   // The fp16/bf16 wgmma kernel's tiles (sm_90a) after cuBLASLt's algos (slower where measured).
   if (wgmma_ && !wg_unsupported(p, gemm_wg_default()))
     for (const auto& q : gemm_wg_tuning_space(p)) out.push_back(q);
+  // cuBLASLt ahead of the skinny kernel after stage 1: its other configurations last.
+  if (skinny)
+    for (const auto& q : gemm_skinny_tuning_space(p)) out.push_back(q);
   return out;
 }
 
@@ -1094,7 +1202,7 @@ std::optional<GemmParams> GemmFamily::fallback_params(const spec::Spec&, const c
   // A ranked index or split the heuristic does not offer for this problem: nothing to repair (the
   // incumbent, index 0, was measured already).
   if (f.structure != "tc" && f.structure != "x3" && f.structure != "wgx3" && f.structure != "wg" &&
-      (f.algo > 0 || f.splitk > 0))
+      f.structure != "skinny" && (f.algo > 0 || f.splitk > 0))
     return std::nullopt;
   GemmParams q;
   q.structure = "lt_epilogue";

@@ -13,6 +13,9 @@
 //               memory, sm_90a): in place of x3 where every target arch is sm_90a
 //   wg          an own fp16/bf16 GEMM on wgmma (m64nNk16 from shared memory, sm_90a) for a B
 //               stored [N][K] (nn.Linear's weight), proposed first where every arch is sm_90a
+//   skinny      an own GEMV-like kernel for at most 16 rows (a recurrent step, decoding) and a B
+//               stored [N][K]: it streams B once, split over columns and K, epilogue in registers;
+//               proposed first for such shapes (cuBLASLt's library floor second)
 // Stage 2 tunes the cuBLASLt heuristic algo index, or the own kernels' tiles and stages.
 #pragma once
 
@@ -58,7 +61,8 @@ struct GemmNativeEpilogue {
 
 // Tunable parameters of the GEMM templates.
 struct GemmParams {
-  std::string structure = "lt_epilogue";  // lt_native | lt_epilogue | cublas | tc | x3 | wgx3 | wg
+  std::string structure =
+      "lt_epilogue";  // lt_native | lt_epilogue | cublas | tc | x3 | wgx3 | wg | skinny
   int algo = 0;                           // cuBLASLt: index into the heuristic's ranked algos
   int splitk =
       0;  // cuBLASLt: 0 = as the heuristic configured the algo, else K split this many ways
@@ -70,6 +74,8 @@ struct GemmParams {
   int min_blocks = 1;  // __launch_bounds__ minimum blocks per SM (2 caps registers at 128/thread)
   int fold = 1;        // x3: k-steps of 8 summed inside the tensor cores before a rounded add
   int inflight = 1;    // wgx3: wgmma groups in flight (2: the next tile's products queued)
+  int kwarps = 1;      // skinny: warps splitting each column group's K (1, 2, 4 or 8)
+  int cols = 2;        // skinny: columns a warp computes (the A values it loads serve them all)
   nlohmann::json to_json() const;
   static GemmParams from_json(const nlohmann::json& j);
 };
@@ -100,6 +106,9 @@ class GemmFamily : public PlannedFamily<GemmProblem, GemmParams> {
   // Why the own 3xTF32 wgmma kernel cannot run this problem with these parameters, or nullopt.
   static std::optional<std::string> wgx3_unsupported(const GemmProblem& p,
                                                      const GemmParams& params);
+  // Why the own skinny (few-row) kernel cannot run this problem with these parameters, or nullopt.
+  static std::optional<std::string> skinny_unsupported(const GemmProblem& p,
+                                                       const GemmParams& params);
 
  protected:
   std::vector<GemmParams> structure_params(const spec::Spec& spec,
@@ -134,6 +143,7 @@ class GemmFamily : public PlannedFamily<GemmProblem, GemmParams> {
   render::Template x3_;
   render::Template wgx3_;
   render::Template wg_;
+  render::Template skinny_;
   render::Template epilogue_;
   render::Template keep_pool_;  // the stream-ordered memory kept between calls (templates/common/)
 };
@@ -150,6 +160,12 @@ std::vector<GemmParams> gemm_wg_tuning_space(const GemmProblem& p);
 // The same for the wgmma (sm_90a) 3xTF32 kernel.
 GemmParams gemm_wgx3_default();
 std::vector<GemmParams> gemm_wgx3_tuning_space(const GemmProblem& p);
+// The skinny kernel's rows limit, its stage-1 configuration for `p` (the most work a block that
+// still fills every SM twice, gpu_target.h) and its other configurations for stage 2, the ones
+// with the most blocks first.
+inline constexpr std::int64_t kSkinnyMaxRows = 16;
+GemmParams gemm_skinny_default(const GemmProblem& p);
+std::vector<GemmParams> gemm_skinny_tuning_space(const GemmProblem& p);
 // The K slices of a wgx3 kernel of bm x bn tiles for `p` (1: one running sum per block).
 int wgx3_splits(const GemmProblem& p, int bm, int bn);
 
