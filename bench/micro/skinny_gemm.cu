@@ -37,7 +37,8 @@ __global__ void __launch_bounds__(256)
   for (int kk = (s * 32 + lane) * 4; kk < k; kk += S * 32 * 4) {
     float4 av[M];
 #pragma unroll
-    for (int m = 0; m < M; ++m) av[m] = __ldg(reinterpret_cast<const float4*>(a + (size_t)m * k + kk));
+    for (int m = 0; m < M; ++m)
+      av[m] = __ldg(reinterpret_cast<const float4*>(a + (size_t)m * k + kk));
 #pragma unroll
     for (int c = 0; c < CW; ++c) {
       if (n0 + c >= n) break;
@@ -118,7 +119,7 @@ int main() {
   CK(cudaMalloc(&ws, ws_bytes));
   cublasSetWorkspace(blas, ws, ws_bytes);
 
-  const Shape shapes[] = {{8, 256, 1280}, {8, 128, 256},  {1, 4096, 4096},
+  const Shape shapes[] = {{8, 256, 1280},   {8, 128, 256},    {1, 4096, 4096},
                           {4, 11008, 4096}, {16, 4096, 4096}, {8, 1000, 2048}};
   printf("%-16s %-22s %10s %10s %12s\n", "M x N x K", "route", "cold us", "warm us", "cold GB/s");
   for (const Shape sh : shapes) {
@@ -142,15 +143,16 @@ int main() {
       cudaMemcpy(got.data(), out, got.size() * 4, cudaMemcpyDeviceToHost);
       cudaMemcpy(want.data(), ref, want.size() * 4, cudaMemcpyDeviceToHost);
       double err = 0;
-      for (size_t i = 0; i < got.size(); ++i) err = std::max(err, (double)std::fabs(got[i] - want[i]));
+      for (size_t i = 0; i < got.size(); ++i)
+        err = std::max(err, (double)std::fabs(got[i] - want[i]));
       printf("%-16s %-22s %10.2f %10.2f %12.0f  max|diff| %.2e\n", name, route, c * 1e3, wm * 1e3,
              bytes / c / 1e6, err);
     };
     // cuBLAS SGEMM, column-major: out^T[N][M] = W^T... as PyTorch: C(n x m) = W(k x n)^T · A(k x m)
     const float one = 1.f, zero = 0.f;
     auto sgemm = [&] {
-      cublasSgemm(blas, CUBLAS_OP_T, CUBLAS_OP_N, sh.n, sh.m, sh.k, &one, w, sh.k, a, sh.k, &zero, out,
-                  sh.n);
+      cublasSgemm(blas, CUBLAS_OP_T, CUBLAS_OP_N, sh.n, sh.m, sh.k, &one, w, sh.k, a, sh.k, &zero,
+                  out, sh.n);
     };
     sgemm();
     CK(cudaMemcpy(ref, out, (size_t)sh.m * sh.n * 4, cudaMemcpyDeviceToDevice));
@@ -204,15 +206,16 @@ int main() {
     }
     auto own = [&](const char* route, auto kernel, int s, int cw) {
       const int cols = 8 / s * cw;
-      report(route, [&] { kernel<<<(sh.n + cols - 1) / cols, 256>>>(a, w, bias, out, sh.n, sh.k); });
+      report(route,
+             [&] { kernel<<<(sh.n + cols - 1) / cols, 256>>>(a, w, bias, out, sh.n, sh.k); });
     };
-#define OWN(MM, S, CW)                                                 \
-  if (sh.m == MM) {                                                    \
-    own("skinny S" #S " CW" #CW, skinny<MM, S, CW>, S, CW);            \
+#define OWN(MM, S, CW)                                      \
+  if (sh.m == MM) {                                         \
+    own("skinny S" #S " CW" #CW, skinny<MM, S, CW>, S, CW); \
   }
-#define OWN_ALL(MM) OWN(MM, 8, 1) OWN(MM, 4, 1) OWN(MM, 4, 2) OWN(MM, 2, 2) OWN(MM, 1, 2) OWN(MM, 1, 4) OWN(MM, 2, 4)
-    OWN_ALL(1) OWN_ALL(4) OWN_ALL(8) OWN_ALL(16)
-    CK(cudaGetLastError());
+#define OWN_ALL(MM) \
+  OWN(MM, 8, 1) OWN(MM, 4, 1) OWN(MM, 4, 2) OWN(MM, 2, 2) OWN(MM, 1, 2) OWN(MM, 1, 4) OWN(MM, 2, 4)
+    OWN_ALL(1) OWN_ALL(4) OWN_ALL(8) OWN_ALL(16) CK(cudaGetLastError());
     cublasLtMatmulPreferenceDestroy(pref);
     cublasLtMatrixLayoutDestroy(la);
     cublasLtMatrixLayoutDestroy(lb);

@@ -622,9 +622,11 @@ TEST(Gemm, FewRowsGetTheSkinnyKernelFirstThenTheLibraryFloor) {
   EXPECT_TRUE(has(code, "constexpr long long N = 256, K = 1280, BATCH = 1;"));
   EXPECT_TRUE(has(code, "const float t1 = tanhf(g);")) << code;
   EXPECT_TRUE(has(code, "egg_rnn_epilogue<long long>(v, i, fc_bias)"));
-  EXPECT_TRUE(has(cands[0].code.launch_body, "egg_rnn_skinny::run(x, fc_weight, out0, fc_bias, stream)"))
+  EXPECT_TRUE(
+      has(cands[0].code.launch_body, "egg_rnn_skinny::run(x, fc_weight, out0, fc_bias, stream)"))
       << cands[0].code.launch_body;
-  EXPECT_EQ(cands[0].params, json({{"structure", "skinny"}, {"tf32", false}, {"kwarps", 8}, {"cols", 1}}));
+  EXPECT_EQ(cands[0].params,
+            json({{"structure", "skinny"}, {"tf32", false}, {"kwarps", 8}, {"cols", 1}}));
 
   GemmFamily family(kData);
   const auto s = spec::parse_spec(j);
@@ -647,9 +649,9 @@ TEST(Gemm, FewRowsGetTheSkinnyKernelFirstThenTheLibraryFloor) {
   EXPECT_TRUE(library_route(after_lt.front()));
   EXPECT_EQ(after_lt.back().params.value("structure", ""), "skinny");
 
-  EXPECT_EQ(find(structures_of(linear_spec("float32", "tanh", json::object(), 17, 1280, 256)),
-                 "skinny"),
-            nullptr);
+  EXPECT_EQ(
+      find(structures_of(linear_spec("float32", "tanh", json::object(), 17, 1280, 256)), "skinny"),
+      nullptr);
   EXPECT_EQ(find(structures_of(matmul_spec("float32", 0, 8, 1280, 256)), "skinny"), nullptr);
   GemmProblem p;
   p.m = 8, p.n = 256, p.k = 1280, p.b_nk = true;

@@ -573,7 +573,7 @@ std::optional<std::string> GemmFamily::wgx3_unsupported(const GemmProblem& p, co
 }
 
 std::optional<std::string> GemmFamily::skinny_unsupported(const GemmProblem& p,
-                                                         const GemmParams& q) {
+                                                          const GemmParams& q) {
   if (!is_gemm_dtype(p.dtype)) return "the own skinny GEMM takes float32, float16 or bfloat16";
   if (p.a_km || !p.b_nk)
     return "the own skinny GEMM reads A as [M][K] and B as [N][K] (nn.Linear's weight)";
@@ -585,8 +585,7 @@ std::optional<std::string> GemmFamily::skinny_unsupported(const GemmProblem& p,
   if (q.cols < 1 || q.cols > 4 || p.m * q.cols > 64)
     return "1 to 4 columns a warp, at most 64 sums in registers";
   const std::int64_t block_cols = 8 / q.kwarps * q.cols;
-  if ((p.n + block_cols - 1) / block_cols > 2147483647 || p.batch > 65535)
-    return "grid too large";
+  if ((p.n + block_cols - 1) / block_cols > 2147483647 || p.batch > 65535) return "grid too large";
   return std::nullopt;
 }
 

@@ -63,7 +63,7 @@ struct GemmNativeEpilogue {
 struct GemmParams {
   std::string structure =
       "lt_epilogue";  // lt_native | lt_epilogue | cublas | tc | x3 | wgx3 | wg | skinny
-  int algo = 0;                           // cuBLASLt: index into the heuristic's ranked algos
+  int algo = 0;       // cuBLASLt: index into the heuristic's ranked algos
   int splitk =
       0;  // cuBLASLt: 0 = as the heuristic configured the algo, else K split this many ways
   int epilogue_block = 256;  // lt_epilogue, cublas: threads per block of the epilogue kernel
