@@ -633,7 +633,7 @@ TEST(Gemm, FewRowsGetTheSkinnyKernelFirstThenTheLibraryFloor) {
   const auto c = contract::derive(s, "rnn");
   const auto tunings = family.tunings(s, c, cands[0], "memory");
   ASSERT_GE(tunings.size(), 3u);
-  EXPECT_EQ(tunings[0].id, "gemm.skinny:w4:c1");  // the most blocks after the default's
+  EXPECT_EQ(tunings[0].id, "gemm.skinny:w4:c1");  // the grid nearest the default's
   EXPECT_TRUE(std::any_of(tunings.begin(), tunings.end(),
                           [](const Candidate& t) { return library_route(t); }));
   // Every K split leaves each warp at least one 16-byte step (8 x 32 x 4 <= 1280).
@@ -649,6 +649,9 @@ TEST(Gemm, FewRowsGetTheSkinnyKernelFirstThenTheLibraryFloor) {
   EXPECT_TRUE(library_route(after_lt.front()));
   EXPECT_EQ(after_lt.back().params.value("structure", ""), "skinny");
 
+  // 4096 columns: two warps a column pair's K, 8 columns a block (512 blocks, every SM twice).
+  EXPECT_EQ(structures_of(linear_spec("float32", "tanh", json::object(), 8, 2048, 4096))[0].id,
+            "gemm.skinny:w2:c2");
   EXPECT_EQ(
       find(structures_of(linear_spec("float32", "tanh", json::object(), 17, 1280, 256)), "skinny"),
       nullptr);

@@ -2,6 +2,7 @@
 #include "backend/builtin/gpu_target.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -998,8 +999,15 @@ std::vector<GemmParams> gemm_skinny_tuning_space(const GemmProblem& p) {
   std::vector<GemmParams> out;
   for (const auto& q : skinny_configs(p))
     if (q.kwarps != first.kwarps || q.cols != first.cols) out.push_back(q);
+  // Nearest the default's grid first (by the ratio of block counts), more columns a warp (more
+  // use of each A load) first among equals.
+  const double base = double(skinny_blocks(p, first));
+  auto distance = [&](const GemmParams& q) {
+    return std::abs(std::log2(double(skinny_blocks(p, q)) / base));
+  };
   std::stable_sort(out.begin(), out.end(), [&](const auto& x, const auto& y) {
-    return skinny_blocks(p, x) > skinny_blocks(p, y);
+    const double dx = distance(x), dy = distance(y);
+    return dx != dy ? dx < dy : x.cols > y.cols;
   });
   return out;
 }
