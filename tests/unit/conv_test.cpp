@@ -125,6 +125,30 @@ TEST(Conv, OutputSizesMatchATen) {
 
 // ---- can_implement ------------------------------------------------------------------------
 
+// The epilogue pass's 16-byte loads: channels-last only, channels in multiples of a load's
+// elements (4 fp32), a span of whole sweeps (8 x 4 = 32 fp32 positions; 64 for fp16).
+TEST(Conv, VectorLoadsInThePassNeedChannelsLastAndWholeLoads) {
+  auto r = plan_of(resnet());
+  ASSERT_TRUE(std::holds_alternative<ConvPlan>(r));
+  ConvPlan p = std::get<ConvPlan>(r);
+  ConvParams q;
+  q.structure = "cudnn";
+  q.nhwc = true;
+  q.vload = true;
+  EXPECT_FALSE(conv_params_unsupported(p, q).has_value());
+  q.nhwc = false;
+  EXPECT_TRUE(has(conv_params_unsupported(p, q).value_or(""), "channels-last"));
+  q.nhwc = true;
+  p.c_out = 62;
+  EXPECT_TRUE(has(conv_params_unsupported(p, q).value_or(""), "multiples of 4"));
+  p.c_out = 64;
+  p.dtype = spec::DType::float16;
+  EXPECT_TRUE(has(conv_params_unsupported(p, q).value_or(""), "span of 64"));
+  q.span = 64;
+  EXPECT_FALSE(conv_params_unsupported(p, q).has_value());
+  EXPECT_EQ(ConvParams::from_json(q.to_json()).vload, true);
+}
+
 TEST(Conv, PlansGroupsStridesSamePaddingAndTransposed) {
   auto r = plan_of(resnet());
   ASSERT_TRUE(std::holds_alternative<ConvPlan>(r)) << std::get<UserError>(r).describe();
@@ -556,22 +580,26 @@ TEST(Conv, CudnnChannelsLastIsOfferedSecondWithTheLayoutChangeInTheCall) {
   EXPECT_TRUE(has(d, "static_cast<const void*>(xt)")) << d;
   EXPECT_TRUE(has(d, "const int align_class = 0;"));  // the layout buffers are 256-byte aligned
   EXPECT_TRUE(has(cands[1].summary, "channels-last")) << cands[1].summary;
-  // Stage 2 keeps the layout: the epilogue pass's 128 positions a block first, then the ranks,
-  // then 64 positions.
+  // Stage 2 keeps the layout: the epilogue pass's 128 positions a block first, with 16-byte loads
+  // along the channels and without, then the ranks, then 64 positions.
   ConvFamily family(kData, egg::backend::Cudnn::any_engine);
   auto s = spec::parse_spec(resnet());
   const auto tunings = family.tunings(s, contract::derive(s, "k"), cands[1], "memory");
-  ASSERT_GE(tunings.size(), 3u);
-  EXPECT_EQ(tunings[0].id, "conv.cudnn.fwd.nhwc:a0:p128");
-  EXPECT_EQ(tunings[1].id, "conv.cudnn.fwd.nhwc:a1");
+  ASSERT_GE(tunings.size(), 4u);
+  EXPECT_EQ(tunings[0].id, "conv.cudnn.fwd.nhwc:a0:p128:v");
+  EXPECT_EQ(tunings[1].id, "conv.cudnn.fwd.nhwc:a0:p128");
+  EXPECT_EQ(tunings[2].id, "conv.cudnn.fwd.nhwc:a1");
   EXPECT_EQ(tunings.back().id, "conv.cudnn.fwd.nhwc:a0:p64");
-  EXPECT_EQ(tunings[0].params["span"], 128);
-  const auto& p128 = tunings[0].code.device_code;
+  EXPECT_EQ(tunings[1].params["span"], 128);
+  EXPECT_EQ(tunings[0].params["vload"], true);
+  const auto& p128 = tunings[1].code.device_code;
   EXPECT_TRUE(has(p128, "egg_k_kEpiSpan = 128;")) << p128;
+  EXPECT_TRUE(has(p128, "egg_k_kEpiVec = 1;")) << p128;
   EXPECT_TRUE(has(p128, "unsigned((egg_k_geo::OSP + egg_k_kEpiSpan - 1) / egg_k_kEpiSpan)"))
       << p128;
+  EXPECT_TRUE(has(tunings[0].code.device_code, "egg_k_kEpiVec = 4;"));  // 4 fp32 channels a load
   if (const auto nvcc = egg::testing::real_nvcc()) {
-    for (const auto* t : {&tunings[0], &tunings.back()})
+    for (const auto* t : {&tunings[0], &tunings[1], &tunings.back()})
       EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, contract::derive(s, "k"), *t), "")
           << t->id;
   }
@@ -850,7 +878,7 @@ TEST(Conv, TransposedWithAPassRunsChannelsLastFirst) {
   ConvFamily family(kData, egg::backend::Cudnn::any_engine);
   auto s = spec::parse_spec(biased);
   EXPECT_EQ(family.tunings(s, contract::derive(s, "k"), cands[0], "memory").at(0).id,
-            "conv.cudnn.bwd_data.nhwc:a0:p128");
+            "conv.cudnn.bwd_data.nhwc:a0:p128:v");
   auto ps = spec::parse_spec(grouped_transpose());
   for (const auto& t : family.tunings(ps, contract::derive(ps, "k"), plain[2], "memory"))
     EXPECT_FALSE(has(t.id, ":p")) << t.id;

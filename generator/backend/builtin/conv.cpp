@@ -313,6 +313,7 @@ json ConvParams::to_json() const {
     j["algo"] = algo;
     j["layout"] = nhwc ? "nhwc" : "nchw";
     if (span != 32) j["span"] = span;
+    if (vload) j["vload"] = true;
     j["link"] = json::array({"cudnn"});  // as the GEMM family records cuBLASLt
   } else {
     j.update({{"block", block}, {"co", co}});
@@ -342,6 +343,7 @@ ConvParams ConvParams::from_json(const json& j) {
   p.algo = j.value("algo", p.algo);
   p.nhwc = j.value("layout", std::string("nchw")) == "nhwc";
   p.span = j.value("span", p.span);
+  p.vload = j.value("vload", p.vload);
   return p;
 }
 
@@ -386,6 +388,11 @@ std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const Conv
     if (q.span != 32 && (!q.nhwc || (q.span != 64 && q.span != 128)))
       return "an epilogue pass's span of " + std::to_string(q.span) +
              " positions (32, 64 or 128, channels-last only)";
+    // 16-byte loads: 32 / vec lanes a position, 8 * vec positions a sweep of the block.
+    const std::int64_t vec = 16 / spec::dtype_size(p.dtype);
+    if (q.vload && (!q.nhwc || p.c_out % vec != 0 || q.span % (8 * vec) != 0))
+      return "16-byte loads in the epilogue pass need channels-last, channels in multiples of " +
+             std::to_string(vec) + " and a span of " + std::to_string(8 * vec) + " or more";
     return std::nullopt;
   }
   if ((q.structure == "transpose") != p.transposed)
@@ -735,9 +742,10 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
              : "");
     id = std::string("conv.cudnn.") + (plan.transposed ? "bwd_data" : "fwd") +
          (q.nhwc ? ".nhwc" : "") + ":a" + std::to_string(q.algo) +
-         (q.span != 32 ? ":p" + std::to_string(q.span) : "");
+         (q.span != 32 ? ":p" + std::to_string(q.span) : "") + (q.vload ? ":v" : "");
     if (q.span != 32)
       structure += " (" + std::to_string(q.span) + " positions per channel a block of the pass)";
+    if (q.vload) structure += " (the pass reads 16 bytes of channels a load)";
   } else {
     structure = "transposed convolution as a gather on CUDA cores, a thread per " +
                 std::to_string(q.co) + " output channel(s), exact fp32 accumulation";
@@ -824,6 +832,7 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
   ctx["fused"] = plan.reduction || plan.pool || plan.norm;
   ctx["epilogue_pass"] = transposing_pass(plan);
   ctx["epi_span"] = q.span;
+  ctx["epi_vec"] = q.vload ? 16 / spec::dtype_size(plan.dtype) : 1;
   if (plan.reduction || plan.pool || plan.norm) {  // the outputs are written by {{fn}}_finish
     ctx.update(red);
     ctx["red_results"] = results;
@@ -916,9 +925,17 @@ std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& i
     // The transposing epilogue pass first: 128 positions a channel per block (a 512-byte run
     // written per channel instead of 128 bytes: where the plane is no multiple of 8 positions
     // long, every run starts and ends inside a 32-byte sector). On the H100 the 32-position pass
-    // of level2/5 moved 1903 GB/s against a copy's 3027 (bench/micro/odd_strides.cu), whatever its
-    // channels per block or its tanh.
-    if (epilogue_pass && inc.nhwc) vary(&ConvParams::span, {inc.span == 32 ? 128 : 32});
+    // of level2/5 moved 1858 GB/s against a copy's 3028, the 128-position one 2236
+    // (bench/micro/odd_strides.cu, docs/PERFORMANCE.md 2026-12-07), whatever its channels per
+    // block or its tanh; first with 16-byte loads, then without.
+    if (epilogue_pass && inc.nhwc) {
+      // ... 16-byte loads along the channels with it (a lane loads 4 fp32 channels, not one)
+      ConvParams wide = inc;
+      wide.span = inc.span == 32 ? 128 : inc.span;
+      wide.vload = !inc.vload;
+      add(wide);
+      vary(&ConvParams::span, {inc.span == 32 ? 128 : 32});
+    }
     // The library floor, measured: the heuristic's ranks after the incumbent's (stage 1 measured
     // rank 0, PyTorch's pick without cudnn.benchmark), as cudnn.benchmark would time them.
     for (int rank = 0; rank < kCudnnRanksTuned; ++rank) {

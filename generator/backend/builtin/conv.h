@@ -188,6 +188,9 @@ struct ConvParams {
   // cudnn channels-last with an epilogue pass: the output positions a block of the pass writes
   // per channel (32, 64 or 128: a longer contiguous run per channel, fewer blocks' row ends)
   int span = 32;
+  // ... and whether it reads the result 16 bytes at a time along the channels (a full tile of 32
+  // channels; fewer load instructions than a lane a channel)
+  bool vload = false;
   nlohmann::json to_json() const;
   static ConvParams from_json(const nlohmann::json& j);
 };
