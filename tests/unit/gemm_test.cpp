@@ -607,9 +607,10 @@ TEST(Gemm, HalfEpilogueKeepsTheProductInFp32First) {
 
 // A few rows through nn.Linear's weight (a recurrent step, decoding): the own skinny kernel
 // first, with the bias and the activation in registers, and cuBLASLt's route second, the library
-// floor stage 1 measures beside it. Its default fills the GPU (a K split over 8 warps, one column
-// each, where 256 columns alone give 32 blocks of 8); stage 2 tries its other shapes, then
-// cuBLASLt's ranked algos. Past 16 rows, or with B stored [K][N], there is none.
+// floor stage 1 measures beside it. Its default is the first split in the order measured on the
+// H100 that gives every SM a block (K over 8 warps, one column each: 256 blocks, where 4 warps of
+// two columns give 64); stage 2 tries the other splits in that order, then cuBLASLt's ranked
+// algos. Past 16 rows, or with B stored [K][N], there is none.
 TEST(Gemm, FewRowsGetTheSkinnyKernelFirstThenTheLibraryFloor) {
   const json j = linear_spec("float32", "tanh", json::object(), 8, 1280, 256);
   auto cands = structures_of(j, "rnn");
@@ -633,13 +634,13 @@ TEST(Gemm, FewRowsGetTheSkinnyKernelFirstThenTheLibraryFloor) {
   const auto c = contract::derive(s, "rnn");
   const auto tunings = family.tunings(s, c, cands[0], "memory");
   ASSERT_GE(tunings.size(), 3u);
-  EXPECT_EQ(tunings[0].id, "gemm.skinny:w4:c1");  // the grid nearest the default's
+  EXPECT_EQ(tunings[0].id, "gemm.skinny:w4:c2");  // the measured order's first
   EXPECT_TRUE(std::any_of(tunings.begin(), tunings.end(),
                           [](const Candidate& t) { return library_route(t); }));
-  // Every K split leaves each warp at least one 16-byte step (8 x 32 x 4 <= 1280).
+  // Four columns a warp lost everywhere it was measured: never proposed.
   for (const auto& t : tunings) {
     if (t.params.value("structure", "") == "skinny") {
-      EXPECT_LE(t.params["kwarps"].get<int>() * 32 * 4, 1280) << t.id;
+      EXPECT_LE(t.params["cols"].get<int>(), 2) << t.id;
     }
   }
   // cuBLASLt ahead after stage 1: the skinny shapes come after its algos.
@@ -649,9 +650,15 @@ TEST(Gemm, FewRowsGetTheSkinnyKernelFirstThenTheLibraryFloor) {
   EXPECT_TRUE(library_route(after_lt.front()));
   EXPECT_EQ(after_lt.back().params.value("structure", ""), "skinny");
 
-  // 4096 columns: two warps a column pair's K, 8 columns a block (512 blocks, every SM twice).
+  // 4096 columns: 4 warps a column pair's K (1024 blocks); from 12 rows on, one warp a column
+  // pair (each A load serves two columns); K = 64 splits over at most 2 warps (a quarter of 8
+  // warps' steps would find work).
   EXPECT_EQ(structures_of(linear_spec("float32", "tanh", json::object(), 8, 2048, 4096))[0].id,
-            "gemm.skinny:w2:c2");
+            "gemm.skinny:w4:c2");
+  EXPECT_EQ(structures_of(linear_spec("float32", "tanh", json::object(), 16, 4096, 4096))[0].id,
+            "gemm.skinny:w1:c2");
+  for (const auto& c : structures_of(linear_spec("float32", "", json::object(), 4, 64, 4096)))
+    EXPECT_FALSE(has(c.id, "skinny:w4") || has(c.id, "skinny:w8")) << c.id;
   EXPECT_EQ(
       find(structures_of(linear_spec("float32", "tanh", json::object(), 17, 1280, 256)), "skinny"),
       nullptr);

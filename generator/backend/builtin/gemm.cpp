@@ -2,7 +2,6 @@
 #include "backend/builtin/gpu_target.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <set>
 
@@ -954,19 +953,25 @@ GemmParams gemm_wgx3_default() {
 
 namespace {
 
-// The skinny kernel's configurations in the order of the work a block takes (columns a block x
-// K per warp), the most first: a block reads more of B per launch where the grid allows.
+// The skinny kernel's configurations (K warps, columns a warp) in the order measured best on the
+// H100 (bench/micro/skinny_gemm.cu, docs/PERFORMANCE.md 2026-12-07): K split over 4-8 warps
+// first, whose blocks hide the latency of short columns (at 8 rows, 8 x 256 x 1280: 7.6 us cold
+// against 20.5 for one warp a column pair); from 12 rows on, a column pair a warp with little
+// split first (each A load then serves two columns: 16 x 4096 x 4096, 53 us against 78 for
+// 8 warps of one column). Four columns a warp lost everywhere and is left out. A K split keeps
+// at least a quarter of its warps' 16-byte steps busy.
 std::vector<GemmParams> skinny_configs(const GemmProblem& p) {
+  using Split = std::pair<int, int>;  // (K warps, columns a warp)
+  const std::vector<Split> few = {{4, 2}, {8, 1}, {4, 1}, {2, 2}, {1, 2}, {2, 1}, {1, 1}};
+  const std::vector<Split> many = {{1, 2}, {2, 2}, {4, 2}, {8, 1}, {4, 1}, {2, 1}, {1, 1}};
   std::vector<GemmParams> out;
-  for (const auto& [kwarps, cols] : std::vector<std::pair<int, int>>{
-           {1, 4}, {1, 2}, {2, 2}, {1, 1}, {2, 1}, {4, 2}, {4, 1}, {8, 1}}) {
+  const std::int64_t vec = 16 / spec::dtype_size(p.dtype);
+  for (const auto& [kwarps, cols] : p.m >= 12 ? many : few) {
     GemmParams q;
     q.structure = "skinny";
     q.kwarps = kwarps;
     q.cols = cols;
-    // A K split whose warps would find no 16-byte step of their own idles them.
-    const std::int64_t vec = 16 / spec::dtype_size(p.dtype);
-    if (kwarps > 1 && std::int64_t(kwarps) * 32 * vec > p.k) continue;
+    if (kwarps > 1 && std::int64_t(kwarps) * 32 * vec > 4 * p.k) continue;
     if (!GemmFamily::skinny_unsupported(p, q)) out.push_back(q);
   }
   return out;
@@ -986,12 +991,14 @@ GemmParams gemm_skinny_default(const GemmProblem& p) {
     q.structure = "skinny";
     return q;
   }
-  // The most work a block while the grid still covers every SM twice; else the most blocks.
+  // The first that gives every SM a block; else the one with the most blocks (the first of
+  // equals).
   for (const auto& q : configs)
-    if (skinny_blocks(p, q) >= 2 * kSms) return q;
-  return *std::max_element(configs.begin(), configs.end(), [&](const auto& x, const auto& y) {
-    return skinny_blocks(p, x) < skinny_blocks(p, y);
-  });
+    if (skinny_blocks(p, q) >= kSms) return q;
+  const GemmParams* most = &configs.front();
+  for (const auto& q : configs)
+    if (skinny_blocks(p, q) > skinny_blocks(p, *most)) most = &q;
+  return *most;
 }
 
 std::vector<GemmParams> gemm_skinny_tuning_space(const GemmProblem& p) {
@@ -999,16 +1006,6 @@ std::vector<GemmParams> gemm_skinny_tuning_space(const GemmProblem& p) {
   std::vector<GemmParams> out;
   for (const auto& q : skinny_configs(p))
     if (q.kwarps != first.kwarps || q.cols != first.cols) out.push_back(q);
-  // Nearest the default's grid first (by the ratio of block counts), more columns a warp (more
-  // use of each A load) first among equals.
-  const double base = double(skinny_blocks(p, first));
-  auto distance = [&](const GemmParams& q) {
-    return std::abs(std::log2(double(skinny_blocks(p, q)) / base));
-  };
-  std::stable_sort(out.begin(), out.end(), [&](const auto& x, const auto& y) {
-    const double dx = distance(x), dy = distance(y);
-    return dx != dy ? dx < dy : x.cols > y.cols;
-  });
   return out;
 }
 

@@ -160,9 +160,9 @@ std::vector<GemmParams> gemm_wg_tuning_space(const GemmProblem& p);
 // The same for the wgmma (sm_90a) 3xTF32 kernel.
 GemmParams gemm_wgx3_default();
 std::vector<GemmParams> gemm_wgx3_tuning_space(const GemmProblem& p);
-// The skinny kernel's rows limit, its stage-1 configuration for `p` (the most work a block that
-// still fills every SM twice, gpu_target.h) and its other configurations for stage 2, the grids
-// nearest the default's first.
+// The skinny kernel's rows limit, its stage-1 configuration for `p` (the first in the measured
+// order whose grid gives every SM a block, gpu_target.h) and its other configurations for stage
+// 2, in that order.
 inline constexpr std::int64_t kSkinnyMaxRows = 16;
 GemmParams gemm_skinny_default(const GemmProblem& p);
 std::vector<GemmParams> gemm_skinny_tuning_space(const GemmProblem& p);
