@@ -580,13 +580,13 @@ TEST(Conv, CudnnChannelsLastIsOfferedSecondWithTheLayoutChangeInTheCall) {
   EXPECT_TRUE(has(d, "static_cast<const void*>(xt)")) << d;
   EXPECT_TRUE(has(d, "const int align_class = 0;"));  // the layout buffers are 256-byte aligned
   EXPECT_TRUE(has(cands[1].summary, "channels-last")) << cands[1].summary;
-  // Stage 2 keeps the layout: the epilogue pass's 128 positions a block first, with 16-byte loads
-  // along the channels and without, then the ranks, then 64 positions.
+  // Stage 2 keeps the layout: the epilogue pass's 256 positions a block with 16-byte loads along
+  // the channels first, then 128 positions, then the ranks, then 64 positions.
   ConvFamily family(kData, egg::backend::Cudnn::any_engine);
   auto s = spec::parse_spec(resnet());
   const auto tunings = family.tunings(s, contract::derive(s, "k"), cands[1], "memory");
   ASSERT_GE(tunings.size(), 4u);
-  EXPECT_EQ(tunings[0].id, "conv.cudnn.fwd.nhwc:a0:p128:v");
+  EXPECT_EQ(tunings[0].id, "conv.cudnn.fwd.nhwc:a0:p256:v");
   EXPECT_EQ(tunings[1].id, "conv.cudnn.fwd.nhwc:a0:p128");
   EXPECT_EQ(tunings[2].id, "conv.cudnn.fwd.nhwc:a1");
   EXPECT_EQ(tunings.back().id, "conv.cudnn.fwd.nhwc:a0:p64");
@@ -598,6 +598,7 @@ TEST(Conv, CudnnChannelsLastIsOfferedSecondWithTheLayoutChangeInTheCall) {
   EXPECT_TRUE(has(p128, "unsigned((egg_k_geo::OSP + egg_k_kEpiSpan - 1) / egg_k_kEpiSpan)"))
       << p128;
   EXPECT_TRUE(has(tunings[0].code.device_code, "egg_k_kEpiVec = 4;"));  // 4 fp32 channels a load
+  EXPECT_TRUE(has(tunings[0].code.device_code, "egg_k_kEpiSpan = 256;"));
   if (const auto nvcc = egg::testing::real_nvcc()) {
     for (const auto* t : {&tunings[0], &tunings[1], &tunings.back()})
       EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, contract::derive(s, "k"), *t), "")
@@ -878,7 +879,7 @@ TEST(Conv, TransposedWithAPassRunsChannelsLastFirst) {
   ConvFamily family(kData, egg::backend::Cudnn::any_engine);
   auto s = spec::parse_spec(biased);
   EXPECT_EQ(family.tunings(s, contract::derive(s, "k"), cands[0], "memory").at(0).id,
-            "conv.cudnn.bwd_data.nhwc:a0:p128:v");
+            "conv.cudnn.bwd_data.nhwc:a0:p256:v");
   auto ps = spec::parse_spec(grouped_transpose());
   for (const auto& t : family.tunings(ps, contract::derive(ps, "k"), plain[2], "memory"))
     EXPECT_FALSE(has(t.id, ":p")) << t.id;

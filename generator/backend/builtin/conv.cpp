@@ -385,9 +385,9 @@ std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const Conv
     if (q.nhwc && (p.batch > 65535 || p.weight_shape.at(0) > 65535 ||
                    ceil_div(p.out[0] * p.out[1] * p.out[2], 32) > 65535))
       return std::string("too large for the channels-last transposes' grid");
-    if (q.span != 32 && (!q.nhwc || (q.span != 64 && q.span != 128)))
+    if (q.span != 32 && (!q.nhwc || (q.span != 64 && q.span != 128 && q.span != 256)))
       return "an epilogue pass's span of " + std::to_string(q.span) +
-             " positions (32, 64 or 128, channels-last only)";
+             " positions (32, 64, 128 or 256, channels-last only)";
     // 16-byte loads: 32 / vec lanes a position, 8 * vec positions a sweep of the block.
     const std::int64_t vec = 16 / spec::dtype_size(p.dtype);
     if (q.vload && (!q.nhwc || p.c_out % vec != 0 || q.span % (8 * vec) != 0))
@@ -925,16 +925,19 @@ std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& i
     // The transposing epilogue pass first: 128 positions a channel per block (a 512-byte run
     // written per channel instead of 128 bytes: where the plane is no multiple of 8 positions
     // long, every run starts and ends inside a 32-byte sector). On the H100 the 32-position pass
-    // of level2/5 moved 1858 GB/s against a copy's 3028, the 128-position one 2236
-    // (bench/micro/odd_strides.cu, docs/PERFORMANCE.md 2026-12-07), whatever its channels per
-    // block or its tanh; first with 16-byte loads, then without.
+    // of level2/5 moved 1858 GB/s against a copy's 3028, the 128-position one 2237 and 256
+    // positions read 16 bytes of channels a load 2367 (bench/micro/odd_strides.cu,
+    // docs/PERFORMANCE.md 2026-12-07; 16-byte loads alone changed nothing at 128), whatever its
+    // channels per block or its tanh: 256 first, then 128.
     if (epilogue_pass && inc.nhwc) {
-      // ... 16-byte loads along the channels with it (a lane loads 4 fp32 channels, not one)
       ConvParams wide = inc;
-      wide.span = inc.span == 32 ? 128 : inc.span;
-      wide.vload = !inc.vload;
+      wide.span = 256;
+      wide.vload = true;
       add(wide);
-      vary(&ConvParams::span, {inc.span == 32 ? 128 : 32});
+      ConvParams p128 = inc;
+      p128.span = 128;
+      p128.vload = false;
+      add(p128);
     }
     // The library floor, measured: the heuristic's ranks after the incumbent's (stage 1 measured
     // rank 0, PyTorch's pick without cudnn.benchmark), as cudnn.benchmark would time them.

@@ -186,7 +186,7 @@ struct ConvParams {
   int algo = 0;
   bool nhwc = false;
   // cudnn channels-last with an epilogue pass: the output positions a block of the pass writes
-  // per channel (32, 64 or 128: a longer contiguous run per channel, fewer blocks' row ends)
+  // per channel (32, 64, 128 or 256: a longer contiguous run per channel, fewer blocks' row ends)
   int span = 32;
   // ... and whether it reads the result 16 bytes at a time along the channels (a full tile of 32
   // channels; fewer load instructions than a lane a channel)
