@@ -248,6 +248,25 @@ TEST(Gemm, CublasIsPyTorchsRouteBesideCublasLt) {
   EXPECT_EQ(tuned[1].params["structure"], "lt_native");
 }
 
+// After a cuBLAS or skinny incumbent, stage 2 ranks cuBLASLt's algos on cuBLASLt's own route:
+// the native epilogue for a bf16 Linear + ReLU (no fp32 product there: it has no epilogue kernel
+// to read one), the epilogue kernel from the fp32 product for a bf16 Linear + SiLU.
+TEST(Gemm, CublasLtAfterAnotherIncumbentTakesItsOwnRoute) {
+  GemmFamily family(kData);
+  for (const std::string act : {"relu", "silu"}) {
+    const json j = linear_spec("bfloat16", act);
+    const auto cands = structures_of(j);
+    const Candidate* blas = find(cands, "cublas");
+    ASSERT_NE(blas, nullptr) << act;
+    const auto s = spec::parse_spec(j);
+    const auto tunings = family.tunings(s, contract::derive(s, "k"), *blas, "compute");
+    const auto lt = std::find_if(tunings.begin(), tunings.end(),
+                                 [](const Candidate& t) { return has(t.id, "gemm.lt_"); });
+    ASSERT_NE(lt, tunings.end()) << act;
+    EXPECT_EQ(lt->id, act == "relu" ? "gemm.lt_native:a1" : "gemm.lt_epilogue:a1:b256:f32");
+  }
+}
+
 TEST(Gemm, PlainGemmPlusFusedEpilogueKernel) {
   auto cands = structures_of(linear_spec(), "lr");
   const Candidate* b = find(cands, "lt_epilogue");

@@ -1147,6 +1147,23 @@ std::vector<GemmParams> GemmFamily::structure_params(const spec::Spec& s, const 
   return out;
 }
 
+namespace {
+
+// cuBLASLt's route whose ranked algos stage 2 measures after an incumbent of another structure
+// (cuBLAS, the skinny kernel): its native epilogue where it computes the whole epilogue, else the
+// epilogue kernel, from the product kept in fp32 for a half-type epilogue (as stage 1 proposes it
+// first); never the fp32 product on the native route, which has no epilogue kernel to read it.
+GemmParams lt_route(const spec::Spec& s, const GemmProblem& p, bool tf32) {
+  GemmParams lt;
+  const bool native = GemmFamily::native_epilogue(s, p).has_value();
+  lt.structure = native ? "lt_native" : "lt_epilogue";
+  lt.tf32 = tf32;
+  lt.wide = !native && p.dtype != spec::DType::float32 && !p.epilogue.empty();
+  return lt;
+}
+
+}  // namespace
+
 std::vector<GemmParams> GemmFamily::tuning_params(const spec::Spec& s, const contract::Contract&,
                                                   const GemmProblem& p, const GemmParams& base,
                                                   const std::string& bottleneck) const {
@@ -1157,9 +1174,7 @@ std::vector<GemmParams> GemmFamily::tuning_params(const spec::Spec& s, const con
   // The skinny kernel's other configurations, then cuBLASLt's ranked algos.
   if (base.structure == "skinny") {
     std::vector<GemmParams> out = gemm_skinny_tuning_space(p);
-    GemmParams lt;
-    lt.structure = native_epilogue(s, p) ? "lt_native" : "lt_epilogue";
-    for (const auto& q : gemm_lt_tuning_space(p, lt)) out.push_back(q);
+    for (const auto& q : gemm_lt_tuning_space(p, lt_route(s, p, base.tf32))) out.push_back(q);
     return out;
   }
   if (base.structure == "x3" || base.structure == "wgx3") return split_tuning_space(p);
@@ -1173,11 +1188,7 @@ std::vector<GemmParams> GemmFamily::tuning_params(const spec::Spec& s, const con
       q.epilogue_block = base.epilogue_block == 256 ? 512 : 256;
       out.push_back(q);
     }
-    GemmParams lt;
-    lt.structure = native_epilogue(s, p) ? "lt_native" : "lt_epilogue";
-    lt.tf32 = base.tf32;
-    lt.wide = base.wide;
-    for (const auto& q : gemm_lt_tuning_space(p, lt)) out.push_back(q);
+    for (const auto& q : gemm_lt_tuning_space(p, lt_route(s, p, base.tf32))) out.push_back(q);
     return out;
   }
   // PRECISION fp32x3 with cuBLASLt ahead after stage 1: the split-precision tiles the user opted
