@@ -86,6 +86,9 @@ std::optional<std::string> own_kernel_limits(const GemmProblem& p, const GemmPar
   return std::nullopt;
 }
 
+// The skinny kernel's columns a block: 8 warps in groups of kwarps, `cols` columns a group.
+std::int64_t skinny_block_cols(const GemmParams& q) { return 8 / q.kwarps * q.cols; }
+
 }  // namespace
 
 json GemmParams::to_json() const {
@@ -584,8 +587,8 @@ std::optional<std::string> GemmFamily::skinny_unsupported(const GemmProblem& p,
     return "K split over 1, 2, 4 or 8 warps";
   if (q.cols < 1 || q.cols > 4 || p.m * q.cols > 64)
     return "1 to 4 columns a warp, at most 64 sums in registers";
-  const std::int64_t block_cols = 8 / q.kwarps * q.cols;
-  if ((p.n + block_cols - 1) / block_cols > 2147483647 || p.batch > 65535) return "grid too large";
+  if ((p.n + skinny_block_cols(q) - 1) / skinny_block_cols(q) > 2147483647 || p.batch > 65535)
+    return "grid too large";
   return std::nullopt;
 }
 
@@ -978,19 +981,14 @@ std::vector<GemmParams> skinny_configs(const GemmProblem& p) {
 }
 
 std::int64_t skinny_blocks(const GemmProblem& p, const GemmParams& q) {
-  const std::int64_t block_cols = 8 / q.kwarps * q.cols;
-  return p.batch * ((p.n + block_cols - 1) / block_cols);
+  return p.batch * ((p.n + skinny_block_cols(q) - 1) / skinny_block_cols(q));
 }
 
 }  // namespace
 
-GemmParams gemm_skinny_default(const GemmProblem& p) {
+std::optional<GemmParams> gemm_skinny_default(const GemmProblem& p) {
   const auto configs = skinny_configs(p);
-  if (configs.empty()) {
-    GemmParams q;
-    q.structure = "skinny";
-    return q;
-  }
+  if (configs.empty()) return std::nullopt;
   // The first that gives every SM a block; else the one with the most blocks (the first of
   // equals).
   for (const auto& q : configs)
@@ -1002,10 +1000,11 @@ GemmParams gemm_skinny_default(const GemmProblem& p) {
 }
 
 std::vector<GemmParams> gemm_skinny_tuning_space(const GemmProblem& p) {
-  const GemmParams first = gemm_skinny_default(p);
+  const auto first = gemm_skinny_default(p);
+  if (!first) return {};
   std::vector<GemmParams> out;
   for (const auto& q : skinny_configs(p))
-    if (q.kwarps != first.kwarps || q.cols != first.cols) out.push_back(q);
+    if (q.kwarps != first->kwarps || q.cols != first->cols) out.push_back(q);
   return out;
 }
 
@@ -1101,7 +1100,7 @@ std::vector<GemmParams> GemmFamily::structure_params(const spec::Spec& s, const 
   // idle on such shapes (a recurrent step of 8 rows: about 28 us a GEMM where torch.compile's
   // library kernels average 4.8, docs/PERFORMANCE.md); stage 1 measures the library floor beside
   // it.
-  if (!skinny_unsupported(p, gemm_skinny_default(p))) out.push_back(gemm_skinny_default(p));
+  if (auto skinny = gemm_skinny_default(p)) out.push_back(*skinny);
   GemmParams q;
   const bool native = native_epilogue(s, p).has_value();
   if (native) {
@@ -1170,7 +1169,7 @@ std::vector<GemmParams> GemmFamily::tuning_params(const spec::Spec& s, const con
   (void)bottleneck;  // a GEMM is compute-bound at these sizes; the space is the same either way
   if (base.structure == "tc") return gemm_tc_tuning_space(p);
   if (base.structure == "wg") return gemm_wg_tuning_space(p);
-  const bool skinny = !skinny_unsupported(p, gemm_skinny_default(p));
+  const bool skinny = gemm_skinny_default(p).has_value();
   // The skinny kernel's other configurations, then cuBLASLt's ranked algos.
   if (base.structure == "skinny") {
     std::vector<GemmParams> out = gemm_skinny_tuning_space(p);

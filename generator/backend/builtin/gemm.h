@@ -161,10 +161,10 @@ std::vector<GemmParams> gemm_wg_tuning_space(const GemmProblem& p);
 GemmParams gemm_wgx3_default();
 std::vector<GemmParams> gemm_wgx3_tuning_space(const GemmProblem& p);
 // The skinny kernel's rows limit, its stage-1 configuration for `p` (the first in the measured
-// order whose grid gives every SM a block, gpu_target.h) and its other configurations for stage
-// 2, in that order.
+// order whose grid gives every SM a block, gpu_target.h; nullopt where it cannot run `p`) and its
+// other configurations for stage 2, in that order.
 inline constexpr std::int64_t kSkinnyMaxRows = 16;
-GemmParams gemm_skinny_default(const GemmProblem& p);
+std::optional<GemmParams> gemm_skinny_default(const GemmProblem& p);
 std::vector<GemmParams> gemm_skinny_tuning_space(const GemmProblem& p);
 // The K slices of a wgx3 kernel of bm x bn tiles for `p` (1: one running sum per block).
 int wgx3_splits(const GemmProblem& p, int bm, int bn);
