@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "check.h"
+#include "timing.h"
 
 constexpr int B = 128, R = 4096, I = 4095;
 template <int L>
@@ -104,26 +105,6 @@ __global__ void __launch_bounds__(256)
   }
 }
 
-template <class Fn>
-float time_ms(Fn fn, void* flush, size_t flush_bytes) {
-  cudaEvent_t a, z;
-  cudaEventCreate(&a);
-  cudaEventCreate(&z);
-  std::vector<float> t;
-  for (int i = 0; i < 33; ++i) {
-    cudaMemsetAsync(flush, i, flush_bytes);
-    cudaEventRecord(a);
-    fn();
-    cudaEventRecord(z);
-    cudaEventSynchronize(z);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, a, z);
-    if (i >= 3) t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
 // epi4: the same pass with 16-byte loads along the channels (a thread reads 4 channels of a
 // position: T / 4 threads a position, 1024 / T positions a sweep), the tile and the stores as epi.
 template <int T, int P, int F>
@@ -175,14 +156,14 @@ int main() {
   auto run_col = [&](const char* name, auto kernel, int g, int k) {
     const int block = std::max(256, 32 * g), cols = block / g * k;
     const unsigned grid = unsigned(((long long)B * I + cols - 1) / cols);
-    const float ms = time_ms([&] { kernel<<<grid, block>>>(x, out); }, flush, flush_bytes);
+    const float ms = time_cold_ms([&] { kernel<<<grid, block>>>(x, out); }, flush, flush_bytes);
     printf("%-28s %.4f ms  %.0f GB/s\n", name, ms, n * 4 / ms / 1e6);
   };
   // copy bandwidth in the same run: the read of x alone through cudaMemcpy of half of it
   {
     const float ms =
-        time_ms([&] { cudaMemcpyAsync(x + n / 2, x, n / 2 * 4, cudaMemcpyDeviceToDevice); }, flush,
-                flush_bytes);
+        time_cold_ms([&] { cudaMemcpyAsync(x + n / 2, x, n / 2 * 4, cudaMemcpyDeviceToDevice); },
+                     flush, flush_bytes);
     printf("%-28s %.4f ms  %.0f GB/s (read + write)\n", "copy (half of x)", ms, n * 4 / ms / 1e6);
   }
   run_col("col G8 U4 K1 ldcs", col<8, 4, 1, 1>, 8, 1);
@@ -212,12 +193,12 @@ int main() {
   auto run_epi = [&](const char* name, auto kernel, int t, int p) {
     const dim3 grid(EC / t, (ES + p - 1) / p, EN);
     const float ms =
-        time_ms([&] { kernel<<<grid, dim3(32, 8)>>>(yt, cb, b, eo); }, flush, flush_bytes);
+        time_cold_ms([&] { kernel<<<grid, dim3(32, 8)>>>(yt, cb, b, eo); }, flush, flush_bytes);
     printf("%-28s %.4f ms  %.0f GB/s (read + write)\n", name, ms, en * 8 / ms / 1e6);
   };
   {
-    const float ms = time_ms([&] { cudaMemcpyAsync(eo, yt, en * 4, cudaMemcpyDeviceToDevice); },
-                             flush, flush_bytes);
+    const float ms = time_cold_ms(
+        [&] { cudaMemcpyAsync(eo, yt, en * 4, cudaMemcpyDeviceToDevice); }, flush, flush_bytes);
     printf("%-28s %.4f ms  %.0f GB/s (read + write)\n", "copy (yt)", ms, en * 8 / ms / 1e6);
   }
   run_epi("epi T32 P32 index-channel tanh", epi<32, 32, 1, 1>, 32, 32);

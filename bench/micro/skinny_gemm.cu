@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "check.h"
+#include "timing.h"
 
 template <int M, int S, int CW>
 __global__ void __launch_bounds__(256)
@@ -75,11 +76,6 @@ struct Shape {
   int m, n, k;
 };
 
-static float median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 int main() {
   const size_t flush_bytes = 256u << 20;
   float* flush;
@@ -87,19 +83,9 @@ int main() {
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
+  // One untimed trial (the timed 30 as egg-harness times them).
   auto cold = [&](const std::function<void()>& f) {
-    std::vector<float> t;
-    for (int i = 0; i < 31; ++i) {
-      cudaMemsetAsync(flush, i, flush_bytes);
-      cudaEventRecord(e0);
-      f();
-      cudaEventRecord(e1);
-      cudaEventSynchronize(e1);
-      float ms = 0;
-      cudaEventElapsedTime(&ms, e0, e1);
-      if (i) t.push_back(ms);
-    }
-    return median(t);
+    return time_cold_ms(f, flush, flush_bytes, 1);
   };
   auto warm = [&](const std::function<void()>& f) {
     f();
