@@ -1,0 +1,211 @@
+// Diagnostic microbenchmark (not built by EGG): the conv family's transposing epilogue pass, which
+// reads cuDNN's channels-last result and writes NC(D)HW through the epilogue, in schedules beside
+// the one the product runs, measured the way egg-harness measures (L2 flushed by a memset before
+// each trial, CUDA events, median of 30). docs/PERFORMANCE.md cites its figures.
+//
+//   nvcc -O3 -arch=sm_90 -std=c++17 bench/micro/transpose_pass.cu -o /tmp/transpose_pass &&
+//   /tmp/transpose_pass
+//
+// The problem is level2/5's: [32, 513 * 513, 64] fp32 channels-last to [32, 64, 513 * 513] through
+// tanh(x + cb[c] - b[c]); F = 0 is the copy alone. Every variant reads the channels 16 bytes a load
+// (4 of a position's channels a lane).
+//   block<P, LD>: the product's `:p256:v` schedule: a block of 256 threads per tile of 32 channels x
+//     P positions, loads, one barrier, then a warp writes 32 positions of a channel per store;
+//     LD = 1 loads evict-first and stores streaming (__ldcs/__stcs).
+//   persist<P>: the same tile, but a block walks tiles (grid-stride) and loads the next tile into
+//     registers before it writes the current one, so a block's loads are in flight during its stores.
+//   warp<T>: no block barrier: each warp owns a 32-channel x 32-position tile in its own shared
+//     memory, T tiles a warp in turn with the next tile's loads issued before the current's stores.
+#include <cuda_runtime.h>
+
+#include <cstdio>
+
+#include "check.h"
+#include "timing.h"
+
+namespace {
+
+constexpr int kN = 32, kC = 64, kS = 513 * 513;
+
+__device__ __forceinline__ float epi(float y, const float* cb, const float* b, int c, bool f) {
+  return f ? tanhf(y + cb[c] - b[c]) : y;
+}
+
+template <int P, int LD, int F>
+__global__ void __launch_bounds__(256)
+    block(const float* __restrict__ yt, const float* __restrict__ cb, const float* __restrict__ b,
+          float* __restrict__ out) {
+  __shared__ float tile[32][P + 1];
+  constexpr int kRows = 32, kSweeps = P / kRows;  // 8 lanes a position, 32 positions a sweep
+  const int tid = int(threadIdx.x), q = tid % 8, r = tid / 8;
+  const int n = blockIdx.z, c0 = blockIdx.x * 32, s0 = blockIdx.y * P;
+  float4 v[kSweeps];
+#pragma unroll
+  for (int k = 0; k < kSweeps; ++k) {
+    const int sp = s0 + r + kRows * k;
+    const float4* p = reinterpret_cast<const float4*>(yt + ((long long)n * kS + sp) * kC + c0) + q;
+    v[k] = sp < kS ? (LD ? __ldcs(p) : __ldg(p)) : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+#pragma unroll
+  for (int k = 0; k < kSweeps; ++k) {
+    const int sl = r + kRows * k;
+    tile[4 * q][sl] = v[k].x;
+    tile[4 * q + 1][sl] = v[k].y;
+    tile[4 * q + 2][sl] = v[k].z;
+    tile[4 * q + 3][sl] = v[k].w;
+  }
+  __syncthreads();
+  const int lane = tid % 32, w = tid / 32;
+#pragma unroll
+  for (int k = 0; k < 32 * P / 256; ++k) {
+    const int sl = (k % (P / 32)) * 32 + lane, cc = w + 8 * (k / (P / 32));
+    const int c = c0 + cc, sp = s0 + sl;
+    if (sp < kS) {
+      float* o = out + ((long long)n * kC + c) * kS + sp;
+      const float y = epi(tile[cc][sl], cb, b, c, F);
+      if (LD)
+        __stcs(o, y);
+      else
+        *o = y;
+    }
+  }
+}
+
+template <int P, int F>
+__global__ void __launch_bounds__(256)
+    persist(const float* __restrict__ yt, const float* __restrict__ cb, const float* __restrict__ b,
+            float* __restrict__ out, int tiles) {
+  __shared__ float tile[32][P + 1];
+  constexpr int kRows = 32, kSweeps = P / kRows;
+  constexpr int kSpans = (kS + P - 1) / P;
+  const int tid = int(threadIdx.x), q = tid % 8, r = tid / 8, lane = tid % 32, w = tid / 32;
+  float4 v[kSweeps];
+  auto load = [&](int t) {
+    const int cb0 = t % (kC / 32), s0 = (t / (kC / 32)) % kSpans * P, n = t / (kC / 32) / kSpans;
+#pragma unroll
+    for (int k = 0; k < kSweeps; ++k) {
+      const int sp = s0 + r + kRows * k;
+      const float4* p =
+          reinterpret_cast<const float4*>(yt + ((long long)n * kS + sp) * kC + cb0 * 32) + q;
+      v[k] = sp < kS ? __ldg(p) : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+  };
+  int t = int(blockIdx.x);
+  if (t < tiles) load(t);
+  for (; t < tiles; t += int(gridDim.x)) {
+#pragma unroll
+    for (int k = 0; k < kSweeps; ++k) {
+      const int sl = r + kRows * k;
+      tile[4 * q][sl] = v[k].x;
+      tile[4 * q + 1][sl] = v[k].y;
+      tile[4 * q + 2][sl] = v[k].z;
+      tile[4 * q + 3][sl] = v[k].w;
+    }
+    __syncthreads();
+    if (t + int(gridDim.x) < tiles) load(t + int(gridDim.x));  // in flight during the stores
+    const int c0 = t % (kC / 32) * 32, s0 = (t / (kC / 32)) % kSpans * P, n = t / (kC / 32) / kSpans;
+#pragma unroll
+    for (int k = 0; k < 32 * P / 256; ++k) {
+      const int sl = (k % (P / 32)) * 32 + lane, cc = w + 8 * (k / (P / 32));
+      const int c = c0 + cc, sp = s0 + sl;
+      if (sp < kS) out[((long long)n * kC + c) * kS + sp] = epi(tile[cc][sl], cb, b, c, F);
+    }
+    __syncthreads();
+  }
+}
+
+template <int T, int F>
+__global__ void __launch_bounds__(256)
+    warp(const float* __restrict__ yt, const float* __restrict__ cb, const float* __restrict__ b,
+         float* __restrict__ out, int tiles) {
+  __shared__ float tiles_smem[8][32][33];
+  const int lane = int(threadIdx.x) % 32, w = int(threadIdx.x) / 32, q = lane % 8, r = lane / 8;
+  float(*tile)[33] = tiles_smem[w];
+  constexpr int kSpans = (kS + 31) / 32;
+  float4 v[8];  // 4 positions a sweep, 8 sweeps
+  auto load = [&](int t) {
+    const int cb0 = t % (kC / 32), s0 = (t / (kC / 32)) % kSpans * 32, n = t / (kC / 32) / kSpans;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      const int sp = s0 + r + 4 * k;
+      const float4* p =
+          reinterpret_cast<const float4*>(yt + ((long long)n * kS + sp) * kC + cb0 * 32) + q;
+      v[k] = sp < kS ? __ldg(p) : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+  };
+  const int first = (int(blockIdx.x) * 8 + w) * T;
+  if (first < tiles) load(first);
+  for (int t = first; t < first + T && t < tiles; ++t) {
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      const int sl = r + 4 * k;
+      tile[4 * q][sl] = v[k].x;
+      tile[4 * q + 1][sl] = v[k].y;
+      tile[4 * q + 2][sl] = v[k].z;
+      tile[4 * q + 3][sl] = v[k].w;
+    }
+    __syncwarp();
+    if (t + 1 < first + T && t + 1 < tiles) load(t + 1);
+    const int c0 = t % (kC / 32) * 32, sp = (t / (kC / 32)) % kSpans * 32 + lane,
+              n = t / (kC / 32) / kSpans;
+    if (sp < kS) {
+#pragma unroll 8
+      for (int cc = 0; cc < 32; ++cc)
+        out[((long long)n * kC + c0 + cc) * kS + sp] = epi(tile[cc][lane], cb, b, c0 + cc, F);
+    }
+    __syncwarp();
+  }
+}
+
+}  // namespace
+
+int main() {
+  const size_t en = size_t(kN) * kC * kS;
+  const size_t flush_bytes = 256u << 20;
+  float *yt, *eo, *cb, *b, *flush;
+  CK(cudaMalloc(&yt, en * 4));
+  CK(cudaMalloc(&eo, en * 4));
+  CK(cudaMalloc(&cb, kC * 4));
+  CK(cudaMalloc(&b, kC * 4));
+  CK(cudaMalloc(&flush, flush_bytes));
+  CK(cudaMemset(yt, 0, en * 4));
+  CK(cudaMemset(cb, 0, kC * 4));
+  CK(cudaMemset(b, 0, kC * 4));
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  auto report = [&](const char* name, float ms) {
+    printf("%-36s %.4f ms  %.0f GB/s (read + write)\n", name, ms, en * 8 / ms / 1e6);
+  };
+  report("copy", time_cold_ms([&] { cudaMemcpyAsync(eo, yt, en * 4, cudaMemcpyDeviceToDevice); },
+                              flush, flush_bytes));
+  auto run_block = [&](const char* name, auto kernel, int p) {
+    const dim3 grid(kC / 32, (kS + p - 1) / p, kN);
+    report(name, time_cold_ms([&] { kernel<<<grid, 256>>>(yt, cb, b, eo); }, flush, flush_bytes));
+  };
+  run_block("block P128 tanh", block<128, 0, 1>, 128);
+  run_block("block P256 tanh (product :p256:v)", block<256, 0, 1>, 256);
+  run_block("block P256 copy only", block<256, 0, 0>, 256);
+  run_block("block P256 ldcs/stcs tanh", block<256, 1, 1>, 256);
+  run_block("block P128 ldcs/stcs tanh", block<128, 1, 1>, 128);
+  auto run_persist = [&](const char* name, auto kernel, int p, int per_sm) {
+    const int tiles = kC / 32 * ((kS + p - 1) / p) * kN;
+    report(name, time_cold_ms([&] { kernel<<<sms * per_sm, 256>>>(yt, cb, b, eo, tiles); }, flush,
+                              flush_bytes));
+  };
+  run_persist("persist P128 x4/SM tanh", persist<128, 1>, 128, 4);
+  run_persist("persist P128 x8/SM tanh", persist<128, 1>, 128, 8);
+  run_persist("persist P256 x4/SM tanh", persist<256, 1>, 256, 4);
+  run_persist("persist P128 x8/SM copy only", persist<128, 0>, 128, 8);
+  auto run_warp = [&](const char* name, auto kernel, int t) {
+    const int tiles = kC / 32 * ((kS + 31) / 32) * kN, warps = (tiles + t - 1) / t;
+    report(name, time_cold_ms([&] { kernel<<<(warps + 7) / 8, 256>>>(yt, cb, b, eo, tiles); },
+                              flush, flush_bytes));
+  };
+  run_warp("warp T1 tanh", warp<1, 1>, 1);
+  run_warp("warp T4 tanh", warp<4, 1>, 4);
+  run_warp("warp T16 tanh", warp<16, 1>, 16);
+  run_warp("warp T16 copy only", warp<16, 0>, 16);
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  return 0;
+}

@@ -1,0 +1,55 @@
+# The PyTorch side of bench/micro/transpose_pass.cu: torch.compile's own transposing pass for the
+# same problem (level2/5's channels-last result [32, 64, 513, 513] back to NCHW through
+# tanh(x + cb - b)), timed the same way (L2 flushed, CUDA events, median of 30), and the Triton
+# source Inductor wrote for it, with the tile configuration its autotuning kept.
+#
+#   TORCHINDUCTOR_CACHE_DIR=/tmp/ic python3 bench/micro/transpose_pass_torch.py [folder for sources]
+import glob
+import os
+import shutil
+import sys
+
+import torch
+
+N, C, H = 32, 64, 513
+y = torch.zeros(N, C, H, H, device="cuda").contiguous(memory_format=torch.channels_last)
+cb = torch.zeros(C, device="cuda")
+b = torch.zeros(C, 1, 1, device="cuda")
+fl = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+
+
+def cold_ms(f):
+    ts = []
+    for i in range(33):
+        fl.fill_(i)
+        a, z = torch.cuda.Event(True), torch.cuda.Event(True)
+        a.record()
+        f()
+        z.record()
+        z.synchronize()
+        if i >= 3:
+            ts.append(a.elapsed_time(z))
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+def pass_(y):
+    return torch.tanh(y + cb.view(1, C, 1, 1) - b).contiguous()
+
+
+with torch.inference_mode():
+    copy = cold_ms(lambda: y.clone(memory_format=torch.channels_last))
+    gb = y.numel() * 8 / 1e6
+    print("copy (clone)                    %.4f ms  %.0f GB/s" % (copy, gb / copy))
+    compiled = torch.compile(pass_)
+    out = compiled(y)
+    assert out.is_contiguous()
+    ms = cold_ms(lambda: compiled(y))
+    print("torch.compile pass              %.4f ms  %.0f GB/s" % (ms, gb / ms))
+    ms = cold_ms(lambda: pass_(y))
+    print("eager pass                      %.4f ms  %.0f GB/s" % (ms, gb / ms))
+if len(sys.argv) > 1 and os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
+    os.makedirs(sys.argv[1], exist_ok=True)
+    root = os.environ["TORCHINDUCTOR_CACHE_DIR"]
+    for f in glob.glob(root + "/**/*.py", recursive=True) + glob.glob(root + "/**/*.best_config", recursive=True):
+        shutil.copy(f, sys.argv[1])
