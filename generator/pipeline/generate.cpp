@@ -1,29 +1,28 @@
 #include "pipeline/generate.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <future>
+#include <memory>
+#include <optional>
+#include <utility>
 
 #include "backend/backend.h"
-#include "cache/key_lock.h"
 #include "cache/store.h"
 #include "contract/contract.h"
 #include "emit/emit.h"
 #include "frontend/frontend.h"
 #include "pipeline/artifacts.h"
+#include "pipeline/cache_lookup.h"
 #include "pipeline/eager_floor.h"
 #include "pipeline/evaluate.h"
 #include "pipeline/key.h"
+#include "pipeline/prepare.h"
 #include "pipeline/roofline.h"
-#include "pipeline/shared_cache.h"
 #include "pipeline/stage.h"
+#include "pipeline/timing_record.h"
 #include "pipeline/tolerance.h"
-#include "toolchain/cudnn.h"
 #include "toolchain/nvcc.h"
 #include "util/files.h"
 #include "util/log.h"
@@ -62,93 +61,6 @@ std::string read_prompt(const fs::path& data_dir, const std::string& file) {
     throw InternalError("prompt " + (data_dir / "prompts" / file).string() +
                         " is missing; check --data-dir");
   return *text;
-}
-
-void validate(const GenerateOptions& o) {
-  if (o.arches.empty())
-    throw UserError("no target architecture given", "pass --arch sm_90 (egg_kernel: ARCH sm_90)");
-  for (const auto& a : o.arches)
-    if (toolchain::arch_number(a).empty())
-      throw UserError("'" + a + "' is not a CUDA architecture",
-                      "write it as sm_XX, e.g. sm_80 or sm_90");
-  std::error_code ec;
-  if (fs::is_directory(o.op_file, ec))
-    throw UserError(SourceLocation{o.op_file.string(), 0, ""}, "the op file is a folder",
-                    "pass the op.py inside it (egg-gen bench takes folders)");
-  if (!fs::is_regular_file(o.op_file, ec))
-    throw UserError(SourceLocation{o.op_file.string(), 0, ""}, "op file not found",
-                    "check the path given to egg_kernel()/egg-gen generate");
-  for (const auto& [k, v] : o.options)
-    if (k.empty()) throw UserError("option '=" + v + "' has no name", "write options as key=value");
-}
-
-// A UserError when `dir` cannot become a writable folder: it, or its nearest existing ancestor,
-// is not a folder, or that ancestor is not writable.
-void check_writable_folder(const fs::path& dir, const std::string& option) {
-  std::error_code ec;
-  fs::path existing = fs::absolute(dir, ec).lexically_normal();
-  while (!existing.empty() && !fs::exists(existing, ec) && existing != existing.parent_path())
-    existing = existing.parent_path();
-  std::string problem;
-  if (!fs::is_directory(existing, ec))
-    problem = existing == fs::absolute(dir, ec).lexically_normal()
-                  ? "is a file, not a folder"
-                  : "cannot be created: " + existing.string() + " is a file";
-  else if (::access(existing.c_str(), W_OK | X_OK) != 0)
-    problem = "is not writable (" + existing.string() + ": " + std::strerror(errno) + ")";
-  if (problem.empty()) return;
-  const std::string hint =
-      option == "--out"
-          ? "pass --out a folder EGG may write (egg_kernel writes into the build tree)"
-          : "pass --cache-dir (or set EGG_CACHE_DIR) to a writable folder, or use --no-cache";
-  throw UserError(option + " " + dir.string() + " " + problem, hint);
-}
-
-// KernelBench's default tolerances by output dtype: fp32 1e-4/1e-4, fp16/bf16 1e-2/1e-2.
-// PRECISION opt-in: "default" (PyTorch's defaults), "tf32" or "bf16" (TF32-class tolerance), or
-// "fp32x3" (3xTF32 split precision, judged against float64 by the accuracy rule); anything else
-// is a user error.
-std::string precision(const GenerateOptions& o) {
-  const std::string p = o.options.count("precision") ? o.options.at("precision") : "default";
-  if (p != "default" && p != "tf32" && p != "bf16" && p != "fp32x3")
-    throw UserError("PRECISION '" + p + "' is not known",
-                    "use PRECISION fp32x3 (split-precision tensor-core math as accurate as "
-                    "PyTorch's fp32), tf32 or bf16 to opt in to faster fp32 matrix math, or leave "
-                    "it out");
-  return p;
-}
-
-// OPTIONS deterministic=on|off (default off, PyTorch's default: torch.backends.cudnn.deterministic
-// is False): whether library routes may run engines whose last bits differ from run to run.
-bool deterministic(const GenerateOptions& o) {
-  const auto it = o.options.find("deterministic");
-  if (it == o.options.end() || it->second == "off") return false;
-  if (it->second == "on") return true;
-  throw UserError("OPTIONS deterministic='" + it->second + "' is not known",
-                  "use OPTIONS deterministic=on for bitwise-repeatable library engines (as "
-                  "torch.backends.cudnn.deterministic), or deterministic=off (the default)");
-}
-
-// OPTIONS accuracy=auto|on|off (base/accuracy.h): auto (the default) judges an output against
-// the model computed in float64 where PyTorch's own output misses that by more than the
-// tolerance; on judges every floating output so; off keeps the tolerance check alone.
-// PRECISION fp32x3 makes it on: split-precision math rounds unlike cuBLAS's SGEMM, so a tolerance
-// check against PyTorch's output is not the measure; its error against float64 is.
-AccuracyMode accuracy(const GenerateOptions& o) {
-  const bool split = precision(o) == "fp32x3";
-  const auto it = o.options.find("accuracy");
-  if (it == o.options.end()) return split ? AccuracyMode::on : AccuracyMode::automatic;
-  const auto m = accuracy_mode_from_name(it->second);
-  if (!m)
-    throw UserError("OPTIONS accuracy='" + it->second + "' is not known",
-                    "use OPTIONS accuracy=auto (the default: against float64 where PyTorch's own "
-                    "output is not determined to the tolerance), on, or off");
-  if (split && *m != AccuracyMode::on)
-    throw UserError("OPTIONS accuracy=" + it->second + " with PRECISION fp32x3",
-                    "leave OPTIONS accuracy out (PRECISION fp32x3 is always judged against the "
-                    "model computed in float64: at most k times PyTorch's own error), or drop "
-                    "PRECISION fp32x3");
-  return *m;
 }
 
 // For the message when the chosen kernel and every runner-up failed the final check.
@@ -230,406 +142,369 @@ json arch_status(const std::vector<std::string>& arches, verify::GpuVerifier* gp
   return status;
 }
 
-}  // namespace
+// What the spec step gives the steps after it.
+struct Traced {
+  spec::Spec s;
+  fs::path spec_json;  // the frontend's, read by the candidates' checks and the baselines
+  PhaseTimes phases;   // of this generation's trace (the manifest's `phases`)
+};
 
-std::string default_name(const fs::path& op_file) {
-  return contract::c_identifier(op_file.stem().string());
+// The frontend's own split of the trace (import, model, inputs, capture, spec), when it wrote one.
+void add_trace_parts(PhaseTimes& phases, const fs::path& frontend_dir) {
+  if (auto times = read_file(frontend_dir / "trace_times.json")) {
+    const json parts = json::parse(*times, nullptr, false);
+    if (parts.is_object())
+      for (const auto& [part, seconds] : parts.items())
+        if (seconds.is_number()) phases.add("trace_" + part, seconds.get<double>());
+  }
 }
 
-GenerateResult generate(const GenerateOptions& in, Services& services) {
-  GenerateOptions o = in;
-  validate(o);
-  o.op_file = fs::absolute(o.op_file).lexically_normal();
-  o.out_dir = fs::absolute(o.out_dir).lexically_normal();
-  GenerateResult result;
-  result.name = o.name.empty() ? default_name(o.op_file) : o.name;
-  if (!contract::valid_kernel_name(result.name))
-    throw UserError("'" + result.name + "' is not a valid kernel name",
-                    "use a C identifier that is not a C++ keyword (egg_kernel NAME / --name)");
-  std::vector<std::string> arches = o.arches;
-  std::sort(arches.begin(), arches.end());
-  arches.erase(std::unique(arches.begin(), arches.end()), arches.end());
-  ArtifactDirs artifacts{o.dump_dir, o.override_dir, parse_step(o.from_step)};
-  if (artifacts.from != Step::spec && o.override_dir.empty())
-    throw UserError(
-        "--from " + o.from_step + " needs --override-dir with the earlier steps' artifacts",
-        "dump them first with --dump-dir, edit, then pass that folder as --override-dir");
-
-  // Everything that can be checked without op.py is checked before it runs.
-  check_writable_folder(o.out_dir, "--out");
-  if (o.cache_enabled && !artifacts.active())
-    check_writable_folder(o.cache_dir.empty() ? cache::default_root() : o.cache_dir, "--cache-dir");
-  backend::BackendConfig bc;
-  bc.name = o.backend;
-  bc.model = o.model;
-  bc.data_dir = o.data_dir;
-  if (o.options.count("transcript")) bc.replay_transcript = o.options.at("transcript");
-  bc.precision = precision(o);
-  bc.wgmma =
-      std::all_of(arches.begin(), arches.end(), [](const std::string& a) { return a == "sm_90a"; });
-  const bool bitwise = deterministic(o);
-  (void)accuracy(o);  // an unknown OPTIONS accuracy= is a user error before op.py runs
-  backend::check_config(bc);
-  if (!o.remote_cache.empty() && !o.remote_key.empty())
-    (void)cache::EntrySigner(o.remote_key);  // a key too short to sign with is a user error
-  const auto cudnn = toolchain::find_cudnn(o.cudnn, o.nvcc);
-  bc.cudnn = !cudnn    ? backend::Cudnn::absent
-             : bitwise ? backend::Cudnn::deterministic_engines
-                       : backend::Cudnn::any_engine;
-  toolchain::Nvcc nvcc(services.runner, o.nvcc, toolchain::cudnn_compile_flags(cudnn));
-  const std::string nvcc_version = nvcc.version();
-  nvcc.check_arches(arches);
-
-  TempDir work(fs::temp_directory_path(), "egg-work-" + result.name);
-  if (o.keep_work) {
-    work.keep();
-    log::info(result.name + ": keeping the work folder " + work.path().string());
+// Step: spec (the frontend always runs: the cache key is over the normalized spec).
+Traced spec_step(const Setup& setup, ProcessRunner& runner, const fs::path& work) {
+  const GenerateOptions& o = setup.o;
+  Traced traced{{}, work / "frontend" / "spec.json", {}};
+  StepTimer t("spec");
+  const auto started = std::chrono::steady_clock::now();
+  frontend::FrontendConfig fc{o.python, o.data_dir, o.seeds, o.trace_timeout};
+  traced.s = frontend::trace(runner, fc, o.op_file, work / "frontend");
+  traced.phases.add_since("trace", started);
+  add_trace_parts(traced.phases, work / "frontend");
+  if (auto edited = setup.artifacts.override_file("spec.json")) {
+    traced.s = spec::read_spec(*edited);
+    log::info("spec: taken from " + edited->string());
   }
+  setup.artifacts.dump_file("spec.json", read_file(traced.spec_json).value_or(""));
+  return traced;
+}
 
-  // Step: spec (the frontend always runs: the cache key is over the normalized spec).
-  spec::Spec s;
-  const fs::path spec_json = work.path() / "frontend" / "spec.json";
-  PhaseTimes phases;  // of this generation (the manifest's `phases`)
-  {
-    StepTimer t("spec");
-    const auto started = std::chrono::steady_clock::now();
-    frontend::FrontendConfig fc{o.python, o.data_dir, o.seeds, o.trace_timeout};
-    s = frontend::trace(services.runner, fc, o.op_file, work.path() / "frontend");
-    phases.add_since("trace", started);
-    // The frontend's own split of it (import, model, inputs, capture, spec), when it wrote one.
-    if (auto times = read_file(work.path() / "frontend" / "trace_times.json")) {
-      const json parts = json::parse(*times, nullptr, false);
-      if (parts.is_object())
-        for (const auto& [part, seconds] : parts.items())
-          if (seconds.is_number()) phases.add("trace_" + part, seconds.get<double>());
-    }
-    if (auto edited = artifacts.override_file("spec.json")) {
-      s = spec::read_spec(*edited);
-      log::info("spec: taken from " + edited->string());
-    }
-    artifacts.dump_file("spec.json", read_file(spec_json).value_or(""));
-  }
-  const auto tol = tolerance(o, s);
-  bc.transcript_out = work.path() / "transcript.jsonl";
-  bc.op_source = read_file(o.op_file).value_or("");
+// What is generated, once the spec is known: the tolerance, the backend, the contract, the stages'
+// objectives and the cache key over all of them.
+struct Plan {
+  std::pair<double, double> tol;
+  std::unique_ptr<backend::Backend> backend;
+  contract::Contract contract;
+  std::string stage1_objective, stage2_objective;
+  cache::KeyBuilder key;
+};
+
+Plan plan_generation(Setup& setup, const spec::Spec& s, const fs::path& work) {
+  const auto tol = tolerance(setup.o, s);
+  backend::BackendConfig& bc = setup.bc;
+  bc.transcript_out = work / "transcript.jsonl";
+  bc.op_source = read_file(setup.o.op_file).value_or("");
   bc.atol = tol.first;
   bc.rtol = tol.second;
   auto backend = backend::make_backend(bc);
   backend->check_supported(s);
-  contract::Contract contract = contract::derive(s, result.name);
+  contract::Contract contract = contract::derive(s, setup.name);
 
-  const std::string stage1_objective = read_prompt(o.data_dir, "stage1_structure.md");
-  const std::string stage2_objective = read_prompt(o.data_dir, "stage2_tuning.md");
-  cache::KeyBuilder key = build_key(o, result.name, s, *backend, arches,
-                                    {stage1_objective, stage2_objective}, nvcc_version);
-  result.cache_key = key.key();
+  std::string stage1_objective = read_prompt(setup.o.data_dir, "stage1_structure.md");
+  std::string stage2_objective = read_prompt(setup.o.data_dir, "stage2_tuning.md");
+  cache::KeyBuilder key = build_key(setup.o, setup.name, s, *backend, setup.arches,
+                                    {stage1_objective, stage2_objective}, setup.nvcc_version);
+  return Plan{tol,
+              std::move(backend),
+              std::move(contract),
+              std::move(stage1_objective),
+              std::move(stage2_objective),
+              std::move(key)};
+}
 
-  const auto paths = emit::output_paths(o.out_dir, result.name);
-  std::optional<cache::LocalStore> store;
-  if (o.cache_enabled && !artifacts.active())
-    store.emplace(o.cache_dir.empty() ? cache::default_root() : o.cache_dir);
-  if (artifacts.active()) log::info(result.name + ": overrides in effect, the cache is bypassed");
+// What the steps after the spec share.
+struct Run {
+  Setup& setup;
+  const Traced& traced;
+  const Plan& plan;
+  const fs::path& work;  // the work folder
+  Services& services;
+};
 
+// The kernel to emit, from the cache or generated.
+struct Outcome {
   emit::Sources sources;
-  json record;
+  json record;  // the verify step's record (verify.json, the cache's record.json)
   std::string transcript;
-  cache::Lookup hit;
-  if (store) hit = store->lookup(result.cache_key);
-  // A miss is generated under the key's lock: another egg-gen generating the same kernel into
-  // this cache (a second build tree) is waited for, and its entry is then a hit.
-  std::optional<cache::KeyLock> key_lock;
-  if (store && hit.status != cache::LookupStatus::hit) {
-    key_lock.emplace(store->root(), result.cache_key, [&](long holder) {
-      log::info(result.name + ": another egg-gen" +
-                (holder > 0 ? " (pid " + std::to_string(holder) + ")" : std::string()) +
-                " is generating this kernel into " + store->root().string() +
-                "; waiting for its result");
-    });
-    if (!key_lock->error().empty())
-      log::warning(result.name + ": " + key_lock->error() +
-                   " (the kernel is generated without the cache's lock)");
-    if (key_lock->waited()) hit = store->lookup(result.cache_key);
-  }
-  // The shared cache, behind the local one: a signed remote hit that compiles here is copied into
-  // the local store (pipeline/shared_cache.h).
-  std::optional<cache::RemoteStore> remote;
-  if (store)
-    remote = open_shared_cache(o.remote_cache, o.remote_read_only, o.remote_key, services.http,
-                               result.name);
-  bool remote_hit = false;
-  if (remote && hit.status != cache::LookupStatus::hit) {
-    if (auto files =
-            checked_remote_hit(*remote, result.cache_key, nvcc, arches, result.name, work.path())) {
-      hit = cache::Lookup{cache::LookupStatus::hit, *files};
-      remote_hit = true;
-      store->store(result.cache_key, key.describe(), *files);
-    }
-  }
-  result.cache_status = !store ? "off"
-                        : hit.status == cache::LookupStatus::hit
-                            ? (remote_hit ? "remote-hit" : "hit")
-                        : hit.status == cache::LookupStatus::corrupt ? "corrupt"
-                                                                     : "miss";
-  // A kernel cached unverified (by a machine without a GPU) is generated again where a GPU can
-  // verify it.
-  bool reverify = false;
-  if (hit.status == cache::LookupStatus::hit && services.gpu && hit.files.count("record.json")) {
-    json cached = json::parse(hit.files["record.json"], nullptr, false);
-    const std::string arch = services.gpu->gpu_arch();
-    reverify = !cached.is_discarded() &&
-               std::find(arches.begin(), arches.end(), arch) != arches.end() &&
-               cached["status"].value(arch, json::object()).value("state", "") != "verified";
-    if (reverify) {
-      result.cache_status = "unverified-hit";
-      log::info(result.name +
-                ": the cached kernel was never verified; generating it again on this GPU");
-    }
-  }
-  if (!reverify && hit.status == cache::LookupStatus::hit && hit.files.count("kernel.cu") &&
-      hit.files.count("header.h") && hit.files.count("record.json")) {
-    sources = {hit.files["kernel.cu"], hit.files["header.h"]};
-    record = json::parse(hit.files["record.json"], nullptr, false);
-    transcript = hit.files.count("transcript.jsonl") ? hit.files["transcript.jsonl"] : "";
+};
+
+Outcome cached_outcome(const cache::Files& files) {
+  Outcome out;
+  out.sources = {files.at("kernel.cu"), files.at("header.h")};
+  out.record = json::parse(files.at("record.json"), nullptr, false);
+  const auto transcript = files.find("transcript.jsonl");
+  out.transcript = transcript != files.end() ? transcript->second : "";
+  return out;
+}
+
+// The PyTorch baselines do not depend on the kernel: they are timed beside the stages, in a
+// process of their own (its timed spans take the quiet lock exclusively, so they never overlap a
+// candidate's), and read once a kernel is timed. Overlapping them saves their Python start,
+// torch.compile's compilation and their wait for the GPU from every generation. The future's
+// destructor waits for the process on every path out.
+std::future<verify::Baseline> start_baselines(const Run& run) {
+  const GenerateOptions& o = run.setup.o;
+  if (!run.services.gpu || !o.baseline) return {};
+  return std::async(std::launch::async, [&runner = run.services.runner, &o, work = run.work,
+                                         spec_json = run.traced.spec_json] {
+    return verify::time_baseline(runner, o.python, o.data_dir, o.op_file, work,
+                                 o.baseline_max_autotune, o.baseline_compile, spec_json);
+  });
+}
+
+// Step: stage 1, algorithmic structure design (or the hand-edited stage1.cu, checked).
+std::optional<StageOutcome> stage1_step(const Run& run, const backend::StageRequest& request,
+                                        Evaluator& evaluator, const StageBudget& budget,
+                                        Progress& progress) {
+  const ArtifactDirs& artifacts = run.setup.artifacts;
+  std::optional<StageOutcome> stage1;
+  if (artifacts.from <= Step::stage1) {
+    StepTimer t("stage1");
+    stage1 = run_stage(*run.plan.backend, request, evaluator, budget, std::nullopt, &progress);
   } else {
-    if (result.cache_status == "hit" || result.cache_status == "remote-hit")
-      result.cache_status = "corrupt";
-    if (auto old = read_file(paths.manifest)) {  // say why it missed, against the previous manifest
-      json m = json::parse(*old, nullptr, false);
-      if (!m.is_discarded() && m.contains("cache_fields")) {
-        std::string list;
-        for (const auto& f : cache::changed_fields(m["cache_fields"], key.describe()))
-          list += (list.empty() ? "" : ", ") + f;
-        if (!list.empty()) log::info(result.name + ": cache miss, changed: " + list);
-      }
-    }
-    const auto [bytes, flops] = roofline_inputs(s);  // pipeline/roofline.h
-    // The reference outputs, computed and kept on the GPU while the first candidates compile.
-    std::unique_ptr<verify::References> refs;
-    if (services.gpu)
-      refs = services.gpu->references({o.python, o.data_dir, o.op_file, spec_json,
-                                       work.path() / "references", o.seeds, o.ref_device});
-    // The PyTorch baselines do not depend on the kernel: they are timed beside the stages, in a
-    // process of their own (its timed spans take the quiet lock exclusively, so they never
-    // overlap a candidate's), and read once a kernel is timed. Overlapping them saves their
-    // Python start, torch.compile's compilation and their wait for the GPU from every
-    // generation. The future's destructor waits for the process on every path out.
-    std::future<verify::Baseline> baseline_job;
-    if (services.gpu && o.baseline) {
-      baseline_job = std::async(std::launch::async, [&services, &o, &work, &spec_json] {
-        return verify::time_baseline(services.runner, o.python, o.data_dir, o.op_file, work.path(),
-                                     o.baseline_max_autotune, o.baseline_compile, spec_json);
-      });
-    }
-    Evaluator evaluator({o.data_dir, work.path() / "candidates", spec_json, arches, backend->name(),
-                         o.op_file.filename().string(), bytes, flops, tol.first, tol.second,
-                         accuracy(o), refs.get()},
-                        contract, nvcc, services.gpu);
-    StageBudget budget;
-    budget.max_candidates = std::max(1, o.budget);
-    Progress progress = log_progress(result.name);
-    backend::StageRequest request{
-        &s, &contract, "stage1", stage1_objective, arches, std::nullopt, "unknown", "", {}};
-
-    // Step: stage 1, algorithmic structure design.
-    std::optional<StageOutcome> stage1;
-    if (artifacts.from <= Step::stage1) {
-      StepTimer t("stage1");
-      stage1 = run_stage(*backend, request, evaluator, budget, std::nullopt, &progress);
-    } else {
-      auto file = artifacts.override_file("stage1.cu");
-      if (!file) throw UserError("--from " + o.from_step + " needs stage1.cu in --override-dir");
-      auto c = read_candidate_artifact(*file, "override:stage1");
-      Evaluation ev = evaluator.evaluate(c, evaluator.can_measure());
-      if (!ev.ok())
-        throw UserError(SourceLocation{file->string(), 0, "stage1"},
-                        "the hand-edited stage-1 kernel fails: " + ev.failure->text(),
-                        "fix it, or resume from an earlier step");
-      stage1 = StageOutcome{c, ev, {{"step", "stage1"}, {"override", file->string()}}, {}};
-    }
-    artifacts.dump_file("stage1.cu", candidate_artifact(stage1->winner));
-
-    // Step: stage 2, hardware-specific tuning of the stage-1 winner. Only the winner, its profile
-    // summary and the decisions taken cross the stage boundary.
-    request.stage = "stage2";
-    request.objective = stage2_objective;
-    request.incumbent = stage1->winner;
-    request.bottleneck = stage1->evaluation.profile.value("bottleneck", "unknown");
-    request.profile_summary = stage1->evaluation.profile.value("feedback", "");
-    request.recent.clear();
-    std::optional<StageOutcome> stage2;
-    if (artifacts.from <= Step::stage2) {
-      StepTimer t("stage2");
-      stage2 = run_stage(*backend, request, evaluator, budget, stage1, &progress);
-    } else {
-      auto file = artifacts.override_file("stage2.cu");
-      if (!file) throw UserError("--from " + o.from_step + " needs stage2.cu in --override-dir");
-      auto c = read_candidate_artifact(*file, "override:stage2");
-      stage2 =
-          StageOutcome{c, Evaluation{}, {{"step", "stage2"}, {"override", file->string()}}, {}};
-    }
-    artifacts.dump_file("stage2.cu", candidate_artifact(stage2->winner));
-
-    // Step: verify the winner (compile for every arch; on the GPU: correctness and timing).
-    Evaluation final_eval;
-    json rejected = json::array();  // verified candidates that failed the final check
-    const bool skip_verify = artifacts.from == Step::emit;
-    if (!skip_verify) {
-      StepTimer t("verify");
-      // A stage's winner was measured in its stage; the verify step re-checks it for every declared
-      // arch (and under compute-sanitizer when strict). Without a GPU the stage's compile check
-      // stands. A winner that fails here gives way to the next fastest verified candidate.
-      const bool recheck = !(artifacts.from <= Step::stage2 && !evaluator.can_measure());
-      final_eval =
-          !recheck ? stage2->evaluation : evaluator.evaluate(stage2->winner, false, o.strict, true);
-      std::optional<Evaluation> first_failure;  // the chosen kernel's, reported if all fail
-      for (std::size_t next = 0; recheck && !final_eval.ok(); ++next) {
-        if (!first_failure) first_failure = final_eval;
-        rejected.push_back(failure_record(stage2->winner.id, *final_eval.failure));
-        if (next >= stage2->runners_up.size()) {
-          final_eval = *first_failure;
-          break;
-        }
-        const auto& [runner_up, measured] = stage2->runners_up[next];
-        log::warning(result.name + ": the chosen kernel " + stage2->winner.id +
-                     " failed the final check (" + final_eval.failure->first_line() +
-                     "); trying the next fastest verified candidate, " + runner_up.id);
-        stage2->winner = runner_up;
-        stage2->evaluation = measured;
-        final_eval = evaluator.evaluate(stage2->winner, false, o.strict, true);
-      }
-      if (final_eval.ok() && !final_eval.kernel_ms)
-        final_eval.kernel_ms = stage2->evaluation.kernel_ms;
-      // Every candidate is verified: the server's GPU memory goes back before the baselines.
-      if (refs && !refs->stats().empty())
-        evaluator.phases().add("references_startup", refs->stats().value("startup_ms", 0.0) / 1e3);
-      refs.reset();
-      if (!final_eval.ok())
-        throw UserError("verify: the chosen kernel failed: " + final_eval.failure->text() +
-                            tried_after(rejected),
-                        "run again with --keep-work to inspect the candidate");
-    }
-    json status = arch_status(arches, services.gpu, final_eval, tol, skip_verify, o.no_gpu_reason);
-    report_accuracy(result.name, final_eval.profile.value("harness", json::object()));
-    // The baselines, timed the same way on the same GPU in the same run.
-    json timing = {{"kernel_ms", nullptr},
-                   {"eager_ms", nullptr},
-                   {"compile_ms", nullptr},
-                   {"speedup_vs_eager", nullptr},
-                   {"speedup_vs_compile", nullptr}};
-    if (services.gpu && final_eval.kernel_ms && *final_eval.kernel_ms > 0) {
-      const double k = *final_eval.kernel_ms;
-      timing["kernel_ms"] = k;
-      timing["gpu"] = services.gpu->gpu_name();
-      timing["achieved_gbps"] = roofline_inputs(s).bytes / (k * 1e-3) / 1e9;
-      if (baseline_job.valid()) {
-        StepTimer bt("baseline");
-        const auto waited_from = std::chrono::steady_clock::now();
-        const verify::Baseline b = baseline_job.get();
-        // `baselines`: the job's own time (overlapping the stages); `baseline_wait`: what the
-        // generation waited for it after its kernel was timed.
-        evaluator.phases().add_since("baseline_wait", waited_from);
-        if (b.eager_ms)
-          timing["eager_ms"] = *b.eager_ms, timing["speedup_vs_eager"] = *b.eager_ms / k;
-        if (b.compile_ms)
-          timing["compile_ms"] = *b.compile_ms, timing["speedup_vs_compile"] = *b.compile_ms / k;
-        if (b.eager_device_ms)
-          timing["eager_device_ms"] = *b.eager_device_ms,
-          timing["speedup_vs_eager_device"] = *b.eager_device_ms / k;
-        // The library's GEMM (or conv) kernels alone against EGG's whole kernel, epilogue included.
-        if (b.library_gemm_ms)
-          timing["library_gemm_ms"] = *b.library_gemm_ms,
-          timing["pct_of_library_gemm"] = 100.0 * *b.library_gemm_ms / k;
-        if (b.compile_device_ms)
-          timing["compile_device_ms"] = *b.compile_device_ms,
-          timing["speedup_vs_compile_device"] = *b.compile_device_ms / k;
-        // torch.compile's mode="max-autotune-no-cudagraphs" beside its default mode.
-        if (b.compile_max_autotune_ms)
-          timing["compile_max_autotune_ms"] = *b.compile_max_autotune_ms,
-          timing["speedup_vs_compile_max_autotune"] = *b.compile_max_autotune_ms / k;
-        if (b.compile_max_autotune_device_ms)
-          timing["compile_max_autotune_device_ms"] = *b.compile_max_autotune_device_ms,
-          timing["speedup_vs_compile_max_autotune_device"] = *b.compile_max_autotune_device_ms / k;
-        if (!b.kernels.empty()) timing["baseline_kernels"] = b.kernels;
-        if (!b.error.empty()) {
-          timing["baseline_error"] = b.error;
-          log::warning(result.name + ": " + b.error);
-        }
-        evaluator.phases().add("baselines", b.seconds);
-      }
-    }
-    progress.finish(final_eval.kernel_ms, timing["eager_ms"].is_number()
-                                              ? std::optional<double>(timing["eager_ms"])
-                                              : std::nullopt);
-    json phase_seconds = evaluator.phases().to_json();
-    const json trace_seconds = phases.to_json();
-    for (const auto& [phase, seconds] : trace_seconds.items()) phase_seconds[phase] = seconds;
-    record = {
-        {"candidate", stage2->winner.id},
-        {"phases", phase_seconds},
-        {"summary", stage2->winner.summary},
-        {"params", stage2->winner.params},
-        {"stages",
-         json::array(
-             {stage1->record,
-              stage2->record,
-              {{"step", "verify"}, {"profile", final_eval.profile}, {"rejected", rejected}}})},
-        {"tokens", backend->usage()},
-        {"timing", timing},
-        {"status", status}};
-    artifacts.dump_file("verify.json", record.dump(2) + "\n");
-    sources = emit::render_sources(o.data_dir, contract, stage2->winner, backend->name(),
-                                   o.op_file.filename().string());
-    transcript = read_file(bc.transcript_out).value_or("");
-    if (store) {
-      cache::Files files{
-          {"kernel.cu", sources.cu}, {"header.h", sources.header}, {"record.json", record.dump(2)}};
-      if (!transcript.empty()) files["transcript.jsonl"] = transcript;
-      try {  // a cache that fails now (a full disk) must not throw the kernel away
-        store->store(result.cache_key, key.describe(), files, reverify);
-      } catch (const std::exception& e) {
-        log::warning(result.name + ": the kernel was not stored in the cache " +
-                     store->root().string() + ": " + e.what());
-      }
-      std::string why;
-      if (remote && !remote->read_only() &&
-          !remote->put(result.cache_key, key.describe(), files, why))
-        log::warning(result.name + ": " + why + " (shared cache " +
-                     url_for_message(remote->base_url()) + ", --remote-cache / EGG_REMOTE_CACHE)");
-    }
+    auto file = artifacts.override_file("stage1.cu");
+    if (!file)
+      throw UserError("--from " + run.setup.o.from_step + " needs stage1.cu in --override-dir");
+    auto c = read_candidate_artifact(*file, "override:stage1");
+    Evaluation ev = evaluator.evaluate(c, evaluator.can_measure());
+    if (!ev.ok())
+      throw UserError(SourceLocation{file->string(), 0, "stage1"},
+                      "the hand-edited stage-1 kernel fails: " + ev.failure->text(),
+                      "fix it, or resume from an earlier step");
+    stage1 = StageOutcome{c, ev, {{"step", "stage1"}, {"override", file->string()}}, {}};
   }
+  artifacts.dump_file("stage1.cu", candidate_artifact(stage1->winner));
+  return stage1;
+}
 
-  // Step: emit.
-  StepTimer t("emit");
-  const json& status = record["status"];
-  result.status_text = join_status(status);
-  bool all_verified = !status.empty();
-  for (auto it = status.begin(); it != status.end(); ++it)
-    all_verified = all_verified && it->value("state", "") == "verified";
-  if (o.require_verified && !all_verified)
+// Step: stage 2, hardware-specific tuning of the stage-1 winner (or the hand-edited stage2.cu).
+std::optional<StageOutcome> stage2_step(const Run& run, const backend::StageRequest& request,
+                                        Evaluator& evaluator, const StageBudget& budget,
+                                        const std::optional<StageOutcome>& stage1,
+                                        Progress& progress) {
+  const ArtifactDirs& artifacts = run.setup.artifacts;
+  std::optional<StageOutcome> stage2;
+  if (artifacts.from <= Step::stage2) {
+    StepTimer t("stage2");
+    stage2 = run_stage(*run.plan.backend, request, evaluator, budget, stage1, &progress);
+  } else {
+    auto file = artifacts.override_file("stage2.cu");
+    if (!file)
+      throw UserError("--from " + run.setup.o.from_step + " needs stage2.cu in --override-dir");
+    auto c = read_candidate_artifact(*file, "override:stage2");
+    stage2 = StageOutcome{c, Evaluation{}, {{"step", "stage2"}, {"override", file->string()}}, {}};
+  }
+  artifacts.dump_file("stage2.cu", candidate_artifact(stage2->winner));
+  return stage2;
+}
+
+struct Stages {
+  std::optional<StageOutcome> stage1, stage2;
+};
+
+// Stage 1, then stage 2 on its winner. Only the winner, its profile summary and the decisions
+// taken cross the stage boundary.
+Stages run_stages(const Run& run, Evaluator& evaluator, Progress& progress) {
+  StageBudget budget;
+  budget.max_candidates = std::max(1, run.setup.o.budget);
+  backend::StageRequest request{&run.traced.s,
+                                &run.plan.contract,
+                                "stage1",
+                                run.plan.stage1_objective,
+                                run.setup.arches,
+                                std::nullopt,
+                                "unknown",
+                                "",
+                                {}};
+  Stages stages;
+  stages.stage1 = stage1_step(run, request, evaluator, budget, progress);
+  request.stage = "stage2";
+  request.objective = run.plan.stage2_objective;
+  request.incumbent = stages.stage1->winner;
+  request.bottleneck = stages.stage1->evaluation.profile.value("bottleneck", "unknown");
+  request.profile_summary = stages.stage1->evaluation.profile.value("feedback", "");
+  request.recent.clear();
+  stages.stage2 = stage2_step(run, request, evaluator, budget, stages.stage1, progress);
+  return stages;
+}
+
+// What the verify step found.
+struct Verified {
+  Evaluation eval;                // the final check's (none when the step is skipped)
+  json rejected = json::array();  // verified candidates that failed the final check
+};
+
+// A winner that fails the final check gives way to the next fastest verified candidate, each
+// failure recorded in `v.rejected`; when every one fails, the chosen kernel's failure stands.
+void fall_back_to_runners_up(Verified& v, StageOutcome& stage2, Evaluator& evaluator,
+                             const Setup& setup) {
+  std::optional<Evaluation> first_failure;  // the chosen kernel's, reported if all fail
+  for (std::size_t next = 0; !v.eval.ok(); ++next) {
+    if (!first_failure) first_failure = v.eval;
+    v.rejected.push_back(failure_record(stage2.winner.id, *v.eval.failure));
+    if (next >= stage2.runners_up.size()) {
+      v.eval = *first_failure;
+      break;
+    }
+    const auto& [runner_up, measured] = stage2.runners_up[next];
+    log::warning(setup.name + ": the chosen kernel " + stage2.winner.id +
+                 " failed the final check (" + v.eval.failure->first_line() +
+                 "); trying the next fastest verified candidate, " + runner_up.id);
+    stage2.winner = runner_up;
+    stage2.evaluation = measured;
+    v.eval = evaluator.evaluate(stage2.winner, false, setup.o.strict, true);
+  }
+}
+
+// Step: verify the winner (compile for every arch; on the GPU: correctness and timing).
+Verified verify_step(const Run& run, StageOutcome& stage2, Evaluator& evaluator,
+                     std::unique_ptr<verify::References>& refs) {
+  Verified v;
+  if (run.setup.artifacts.from == Step::emit) return v;
+  StepTimer t("verify");
+  // A stage's winner was measured in its stage; the verify step re-checks it for every declared
+  // arch (and under compute-sanitizer when strict). Without a GPU the stage's compile check
+  // stands. A winner that fails here gives way to the next fastest verified candidate.
+  const bool recheck = !(run.setup.artifacts.from <= Step::stage2 && !evaluator.can_measure());
+  v.eval = !recheck ? stage2.evaluation
+                    : evaluator.evaluate(stage2.winner, false, run.setup.o.strict, true);
+  if (recheck) fall_back_to_runners_up(v, stage2, evaluator, run.setup);
+  if (v.eval.ok() && !v.eval.kernel_ms) v.eval.kernel_ms = stage2.evaluation.kernel_ms;
+  // Every candidate is verified: the server's GPU memory goes back before the baselines.
+  if (refs && !refs->stats().empty())
+    evaluator.phases().add("references_startup", refs->stats().value("startup_ms", 0.0) / 1e3);
+  refs.reset();
+  if (!v.eval.ok())
     throw UserError(
-        SourceLocation{o.op_file.string(), 0, result.name},
-        "kernel is not verified (" + result.status_text + ") and verification is required",
-        "build on a machine with a GPU, use a cache or vendored kernels that were verified, or set "
-        "EGG_REQUIRE_VERIFIED=OFF");
-  // Never slower than eager, never silently (cache hits included: the times are the record's).
-  const EagerComparison vs_eager = compare_with_eager(record.value("timing", json::object()));
-  report_eager_floor(result.name, o.op_file.string(), vs_eager, o.require_faster);
+        "verify: the chosen kernel failed: " + v.eval.failure->text() + tried_after(v.rejected),
+        "run again with --keep-work to inspect the candidate");
+  return v;
+}
+
+// The baselines, timed beside the stages: waited for once the kernel is timed.
+std::optional<verify::Baseline> wait_for_baselines(std::future<verify::Baseline>& job,
+                                                   PhaseTimes& phases, const std::string& name) {
+  if (!job.valid()) return std::nullopt;
+  StepTimer bt("baseline");
+  const auto waited_from = std::chrono::steady_clock::now();
+  verify::Baseline b = job.get();
+  // `baselines`: the job's own time (overlapping the stages); `baseline_wait`: what the
+  // generation waited for it after its kernel was timed.
+  phases.add_since("baseline_wait", waited_from);
+  if (!b.error.empty()) log::warning(name + ": " + b.error);
+  phases.add("baselines", b.seconds);
+  return b;
+}
+
+// The baselines, timed the same way on the same GPU in the same run (pipeline/timing_record.h).
+json timing_step(const Run& run, const Evaluation& final_eval,
+                 std::future<verify::Baseline>& baseline_job, PhaseTimes& phases) {
+  verify::GpuVerifier* gpu = run.services.gpu;
+  if (!(gpu && final_eval.kernel_ms && *final_eval.kernel_ms > 0))
+    return timing_record(std::nullopt, std::nullopt);
+  const KernelTiming kernel{*final_eval.kernel_ms, gpu->gpu_name(),
+                            roofline_inputs(run.traced.s).bytes};
+  const auto baseline = wait_for_baselines(baseline_job, phases, run.setup.name);
+  return timing_record(kernel, baseline);
+}
+
+// The generation's record: the winner, its phases, the stages with the verify step, the tokens,
+// the timing against the baselines and the per-arch status.
+json generation_record(const Run& run, const Stages& stages, const Verified& verified,
+                       Evaluator& evaluator, std::future<verify::Baseline>& baseline_job,
+                       Progress& progress) {
+  const Evaluation& final_eval = verified.eval;
+  json status = arch_status(run.setup.arches, run.services.gpu, final_eval, run.plan.tol,
+                            run.setup.artifacts.from == Step::emit, run.setup.o.no_gpu_reason);
+  report_accuracy(run.setup.name, final_eval.profile.value("harness", json::object()));
+  json timing = timing_step(run, final_eval, baseline_job, evaluator.phases());
+  progress.finish(final_eval.kernel_ms, timing["eager_ms"].is_number()
+                                            ? std::optional<double>(timing["eager_ms"])
+                                            : std::nullopt);
+  json phase_seconds = evaluator.phases().to_json();
+  const json trace_seconds = run.traced.phases.to_json();
+  for (const auto& [phase, seconds] : trace_seconds.items()) phase_seconds[phase] = seconds;
+  const StageOutcome& stage2 = *stages.stage2;
+  return {{"candidate", stage2.winner.id},
+          {"phases", phase_seconds},
+          {"summary", stage2.winner.summary},
+          {"params", stage2.winner.params},
+          {"stages", json::array({stages.stage1->record,
+                                  stage2.record,
+                                  {{"step", "verify"},
+                                   {"profile", final_eval.profile},
+                                   {"rejected", verified.rejected}}})},
+          {"tokens", run.plan.backend->usage()},
+          {"timing", timing},
+          {"status", status}};
+}
+
+// The generation on a cache miss: the references and the baselines started, stage 1, stage 2,
+// verify; the record dumped, the sources rendered and the kernel stored in the cache.
+Outcome generate_on_miss(const Run& run, const CacheLookup& cached,
+                         const fs::path& previous_manifest) {
+  const GenerateOptions& o = run.setup.o;
+  cached.log_miss_reason(previous_manifest);
+  const auto [bytes, flops] = roofline_inputs(run.traced.s);  // pipeline/roofline.h
+  // The reference outputs, computed and kept on the GPU while the first candidates compile.
+  std::unique_ptr<verify::References> refs;
+  if (run.services.gpu)
+    refs = run.services.gpu->references({o.python, o.data_dir, o.op_file, run.traced.spec_json,
+                                         run.work / "references", o.seeds, o.ref_device});
+  std::future<verify::Baseline> baseline_job = start_baselines(run);
+  Evaluator evaluator({o.data_dir, run.work / "candidates", run.traced.spec_json, run.setup.arches,
+                       run.plan.backend->name(), o.op_file.filename().string(), bytes, flops,
+                       run.plan.tol.first, run.plan.tol.second, accuracy(o), refs.get()},
+                      run.plan.contract, run.setup.nvcc, run.services.gpu);
+  Progress progress = log_progress(run.setup.name);
+  Stages stages = run_stages(run, evaluator, progress);
+  const Verified verified = verify_step(run, *stages.stage2, evaluator, refs);
+  Outcome out;
+  out.record = generation_record(run, stages, verified, evaluator, baseline_job, progress);
+  run.setup.artifacts.dump_file("verify.json", out.record.dump(2) + "\n");
+  out.sources = emit::render_sources(o.data_dir, run.plan.contract, stages.stage2->winner,
+                                     run.plan.backend->name(), o.op_file.filename().string());
+  out.transcript = read_file(run.setup.bc.transcript_out).value_or("");
+  cached.store(out.sources, out.record, out.transcript);
+  return out;
+}
+
+// Whether the per-arch status has arches and each is verified.
+bool all_verified(const json& status) {
+  bool verified = !status.empty();
+  for (auto it = status.begin(); it != status.end(); ++it)
+    verified = verified && it->value("state", "") == "verified";
+  return verified;
+}
+
+// Whether any arch of the per-arch status is verified.
+bool any_verified(const json& status) {
+  bool verified = false;
+  for (auto it = status.begin(); it != status.end(); ++it)
+    verified = verified || it->value("state", "") == "verified";
+  return verified;
+}
+
+// manifest.json: what was generated, from what, how it was checked and how fast it is.
+json manifest_json(const Run& run, const Outcome& out, const json& status,
+                   const EagerComparison& vs_eager, const emit::OutputPaths& paths,
+                   const std::string& cache_key) {
+  const GenerateOptions& o = run.setup.o;
+  const json& record = out.record;
   json manifest = {
       {"schema", kManifestSchema},
-      {"name", result.name},
+      {"name", run.setup.name},
       {"op",
        {{"path", o.op_file.string()}, {"sha256", sha256_hex(read_file(o.op_file).value_or(""))}}},
-      {"arches", arches},
-      {"backend", backend->name()},
+      {"arches", run.setup.arches},
+      {"backend", run.plan.backend->name()},
       {"model", o.model},
       {"options", o.options},
       {"generator", {{"name", "egg-gen"}, {"version", kEggVersion}}},
-      {"nvcc_version", nvcc_version},
-      {"cache_key", result.cache_key},
-      {"cache_fields", key.describe()},
+      {"nvcc_version", run.setup.nvcc_version},
+      {"cache_key", cache_key},
+      {"cache_fields", run.plan.key.describe()},
       {"precision", precision(o)},
-      {"tolerance", {{"atol", tol.first}, {"rtol", tol.second}}},
-      {"tolerance_basis", tolerance_basis(o, s)},
+      {"tolerance", {{"atol", run.plan.tol.first}, {"rtol", run.plan.tol.second}}},
+      {"tolerance_basis", tolerance_basis(o, run.traced.s)},
       {"accuracy_mode", std::string(accuracy_mode_name(accuracy(o)))},
       {"candidate", record.value("candidate", "")},
       {"summary", record.value("summary", "")},
@@ -643,25 +518,74 @@ GenerateResult generate(const GenerateOptions& in, Services& services) {
       {"files",
        {{"cu", paths.cu.filename().string()},
         {"header", fs::relative(paths.header, o.out_dir).string()}}}};
-  if (!transcript.empty()) manifest["files"]["transcript"] = "transcript.jsonl";
-  std::vector<std::string> deps = s.deps;
+  if (!out.transcript.empty()) manifest["files"]["transcript"] = "transcript.jsonl";
+  return manifest;
+}
+
+// Step: emit (after the checks that verification and the eager floor require).
+void emit_step(const Run& run, Outcome& out, const emit::OutputPaths& paths,
+               GenerateResult& result) {
+  StepTimer t("emit");
+  const GenerateOptions& o = run.setup.o;
+  const json& status = out.record["status"];
+  result.status_text = join_status(status);
+  const bool verified = all_verified(status);
+  if (o.require_verified && !verified)
+    throw UserError(
+        SourceLocation{o.op_file.string(), 0, result.name},
+        "kernel is not verified (" + result.status_text + ") and verification is required",
+        "build on a machine with a GPU, use a cache or vendored kernels that were verified, or set "
+        "EGG_REQUIRE_VERIFIED=OFF");
+  // Never slower than eager, never silently (cache hits included: the times are the record's).
+  const EagerComparison vs_eager = compare_with_eager(out.record.value("timing", json::object()));
+  report_eager_floor(result.name, o.op_file.string(), vs_eager, o.require_faster);
+  json manifest = manifest_json(run, out, status, vs_eager, paths, result.cache_key);
+  std::vector<std::string> deps = run.traced.s.deps;
   if (std::find(deps.begin(), deps.end(), o.op_file.string()) == deps.end())
     deps.insert(deps.begin(), o.op_file.string());
   result.changed =
-      emit::write_outputs(paths, sources, manifest, emit::depfile_text(paths.cu, deps));
+      emit::write_outputs(paths, out.sources, manifest, emit::depfile_text(paths.cu, deps));
   result.manifest = manifest;
-  if (!transcript.empty() &&
-      write_if_changed(o.out_dir / "transcript.jsonl", transcript) == WriteOutcome::written)
+  if (!out.transcript.empty() &&
+      write_if_changed(o.out_dir / "transcript.jsonl", out.transcript) == WriteOutcome::written)
     result.changed.push_back(o.out_dir / "transcript.jsonl");
-  bool any_verified = false;
-  for (auto it = status.begin(); it != status.end(); ++it)
-    any_verified = any_verified || it->value("state", "") == "verified";
-  if (!any_verified)
+  if (!any_verified(status))
     log::warning(result.name + ": " + result.status_text +
                  " (the kernel compiles but nobody checked its results)");
-  else if (!all_verified)
+  else if (!verified)
     log::warning(result.name + ": " + result.status_text +
                  " (only the local GPU's arch was checked)");
+}
+
+}  // namespace
+
+std::string default_name(const fs::path& op_file) {
+  return contract::c_identifier(op_file.stem().string());
+}
+
+GenerateResult generate(const GenerateOptions& in, Services& services) {
+  Setup setup = prepare(in, services.runner);
+  GenerateResult result;
+  result.name = setup.name;
+  TempDir work(fs::temp_directory_path(), "egg-work-" + result.name);
+  if (setup.o.keep_work) {
+    work.keep();
+    log::info(result.name + ": keeping the work folder " + work.path().string());
+  }
+  const Traced traced = spec_step(setup, services.runner, work.path());
+  const Plan plan = plan_generation(setup, traced.s, work.path());
+  result.cache_key = plan.key.key();
+  const Run run{setup, traced, plan, work.path(), services};
+
+  // The cache sits in front of the stages (pipeline/cache_lookup.h).
+  const auto paths = emit::output_paths(setup.o.out_dir, result.name);
+  const CacheLookup cached({setup.o, setup.artifacts.active(), result.name, plan.key, setup.nvcc,
+                            setup.arches, work.path()},
+                           services);
+  result.cache_status = cached.status();
+  Outcome out = cached.files() ? cached_outcome(*cached.files())
+                               : generate_on_miss(run, cached, paths.manifest);
+  emit_step(run, out, paths, result);
   return result;
 }
 
