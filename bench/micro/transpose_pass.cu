@@ -9,11 +9,13 @@
 // The problem is level2/5's: [32, 513 * 513, 64] fp32 channels-last to [32, 64, 513 * 513] through
 // tanh(x + cb[c] - b[c]); F = 0 is the copy alone. Every variant reads the channels 16 bytes a load
 // (4 of a position's channels a lane).
-//   block<P, LD>: the product's `:p256:v` schedule: a block of 256 threads per tile of 32 channels x
+//   block<P, LD>: the product's `:p256:v` schedule: a block of 256 threads per tile of 32 channels
+//   x
 //     P positions, loads, one barrier, then a warp writes 32 positions of a channel per store;
 //     LD = 1 loads evict-first and stores streaming (__ldcs/__stcs).
 //   persist<P>: the same tile, but a block walks tiles (grid-stride) and loads the next tile into
-//     registers before it writes the current one, so a block's loads are in flight during its stores.
+//     registers before it writes the current one, so a block's loads are in flight during its
+//     stores.
 //   warp<T>: no block barrier: each warp owns a 32-channel x 32-position tile in its own shared
 //     memory, T tiles a warp in turn with the next tile's loads issued before the current's stores.
 #include <cuda_runtime.h>
@@ -103,7 +105,8 @@ __global__ void __launch_bounds__(256)
     }
     __syncthreads();
     if (t + int(gridDim.x) < tiles) load(t + int(gridDim.x));  // in flight during the stores
-    const int c0 = t % (kC / 32) * 32, s0 = (t / (kC / 32)) % kSpans * P, n = t / (kC / 32) / kSpans;
+    const int c0 = t % (kC / 32) * 32, s0 = (t / (kC / 32)) % kSpans * P,
+              n = t / (kC / 32) / kSpans;
 #pragma unroll
     for (int k = 0; k < 32 * P / 256; ++k) {
       const int sl = (k % (P / 32)) * 32 + lane, cc = w + 8 * (k / (P / 32));

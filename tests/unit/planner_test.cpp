@@ -10,6 +10,7 @@
 #include "backend/builtin/builtin_backend.h"
 #include "backend/builtin/families.h"
 #include "backend/builtin/norm.h"
+#include "backend/builtin/sinking.h"
 #include "contract/contract.h"
 #include "dump_candidates.h"
 #include "nvcc_compile.h"
@@ -757,6 +758,74 @@ TEST(Planner, StageTwoTunesEverySegmentAndRepairFallsBack) {
   EXPECT_NE(fixed->id, broken.id);
   EXPECT_EQ(fixed->params["plan"][0]["id"], broken.params["plan"][0]["id"]);
   EXPECT_NE(fixed->params["plan"][1]["id"], broken.params["plan"][1]["id"]);
+}
+
+// silu(x W1^T) * (x W3^T), written with silu before the second projection: the graph's own
+// order gives silu to the first GEMM's epilogue (a pass cuBLASLt has no native epilogue for),
+// the sunk plan to the second's, beside the product it needs a pass for anyway.
+spec::Spec gated_projections() {
+  return make_spec({tensor("x", {64, 128})},
+                   {tensor("w1", {256, 128}, "parameter"), tensor("w3", {256, 128}, "parameter")},
+                   {node("a", "linear", {ref("x"), ref("w1")}, json::object(), {64, 256}, 10),
+                    node("s", "silu", {ref("a")}, json::object(), {64, 256}, 10),
+                    node("b", "linear", {ref("x"), ref("w3")}, json::object(), {64, 256}, 10),
+                    node("out", "mul", {ref("s"), ref("b")}, json::object(), {64, 256}, 10)});
+}
+
+TEST(Planner, ElementwiseOpsSinkToTheirReadersKernelInAnotherPlan) {
+  BuiltinBackend backend(kData);
+  const auto s = gated_projections();
+  const auto all = backend.plans(s);
+  EXPECT_EQ(layout(all.front()), "gemm[a,s] gemm[b,out]");
+  std::vector<std::string> layouts;
+  for (const auto& p : all) layouts.push_back(layout(p));
+  EXPECT_NE(std::find(layouts.begin(), layouts.end(), "gemm[a] gemm[b,s,out]"), layouts.end())
+      << json(layouts).dump();
+  // Stage 1 measures both; stage 2 tunes the plan its incumbent belongs to, told apart by the
+  // segments' nodes (the families are the same).
+  const auto c = contract::derive(s, "k");
+  const auto first = backend.propose(request(s, c, "stage1"));
+  std::set<std::string> plans_proposed;
+  for (const auto& cand : first) plans_proposed.insert(cand.params["plan"][0]["nodes"].dump());
+  EXPECT_EQ(plans_proposed, (std::set<std::string>{R"(["a","s"])", R"(["a"])"}));
+  for (const auto& nodes : {json{"a"}, json{"a", "s"}}) {
+    const auto incumbent = std::find_if(first.begin(), first.end(), [&](const Candidate& cand) {
+      return cand.params["plan"][0]["nodes"] == nodes;
+    });
+    ASSERT_NE(incumbent, first.end());
+    auto r2 = request(s, c, "stage2");
+    r2.incumbent = *incumbent;
+    const auto tuned = backend.propose(r2);
+    ASSERT_FALSE(tuned.empty());
+    for (const auto& t : tuned) EXPECT_EQ(t.params["plan"][0]["nodes"], nodes) << t.id;
+  }
+}
+
+TEST(Planner, SinkingStopsBeforeTheFirstReaderAndKeepsReturnedValues) {
+  const OpTable ops(kData);
+  // x -> relu -> (gemm reads it) : relu is read right after, nothing moves.
+  const auto kept =
+      make_spec({tensor("x", {64, 128})}, {tensor("w", {256, 128}, "parameter")},
+                {node("r", "relu", {ref("x")}, json::object(), {64, 128}, 10),
+                 node("out", "linear", {ref("r"), ref("w")}, json::object(), {64, 256}, 11)});
+  EXPECT_FALSE(sink_elementwise(kept, ops).has_value());
+  // A chain sinks whole, to just before its reader; where the graph returns it, it stays.
+  const auto chain = make_spec(
+      {tensor("x", {64, 128}), tensor("y", {64, 128})}, {tensor("w", {128, 128}, "parameter")},
+      {node("t", "tanh", {ref("x")}, json::object(), {64, 128}, 10),
+       node("u", "mul", {ref("t"), json{{"scalar", 2.0}}}, json::object(), {64, 128}, 11),
+       node("g", "linear", {ref("y"), ref("w")}, json::object(), {64, 128}, 12),
+       node("out", "add", {ref("u"), ref("g")}, json::object(), {64, 128}, 13)});
+  const auto sunk = sink_elementwise(chain, ops);
+  ASSERT_TRUE(sunk.has_value());
+  std::vector<std::string> order;
+  for (const auto& n : sunk->nodes) order.push_back(n.name);
+  EXPECT_EQ(order, (std::vector<std::string>{"g", "t", "u", "out"}));
+  spec::Spec returned = chain;
+  returned.outputs.push_back(returned.outputs.front());
+  returned.outputs.back().name = "out1";
+  returned.outputs.back().node = "u";
+  EXPECT_FALSE(sink_elementwise(returned, ops).has_value());  // u stays, and t before it
 }
 
 // A manual aid: every family's candidates (cuDNN structures included) for every spec.json under

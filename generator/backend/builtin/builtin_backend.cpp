@@ -7,6 +7,7 @@
 #include "backend/builtin/families.h"
 #include "backend/builtin/lowering.h"
 #include "backend/builtin/raising.h"
+#include "backend/builtin/sinking.h"
 
 namespace egg::backend::builtin {
 
@@ -58,11 +59,29 @@ std::vector<Plan> BuiltinBackend::algebra_plans(const spec::Spec& spec) const {
   return out;
 }
 
+std::optional<Plan> BuiltinBackend::sunk_plan(const spec::Spec& spec, const Plan& base) const {
+  const std::optional<spec::Spec> sunk = sink_elementwise(lower_composites(spec), ops_);
+  if (!sunk) return std::nullopt;
+  try {
+    Plan p = plan_graph(*sunk, families_, ops_);
+    p.after_base = true;
+    // Another plan only where some kernel computes other nodes, and never one with more kernels.
+    const bool same =
+        std::equal(p.segments.begin(), p.segments.end(), base.segments.begin(), base.segments.end(),
+                   [](const PlanSegment& a, const PlanSegment& b) { return a.nodes == b.nodes; });
+    if (same || p.segments.size() > base.segments.size()) return std::nullopt;
+    return p;
+  } catch (const UserError&) {
+    return std::nullopt;  // the graph's own order alone
+  }
+}
+
 std::vector<Plan> BuiltinBackend::plans(const spec::Spec& spec) const {
   std::vector<Plan> all = {plan(spec)};
   for (auto& p : fused_plans(lower_composites(spec), all.front(), fusing_))
     all.push_back(std::move(p));
   for (auto& p : algebra_plans(spec)) all.push_back(std::move(p));
+  std::optional<Plan> sunk = sunk_plan(spec, all.front());
   // Attention kept whole (or raised from its written-out form) for the attention family's flash
   // kernel, beside its math; none where that family refuses it (fp32, dropout, a head dim it does
   // not hold, ...).
@@ -71,16 +90,16 @@ std::vector<Plan> BuiltinBackend::plans(const spec::Spec& spec) const {
   const bool attention =
       std::any_of(whole.nodes.begin(), whole.nodes.end(),
                   [](const spec::Node& n) { return n.op == "scaled_dot_product_attention"; });
-  if (!attention) return all;
-  try {
-    Plan kept = plan_graph(lower_composites(whole, true), families_, ops_);
-    const bool flash =
-        std::any_of(kept.segments.begin(), kept.segments.end(),
-                    [](const PlanSegment& seg) { return seg.family->name() == "attention"; });
-    if (flash) all.push_back(std::move(kept));
-  } catch (const UserError&) {
-    // The written-out math alone.
-  }
+  if (attention) try {
+      Plan kept = plan_graph(lower_composites(whole, true), families_, ops_);
+      const bool flash =
+          std::any_of(kept.segments.begin(), kept.segments.end(),
+                      [](const PlanSegment& seg) { return seg.family->name() == "attention"; });
+      if (flash) all.push_back(std::move(kept));
+    } catch (const UserError&) {
+      // The written-out math alone.
+    }
+  if (sunk) all.push_back(std::move(*sunk));
   return all;
 }
 

@@ -3,6 +3,7 @@
 // debug agent falls back on the failed segment's family.
 #include <cctype>
 #include <set>
+#include <utility>
 
 #include "backend/builtin/builtin_backend.h"
 
@@ -19,8 +20,12 @@ const json* plan_record(const Candidate& c, const Plan& plan) {
   if (!c.params.contains("plan") || !c.params["plan"].is_array()) return nullptr;
   const json& record = c.params["plan"];
   if (record.size() != plan.segments.size()) return nullptr;
+  // The families and each segment's nodes: plans of one graph may differ only in which kernel
+  // computes an element-wise op (sinking.h).
   for (size_t k = 0; k < record.size(); ++k)
-    if (record[k].value("family", std::string()) != plan.segments[k].family->name()) return nullptr;
+    if (record[k].value("family", std::string()) != plan.segments[k].family->name() ||
+        record[k].value("nodes", json::array()) != json(plan.segments[k].nodes))
+      return nullptr;
   return &record;
 }
 
@@ -87,16 +92,31 @@ std::vector<Candidate> BuiltinBackend::propose_plan(const StageRequest& request)
   if (!tuned) {
     // Stage 1: the fused alternatives' first structures (one kernel fewer, the intermediate never
     // written), then the plan's library floor, so that a budget of two measures the fused kernel
-    // against the library route PyTorch takes; then the plan's first structures, one segment's
-    // other structures at a time, and the alternatives' other structures last.
+    // against the library route PyTorch takes; then the plan's first structures (the
+    // rearrangements' first structures right after its first), one segment's other structures at
+    // a time, and the alternatives' other structures last.
     std::vector<std::vector<Candidate>> lists(all.size());
     bool floor = false;
     for (size_t i = 0; i < all.size(); ++i)
       lists[i] = stage1_proposals(s, c, all[i], i == 0 ? &floor : nullptr);
+    bool ahead = false;  // an alternative proposed before the plan itself
     for (size_t i = 1; i < all.size(); ++i)
-      if (!lists[i].empty()) add(lists[i].front());
-    if (all.size() > 1 && floor) add(lists.front()[1]);
-    for (auto& cand : lists.front()) add(std::move(cand));
+      if (!lists[i].empty() && !all[i].after_base) {
+        add(lists[i].front());
+        ahead = true;
+      }
+    if (ahead && floor) add(lists.front()[1]);
+    bool rearranged = false;
+    auto rearrangements = [&] {
+      if (std::exchange(rearranged, true)) return;
+      for (size_t i = 1; i < all.size(); ++i)
+        if (!lists[i].empty() && all[i].after_base) add(lists[i].front());
+    };
+    for (size_t k = 0; k < lists.front().size(); ++k) {
+      add(lists.front()[k]);
+      if (k == 0) rearrangements();
+    }
+    rearrangements();
     for (size_t i = 1; i < all.size(); ++i)
       for (size_t k = 1; k < lists[i].size(); ++k) add(std::move(lists[i][k]));
     return out;

@@ -46,6 +46,9 @@ struct PlanAlias {
 struct Plan {
   std::vector<PlanSegment> segments;
   std::vector<PlanAlias> aliases;  // in graph order
+  // A rearrangement that is not better by construction (sinking.h): stage 1 proposes it after the
+  // graph's own plan, not before it as it does a fused or rewritten alternative.
+  bool after_base = false;
 };
 
 // The role of `node` on its own (element-wise ops are those of the op table); a view that keeps the
