@@ -209,6 +209,47 @@ TEST(Lowering, APoolOverTheWholePlaneIsAReductionOverItsDims) {
             "gelu adaptive_avg_pool2d");
 }
 
+// A squeeze-excitation's convolutions of a pooled [2, 96, 1, 1]: a product of the reshaped input
+// and weight whose result keeps the convolution's shape, so the ReLU after it is its epilogue.
+TEST(Lowering, AConvolutionOfOnePositionIsAProductWithItsEpilogue) {
+  auto conv = [](json weight_shape, json attrs, json in_shape = {2, 96, 1, 1},
+                 json out_shape = {2, 24, 1, 1}) {
+    return lower_composites(spec::parse_spec(spec_around(
+        {tensor("x", std::move(in_shape))},
+        {egg::testing::tensor("w", std::move(weight_shape), "float32", "parameter"),
+         egg::testing::tensor("b", {24}, "float32", "parameter")},
+        {node("c", "conv2d", {ref("x"), ref("w"), ref("b")}, std::move(attrs), out_shape, 7),
+         node("r", "relu", {ref("c")}, json::object(), out_shape, 8)})));
+  };
+  const json plain = {{"stride", {1, 1}}, {"padding", {0, 0}}, {"dilation", {1, 1}}, {"groups", 1}};
+  const auto s = conv({24, 96, 1, 1}, plain);
+  EXPECT_EQ(ops_of(s), "reshape reshape linear reshape add relu");
+  EXPECT_EQ(s.nodes[0].shape, (spec::Shape{2, 96}));
+  EXPECT_EQ(s.nodes[1].shape, (spec::Shape{24, 96}));
+  EXPECT_EQ(s.nodes[2].shape, (spec::Shape{2, 24, 1, 1}));
+  EXPECT_EQ(s.nodes[2].where.line, 7);
+  EXPECT_EQ(s.nodes[3].shape, (spec::Shape{24, 1, 1}));  // the bias, broadcasting over channels
+  EXPECT_EQ(s.nodes[4].name, "c");                       // readers need no renaming
+  BuiltinBackend backend(kData);
+  const Plan plan = backend.plan(s);
+  ASSERT_EQ(plan.segments.size(), 1u);
+  EXPECT_EQ(plan.segments[0].family->name(), "gemm");
+  EXPECT_EQ(plan.segments[0].nodes, (std::vector<std::string>{"c__product", "c", "r"}));
+  EXPECT_EQ(plan.aliases.size(), 3u);  // the reshaped input, weight and bias: no copies
+  // Stride and dilation change nothing at one position; padding, a wider kernel, groups or more
+  // positions keep the convolution.
+  EXPECT_EQ(ops_of(conv({24, 96, 1, 1}, {{"stride", {2, 2}}, {"padding", "valid"}})),
+            "reshape reshape linear reshape add relu");
+  json padded = plain;
+  padded["padding"] = {1, 1};
+  EXPECT_EQ(ops_of(conv({24, 96, 1, 1}, padded, {2, 96, 1, 1}, {2, 24, 3, 3})), "conv2d relu");
+  EXPECT_EQ(ops_of(conv({24, 96, 3, 3}, plain, {2, 96, 3, 3})), "conv2d relu");
+  json grouped = plain;
+  grouped["groups"] = 2;
+  EXPECT_EQ(ops_of(conv({24, 48, 1, 1}, grouped)), "conv2d relu");
+  EXPECT_EQ(ops_of(conv({24, 96, 1, 1}, plain, {2, 96, 4, 4}, {2, 24, 4, 4})), "conv2d relu");
+}
+
 TEST(Lowering, MasksAndCausalityBecomeWhereAndAdd) {
   auto s = lower_composites(spec::parse_spec(
       attention({{"dropout_p", 0.0}, {"is_causal", false}, {"scale", 0.5}}, ref("m"))));

@@ -424,6 +424,59 @@ void lower_scan_indices(const spec::Spec& s, const spec::Node& n, const spec::No
                      spec::DType::int64));
 }
 
+// A convolution that is a matrix product: groups 1, every kernel size 1 and a single input and
+// output position (a squeeze-excitation's convolution of a pooled [N, C, 1, 1]), any stride and
+// dilation, no padding. Its weight must be a param or input the product reads in place.
+bool pointwise_conv(const spec::Spec& s, const spec::Node& n) {
+  if ((n.op != "conv1d" && n.op != "conv2d" && n.op != "conv3d") || n.args.size() < 2 ||
+      n.args[0].kind != spec::Arg::Kind::node || n.args[1].kind != spec::Arg::Kind::node)
+    return false;
+  const spec::Shape* in = s.shape_of(n.args[0].node);
+  const spec::Tensor* w = s.find_tensor(n.args[1].node);
+  if (!in || !w || in->size() != n.shape.size() || w->shape.size() != n.shape.size() ||
+      n.shape.size() < 3 || !float_storage(n.dtype) || w->dtype != n.dtype)
+    return false;
+  if (n.attrs.value("groups", 1) != 1) return false;
+  const auto pad = n.attrs.value("padding", nlohmann::json());
+  if (pad.is_array()) {
+    for (const auto& p : pad)
+      if (!p.is_number_integer() || p.get<std::int64_t>() != 0) return false;
+  } else if (!(pad.is_string() && pad.get<std::string>() == "valid")) {
+    return false;
+  }
+  for (size_t d = 2; d < n.shape.size(); ++d)
+    if ((*in)[d] != 1 || n.shape[d] != 1 || w->shape[d] != 1) return false;
+  if (n.args.size() > 2 && n.args[2].kind == spec::Arg::Kind::node &&
+      !s.find_tensor(n.args[2].node))
+    return false;  // a bias computed in forward: the conv family's error names it
+  return true;
+}
+
+// The convolution as linear(x [N, C], W [K, C]) of views (the input and the weight reshaped, no
+// copies) whose result keeps the convolution's shape [N, K, 1, ...] (the same elements in the same
+// order as [N, K]), so what follows fuses into the product's epilogue, the bias first.
+void lower_pointwise_conv(const spec::Spec& s, const spec::Node& n, std::vector<spec::Node>& out) {
+  const spec::Shape& in = *s.shape_of(n.args[0].node);
+  const spec::Shape& w = s.find_tensor(n.args[1].node)->shape;
+  const std::string p = n.name + "__";
+  const auto shape = [](std::int64_t a, std::int64_t b) { return spec::Shape{a, b}; };
+  out.push_back(part(n, p + "rows", "reshape", {n.args[0]}, {{"shape", shape(in[0], in[1])}},
+                     shape(in[0], in[1]), n.dtype));
+  out.push_back(part(n, p + "weight", "reshape", {n.args[1]}, {{"shape", shape(w[0], w[1])}},
+                     shape(w[0], w[1]), n.dtype));
+  const bool bias = n.args.size() > 2 && n.args[2].kind == spec::Arg::Kind::node;
+  const std::string product = bias ? p + "product" : n.name;
+  out.push_back(part(n, product, "linear", {node_arg(p + "rows"), node_arg(p + "weight")},
+                     nlohmann::json::object(), n.shape, n.dtype));
+  if (!bias) return;
+  // The bias [K] as [K, 1, ...], which broadcasts over the result's shape.
+  spec::Shape column(n.shape.size() - 1, 1);
+  column[0] = w[0];
+  out.push_back(part(n, p + "bias", "reshape", {n.args[2]}, {{"shape", column}}, column, n.dtype));
+  out.push_back(part(n, n.name, "add", {node_arg(product), node_arg(p + "bias")},
+                     nlohmann::json::object(), n.shape, n.dtype));
+}
+
 }  // namespace
 
 spec::Spec lower_composites(const spec::Spec& s, bool keep_attention) {
@@ -431,7 +484,7 @@ spec::Spec lower_composites(const spec::Spec& s, bool keep_attention) {
   std::set<std::string> folded;  // scans an exclusive scan's cat takes over
   for (const auto& n : s.nodes) {
     any = any || (!keep_attention && n.op == "scaled_dot_product_attention") ||
-          scattered_dims(s, n) || global_pool(s, n) || scan_indices(s, n);
+          scattered_dims(s, n) || global_pool(s, n) || scan_indices(s, n) || pointwise_conv(s, n);
     if (const auto* scan = exclusive_scan(s, n)) {
       folded.insert(scan->name);
       if (const auto* slice = shifted_input(s, n, *scan)) {
@@ -456,6 +509,8 @@ spec::Spec lower_composites(const spec::Spec& s, bool keep_attention) {
       lower_global_pool(n, *g, out.nodes);
     else if (const auto* scan = scan_indices(s, n))
       lower_scan_indices(s, n, *scan, out.nodes);
+    else if (pointwise_conv(s, n))
+      lower_pointwise_conv(s, n, out.nodes);
     else if (scan_values(s, n))
       out.nodes.push_back(
           part(n, n.name, "clone", {n.args[0]}, nlohmann::json::object(), n.shape, n.dtype));

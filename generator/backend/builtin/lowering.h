@@ -8,7 +8,10 @@
 // (adaptive pooling to size 1, a window the input's size without padding) becomes the mean (amax
 // for max pooling; a sum and a division for a divisor_override) over the pooled dims with keepdim,
 // a row per plane for the reduction family; the indices of a cummax/cummin become the running
-// maximum of the positions where the input equals its running value (or is NaN), cast to int64.
+// maximum of the positions where the input equals its running value (or is NaN), cast to int64;
+// a convolution of one input position by a 1-wide kernel (a squeeze-excitation's convolutions of
+// a pooled [N, C, 1, 1]) becomes linear(x [N, C], W [K, C], bias) between reshapes, so the GEMM
+// family's skinny kernel runs it with its epilogue.
 // The attention family anchors scaled_dot_product_attention itself: `keep_attention` leaves it
 // whole for that plan.
 #pragma once
@@ -18,10 +21,10 @@
 namespace egg::backend::builtin {
 
 // `s` with every scaled_dot_product_attention node, scattered-dims reduction, exclusive scan,
-// global pool and scan's indices replaced by its decomposition (new nodes named `<node>__<part>`,
-// the last one keeping the node's name, all at the node's line). Throws a UserError naming the op
-// for what the decomposition does not cover (dropout, grouped-query heads, batch dims that
-// broadcast).
+// global pool, scan's indices and pointwise convolution replaced by its decomposition (new nodes
+// named `<node>__<part>`, the last one keeping the node's name, all at the node's line). Throws a
+// UserError naming the op for what the decomposition does not cover (dropout, grouped-query heads,
+// batch dims that broadcast).
 spec::Spec lower_composites(const spec::Spec& s, bool keep_attention = false);
 
 }  // namespace egg::backend::builtin
