@@ -250,6 +250,48 @@ TEST(Lowering, AConvolutionOfOnePositionIsAProductWithItsEpilogue) {
   EXPECT_EQ(ops_of(conv({24, 96, 1, 1}, plain, {2, 96, 4, 4}, {2, 24, 4, 4})), "conv2d relu");
 }
 
+// A depthwise 3x3 convolution, stride 2, padding 1, of a pooled [2, 96, 1, 1]: its one output
+// position reads the kernel's centre alone, so it is x times each channel's centre weight.
+TEST(Lowering, ADepthwiseConvolutionOfOnePositionScalesByTheTapItReads) {
+  auto conv = [](json attrs, json bias = json{{"none", true}}) {
+    return lower_composites(spec::parse_spec(
+        spec_around({tensor("x", {2, 96, 1, 1})},
+                    {egg::testing::tensor("w", {96, 1, 3, 3}, "float32", "parameter"),
+                     egg::testing::tensor("b", {96}, "float32", "parameter")},
+                    {node("c", "conv2d", {ref("x"), ref("w"), std::move(bias)}, std::move(attrs),
+                          {2, 96, 1, 1}, 7)})));
+  };
+  const json attrs = {
+      {"stride", {2, 2}}, {"padding", {1, 1}}, {"dilation", {1, 1}}, {"groups", 96}};
+  const auto s = conv(attrs);
+  EXPECT_EQ(ops_of(s), "select select select reshape mul");
+  EXPECT_EQ(s.nodes[0].attrs, json({{"dim", 3}, {"index", 1}}));
+  EXPECT_EQ(s.nodes[1].attrs, json({{"dim", 2}, {"index", 1}}));
+  EXPECT_EQ(s.nodes[2].attrs, json({{"dim", 1}, {"index", 0}}));
+  EXPECT_EQ(s.nodes[3].shape, (spec::Shape{96, 1, 1}));
+  EXPECT_EQ(s.nodes[4].name, "c");
+  EXPECT_EQ(s.nodes[4].where.line, 7);
+  BuiltinBackend backend(kData);
+  EXPECT_EQ(backend.plan(s).segments.at(0).family->name(), "elementwise");
+  EXPECT_EQ(ops_of(conv(attrs, ref("b"))), "select select select reshape mul reshape add");
+  // Dilation 2 with padding 2 reads the centre too; padding 0 reads the corner tap.
+  json dilated = attrs;
+  dilated["dilation"] = {2, 2};
+  dilated["padding"] = {2, 2};
+  EXPECT_EQ(conv(dilated).nodes[0].attrs["index"], 1);
+  json corner = attrs;
+  corner["padding"] = {0, 0};
+  EXPECT_EQ(conv(corner).nodes[0].attrs["index"], 0);
+  // No tap reaches the input (padding 3 of a 3-wide kernel), or groups that are not the channels:
+  // the convolution stays.
+  json outside = attrs;
+  outside["padding"] = {3, 3};
+  EXPECT_EQ(ops_of(conv(outside)), "conv2d");
+  json grouped = attrs;
+  grouped["groups"] = 48;
+  EXPECT_EQ(ops_of(conv(grouped)), "conv2d");
+}
+
 TEST(Lowering, MasksAndCausalityBecomeWhereAndAdd) {
   auto s = lower_composites(spec::parse_spec(
       attention({{"dropout_p", 0.0}, {"is_causal", false}, {"scale", 0.5}}, ref("m"))));

@@ -477,6 +477,71 @@ void lower_pointwise_conv(const spec::Spec& s, const spec::Node& n, std::vector<
                      nlohmann::json::object(), n.shape, n.dtype));
 }
 
+// The kernel tap of each spatial dim that a depthwise convolution of one input position to one
+// output position reads (the others fall in the padding), or nullopt: groups = channels, one
+// channel a group, every input and output size 1, numeric padding, a weight param or input.
+std::optional<std::vector<std::int64_t>> depthwise_taps(const spec::Spec& s, const spec::Node& n) {
+  if ((n.op != "conv1d" && n.op != "conv2d" && n.op != "conv3d") || n.args.size() < 2 ||
+      n.args[0].kind != spec::Arg::Kind::node || n.args[1].kind != spec::Arg::Kind::node)
+    return std::nullopt;
+  const spec::Shape* in = s.shape_of(n.args[0].node);
+  const spec::Tensor* w = s.find_tensor(n.args[1].node);
+  const size_t rank = n.shape.size();
+  if (!in || !w || in->size() != rank || w->shape.size() != rank || rank < 3 ||
+      !float_storage(n.dtype) || w->dtype != n.dtype || (*in)[1] != n.shape[1] ||
+      w->shape[0] != n.shape[1] || w->shape[1] != 1 || n.attrs.value("groups", 1) != (*in)[1])
+    return std::nullopt;
+  const auto pad = n.attrs.value("padding", nlohmann::json());
+  const auto dil = n.attrs.value("dilation", nlohmann::json());
+  if (!pad.is_array() || pad.size() != rank - 2 || (!dil.is_array() && !dil.is_null()))
+    return std::nullopt;
+  std::vector<std::int64_t> taps;
+  for (size_t d = 2; d < rank; ++d) {
+    if ((*in)[d] != 1 || n.shape[d] != 1 || !pad[d - 2].is_number_integer()) return std::nullopt;
+    const std::int64_t p = pad[d - 2].get<std::int64_t>();
+    const std::int64_t g = dil.is_array() && d - 2 < dil.size() && dil[d - 2].is_number_integer()
+                               ? dil[d - 2].get<std::int64_t>()
+                               : 1;
+    // Output 0 reads input -p + k g, which is the input's one position 0 for k = p / g.
+    if (g <= 0 || p % g != 0 || p / g >= w->shape[d]) return std::nullopt;
+    taps.push_back(p / g);
+  }
+  if (n.args.size() > 2 && n.args[2].kind == spec::Arg::Kind::node &&
+      !s.find_tensor(n.args[2].node))
+    return std::nullopt;
+  return taps;
+}
+
+// The depthwise convolution of one position as x * w[:, 0, taps] (+ bias), each channel's weight
+// selected from the param and reshaped to [C, 1, ...]: element-wise work a norm or reduction after
+// it takes as its prologue.
+void lower_depthwise_one_position(const spec::Spec& s, const spec::Node& n,
+                                  const std::vector<std::int64_t>& taps,
+                                  std::vector<spec::Node>& out) {
+  const spec::Shape& w = s.find_tensor(n.args[1].node)->shape;
+  const std::string p = n.name + "__";
+  spec::Shape shape = w;
+  spec::Arg cur = n.args[1];
+  for (size_t d = w.size(); d-- > 1;) {  // the last dims first, so each index is still in place
+    shape.erase(shape.begin() + static_cast<std::ptrdiff_t>(d));
+    const std::string name = p + "tap" + std::to_string(d);
+    const std::int64_t index = d >= 2 ? taps[d - 2] : 0;
+    out.push_back(part(n, name, "select", {cur}, {{"dim", d}, {"index", index}}, shape, n.dtype));
+    cur = node_arg(name);
+  }
+  spec::Shape column(n.shape.size() - 1, 1);
+  column[0] = n.shape[1];
+  out.push_back(part(n, p + "weight", "reshape", {cur}, {{"shape", column}}, column, n.dtype));
+  const bool bias = n.args.size() > 2 && n.args[2].kind == spec::Arg::Kind::node;
+  const std::string scaled = bias ? p + "scaled" : n.name;
+  out.push_back(part(n, scaled, "mul", {n.args[0], node_arg(p + "weight")},
+                     nlohmann::json::object(), n.shape, n.dtype));
+  if (!bias) return;
+  out.push_back(part(n, p + "bias", "reshape", {n.args[2]}, {{"shape", column}}, column, n.dtype));
+  out.push_back(part(n, n.name, "add", {node_arg(scaled), node_arg(p + "bias")},
+                     nlohmann::json::object(), n.shape, n.dtype));
+}
+
 }  // namespace
 
 spec::Spec lower_composites(const spec::Spec& s, bool keep_attention) {
@@ -484,7 +549,8 @@ spec::Spec lower_composites(const spec::Spec& s, bool keep_attention) {
   std::set<std::string> folded;  // scans an exclusive scan's cat takes over
   for (const auto& n : s.nodes) {
     any = any || (!keep_attention && n.op == "scaled_dot_product_attention") ||
-          scattered_dims(s, n) || global_pool(s, n) || scan_indices(s, n) || pointwise_conv(s, n);
+          scattered_dims(s, n) || global_pool(s, n) || scan_indices(s, n) || pointwise_conv(s, n) ||
+          depthwise_taps(s, n);
     if (const auto* scan = exclusive_scan(s, n)) {
       folded.insert(scan->name);
       if (const auto* slice = shifted_input(s, n, *scan)) {
@@ -511,6 +577,8 @@ spec::Spec lower_composites(const spec::Spec& s, bool keep_attention) {
       lower_scan_indices(s, n, *scan, out.nodes);
     else if (pointwise_conv(s, n))
       lower_pointwise_conv(s, n, out.nodes);
+    else if (const auto taps = depthwise_taps(s, n))
+      lower_depthwise_one_position(s, n, *taps, out.nodes);
     else if (scan_values(s, n))
       out.nodes.push_back(
           part(n, n.name, "clone", {n.args[0]}, nlohmann::json::object(), n.shape, n.dtype));

@@ -11,7 +11,8 @@
 // maximum of the positions where the input equals its running value (or is NaN), cast to int64;
 // a convolution of one input position by a 1-wide kernel (a squeeze-excitation's convolutions of
 // a pooled [N, C, 1, 1]) becomes linear(x [N, C], W [K, C], bias) between reshapes, so the GEMM
-// family's skinny kernel runs it with its epilogue.
+// family's skinny kernel runs it with its epilogue; a depthwise convolution of one position, x
+// times each channel's one weight tap that position reads, plus the bias.
 // The attention family anchors scaled_dot_product_attention itself: `keep_attention` leaves it
 // whole for that plan.
 #pragma once
@@ -21,7 +22,7 @@
 namespace egg::backend::builtin {
 
 // `s` with every scaled_dot_product_attention node, scattered-dims reduction, exclusive scan,
-// global pool, scan's indices and pointwise convolution replaced by its decomposition (new nodes
+// global pool, scan's indices and convolution of one position replaced by its decomposition (new nodes
 // named `<node>__<part>`, the last one keeping the node's name, all at the node's line). Throws a
 // UserError naming the op for what the decomposition does not cover (dropout, grouped-query heads,
 // batch dims that broadcast).
