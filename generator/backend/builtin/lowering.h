@@ -22,10 +22,10 @@
 namespace egg::backend::builtin {
 
 // `s` with every scaled_dot_product_attention node, scattered-dims reduction, exclusive scan,
-// global pool, scan's indices and convolution of one position replaced by its decomposition (new nodes
-// named `<node>__<part>`, the last one keeping the node's name, all at the node's line). Throws a
-// UserError naming the op for what the decomposition does not cover (dropout, grouped-query heads,
-// batch dims that broadcast).
+// global pool, scan's indices and convolution of one position replaced by its decomposition (new
+// nodes named `<node>__<part>`, the last one keeping the node's name, all at the node's line).
+// Throws a UserError naming the op for what the decomposition does not cover (dropout,
+// grouped-query heads, batch dims that broadcast).
 spec::Spec lower_composites(const spec::Spec& s, bool keep_attention = false);
 
 }  // namespace egg::backend::builtin
