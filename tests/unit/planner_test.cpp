@@ -788,6 +788,10 @@ TEST(Planner, ElementwiseOpsSinkToTheirReadersKernelInAnotherPlan) {
   std::set<std::string> plans_proposed;
   for (const auto& cand : first) plans_proposed.insert(cand.params["plan"][0]["nodes"].dump());
   EXPECT_EQ(plans_proposed, (std::set<std::string>{R"(["a","s"])", R"(["a"])"}));
+  // The graph's own plan first (a build without a GPU keeps it), the sunk one right after.
+  ASSERT_GE(first.size(), 2u);
+  EXPECT_EQ(first[0].params["plan"][0]["nodes"], json({"a", "s"}));
+  EXPECT_EQ(first[1].params["plan"][0]["nodes"], json({"a"}));
   for (const auto& nodes : {json{"a"}, json{"a", "s"}}) {
     const auto incumbent = std::find_if(first.begin(), first.end(), [&](const Candidate& cand) {
       return cand.params["plan"][0]["nodes"] == nodes;

@@ -76,12 +76,7 @@ std::optional<Plan> BuiltinBackend::sunk_plan(const spec::Spec& spec, const Plan
   }
 }
 
-std::vector<Plan> BuiltinBackend::plans(const spec::Spec& spec) const {
-  std::vector<Plan> all = {plan(spec)};
-  for (auto& p : fused_plans(lower_composites(spec), all.front(), fusing_))
-    all.push_back(std::move(p));
-  for (auto& p : algebra_plans(spec)) all.push_back(std::move(p));
-  std::optional<Plan> sunk = sunk_plan(spec, all.front());
+std::optional<Plan> BuiltinBackend::attention_plan(const spec::Spec& spec) const {
   // Attention kept whole (or raised from its written-out form) for the attention family's flash
   // kernel, beside its math; none where that family refuses it (fp32, dropout, a head dim it does
   // not hold, ...).
@@ -90,16 +85,26 @@ std::vector<Plan> BuiltinBackend::plans(const spec::Spec& spec) const {
   const bool attention =
       std::any_of(whole.nodes.begin(), whole.nodes.end(),
                   [](const spec::Node& n) { return n.op == "scaled_dot_product_attention"; });
-  if (attention) try {
-      Plan kept = plan_graph(lower_composites(whole, true), families_, ops_);
-      const bool flash =
-          std::any_of(kept.segments.begin(), kept.segments.end(),
-                      [](const PlanSegment& seg) { return seg.family->name() == "attention"; });
-      if (flash) all.push_back(std::move(kept));
-    } catch (const UserError&) {
-      // The written-out math alone.
-    }
-  if (sunk) all.push_back(std::move(*sunk));
+  if (!attention) return std::nullopt;
+  try {
+    Plan kept = plan_graph(lower_composites(whole, true), families_, ops_);
+    const bool flash =
+        std::any_of(kept.segments.begin(), kept.segments.end(),
+                    [](const PlanSegment& seg) { return seg.family->name() == "attention"; });
+    if (flash) return kept;
+  } catch (const UserError&) {
+    // The written-out math alone.
+  }
+  return std::nullopt;
+}
+
+std::vector<Plan> BuiltinBackend::plans(const spec::Spec& spec) const {
+  std::vector<Plan> all = {plan(spec)};
+  for (auto& p : fused_plans(lower_composites(spec), all.front(), fusing_))
+    all.push_back(std::move(p));
+  for (auto& p : algebra_plans(spec)) all.push_back(std::move(p));
+  if (auto p = attention_plan(spec)) all.push_back(std::move(*p));
+  if (auto p = sunk_plan(spec, all.front())) all.push_back(std::move(*p));
   return all;
 }
 

@@ -41,6 +41,8 @@ class BuiltinBackend : public Backend {
   // a linear map, a convolution's global sum; none where neither applies or where the rewritten
   // graph has no plan.
   std::vector<Plan> algebra_plans(const spec::Spec& spec) const;
+  // The plan with the attention kept whole for the attention family, where it takes it.
+  std::optional<Plan> attention_plan(const spec::Spec& spec) const;
   // The plan of the spec with its element-wise ops sunk to their readers (sinking.h), where it
   // differs from `base` and has no more kernels.
   std::optional<Plan> sunk_plan(const spec::Spec& spec, const Plan& base) const;

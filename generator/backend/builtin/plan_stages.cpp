@@ -93,8 +93,8 @@ std::vector<Candidate> BuiltinBackend::propose_plan(const StageRequest& request)
     // Stage 1: the fused alternatives' first structures (one kernel fewer, the intermediate never
     // written), then the plan's library floor, so that a budget of two measures the fused kernel
     // against the library route PyTorch takes; then the plan's first structures (the
-    // rearrangements' first structures right after its first), one segment's other structures at
-    // a time, and the alternatives' other structures last.
+    // rearrangements' first structures right after its first and its floor), one segment's other
+    // structures at a time, and the alternatives' other structures last.
     std::vector<std::vector<Candidate>> lists(all.size());
     bool floor = false;
     for (size_t i = 0; i < all.size(); ++i)
@@ -114,7 +114,7 @@ std::vector<Candidate> BuiltinBackend::propose_plan(const StageRequest& request)
     };
     for (size_t k = 0; k < lists.front().size(); ++k) {
       add(lists.front()[k]);
-      if (k == 0) rearrangements();
+      if (k == (floor ? 1 : 0)) rearrangements();  // after the plan's first and its floor
     }
     rearrangements();
     for (size_t i = 1; i < all.size(); ++i)
