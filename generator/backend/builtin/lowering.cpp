@@ -424,19 +424,36 @@ void lower_scan_indices(const spec::Spec& s, const spec::Node& n, const spec::No
                      spec::DType::int64));
 }
 
-// A convolution that is a matrix product: groups 1, every kernel size 1 and a single input and
-// output position (a squeeze-excitation's convolution of a pooled [N, C, 1, 1]), any stride and
-// dilation, no padding. Its weight must be a param or input the product reads in place.
-bool pointwise_conv(const spec::Spec& s, const spec::Node& n) {
+// A forward convolution of one input position to one output position (every spatial size 1),
+// its weight and bias params or inputs, in a float dtype: its input's shape and its weight, or
+// nullopt.
+struct OnePosition {
+  const spec::Shape* in = nullptr;
+  const spec::Tensor* weight = nullptr;
+};
+std::optional<OnePosition> conv_of_one_position(const spec::Spec& s, const spec::Node& n) {
   if ((n.op != "conv1d" && n.op != "conv2d" && n.op != "conv3d") || n.args.size() < 2 ||
       n.args[0].kind != spec::Arg::Kind::node || n.args[1].kind != spec::Arg::Kind::node)
-    return false;
+    return std::nullopt;
   const spec::Shape* in = s.shape_of(n.args[0].node);
   const spec::Tensor* w = s.find_tensor(n.args[1].node);
   if (!in || !w || in->size() != n.shape.size() || w->shape.size() != n.shape.size() ||
       n.shape.size() < 3 || !float_storage(n.dtype) || w->dtype != n.dtype)
-    return false;
-  if (n.attrs.value("groups", 1) != 1) return false;
+    return std::nullopt;
+  for (size_t d = 2; d < n.shape.size(); ++d)
+    if ((*in)[d] != 1 || n.shape[d] != 1) return std::nullopt;
+  if (n.args.size() > 2 && n.args[2].kind == spec::Arg::Kind::node &&
+      !s.find_tensor(n.args[2].node))
+    return std::nullopt;  // a bias computed in forward: the conv family's error names it
+  return OnePosition{in, w};
+}
+
+// A convolution that is a matrix product: groups 1, every kernel size 1 and a single input and
+// output position (a squeeze-excitation's convolution of a pooled [N, C, 1, 1]), any stride and
+// dilation, no padding.
+bool pointwise_conv(const spec::Spec& s, const spec::Node& n) {
+  const auto one = conv_of_one_position(s, n);
+  if (!one || n.attrs.value("groups", 1) != 1) return false;
   const auto pad = n.attrs.value("padding", nlohmann::json());
   if (pad.is_array()) {
     for (const auto& p : pad)
@@ -445,10 +462,7 @@ bool pointwise_conv(const spec::Spec& s, const spec::Node& n) {
     return false;
   }
   for (size_t d = 2; d < n.shape.size(); ++d)
-    if ((*in)[d] != 1 || n.shape[d] != 1 || w->shape[d] != 1) return false;
-  if (n.args.size() > 2 && n.args[2].kind == spec::Arg::Kind::node &&
-      !s.find_tensor(n.args[2].node))
-    return false;  // a bias computed in forward: the conv family's error names it
+    if (one->weight->shape[d] != 1) return false;
   return true;
 }
 
@@ -479,17 +493,15 @@ void lower_pointwise_conv(const spec::Spec& s, const spec::Node& n, std::vector<
 
 // The kernel tap of each spatial dim that a depthwise convolution of one input position to one
 // output position reads (the others fall in the padding), or nullopt: groups = channels, one
-// channel a group, every input and output size 1, numeric padding, a weight param or input.
+// channel a group, numeric padding.
 std::optional<std::vector<std::int64_t>> depthwise_taps(const spec::Spec& s, const spec::Node& n) {
-  if ((n.op != "conv1d" && n.op != "conv2d" && n.op != "conv3d") || n.args.size() < 2 ||
-      n.args[0].kind != spec::Arg::Kind::node || n.args[1].kind != spec::Arg::Kind::node)
-    return std::nullopt;
-  const spec::Shape* in = s.shape_of(n.args[0].node);
-  const spec::Tensor* w = s.find_tensor(n.args[1].node);
+  const auto one = conv_of_one_position(s, n);
+  if (!one) return std::nullopt;
+  const spec::Shape& in = *one->in;
+  const spec::Tensor* w = one->weight;
   const size_t rank = n.shape.size();
-  if (!in || !w || in->size() != rank || w->shape.size() != rank || rank < 3 ||
-      !float_storage(n.dtype) || w->dtype != n.dtype || (*in)[1] != n.shape[1] ||
-      w->shape[0] != n.shape[1] || w->shape[1] != 1 || n.attrs.value("groups", 1) != (*in)[1])
+  if (in[1] != n.shape[1] || w->shape[0] != n.shape[1] || w->shape[1] != 1 ||
+      n.attrs.value("groups", 1) != in[1])
     return std::nullopt;
   const auto pad = n.attrs.value("padding", nlohmann::json());
   const auto dil = n.attrs.value("dilation", nlohmann::json());
@@ -497,7 +509,7 @@ std::optional<std::vector<std::int64_t>> depthwise_taps(const spec::Spec& s, con
     return std::nullopt;
   std::vector<std::int64_t> taps;
   for (size_t d = 2; d < rank; ++d) {
-    if ((*in)[d] != 1 || n.shape[d] != 1 || !pad[d - 2].is_number_integer()) return std::nullopt;
+    if (!pad[d - 2].is_number_integer()) return std::nullopt;
     const std::int64_t p = pad[d - 2].get<std::int64_t>();
     const std::int64_t g = dil.is_array() && d - 2 < dil.size() && dil[d - 2].is_number_integer()
                                ? dil[d - 2].get<std::int64_t>()
@@ -506,9 +518,6 @@ std::optional<std::vector<std::int64_t>> depthwise_taps(const spec::Spec& s, con
     if (g <= 0 || p % g != 0 || p / g >= w->shape[d]) return std::nullopt;
     taps.push_back(p / g);
   }
-  if (n.args.size() > 2 && n.args[2].kind == spec::Arg::Kind::node &&
-      !s.find_tensor(n.args[2].node))
-    return std::nullopt;
   return taps;
 }
 
