@@ -33,6 +33,15 @@ __device__ __forceinline__ float epi(float y, const float* cb, const float* b, i
   return f ? tanhf(y + cb[c] - b[c]) : y;
 }
 
+// A lane's four channels of one position into the (channel, position) tile.
+template <int PITCH>
+__device__ __forceinline__ void put4(float (*tile)[PITCH], int q, int sl, float4 v) {
+  tile[4 * q][sl] = v.x;
+  tile[4 * q + 1][sl] = v.y;
+  tile[4 * q + 2][sl] = v.z;
+  tile[4 * q + 3][sl] = v.w;
+}
+
 template <int P, int LD, int F>
 __global__ void __launch_bounds__(256)
     block(const float* __restrict__ yt, const float* __restrict__ cb, const float* __restrict__ b,
@@ -51,10 +60,7 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
   for (int k = 0; k < kSweeps; ++k) {
     const int sl = r + kRows * k;
-    tile[4 * q][sl] = v[k].x;
-    tile[4 * q + 1][sl] = v[k].y;
-    tile[4 * q + 2][sl] = v[k].z;
-    tile[4 * q + 3][sl] = v[k].w;
+    put4(tile, q, sl, v[k]);
   }
   __syncthreads();
   const int lane = tid % 32, w = tid / 32;
@@ -98,10 +104,7 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
     for (int k = 0; k < kSweeps; ++k) {
       const int sl = r + kRows * k;
-      tile[4 * q][sl] = v[k].x;
-      tile[4 * q + 1][sl] = v[k].y;
-      tile[4 * q + 2][sl] = v[k].z;
-      tile[4 * q + 3][sl] = v[k].w;
+      put4(tile, q, sl, v[k]);
     }
     __syncthreads();
     if (t + int(gridDim.x) < tiles) load(t + int(gridDim.x));  // in flight during the stores
@@ -142,10 +145,7 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
     for (int k = 0; k < 8; ++k) {
       const int sl = r + 4 * k;
-      tile[4 * q][sl] = v[k].x;
-      tile[4 * q + 1][sl] = v[k].y;
-      tile[4 * q + 2][sl] = v[k].z;
-      tile[4 * q + 3][sl] = v[k].w;
+      put4(tile, q, sl, v[k]);
     }
     __syncwarp();
     if (t + 1 < first + T && t + 1 < tiles) load(t + 1);
