@@ -59,8 +59,8 @@ std::vector<Plan> BuiltinBackend::algebra_plans(const spec::Spec& spec) const {
   return out;
 }
 
-std::optional<Plan> BuiltinBackend::sunk_plan(const spec::Spec& spec, const Plan& base) const {
-  const std::optional<spec::Spec> sunk = sink_elementwise(lower_composites(spec), ops_);
+std::optional<Plan> BuiltinBackend::sunk_plan(const spec::Spec& lowered, const Plan& base) const {
+  const std::optional<spec::Spec> sunk = sink_elementwise(lowered, ops_);
   if (!sunk) return std::nullopt;
   try {
     Plan p = plan_graph(*sunk, families_, ops_);
@@ -100,11 +100,11 @@ std::optional<Plan> BuiltinBackend::attention_plan(const spec::Spec& spec) const
 
 std::vector<Plan> BuiltinBackend::plans(const spec::Spec& spec) const {
   std::vector<Plan> all = {plan(spec)};
-  for (auto& p : fused_plans(lower_composites(spec), all.front(), fusing_))
-    all.push_back(std::move(p));
+  const spec::Spec lowered = lower_composites(spec);
+  for (auto& p : fused_plans(lowered, all.front(), fusing_)) all.push_back(std::move(p));
   for (auto& p : algebra_plans(spec)) all.push_back(std::move(p));
   if (auto p = attention_plan(spec)) all.push_back(std::move(*p));
-  if (auto p = sunk_plan(spec, all.front())) all.push_back(std::move(*p));
+  if (auto p = sunk_plan(lowered, all.front())) all.push_back(std::move(*p));
   return all;
 }
 

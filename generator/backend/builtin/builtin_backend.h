@@ -43,9 +43,9 @@ class BuiltinBackend : public Backend {
   std::vector<Plan> algebra_plans(const spec::Spec& spec) const;
   // The plan with the attention kept whole for the attention family, where it takes it.
   std::optional<Plan> attention_plan(const spec::Spec& spec) const;
-  // The plan of the spec with its element-wise ops sunk to their readers (sinking.h), where it
-  // differs from `base` and has no more kernels.
-  std::optional<Plan> sunk_plan(const spec::Spec& spec, const Plan& base) const;
+  // The plan of the lowered spec (lowering.h) with its element-wise ops sunk to their readers
+  // (sinking.h), where it differs from `base` and has no more kernels.
+  std::optional<Plan> sunk_plan(const spec::Spec& lowered, const Plan& base) const;
   // Stage proposals for a plan: stage 1 combines the segments' structures, stage 2 each segment's
   // tunings with the others at the incumbent's (plan_stages.cpp).
   std::vector<Candidate> propose_plan(const StageRequest& request);
