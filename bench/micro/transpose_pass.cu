@@ -18,6 +18,12 @@
 //     stores.
 //   warp<T>: no block barrier: each warp owns a 32-channel x 32-position tile in its own shared
 //     memory, T tiles a warp in turn with the next tile's loads issued before the current's stores.
+// Then the other direction, the input's transpose to channels-last before cuDNN ([32, 64, 256²]
+// NCHW to [32, 256², 64], a plain copy):
+//   swap32: the product's `swap_last`: 32 x 32 tiles, 32 x 8 threads, 4 elements a thread;
+//   swapv<R, P>: R channels x P positions a block, read 16 bytes a load along the positions and
+//     written 16 bytes a store along the channels (R / 4 lanes a position), all loads in flight
+//     before the barrier.
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -160,6 +166,60 @@ __global__ void __launch_bounds__(256)
   }
 }
 
+constexpr int kSwapS = 256 * 256;  // the input's positions
+
+__global__ void __launch_bounds__(256)
+    swap32(const float* __restrict__ src, float* __restrict__ dst) {
+  __shared__ float tile[32][33];
+  const long long base = (long long)blockIdx.z * kC * kSwapS;
+  const int c0 = int(blockIdx.x) * 32, r0 = int(blockIdx.y) * 32;  // positions, channels
+  float v[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k)
+    v[k] = src[base + (long long)(r0 + threadIdx.y + 8 * k) * kSwapS + c0 + threadIdx.x];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) tile[threadIdx.y + 8 * k][threadIdx.x] = v[k];
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < 4; ++k)
+    dst[base + (long long)(c0 + threadIdx.y + 8 * k) * kC + r0 + threadIdx.x] =
+        tile[threadIdx.x][threadIdx.y + 8 * k];
+}
+
+template <int R, int P>
+__global__ void __launch_bounds__(256)
+    swapv(const float* __restrict__ src, float* __restrict__ dst) {
+  // Rows padded by one: lane (q, pos) of the stores reads banks 4 q + j + pos (R = 32: distinct).
+  __shared__ float tile[R][P + 1];
+  constexpr int kLoads = R * P / 4 / 256;
+  static_assert(kLoads >= 1 && R * P % 1024 == 0, "whole sweeps");
+  const long long base = (long long)blockIdx.z * kC * kSwapS;
+  const int s0 = int(blockIdx.x) * P, r0 = int(blockIdx.y) * R, tid = int(threadIdx.x);
+  float4 v[kLoads];
+#pragma unroll
+  for (int k = 0; k < kLoads; ++k) {
+    const int i = tid + 256 * k, row = i / (P / 4), col = i % (P / 4);
+    v[k] = __ldg(reinterpret_cast<const float4*>(src + base + (long long)(r0 + row) * kSwapS + s0) +
+                 col);
+  }
+#pragma unroll
+  for (int k = 0; k < kLoads; ++k) {
+    const int i = tid + 256 * k, row = i / (P / 4), col = i % (P / 4);
+    tile[row][4 * col] = v[k].x;
+    tile[row][4 * col + 1] = v[k].y;
+    tile[row][4 * col + 2] = v[k].z;
+    tile[row][4 * col + 3] = v[k].w;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < kLoads; ++k) {
+    const int i = tid + 256 * k, pos = i / (R / 4), q = i % (R / 4);
+    const float4 o = make_float4(tile[4 * q][pos], tile[4 * q + 1][pos], tile[4 * q + 2][pos],
+                                 tile[4 * q + 3][pos]);
+    *reinterpret_cast<float4*>(dst + base + (long long)(s0 + pos) * kC + r0 + 4 * q) = o;
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -208,6 +268,25 @@ int main() {
   run_warp("warp T4 tanh", warp<4, 1>, 4);
   run_warp("warp T16 tanh", warp<16, 1>, 16);
   run_warp("warp T16 copy only", warp<16, 0>, 16);
+  const size_t sn = size_t(kN) * kC * kSwapS;
+  auto report_swap = [&](const char* name, float ms) {
+    printf("%-36s %.4f ms  %.0f GB/s (read + write)\n", name, ms, sn * 8 / ms / 1e6);
+  };
+  report_swap("swap copy",
+              time_cold_ms([&] { cudaMemcpyAsync(eo, yt, sn * 4, cudaMemcpyDeviceToDevice); },
+                           flush, flush_bytes));
+  report_swap("swap32 (product swap_last)",
+              time_cold_ms([&] { swap32<<<dim3(kSwapS / 32, kC / 32, kN), dim3(32, 8)>>>(yt, eo); },
+                           flush, flush_bytes));
+  auto run_swapv = [&](const char* name, auto kernel, int r, int p) {
+    report_swap(name, time_cold_ms([&] { kernel<<<dim3(kSwapS / p, kC / r, kN), 256>>>(yt, eo); },
+                                   flush, flush_bytes));
+  };
+  run_swapv("swapv R32 P32", swapv<32, 32>, 32, 32);
+  run_swapv("swapv R32 P64", swapv<32, 64>, 32, 64);
+  run_swapv("swapv R64 P32", swapv<64, 32>, 64, 32);
+  run_swapv("swapv R64 P64", swapv<64, 64>, 64, 64);
+  run_swapv("swapv R64 P128", swapv<64, 128>, 64, 128);
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
   return 0;
