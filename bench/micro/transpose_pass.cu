@@ -18,6 +18,8 @@
 //     stores.
 //   warp<T>: no block barrier: each warp owns a 32-channel x 32-position tile in its own shared
 //     memory, T tiles a warp in turn with the next tile's loads issued before the current's stores.
+//   rows64<P>: a block takes all 64 channels (a position's whole 256-byte row, 16 lanes a position,
+//     16 bytes a lane) x P positions, as Inductor's tiles span the channels.
 // Then the other direction, the input's transpose to channels-last before cuDNN ([32, 64, 256²]
 // NCHW to [32, 256², 64], a plain copy):
 //   swap32: the product's `swap_last`: 32 x 32 tiles, 32 x 8 threads, 4 elements a thread;
@@ -166,6 +168,33 @@ __global__ void __launch_bounds__(256)
   }
 }
 
+template <int P, int F>
+__global__ void __launch_bounds__(256)
+    rows64(const float* __restrict__ yt, const float* __restrict__ cb, const float* __restrict__ b,
+           float* __restrict__ out) {
+  static_assert(kC == 64, "a block spans the channels");
+  __shared__ float tile[64][P + 1];
+  constexpr int kRows = 16, kSweeps = P / kRows;  // 16 lanes a position, 16 positions a sweep
+  const int tid = int(threadIdx.x), q = tid % 16, r = tid / 16;
+  const int n = blockIdx.z, s0 = blockIdx.x * P;
+  float4 v[kSweeps];
+#pragma unroll
+  for (int k = 0; k < kSweeps; ++k) {
+    const int sp = s0 + r + kRows * k;
+    const float4* p = reinterpret_cast<const float4*>(yt + ((long long)n * kS + sp) * kC) + q;
+    v[k] = sp < kS ? __ldg(p) : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+#pragma unroll
+  for (int k = 0; k < kSweeps; ++k) put4(tile, q, r + kRows * k, v[k]);
+  __syncthreads();
+  const int lane = tid % 32, w = tid / 32;
+#pragma unroll
+  for (int k = 0; k < 64 * P / 256; ++k) {
+    const int sl = (k % (P / 32)) * 32 + lane, cc = w + 8 * (k / (P / 32)), sp = s0 + sl;
+    if (sp < kS) out[((long long)n * kC + cc) * kS + sp] = epi(tile[cc][sl], cb, b, cc, F);
+  }
+}
+
 constexpr int kSwapS = 256 * 256;  // the input's positions
 
 __global__ void __launch_bounds__(256)
@@ -268,6 +297,13 @@ int main() {
   run_warp("warp T4 tanh", warp<4, 1>, 4);
   run_warp("warp T16 tanh", warp<16, 1>, 16);
   run_warp("warp T16 copy only", warp<16, 0>, 16);
+  auto run_rows64 = [&](const char* name, auto kernel, int p) {
+    const dim3 grid((kS + p - 1) / p, 1, kN);
+    report(name, time_cold_ms([&] { kernel<<<grid, 256>>>(yt, cb, b, eo); }, flush, flush_bytes));
+  };
+  run_rows64("rows64 P64 tanh", rows64<64, 1>, 64);
+  run_rows64("rows64 P128 tanh", rows64<128, 1>, 128);
+  run_rows64("rows64 P128 copy only", rows64<128, 0>, 128);
   const size_t sn = size_t(kN) * kC * kSwapS;
   auto report_swap = [&](const char* name, float ms) {
     printf("%-36s %.4f ms  %.0f GB/s (read + write)\n", name, ms, sn * 8 / ms / 1e6);
