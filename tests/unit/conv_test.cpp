@@ -331,11 +331,18 @@ TEST(Conv, PriorOrdersTf32ThenExactForChannelRichFp32) {
   const auto& d = cands[0].code.device_code;
   EXPECT_TRUE(has(d, "constexpr int MODE = 1;")) << d;
   EXPECT_TRUE(has(d, "cvt.rna.tf32.f32"));
-  EXPECT_TRUE(has(d, "using FragT = nvcuda::wmma::precision::tf32;"));
+  EXPECT_TRUE(has(d, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"));
+  // Tap-major K: tiles of 32 of the 64 channels, two per tap, nine taps; the weight copied to
+  // [group][tap][channel][out channel] on the stream.
+  EXPECT_TRUE(has(d, "constexpr int CT = (CG + BK - 1) / BK;"));
+  EXPECT_TRUE(has(d, "constexpr int KT = KVOL * CT;"));
+  EXPECT_TRUE(has(d, "static_assert(M == N * OSP && 576 == CG * KVOL, \"GEMM sizes\");")) << d;
+  EXPECT_TRUE(has(d, "weight_taps<<<"));
+  EXPECT_TRUE(has(d, "cudaMallocAsync"));
+  EXPECT_TRUE(has(d, "egg_keep_pool(WT_ELEMS * sizeof(float));"));
   EXPECT_TRUE(has(d, "constexpr int D = 1, H = 56, W = 56, OD = 1, OH = 56, OW = 56;"));
   EXPECT_TRUE(has(d, "constexpr int PD = 0, PH = 1, PW = 1;"));
   EXPECT_TRUE(has(d, "constexpr idx M = 100352;"));
-  EXPECT_TRUE(has(d, "constexpr int K = 576;"));
   EXPECT_TRUE(has(d, "const float egg_r = egg_acc + egg_to_float(a.conv_bias[egg_co]);")) << d;
   EXPECT_TRUE(has(d, "const float egg_e0 = egg_relu(egg_r);"));
   EXPECT_TRUE(has(d, "a.out0[egg_o] = egg_from_float<float>(egg_e0);"));
@@ -360,11 +367,12 @@ TEST(Conv, DepthwiseStartsDirectAndHalfUsesNativeTensorCores) {
   ASSERT_EQ(half.size(), 2u);
   EXPECT_EQ(half[0].id, "conv.igemm.float16:128x64x32:w4x2");
   EXPECT_TRUE(has(half[0].code.device_code, "constexpr int MODE = 0;"));
-  EXPECT_TRUE(has(half[0].code.device_code, "using FragT = __half;"));
-  EXPECT_TRUE(has(half[0].code.device_code, "constexpr int WK = 16;"));
+  EXPECT_TRUE(has(half[0].code.device_code, "using T = __half;"));
+  // Widened to fp32 on the way into shared memory (exact in TF32): the register-staged stages.
+  EXPECT_TRUE(has(half[0].code.device_code, "constexpr int STAGES = 2;"));
   EXPECT_EQ(half[1].id, "conv.direct:b256:o1:c4");
   auto bf = structures_of(resnet("bfloat16"));
-  EXPECT_TRUE(has(bf[0].code.device_code, "using FragT = __nv_bfloat16;"));
+  EXPECT_TRUE(has(bf[0].code.device_code, "using T = __nv_bfloat16;"));
 }
 
 // An epilogue operand that varies along the output channels alone ([C, 1, 1], [1, C, 1, 1]) is read
@@ -496,18 +504,44 @@ std::vector<Candidate> cudnn_structures_of(
   return family.structures(s, contract::derive(s, "k"));
 }
 
+// The candidate with this id (an empty one, failing the caller's checks, when there is none).
+Candidate with_id(const std::vector<Candidate>& cands, const std::string& id) {
+  for (const auto& c : cands)
+    if (c.id == id) return c;
+  ADD_FAILURE() << "no candidate " << id;
+  return Candidate{};
+}
+
 TEST(Conv, CudnnIsOfferedFirstWhenAvailable) {
   // Without cuDNN at hand: EGG's own structures only.
   for (const auto& c : structures_of(resnet()))
     EXPECT_EQ(c.id.find("cudnn"), std::string::npos) << c.id;
   auto cands = cudnn_structures_of(resnet());
-  ASSERT_GE(cands.size(), 2u);
-  // A channel-rich forward convolution: cuDNN's two layouts first (a budget of two measures
-  // both), then EGG's own kernels.
-  EXPECT_EQ(cands[0].id, "conv.cudnn.fwd:a0");
-  EXPECT_EQ(cands[1].id, "conv.cudnn.fwd.nhwc:a0");
-  EXPECT_EQ(cands[2].id.rfind("conv.igemm", 0), 0u) << cands[2].id;
-  const auto& d = cands[0].code.device_code;
+  ASSERT_GE(cands.size(), 3u);
+  // A channel-rich fp32 forward convolution with a bias and ReLU after it: cuDNN's channels-last
+  // call, then the implicit GEMM (NCHW in and out, the epilogue in its stores; a budget of two
+  // measures the two), then cuDNN in NCHW.
+  EXPECT_EQ(cands[0].id, "conv.cudnn.fwd.nhwc:a0");
+  EXPECT_EQ(cands[1].id, "conv.igemm.tf32:128x64x32:w4x2");
+  EXPECT_EQ(cands[2].id, "conv.cudnn.fwd:a0");
+  // Without a pass after cuDNN (no bias, nothing after it): cuDNN's two layouts first, NCHW
+  // first, then EGG's own kernels.
+  const auto plain = cudnn_structures_of(
+      spec_of({tensor("x", {32, 64, 56, 56})}, {param("conv.weight", {64, 64, 3, 3})},
+              {node("conv", "conv2d", {ref("x"), ref("conv.weight"), none()},
+                    conv_attrs({1, 1}, {1, 1}, {1, 1}, 1), {32, 64, 56, 56}, 6)},
+              "conv", {32, 64, 56, 56}));
+  ASSERT_GE(plain.size(), 3u);
+  EXPECT_EQ(plain[0].id, "conv.cudnn.fwd:a0");
+  EXPECT_EQ(plain[1].id, "conv.cudnn.fwd.nhwc:a0");
+  EXPECT_EQ(plain[2].id.rfind("conv.igemm", 0), 0u) << plain[2].id;
+  // Half types keep cuDNN's two layouts first.
+  const auto half = cudnn_structures_of(resnet("float16"));
+  ASSERT_GE(half.size(), 2u);
+  EXPECT_EQ(half[0].id, "conv.cudnn.fwd:a0");
+  EXPECT_EQ(half[1].id, "conv.cudnn.fwd.nhwc:a0");
+  const Candidate nchw = cands[2];
+  const auto& d = nchw.code.device_code;
   EXPECT_TRUE(has(d, "#include <cudnn.h>"));
   EXPECT_TRUE(has(
       d,
@@ -522,24 +556,24 @@ TEST(Conv, CudnnIsOfferedFirstWhenAvailable) {
   EXPECT_TRUE(has(d, "{CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_B, CUDNN_HEUR_MODE_FALLBACK}"));
   EXPECT_FALSE(has(d, "CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC")) << d;
   EXPECT_TRUE(has(d, "notes[k] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS"));
-  EXPECT_TRUE(has(cands[0].summary, "nondeterministic engines too")) << cands[0].summary;
+  EXPECT_TRUE(has(nchw.summary, "nondeterministic engines too")) << nchw.summary;
   EXPECT_FALSE(has(d, "_v7("));
   // The pointers cuDNN sees decide the alignment it is told (a plan per alignment class).
   EXPECT_TRUE(has(d, "egg_k_align_class(a.x, a.conv_weight, a.out0)")) << d;
   EXPECT_TRUE(has(d, "cudnnBackendExecute(s.handle, s.plan, pack)"));
   // Bias and ReLU run in place over the result cuDNN wrote into the output.
   EXPECT_TRUE(has(d, "egg_k_epilogue(a, egg_to_float(a.out0[o]), o, co);"));
-  EXPECT_TRUE(has(cands[0].code.launch_body, "return egg_k_dnn_run(egg_a, stream);"));
-  EXPECT_EQ(cands[0].params["link"], json::array({"cudnn"}));
+  EXPECT_TRUE(has(nchw.code.launch_body, "return egg_k_dnn_run(egg_a, stream);"));
+  EXPECT_EQ(nchw.params["link"], json::array({"cudnn"}));
   EXPECT_TRUE(has(d, "if (rank++ != 0) continue;")) << d;  // the heuristic's first that fits
   EXPECT_FALSE(has(d, "_swap("));                          // NCHW: no layout change
-  EXPECT_EQ(cands[0].params["layout"], "nchw");
+  EXPECT_EQ(nchw.params["layout"], "nchw");
 }
 
 TEST(Conv, CudnnDeterministicOptionLeavesNondeterministicEnginesOut) {
   const auto cands = cudnn_structures_of(resnet(), egg::backend::Cudnn::deterministic_engines);
   ASSERT_GE(cands.size(), 3u);
-  for (const std::size_t i : {std::size_t(0), std::size_t(1)}) {
+  for (const std::size_t i : {std::size_t(0), std::size_t(2)}) {  // channels-last, NCHW
     EXPECT_TRUE(has(cands[i].code.device_code, "notes[k] == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC"))
         << cands[i].id;
     EXPECT_TRUE(has(cands[i].summary, "deterministic engines only")) << cands[i].summary;
@@ -555,12 +589,13 @@ TEST(Conv, CudnnDeterministicOptionLeavesNondeterministicEnginesOut) {
   EXPECT_EQ(key(egg::backend::Cudnn::absent), "absent");
 }
 
-TEST(Conv, CudnnChannelsLastIsOfferedSecondWithTheLayoutChangeInTheCall) {
+TEST(Conv, CudnnChannelsLastHasTheLayoutChangeInTheCall) {
   auto cands = cudnn_structures_of(resnet());
   ASSERT_GE(cands.size(), 3u);
-  EXPECT_EQ(cands[1].id, "conv.cudnn.fwd.nhwc:a0");
-  EXPECT_EQ(cands[1].params["layout"], "nhwc");
-  const auto& d = cands[1].code.device_code;
+  const Candidate nhwc = cands[0];  // channels-last first: a pass follows cuDNN
+  EXPECT_EQ(nhwc.id, "conv.cudnn.fwd.nhwc:a0");
+  EXPECT_EQ(nhwc.params["layout"], "nhwc");
+  const auto& d = nhwc.code.device_code;
   // x [32, 64, 56, 56] stored N, H, W, C; the filter in NHWC too.
   EXPECT_TRUE(has(
       d,
@@ -579,12 +614,12 @@ TEST(Conv, CudnnChannelsLastIsOfferedSecondWithTheLayoutChangeInTheCall) {
   EXPECT_TRUE(has(d, "egg_k_kMaxWorkspace = 1073741824ull;")) << d;   // 1 GiB for small ones
   EXPECT_TRUE(has(d, "static_cast<const void*>(xt)")) << d;
   EXPECT_TRUE(has(d, "const int align_class = 0;"));  // the layout buffers are 256-byte aligned
-  EXPECT_TRUE(has(cands[1].summary, "channels-last")) << cands[1].summary;
+  EXPECT_TRUE(has(nhwc.summary, "channels-last")) << nhwc.summary;
   // Stage 2 keeps the layout: the epilogue pass's 256 positions a block with 16-byte loads along
   // the channels first, then 128 positions, then the ranks, then 64 positions.
   ConvFamily family(kData, egg::backend::Cudnn::any_engine);
   auto s = spec::parse_spec(resnet());
-  const auto tunings = family.tunings(s, contract::derive(s, "k"), cands[1], "memory");
+  const auto tunings = family.tunings(s, contract::derive(s, "k"), nhwc, "memory");
   ASSERT_GE(tunings.size(), 4u);
   EXPECT_EQ(tunings[0].id, "conv.cudnn.fwd.nhwc:a0:p256:v");
   EXPECT_EQ(tunings[1].id, "conv.cudnn.fwd.nhwc:a0:p128");
@@ -604,7 +639,7 @@ TEST(Conv, CudnnChannelsLastIsOfferedSecondWithTheLayoutChangeInTheCall) {
       EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, contract::derive(s, "k"), *t), "")
           << t->id;
   }
-  EXPECT_FALSE(family.fallback(s, contract::derive(s, "k"), cands[1]).has_value());
+  EXPECT_FALSE(family.fallback(s, contract::derive(s, "k"), nhwc).has_value());
 }
 
 // 16 x 64 x 1024 x 1024 through a 1x1 convolution to 128 channels: the output has 2^31 elements,
@@ -625,7 +660,8 @@ TEST(Conv, CudnnSplitsABatchPastTwoToTheThirtyOneElements) {
     ASSERT_GE(cands.size(), 3u) << out;
     // 128 output channels: cuDNN's two layouts first (the tiled kernel later: it would read the
     // input once per 64 channels).
-    const std::size_t nchw = 0, nhwc = 1;
+    // With the ReLU (a pass after cuDNN), channels-last first and the implicit GEMM second.
+    const std::size_t nchw = out == "conv" ? 0 : 2, nhwc = out == "conv" ? 1 : 0;
     ASSERT_EQ(cands[nchw].id, "conv.cudnn.fwd:a0");
     ASSERT_EQ(cands[nhwc].id, "conv.cudnn.fwd.nhwc:a0");
     for (const std::size_t i : {nchw, nhwc}) {
@@ -654,9 +690,8 @@ TEST(Conv, CudnnRanksAreStageTwosTuningSpace) {
   ConvFamily family(kData, egg::backend::Cudnn::any_engine);
   auto s = spec::parse_spec(resnet());
   const auto c = contract::derive(s, "k");
-  const auto cands = family.structures(s, c);
-  ASSERT_GE(cands.size(), 2u);
-  const auto tunings = family.tunings(s, c, cands[0], "memory");
+  const auto nchw = with_id(family.structures(s, c), "conv.cudnn.fwd:a0");
+  const auto tunings = family.tunings(s, c, nchw, "memory");
   ASSERT_EQ(tunings.size(), static_cast<size_t>(kCudnnRanksTuned - 1));  // rank 0 ran in stage 1
   for (size_t i = 0; i < tunings.size(); ++i) {
     EXPECT_EQ(tunings[i].id, "conv.cudnn.fwd:a" + std::to_string(i + 1));
@@ -667,7 +702,7 @@ TEST(Conv, CudnnRanksAreStageTwosTuningSpace) {
   }
   // A rank the heuristic does not reach fails at run time; the incumbent stands (no repair).
   EXPECT_FALSE(family.fallback(s, c, tunings[3]).has_value());
-  ASSERT_TRUE(family.fallback(s, c, cands[0]).has_value());  // rank 0 failing: EGG's own kernel
+  ASSERT_TRUE(family.fallback(s, c, nchw).has_value());  // rank 0 failing: EGG's own kernel
 }
 
 // cuDNN's ranked candidates compile with the real nvcc (and cuDNN's header): forward with the
@@ -682,9 +717,9 @@ TEST(Conv, CudnnCandidatesCompileWithNvcc) {
     const auto c = contract::derive(s, "k");
     const auto cands = family.structures(s, c);
     ASSERT_GE(cands.size(), 3u);
-    // Channels-last: second for the forward convolution, third after the gather kernel for the
-    // transposed one.
-    const auto& nhwc = cands[j == resnet() ? 1 : 2];
+    // Channels-last: first for the forward convolution with its pass, third after the gather
+    // kernel for the transposed one.
+    const auto& nhwc = cands[j == resnet() ? 0 : 2];
     ASSERT_EQ(nhwc.params["layout"], "nhwc");
     const auto tunings = family.tunings(s, c, nhwc, "memory");  // channels-last ranks
     ASSERT_FALSE(tunings.empty());
@@ -693,7 +728,9 @@ TEST(Conv, CudnnCandidatesCompileWithNvcc) {
   // NCHW, with the bias/ReLU pass.
   auto s = spec::parse_spec(resnet());
   const auto c = contract::derive(s, "k");
-  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, family.structures(s, c)[0]), "");
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c,
+                                             with_id(family.structures(s, c), "conv.cudnn.fwd:a0")),
+            "");
 }
 
 TEST(Conv, CudnnTransposedRunsBackwardDataAndFp16AccumulatesInFloat) {

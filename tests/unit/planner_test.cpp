@@ -199,7 +199,8 @@ TEST(Planner, SingleAnchorSpecIsUnchanged) {
 
 // A deep network's stage 1 tries its library floor early: every convolution on cuDNN at once
 // (PyTorch's own route), not only the first segment's alternatives. Channel-rich convolutions
-// start on cuDNN, so the floor is the first candidate and the second varies one layout.
+// start on cuDNN, so the floor is the first candidate (channels-last where a ReLU pass follows the
+// convolution, NCHW for the last), and the second varies the first segment: the implicit GEMM.
 TEST(Planner, StageOneTriesEverySegmentOnItsLibraryRouteFirst) {
   BuiltinBackend backend(kData, "default", Cudnn::any_engine);
   const json attrs = {{"stride", {1, 1}}, {"padding", {1, 1}}, {"dilation", {1, 1}}, {"groups", 1}};
@@ -225,9 +226,10 @@ TEST(Planner, StageOneTriesEverySegmentOnItsLibraryRouteFirst) {
   };
   ASSERT_EQ(cands[0].params.at("plan").size(), 3u);
   EXPECT_EQ(on_cudnn(cands[0]), 3) << cands[0].id;
-  EXPECT_EQ(cands[0].id.find("nhwc"), std::string::npos) << cands[0].id;
-  EXPECT_EQ(on_cudnn(cands[1]), 3) << cands[1].id;
-  EXPECT_EQ(cands[1].params.at("plan")[0].at("params").value("layout", ""), "nhwc") << cands[1].id;
+  EXPECT_EQ(cands[0].id, "plan:conv.cudnn.fwd.nhwc:a0+conv.cudnn.fwd.nhwc:a0+conv.cudnn.fwd:a0");
+  EXPECT_EQ(on_cudnn(cands[1]), 2) << cands[1].id;
+  EXPECT_EQ(cands[1].params.at("plan")[0].at("params").value("structure", ""), "igemm")
+      << cands[1].id;
   std::set<std::string> ids;
   for (const auto& cand : cands) EXPECT_TRUE(ids.insert(cand.id).second) << "twice: " << cand.id;
 }

@@ -406,18 +406,20 @@ std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const Conv
     if (q.bm < 16 || q.bn < 16 || q.bk < 16 || q.bm % (q.warps_m * 16) != 0 ||
         q.bn % (q.warps_n * 16) != 0 || q.bk % 16 != 0)
       return "tile " + std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" +
-             std::to_string(q.bk) + " does not split into 16x16 fragments over the warps";
-    if (threads > 1024 || threads % q.bm != 0 || (q.bn * q.bk) % threads != 0)
+             std::to_string(q.bk) + " does not split into 16x16 warp fragments over the warps";
+    if (threads > 1024 || threads % q.bm != 0 || q.bk % (threads / q.bm) != 0)
       return "the block's threads do not map onto the tile loads (threads must be a multiple of "
-             "BM and divide BN*BK)";
+             "BM, and BK a multiple of threads / BM)";
+    // Accumulators: 8 floats a thread per 16x16 of the warp's tile, twice the fragments in 3xTF32.
     const std::int64_t frags = std::int64_t(q.bm / q.warps_m / 16) * (q.bn / q.warps_n / 16) *
                                (q.math == "3xtf32" ? 2 : 1);
     if (frags > 16) return "more than 16 accumulator fragments per warp (register spills)";
     if (q.stages < 2 || q.stages > 4 || (q.stages > 2 && !fp32(p)))
       return std::to_string(q.stages) +
              " stages: 2 filled from registers, or 3-4 filled by cp.async (fp32: 4-byte copies)";
-    const std::int64_t es = fp32(p) ? 4 : 2, pad = 16 / es;
-    const std::int64_t pipe = q.stages * (q.bk * (q.bm + pad) + q.bn * (q.bk + pad)) * es;
+    // Shared memory: fp32 stages of A [BK][BM + 8] and B [BK][BN + 8], or the accumulators staged
+    // for a channel reduction [BN][BM + 4].
+    const std::int64_t pipe = std::int64_t(q.stages) * q.bk * (q.bm + q.bn + 16) * 4;
     const std::int64_t staging = std::int64_t(q.bn) * (q.bm + 4) * 4;
     if (q.min_blocks < 1 || q.min_blocks > 4 ||
         std::int64_t(q.min_blocks) * std::max(pipe, staging) > 227 * 1024 ||
@@ -459,12 +461,14 @@ ConvFamily::ConvFamily(const std::filesystem::path& data_dir, Cudnn cudnn, bool 
       cudnn_(render::load_template(data_dir, "conv/cudnn.cuh.tmpl")),
       launch_(render::load_template(data_dir, "conv/launch.tmpl")),
       reducers_(render::load_template(data_dir, "reduction/reducers.cuh")),
+      keep_pool_(render::load_template(data_dir, "common/keep_pool.cuh")),
       cudnn_use_(cudnn),
       fuse_(fuse_reduction) {}
 
 std::vector<std::pair<std::string, std::string>> ConvFamily::key_inputs() const {
   auto inputs = ops_.key_inputs();
-  for (const auto* t : {&common_, &igemm_, &tiled_, &direct_, &transpose_, &cudnn_, &launch_})
+  for (const auto* t :
+       {&common_, &igemm_, &tiled_, &direct_, &transpose_, &cudnn_, &launch_, &keep_pool_})
     inputs.push_back({t->name, t->text});
   if (fuse_) {  // the fused reduction's table and reducers
     inputs.push_back(reductions_.key_input());
@@ -691,9 +695,10 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
     const std::string math = !is_fp32           ? spec::dtype_name(plan.dtype)
                              : q.math == "tf32" ? "TF32 (PyTorch's default for convolutions)"
                                                 : "3xTF32 split precision (fp32-accurate)";
-    structure = "implicit GEMM on tensor cores (WMMA), " + math + ", fp32 accumulation, tile " +
-                std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" + std::to_string(q.bk) +
-                " on " + std::to_string(q.warps_m) + "x" + std::to_string(q.warps_n) + " warps";
+    structure = "implicit GEMM on tensor cores (mma.sync, tap-major K), " + math +
+                ", fp32 accumulation, tile " + std::to_string(q.bm) + "x" + std::to_string(q.bn) +
+                "x" + std::to_string(q.bk) + " on " + std::to_string(q.warps_m) + "x" +
+                std::to_string(q.warps_n) + " warps";
     id = "conv.igemm." + (is_fp32 ? q.math : spec::dtype_name(plan.dtype)) + ":" +
          std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" + std::to_string(q.bk) + ":w" +
          std::to_string(q.warps_m) + "x" + std::to_string(q.warps_n) +
@@ -815,9 +820,7 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"gemm_m", plan.gemm_m()},
               {"gemm_k", plan.gemm_k()},
               {"mode", !is_fp32 ? 0 : (q.math == "tf32" ? 1 : 2)},
-              {"wk", is_fp32 ? 8 : 16},
-              {"smem_t", is_fp32 ? "float" : contract::c_type(plan.dtype)},
-              {"frag_t", is_fp32 ? "nvcuda::wmma::precision::tf32" : contract::c_type(plan.dtype)}};
+              {"keep_pool", keep_pool_.text}};
   // A norm's statistics are the spatial reduction's kernel with the Welford state; its pass is the
   // epilogue pass, normalizing on the way.
   const bool norm_rows = plan.norm && plan.norm->rows();
@@ -1043,6 +1046,25 @@ std::vector<ConvParams> ConvFamily::structure_params(const spec::Spec& s,
         !out.empty() && (pl.transposed || prefer_direct(pl) || out.front().structure == "tiled");
     const std::ptrdiff_t at = own_first ? 1 : 0;
     const bool last_first = own_first && !pl.transposed && last_ok && cudnn_needs_pass(s, c, pl);
+    // An fp32 convolution with channel-rich groups and a pass after cuDNN: cuDNN's channels-last
+    // call (input transposed, the convolution, the transposing epilogue pass; it won 42 of level
+    // 2's convolutions), then the implicit GEMM, which reads and writes NC(D)HW with the epilogue
+    // in its own stores (no layout change and no pass, which took 3.55 of the channels-last call's
+    // 5.28 ms on level2/4, docs/PERFORMANCE.md, 2026-12-06 tenth session), then NCHW.
+    const bool igemm_second = !own_first && !pl.transposed && fp32(pl) && last_ok &&
+                              cudnn_needs_pass(s, c, pl) && pl.cin_per_group() >= 16 &&
+                              pl.gemm_n() >= 32;
+    if (igemm_second) {
+      const auto ig = std::find_if(out.begin(), out.end(), [](const ConvParams& q) {
+        return q.structure == "igemm" && q.math == "tf32";
+      });
+      if (ig != out.end()) {
+        const ConvParams q = *ig;
+        out.erase(ig);
+        out.insert(out.begin(), {last, q, dnn});
+        return out;
+      }
+    }
     out.insert(out.begin() + at, last_first ? last : dnn);
     if (last_first)
       out.insert(out.begin() + at + 1, dnn);

@@ -251,7 +251,8 @@ class ConvFamily : public PlannedFamily<ConvPlan, ConvParams> {
  private:
   OpTable ops_;
   ReductionOps reductions_;
-  render::Template common_, igemm_, tiled_, direct_, transpose_, cudnn_, launch_, reducers_;
+  render::Template common_, igemm_, tiled_, direct_, transpose_, cudnn_, launch_, reducers_,
+      keep_pool_;  // common/keep_pool.cuh: the implicit GEMM's weight copy, stream-ordered
   Cudnn cudnn_use_ = Cudnn::absent;
   bool fuse_ = false;
 };
