@@ -335,7 +335,7 @@ TEST(Conv, PriorOrdersTf32ThenExactForChannelRichFp32) {
   // Tap-major K: tiles of 32 of the 64 channels, two per tap, nine taps; the weight copied to
   // [group][tap][channel][out channel] on the stream.
   EXPECT_TRUE(has(d, "constexpr int CT = (CG + BK - 1) / BK;"));
-  EXPECT_TRUE(has(d, "constexpr int KT = KVOL * CT;"));
+  EXPECT_TRUE(has(d, "constexpr bool TR = false;"));
   EXPECT_TRUE(has(d, "static_assert(M == N * OSP && 576 == CG * KVOL, \"GEMM sizes\");")) << d;
   EXPECT_TRUE(has(d, "weight_taps<<<"));
   EXPECT_TRUE(has(d, "cudaMallocAsync"));
@@ -408,8 +408,11 @@ TEST(Conv, TransposedUsesTheGatherKernelAndResidualEpilogue) {
                     node("m", "mul", {ref("a"), num(0.5)}, json::object(), {4, 16, 100}, 7)},
                    "m", {4, 16, 100});
   auto cands = structures_of(j);
-  ASSERT_EQ(cands.size(), 1u);
+  ASSERT_EQ(cands.size(), 2u);
   EXPECT_EQ(cands[0].id, "conv.transpose:b256:c4");
+  // Then the implicit GEMM by output phase (32 input channels a group).
+  EXPECT_EQ(cands[1].id, "conv.igemm.tf32:128x16x32:w4x1");
+  EXPECT_TRUE(has(cands[1].code.device_code, "constexpr bool TR = true;"));
   const auto& d = cands[0].code.device_code;
   EXPECT_TRUE(has(d, "const float egg_b0 = egg_to_float(a.y[egg_o]);"))
       << d.substr(d.find("_epilogue("));
@@ -920,6 +923,43 @@ TEST(Conv, TransposedWithAPassRunsChannelsLastFirst) {
   auto ps = spec::parse_spec(grouped_transpose());
   for (const auto& t : family.tunings(ps, contract::derive(ps, "k"), plain[2], "memory"))
     EXPECT_FALSE(has(t.id, ":p")) << t.id;
+}
+
+// A transposed convolution of level 2's kind (64 → 64 channels, 4x4, stride 2, padding 1, then
+// the bias and tanh): with cuDNN, its channels-last call first, then the implicit GEMM by output
+// phase (NCHW in and out, no pass), the gather kernel, then NCHW. The phases: 4, each reached by
+// 2x2 of the 16 taps.
+TEST(Conv, TransposedImplicitGemmRunsByOutputPhase) {
+  auto j = spec_of({tensor("x", {2, 64, 16, 16})},
+                   {param("t.weight", {64, 64, 4, 4}), param("t.bias", {64})},
+                   {node("t", "conv_transpose2d", {ref("x"), ref("t.weight"), ref("t.bias")},
+                         conv_attrs({2, 2}, {1, 1}, {1, 1}, 1), {2, 64, 32, 32}, 5),
+                    node("h", "tanh", {ref("t")}, json::object(), {2, 64, 32, 32}, 6)},
+                   "h", {2, 64, 32, 32});
+  const auto cands = cudnn_structures_of(j);
+  ASSERT_GE(cands.size(), 4u);
+  EXPECT_EQ(cands[0].id, "conv.cudnn.bwd_data.nhwc:a0");
+  EXPECT_EQ(cands[1].id, "conv.igemm.tf32:128x64x32:w4x2");
+  EXPECT_EQ(cands[2].id, "conv.transpose:b256:c4");
+  EXPECT_EQ(cands[3].id, "conv.cudnn.bwd_data:a0");
+  const auto& d = cands[1].code.device_code;
+  EXPECT_TRUE(has(d, "constexpr bool TR = true;")) << d;
+  EXPECT_TRUE(has(d, "constexpr int NPH = TR ? SD * SH * SW : 1;"));
+  // The weight [CIN][COG][taps] read for [tap][c][co].
+  EXPECT_TRUE(has(d, "((idx(g) * CG + c) * COG + co) * KVOL + tap"));
+  EXPECT_TRUE(has(d, "egg_k_epilogue(a, acc[i][j][2 * h + e], (n * COUT + cof) * OSP + sp, cof);"));
+  if (const auto nvcc = egg::testing::real_nvcc()) {
+    auto s = spec::parse_spec(j);
+    EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, contract::derive(s, "k"), cands[1]),
+              "");
+  }
+  // With dilation, or fused with a channel reduction, it is not offered.
+  const spec::Spec* s = nullptr;
+  auto plan = std::get<ConvPlan>(plan_of(j, &s));
+  ConvParams q = cands[1].params.is_null() ? ConvParams{} : ConvParams::from_json(cands[1].params);
+  EXPECT_FALSE(conv_params_unsupported(plan, q).has_value());
+  plan.dilation[1] = 2;
+  EXPECT_TRUE(has(conv_params_unsupported(plan, q).value_or(""), "without dilation"));
 }
 
 TEST(Conv, CudnnIsNotOfferedForAsymmetricPadding) {

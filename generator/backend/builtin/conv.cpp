@@ -395,9 +395,15 @@ std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const Conv
              std::to_string(vec) + " and a span of " + std::to_string(8 * vec) + " or more";
     return std::nullopt;
   }
-  if ((q.structure == "transpose") != p.transposed)
-    return p.transposed ? "a transposed convolution runs on the transpose structure only"
-                        : "the transpose structure computes transposed convolutions only";
+  if (q.structure == "transpose" && !p.transposed)
+    return std::string("the transpose structure computes transposed convolutions only");
+  if (p.transposed && q.structure != "transpose" && q.structure != "igemm")
+    return std::string("a transposed convolution runs on the transpose or igemm structures");
+  if (p.transposed && q.structure == "igemm" &&
+      (p.dilation[0] != 1 || p.dilation[1] != 1 || p.dilation[2] != 1 || p.reduction))
+    return std::string(
+        "the implicit GEMM computes a transposed convolution without dilation or a fused "
+        "reduction only");
   if (q.structure == "igemm") {
     if (fp32(p) ? (q.math != "tf32" && q.math != "3xtf32") : q.math != "native")
       return "math '" + q.math + "' does not fit " + spec::dtype_name(p.dtype) +
@@ -820,6 +826,7 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
               {"gemm_m", plan.gemm_m()},
               {"gemm_k", plan.gemm_k()},
               {"mode", !is_fp32 ? 0 : (q.math == "tf32" ? 1 : 2)},
+              {"tr", plan.transposed ? "true" : "false"},
               {"keep_pool", keep_pool_.text}};
   // A norm's statistics are the spatial reduction's kernel with the Welford state; its pass is the
   // epilogue pass, normalizing on the way.
@@ -879,7 +886,9 @@ std::vector<ConvParams> conv_structures(const ConvPlan& p) {
   direct.structure = p.transposed ? "transpose" : "direct";
   direct.co = default_co(p);
   if (p.transposed) {
+    // The gather kernel, then (channel-rich groups) the implicit GEMM by output phase.
     add(direct);
+    if (p.gemm_n() >= 16 && p.cin_per_group() >= 16) add(igemm_default(p, "tf32"));
     return out;
   }
   // Prior: tensor cores for channel-rich convolutions (TF32 first for fp32, as PyTorch computes
@@ -1036,6 +1045,17 @@ std::vector<ConvParams> ConvFamily::structure_params(const spec::Spec& s,
       // channels-last graph took 3.40 ms.
       out.insert(out.begin(), last);
       out.insert(out.begin() + std::min<std::ptrdiff_t>(2, std::ssize(out)), dnn);
+      // fp32 with channel-rich groups: the implicit GEMM by output phase second (NCHW in and out,
+      // the epilogue in its stores; the channels-last call's transposing pass took 2.30 of
+      // level2/5's 4.32 ms, docs/PERFORMANCE.md, 2026-12-07 fourteenth session), the gather kernel
+      // third.
+      const auto ig = std::find_if(out.begin(), out.end(),
+                                   [](const ConvParams& q) { return q.structure == "igemm"; });
+      if (fp32(pl) && ig != out.end() && pl.cin_per_group() >= 16 && pl.gemm_n() >= 32) {
+        const ConvParams q = *ig;
+        out.erase(ig);
+        out.insert(out.begin() + 1, q);
+      }
       return out;
     }
     // After EGG's own kernel where it is the prior (transposed, thin groups, a short reduction);
