@@ -44,9 +44,13 @@ ConvParams igemm_default(const ConvPlan& p, const std::string& math) {
     q.bm = 128, q.bn = 16, q.warps_m = 4, q.warps_n = 1;
   } else if (p.gemm_n() <= 32) {
     q.bm = 128, q.bn = 32, q.warps_m = 4, q.warps_n = 1;
-  } else if (p.gemm_n() <= 64 || !p.reduction) {
+  } else if (p.gemm_n() <= 64) {
     q.bm = 128, q.bn = 64, q.warps_m = 4, q.warps_n = 2;
-  } else {  // a channel reduction: one N tile holds every output channel
+  } else {
+    // More than 64 channels a group: a 64x32 warp tile (fewer fragment loads a product); on the
+    // H100 at 64 → 128 channels it ran 1.4x faster than 128x64 (bench/micro/conv_igemm.cu,
+    // docs/PERFORMANCE.md, 2026-12-07 sixteenth session). A channel reduction needs it too: one
+    // N tile holds every output channel.
     q.bm = 128, q.bn = 128, q.warps_m = 2, q.warps_n = 4;
   }
   q.bk = 32;
@@ -974,8 +978,10 @@ std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& i
     vary(&ConvParams::co, {4, 8});
     vary(&ConvParams::block, {inc.block == 256 ? 128 : 256});
   } else if (inc.structure == "igemm") {
-    // fp32 first: the tile's loads by cp.async, 3 or 4 stages in flight (no register staging).
-    if (fp32(p) && inc.stages == 2) vary(&ConvParams::stages, {3, 4});
+    // fp32 first: the tile's loads by cp.async, 3 stages in flight (no register staging; on the
+    // H100 3 stages beat 2 and 4 on level2/2: 3.06 against 3.17 and 3.36 ms, docs/PERFORMANCE.md,
+    // 2026-12-07 sixteenth session), then the tiles, then 4 stages.
+    if (fp32(p) && inc.stages == 2) vary(&ConvParams::stages, {3});
     // Tiles: larger N tiles for channel-rich groups, smaller M tiles when the grid would not fill
     // the GPU, deeper K tiles for long reductions.
     struct Tile {
@@ -991,6 +997,7 @@ std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& i
       q.bm = t.bm, q.bn = t.bn, q.bk = t.bk, q.warps_m = t.wm, q.warps_n = t.wn;
       add(q);
     }
+    if (fp32(p) && inc.stages == 2) vary(&ConvParams::stages, {4});
     // Two blocks per SM: registers capped at 128 per thread for occupancy (may spill a little).
     vary(&ConvParams::min_blocks, {inc.min_blocks == 1 ? 2 : 1});
   } else {
