@@ -15,7 +15,10 @@
 // family's WMMA kernel, templates/conv/igemm.cuh.tmpl, divides k into channel and taps for every
 // element). The weight is first copied to [tap][channel][out channel] (a small kernel, timed as
 // part of each call) so the B tile is read 16 bytes a copy. Tiles go global -> shared by cp.async,
-// STAGES deep; fragments are rounded to TF32 (cvt.rna) as the tensor cores expect.
+// STAGES deep; fragments are rounded to TF32 (cvt.rna) as the tensor cores expect. The NHWC
+// variants first copy x channels-last (timed in the call, as cuDNN's channels-last route does)
+// and fill the A tile 16 bytes a copy: whether the NCHW tile's 4-byte copies are what holds the
+// kernel back.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -74,15 +77,20 @@ __global__ void weight_to_taps(const float* __restrict__ w, float* __restrict__ 
 }
 
 // BM pixels x BN output channels a block, BK channels of one tap a K step, WM x WN warps.
-template <int BM, int BN, int BK, int WM, int WN, int STAGES>
+// NHWC = 0: x is NCHW, the A tile As[k][m] filled 4 bytes a copy (a pixel's channels are planes
+// apart). NHWC = 1: x is a channels-last copy (made in the call, timed), the A tile As[m][k]
+// filled 16 bytes a copy (4 channels of a pixel), rows padded to BK + 4 words so a fragment's
+// lanes (m = group, k = t) fall in banks 4 group + t.
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int NHWC>
 __global__ void __launch_bounds__(WM* WN * 32)
     igemm(const float* __restrict__ x, const float* __restrict__ wt, const float* __restrict__ bias,
           float* __restrict__ out, Geo g) {
   constexpr int kThreads = WM * WN * 32, kWtm = BM / WM, kWtn = BN / WN;
   constexpr int kFm = kWtm / 16, kFn = kWtn / 8;
   // Rows padded by 8 words: a fragment's lanes (k = t, m = group) fall in banks 8 t + group.
-  constexpr int kLda = BM + 8, kLdb = BN + 8;
-  constexpr int kAStage = BK * kLda, kBStage = BK * kLdb;
+  constexpr int kLda = NHWC ? BK + 4 : BM + 8, kLdb = BN + 8;
+  constexpr int kAStage = NHWC ? BM * kLda : BK * kLda, kBStage = BK * kLdb;
+  constexpr int kAVecs = BM * BK / 4, kAVPer = (kAVecs + WM * WN * 32 - 1) / (WM * WN * 32);
   constexpr int kAStep = kThreads / BM, kAPer = BK / kAStep;
   constexpr int kBVecs = BK * BN / 4, kBPer = (kBVecs + kThreads - 1) / kThreads;
   static_assert(kThreads % BM == 0 && BK % kAStep == 0 && BK % 8 == 0, "A tile mapping");
@@ -109,17 +117,45 @@ __global__ void __launch_bounds__(WM* WN * 32)
   }
   const float* ximg = x + (long long)img * g.c * isp;
   const int ct = (g.c + BK - 1) / BK, kt_n = g.r * g.s * ct;
+  // NHWC: this thread's kAVPer 16-byte copies a tile: pixel tid / (BK / 4) + i * (threads /
+  // (BK / 4)), channels 4 (tid % (BK / 4)).. of the tile.
+  constexpr int kQ = BK / 4, kRowsPer = WM * WN * 32 / kQ;
+  int v_img[kAVPer], v_oh[kAVPer], v_ow[kAVPer];
+  bool v_ok[kAVPer];
+  if constexpr (NHWC) {
+#pragma unroll
+    for (int i = 0; i < kAVPer; ++i) {
+      const long long mv = m0 + tid / kQ + i * kRowsPer;
+      v_ok[i] = mv < M && tid / kQ + i * kRowsPer < BM;
+      const long long mc = v_ok[i] ? mv : 0;
+      v_ow[i] = int(mc % g.ow);
+      v_oh[i] = int(mc / g.ow % g.oh);
+      v_img[i] = int(mc / g.ow / g.oh);
+    }
+  }
   auto issue = [&](int kt) {
     const int tap = kt / ct, c0 = kt % ct * BK, kh = tap / g.s, kw = tap % g.s;
-    const int ih = oh * g.stride - g.pad + kh, iw = ow * g.stride - g.pad + kw;
-    const bool ok = m_ok && unsigned(ih) < unsigned(g.h) && unsigned(iw) < unsigned(g.w);
-    const float* src = ximg + (long long)ih * g.w + iw + (long long)(c0 + kl0) * isp;
     float* as = As + kt % STAGES * kAStage;
+    if constexpr (NHWC) {
 #pragma unroll
-    for (int i = 0; i < kAPer; ++i) {
-      const int kl = kl0 + i * kAStep;
-      const bool p = ok && c0 + kl < g.c;
-      cp4(as + kl * kLda + ml, p ? src + (long long)(i * kAStep) * isp : x, p);
+      for (int i = 0; i < kAVPer; ++i) {
+        const int ih = v_oh[i] * g.stride - g.pad + kh, iw = v_ow[i] * g.stride - g.pad + kw;
+        const int c = c0 + 4 * (tid % kQ);
+        const bool p =
+            v_ok[i] && unsigned(ih) < unsigned(g.h) && unsigned(iw) < unsigned(g.w) && c < g.c;
+        cp16(as + (tid / kQ + i * kRowsPer) * kLda + 4 * (tid % kQ),
+             p ? x + (((long long)v_img[i] * g.h + ih) * g.w + iw) * g.c + c : x, p);
+      }
+    } else {
+      const int ih = oh * g.stride - g.pad + kh, iw = ow * g.stride - g.pad + kw;
+      const bool ok = m_ok && unsigned(ih) < unsigned(g.h) && unsigned(iw) < unsigned(g.w);
+      const float* src = ximg + (long long)ih * g.w + iw + (long long)(c0 + kl0) * isp;
+#pragma unroll
+      for (int i = 0; i < kAPer; ++i) {
+        const int kl = kl0 + i * kAStep;
+        const bool p = ok && c0 + kl < g.c;
+        cp4(as + kl * kLda + ml, p ? src + (long long)(i * kAStep) * isp : x, p);
+      }
     }
     float* bs = Bs + kt % STAGES * kBStage;
 #pragma unroll
@@ -148,18 +184,27 @@ __global__ void __launch_bounds__(WM* WN * 32)
     __syncthreads();  // tile kt landed for everyone; tile kt - 1's stage is free
     if (kt + STAGES - 1 < kt_n) issue(kt + STAGES - 1);
     commit();
-    const float* as = As + kt % STAGES * kAStage + wm * kWtm + gq;
+    const float* as =
+        As + kt % STAGES * kAStage + (NHWC ? (wm * kWtm + gq) * kLda : wm * kWtm + gq);
     const float* bs = Bs + kt % STAGES * kBStage + wn * kWtn + gq;
 #pragma unroll
     for (int kk = 0; kk < BK; kk += 8) {
       unsigned a[kFm][4], b[kFn][2];
 #pragma unroll
       for (int i = 0; i < kFm; ++i) {
-        const float* p = as + (kk + tq) * kLda + i * 16;
-        a[i][0] = tf32(p[0]);
-        a[i][1] = tf32(p[8]);
-        a[i][2] = tf32(p[4 * kLda]);
-        a[i][3] = tf32(p[4 * kLda + 8]);
+        if constexpr (NHWC) {  // As[m][k]
+          const float* p = as + i * 16 * kLda + kk + tq;
+          a[i][0] = tf32(p[0]);
+          a[i][1] = tf32(p[8 * kLda]);
+          a[i][2] = tf32(p[4]);
+          a[i][3] = tf32(p[8 * kLda + 4]);
+        } else {  // As[k][m]
+          const float* p = as + (kk + tq) * kLda + i * 16;
+          a[i][0] = tf32(p[0]);
+          a[i][1] = tf32(p[8]);
+          a[i][2] = tf32(p[4 * kLda]);
+          a[i][3] = tf32(p[4 * kLda + 8]);
+        }
       }
 #pragma unroll
       for (int j = 0; j < kFn; ++j) {
@@ -193,6 +238,22 @@ __global__ void __launch_bounds__(WM* WN * 32)
           if (co < g.k) out[(n * g.k + co) * osp + sp] = tanhf(acc[i][j][2 * h + e] + bias[co]);
         }
     }
+}
+
+// x [n][c][hw] -> xt [n][hw][c]: 32 x 32 tiles through shared memory (the conv family's swap).
+__global__ void to_nhwc(const float* __restrict__ x, float* __restrict__ xt, int c, int hw) {
+  __shared__ float tile[32][33];
+  const long long base = (long long)blockIdx.z * c * hw;
+  const int p0 = int(blockIdx.x) * 32, c0 = int(blockIdx.y) * 32;
+  for (int k = int(threadIdx.y); k < 32; k += 8) {
+    const int cc = c0 + k, p = p0 + int(threadIdx.x);
+    tile[k][threadIdx.x] = cc < c && p < hw ? x[base + (long long)cc * hw + p] : 0.0f;
+  }
+  __syncthreads();
+  for (int k = int(threadIdx.y); k < 32; k += 8) {
+    const int p = p0 + k, cc = c0 + int(threadIdx.x);
+    if (cc < c && p < hw) xt[base + (long long)p * c + cc] = tile[threadIdx.x][k];
+  }
 }
 
 // The exact reference: one output a thread, fp32 multiply-adds in (c, kh, kw) order.
@@ -240,21 +301,26 @@ struct Shape {
   Geo g;
 };
 
-template <int BM, int BN, int BK, int WM, int WN, int STAGES>
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int NHWC = 0>
 int run_variant(const char* label, const Shape& sh, const float* x, const float* w, float* wt,
                 const float* bias, float* out, const float* ref, unsigned* worst_d, void* flush,
-                size_t flush_bytes) {
+                size_t flush_bytes, float* xt = nullptr) {
   const Geo& g = sh.g;
-  if (g.k % 4) return 0;
-  constexpr size_t kSmem = size_t(STAGES) * (BK * (BM + 8) + BK * (BN + 8)) * sizeof(float);
-  auto kernel = igemm<BM, BN, BK, WM, WN, STAGES>;
+  if (g.k % 4 || (NHWC && g.c % 4)) return 0;
+  constexpr size_t kSmem =
+      size_t(STAGES) * ((NHWC ? BM * (BK + 4) : BK * (BM + 8)) + BK * (BN + 8)) * sizeof(float);
+  auto kernel = igemm<BM, BN, BK, WM, WN, STAGES, NHWC>;
   CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmem)));
   const long long M = (long long)g.n * g.oh * g.ow, total = M * g.k;
   const dim3 grid(unsigned((M + BM - 1) / BM), unsigned((g.k + BN - 1) / BN));
   const int wn = g.k * g.c * g.r * g.s;
   auto call = [&] {
     weight_to_taps<<<(wn + 255) / 256, 256>>>(w, wt, g);
-    kernel<<<grid, WM * WN * 32, kSmem>>>(x, wt, bias, out, g);
+    if (NHWC) {
+      const int hw = g.h * g.w;
+      to_nhwc<<<dim3((hw + 31) / 32, (g.c + 31) / 32, g.n), dim3(32, 8)>>>(x, xt, g.c, hw);
+    }
+    kernel<<<grid, WM * WN * 32, kSmem>>>(NHWC ? xt : x, wt, bias, out, g);
   };
   CK(cudaMemset(out, 0, total * 4));
   call();
@@ -276,7 +342,9 @@ int run_variant(const char* label, const Shape& sh, const float* x, const float*
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool one = argc > 1 && std::strcmp(argv[1], "one") == 0;
+  // "one" / "one-nhwc": the first shape's 128x128 tile alone, NCHW or channels-last loads (ncu).
+  const bool one = argc > 1 && std::strncmp(argv[1], "one", 3) == 0;
+  const bool one_nhwc = one && std::strcmp(argv[1], "one-nhwc") == 0;
   // KernelBench level 2's conv-led shapes (3x3, stride 1, no padding) and a padded ResNet layer.
   const Shape shapes[] = {
       {"N64 C64 K128 256^2", {64, 64, 128, 256, 256, 3, 3, 1, 0, 254, 254}},
@@ -301,6 +369,8 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&bias, g.k * 4));
     CK(cudaMalloc(&out, on * 4));
     CK(cudaMalloc(&ref, on * 4));
+    float* xt;  // the channels-last copy of x
+    CK(cudaMalloc(&xt, xn * 4));
     fill<<<1024, 256>>>(x, xn, 1u, 2.0f);
     fill<<<1024, 256>>>(w, wn, 2u, 2.0f / std::sqrt(float(g.c * g.r * g.s)));
     fill<<<1, 256>>>(bias, g.k, 3u, 0.2f);
@@ -308,10 +378,19 @@ int main(int argc, char** argv) {
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     int rc = 0;
-    if (one) {
+    if (one_nhwc) {
+      rc |= run_variant<128, 128, 32, 2, 4, 3, 1>("NHWC 128x128x32 w2x4 s3", sh, x, w, wt, bias,
+                                                  out, ref, worst, flush, flush_bytes, xt);
+    } else if (one) {
       rc |= run_variant<128, 128, 32, 2, 4, 3>("128x128x32 w2x4 s3", sh, x, w, wt, bias, out, ref,
                                                worst, flush, flush_bytes);
     } else if (g.c >= 16) {
+      rc |= run_variant<128, 128, 32, 2, 4, 3, 1>("NHWC 128x128x32 w2x4 s3", sh, x, w, wt, bias,
+                                                  out, ref, worst, flush, flush_bytes, xt);
+      rc |= run_variant<128, 64, 32, 4, 2, 3, 1>("NHWC 128x64x32 w4x2 s3", sh, x, w, wt, bias, out,
+                                                 ref, worst, flush, flush_bytes, xt);
+      rc |= run_variant<128, 128, 32, 2, 4, 4, 1>("NHWC 128x128x32 w2x4 s4", sh, x, w, wt, bias,
+                                                  out, ref, worst, flush, flush_bytes, xt);
       rc |= run_variant<128, 64, 32, 4, 2, 3>("128x64x32 w4x2 s3", sh, x, w, wt, bias, out, ref,
                                               worst, flush, flush_bytes);
       rc |= run_variant<128, 128, 32, 2, 4, 3>("128x128x32 w2x4 s3", sh, x, w, wt, bias, out, ref,
@@ -335,6 +414,7 @@ int main(int argc, char** argv) {
     CK(cudaFree(bias));
     CK(cudaFree(out));
     CK(cudaFree(ref));
+    CK(cudaFree(xt));
     if (one) break;
   }
   return 0;
