@@ -35,10 +35,20 @@ struct Geo {
   int n, c, k, h, w, r, s, stride, pad, oh, ow;
 };
 
-__device__ __forceinline__ unsigned tf32(float v) {
-  unsigned r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
-  return r;
+// fp32 -> TF32 operand bits. ROUND 0: cvt.rna (a conversion instruction); 1: the same rounding
+// (to nearest, ties away) by integer add and mask; 2: the raw bits (the tensor cores read the top
+// 19, which truncates).
+template <int ROUND>
+__device__ __forceinline__ unsigned tf32r(float v) {
+  if constexpr (ROUND == 0) {
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
+    return r;
+  } else if constexpr (ROUND == 1) {
+    return (__float_as_uint(v) + 0x1000u) & 0xffffe000u;
+  } else {
+    return __float_as_uint(v);
+  }
 }
 
 __device__ __forceinline__ void cp4(float* smem, const float* g, bool pred) {
@@ -81,7 +91,7 @@ __global__ void weight_to_taps(const float* __restrict__ w, float* __restrict__ 
 // apart). NHWC = 1: x is a channels-last copy (made in the call, timed), the A tile As[m][k]
 // filled 16 bytes a copy (4 channels of a pixel), rows padded to BK + 4 words so a fragment's
 // lanes (m = group, k = t) fall in banks 4 group + t.
-template <int BM, int BN, int BK, int WM, int WN, int STAGES, int NHWC>
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int NHWC, int ROUND>
 __global__ void __launch_bounds__(WM* WN * 32)
     igemm(const float* __restrict__ x, const float* __restrict__ wt, const float* __restrict__ bias,
           float* __restrict__ out, Geo g) {
@@ -194,23 +204,23 @@ __global__ void __launch_bounds__(WM* WN * 32)
       for (int i = 0; i < kFm; ++i) {
         if constexpr (NHWC) {  // As[m][k]
           const float* p = as + i * 16 * kLda + kk + tq;
-          a[i][0] = tf32(p[0]);
-          a[i][1] = tf32(p[8 * kLda]);
-          a[i][2] = tf32(p[4]);
-          a[i][3] = tf32(p[8 * kLda + 4]);
+          a[i][0] = tf32r<ROUND>(p[0]);
+          a[i][1] = tf32r<ROUND>(p[8 * kLda]);
+          a[i][2] = tf32r<ROUND>(p[4]);
+          a[i][3] = tf32r<ROUND>(p[8 * kLda + 4]);
         } else {  // As[k][m]
           const float* p = as + (kk + tq) * kLda + i * 16;
-          a[i][0] = tf32(p[0]);
-          a[i][1] = tf32(p[8]);
-          a[i][2] = tf32(p[4 * kLda]);
-          a[i][3] = tf32(p[4 * kLda + 8]);
+          a[i][0] = tf32r<ROUND>(p[0]);
+          a[i][1] = tf32r<ROUND>(p[8]);
+          a[i][2] = tf32r<ROUND>(p[4 * kLda]);
+          a[i][3] = tf32r<ROUND>(p[4 * kLda + 8]);
         }
       }
 #pragma unroll
       for (int j = 0; j < kFn; ++j) {
         const float* q = bs + (kk + tq) * kLdb + j * 8;
-        b[j][0] = tf32(q[0]);
-        b[j][1] = tf32(q[4 * kLdb]);
+        b[j][0] = tf32r<ROUND>(q[0]);
+        b[j][1] = tf32r<ROUND>(q[4 * kLdb]);
       }
 #pragma unroll
       for (int i = 0; i < kFm; ++i)
@@ -301,7 +311,7 @@ struct Shape {
   Geo g;
 };
 
-template <int BM, int BN, int BK, int WM, int WN, int STAGES, int NHWC = 0>
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int NHWC = 0, int ROUND = 0>
 int run_variant(const char* label, const Shape& sh, const float* x, const float* w, float* wt,
                 const float* bias, float* out, const float* ref, unsigned* worst_d, void* flush,
                 size_t flush_bytes, float* xt = nullptr) {
@@ -309,7 +319,7 @@ int run_variant(const char* label, const Shape& sh, const float* x, const float*
   if (g.k % 4 || (NHWC && g.c % 4)) return 0;
   constexpr size_t kSmem =
       size_t(STAGES) * ((NHWC ? BM * (BK + 4) : BK * (BM + 8)) + BK * (BN + 8)) * sizeof(float);
-  auto kernel = igemm<BM, BN, BK, WM, WN, STAGES, NHWC>;
+  auto kernel = igemm<BM, BN, BK, WM, WN, STAGES, NHWC, ROUND>;
   CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmem)));
   const long long M = (long long)g.n * g.oh * g.ow, total = M * g.k;
   const dim3 grid(unsigned((M + BM - 1) / BM), unsigned((g.k + BN - 1) / BN));
@@ -342,9 +352,11 @@ int run_variant(const char* label, const Shape& sh, const float* x, const float*
 }  // namespace
 
 int main(int argc, char** argv) {
-  // "one" / "one-nhwc": the first shape's 128x128 tile alone, NCHW or channels-last loads (ncu).
+  // "one" / "one-nhwc": the first shape's 128x128 tile alone, NCHW or channels-last loads (ncu);
+  // "round": the first shape's 128x128 tile with each TF32 rounding.
   const bool one = argc > 1 && std::strncmp(argv[1], "one", 3) == 0;
   const bool one_nhwc = one && std::strcmp(argv[1], "one-nhwc") == 0;
+  const bool rounding = argc > 1 && std::strcmp(argv[1], "round") == 0;
   // KernelBench level 2's conv-led shapes (3x3, stride 1, no padding) and a padded ResNet layer.
   const Shape shapes[] = {
       {"N64 C64 K128 256^2", {64, 64, 128, 256, 256, 3, 3, 1, 0, 254, 254}},
@@ -378,7 +390,14 @@ int main(int argc, char** argv) {
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     int rc = 0;
-    if (one_nhwc) {
+    if (rounding) {
+      rc |= run_variant<128, 128, 32, 2, 4, 3, 0, 0>("128x128x32 cvt.rna", sh, x, w, wt, bias, out,
+                                                     ref, worst, flush, flush_bytes);
+      rc |= run_variant<128, 128, 32, 2, 4, 3, 0, 1>("128x128x32 integer round", sh, x, w, wt, bias,
+                                                     out, ref, worst, flush, flush_bytes);
+      rc |= run_variant<128, 128, 32, 2, 4, 3, 0, 2>("128x128x32 raw bits", sh, x, w, wt, bias, out,
+                                                     ref, worst, flush, flush_bytes);
+    } else if (one_nhwc) {
       rc |= run_variant<128, 128, 32, 2, 4, 3, 1>("NHWC 128x128x32 w2x4 s3", sh, x, w, wt, bias,
                                                   out, ref, worst, flush, flush_bytes, xt);
     } else if (one) {
@@ -415,7 +434,7 @@ int main(int argc, char** argv) {
     CK(cudaFree(out));
     CK(cudaFree(ref));
     CK(cudaFree(xt));
-    if (one) break;
+    if (one || rounding) break;
   }
   return 0;
 }
