@@ -44,13 +44,13 @@ ConvParams igemm_default(const ConvPlan& p, const std::string& math) {
     q.bm = 128, q.bn = 16, q.warps_m = 4, q.warps_n = 1;
   } else if (p.gemm_n() <= 32) {
     q.bm = 128, q.bn = 32, q.warps_m = 4, q.warps_n = 1;
-  } else if (p.gemm_n() <= 64) {
+  } else if (p.gemm_n() <= 64 || !p.reduction) {
+    // Also past 64 channels: with the default's two register-staged stages, 128x64 ran level2/31
+    // (64 → 128 channels) in 3.30 ms and 128x128 on 2x4 warps in 3.51 on the H100; 128x128 with
+    // 3 cp.async stages took 3.39 in the microbenchmark (docs/PERFORMANCE.md, 2026-12-07 sixteenth
+    // session). Stage 2 tries both.
     q.bm = 128, q.bn = 64, q.warps_m = 4, q.warps_n = 2;
-  } else {
-    // More than 64 channels a group: a 64x32 warp tile (fewer fragment loads a product); on the
-    // H100 at 64 → 128 channels it ran 1.4x faster than 128x64 (bench/micro/conv_igemm.cu,
-    // docs/PERFORMANCE.md, 2026-12-07 sixteenth session). A channel reduction needs it too: one
-    // N tile holds every output channel.
+  } else {  // a channel reduction: one N tile holds every output channel
     q.bm = 128, q.bn = 128, q.warps_m = 2, q.warps_n = 4;
   }
   q.bk = 32;
