@@ -6,22 +6,7 @@
 import torch
 import torch.nn.functional as F
 
-fl = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-
-
-def cold_ms(f):
-    ts = []
-    for i in range(33):
-        fl.fill_(i)
-        a, z = torch.cuda.Event(True), torch.cuda.Event(True)
-        a.record()
-        f()
-        z.record()
-        z.synchronize()
-        if i >= 3:
-            ts.append(a.elapsed_time(z))
-    ts.sort()
-    return ts[len(ts) // 2]
+from cold_timing import cold_ms
 
 
 def block(x, w, b, pad):

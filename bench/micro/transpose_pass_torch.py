@@ -13,26 +13,12 @@ import sys
 
 import torch
 
+from cold_timing import cold_ms
+
 N, C, H = 32, 64, 513
 y = torch.zeros(N, C, H, H, device="cuda").contiguous(memory_format=torch.channels_last)
 cb = torch.zeros(C, device="cuda")
 b = torch.zeros(C, 1, 1, device="cuda")
-fl = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-
-
-def cold_ms(f):
-    ts = []
-    for i in range(33):
-        fl.fill_(i)
-        a, z = torch.cuda.Event(True), torch.cuda.Event(True)
-        a.record()
-        f()
-        z.record()
-        z.synchronize()
-        if i >= 3:
-            ts.append(a.elapsed_time(z))
-    ts.sort()
-    return ts[len(ts) // 2]
 
 
 def pass_(y):
