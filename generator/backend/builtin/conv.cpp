@@ -48,7 +48,7 @@ ConvParams igemm_default(const ConvPlan& p, const std::string& math) {
     // Also past 64 channels: with the default's two register-staged stages, 128x64 ran level2/31
     // (64 → 128 channels) in 3.30 ms and 128x128 on 2x4 warps in 3.51 on the H100; 128x128 with
     // 3 cp.async stages took 3.39 in the microbenchmark (docs/PERFORMANCE.md, 2026-12-07 sixteenth
-    // session). Stage 2 tries both.
+    // session). Stage 2 tries 3 stages, then the other tiles.
     q.bm = 128, q.bn = 64, q.warps_m = 4, q.warps_n = 2;
   } else {  // a channel reduction: one N tile holds every output channel
     q.bm = 128, q.bn = 128, q.warps_m = 2, q.warps_n = 4;
@@ -1053,9 +1053,9 @@ std::vector<ConvParams> ConvFamily::structure_params(const spec::Spec& s,
       out.insert(out.begin(), last);
       out.insert(out.begin() + std::min<std::ptrdiff_t>(2, std::ssize(out)), dnn);
       // fp32 with channel-rich groups: the implicit GEMM by output phase second (NCHW in and out,
-      // the epilogue in its stores; the channels-last call's transposing pass took 2.30 of
-      // level2/5's 4.32 ms, docs/PERFORMANCE.md, 2026-12-07 fourteenth session), the gather kernel
-      // third.
+      // the epilogue in its stores; the channels-last call's transposing pass took 2.27 of
+      // level2/5's 4.26 ms on the H100), the gather kernel third. It won level2/2 (3.06 against
+      // 3.39 ms) and lost level2/5 and 16 (docs/PERFORMANCE.md, 2026-12-07 sixteenth session).
       const auto ig = std::find_if(out.begin(), out.end(),
                                    [](const ConvParams& q) { return q.structure == "igemm"; });
       if (fp32(pl) && ig != out.end() && pl.cin_per_group() >= 16 && pl.gemm_n() >= 32) {
@@ -1077,7 +1077,9 @@ std::vector<ConvParams> ConvFamily::structure_params(const spec::Spec& s,
     // call (input transposed, the convolution, the transposing epilogue pass; it won 42 of level
     // 2's convolutions), then the implicit GEMM, which reads and writes NC(D)HW with the epilogue
     // in its own stores (no layout change and no pass, which took 3.55 of the channels-last call's
-    // 5.28 ms on level2/4, docs/PERFORMANCE.md, 2026-12-06 tenth session), then NCHW.
+    // 5.28 ms on level2/4, docs/PERFORMANCE.md, 2026-12-06 tenth session), then NCHW. Measured in
+    // the sixteenth session it ran 1.1-1.75x cuDNN's time on the forward problems it met (within
+    // 8 % on a ResNet block), at a quarter of cuDNN's throughput: measurement decides.
     const bool igemm_second = !own_first && !pl.transposed && fp32(pl) && last_ok &&
                               cudnn_needs_pass(s, c, pl) && pl.cin_per_group() >= 16 &&
                               pl.gemm_n() >= 32;
