@@ -30,6 +30,24 @@ bool per_channel(const spec::Shape& operand, const spec::Shape& out) {
 // depthwise and other thin groups leave the tensor-core tile mostly empty.
 bool prefer_direct(const ConvPlan& p) { return p.gemm_n() < 16 || p.gemm_k() < 32; }
 
+// Whether the implicit GEMM (TF32) is measured right after cuDNN's channels-last call, where a
+// pass follows cuDNN: fp32 with channel-rich groups (docs/PERFORMANCE.md, 2026-12-07 sixteenth
+// session).
+bool igemm_after_channels_last(const ConvPlan& p) {
+  return fp32(p) && p.cin_per_group() >= 16 && p.gemm_n() >= 32;
+}
+
+// Removes the TF32 implicit GEMM from `out` and returns it, or nullopt when `out` has none.
+std::optional<ConvParams> take_igemm_tf32(std::vector<ConvParams>& out) {
+  const auto ig = std::find_if(out.begin(), out.end(), [](const ConvParams& q) {
+    return q.structure == "igemm" && q.math == "tf32";
+  });
+  if (ig == out.end()) return std::nullopt;
+  const ConvParams q = *ig;
+  out.erase(ig);
+  return q;
+}
+
 // What a fused reduction reduces, for summaries and comments.
 std::string over(const ConvReduction& r) {
   return r.spatial() ? " over the spatial dims" : " over the output channels";
@@ -1056,13 +1074,8 @@ std::vector<ConvParams> ConvFamily::structure_params(const spec::Spec& s,
       // the epilogue in its stores; the channels-last call's transposing pass took 2.27 of
       // level2/5's 4.26 ms on the H100), the gather kernel third. It won level2/2 (3.06 against
       // 3.39 ms) and lost level2/5 and 16 (docs/PERFORMANCE.md, 2026-12-07 sixteenth session).
-      const auto ig = std::find_if(out.begin(), out.end(),
-                                   [](const ConvParams& q) { return q.structure == "igemm"; });
-      if (fp32(pl) && ig != out.end() && pl.cin_per_group() >= 16 && pl.gemm_n() >= 32) {
-        const ConvParams q = *ig;
-        out.erase(ig);
-        out.insert(out.begin() + 1, q);
-      }
+      if (igemm_after_channels_last(pl))
+        if (const auto q = take_igemm_tf32(out)) out.insert(out.begin() + 1, *q);
       return out;
     }
     // After EGG's own kernel where it is the prior (transposed, thin groups, a short reduction);
@@ -1080,20 +1093,12 @@ std::vector<ConvParams> ConvFamily::structure_params(const spec::Spec& s,
     // 5.28 ms on level2/4, docs/PERFORMANCE.md, 2026-12-06 tenth session), then NCHW. Measured in
     // the sixteenth session it ran 1.1-1.75x cuDNN's time on the forward problems it met (within
     // 8 % on a ResNet block), at a quarter of cuDNN's throughput: measurement decides.
-    const bool igemm_second = !own_first && !pl.transposed && fp32(pl) && last_ok &&
-                              cudnn_needs_pass(s, c, pl) && pl.cin_per_group() >= 16 &&
-                              pl.gemm_n() >= 32;
-    if (igemm_second) {
-      const auto ig = std::find_if(out.begin(), out.end(), [](const ConvParams& q) {
-        return q.structure == "igemm" && q.math == "tf32";
-      });
-      if (ig != out.end()) {
-        const ConvParams q = *ig;
-        out.erase(ig);
-        out.insert(out.begin(), {last, q, dnn});
+    if (!own_first && !pl.transposed && last_ok && cudnn_needs_pass(s, c, pl) &&
+        igemm_after_channels_last(pl))
+      if (const auto q = take_igemm_tf32(out)) {
+        out.insert(out.begin(), {last, *q, dnn});
         return out;
       }
-    }
     out.insert(out.begin() + at, last_first ? last : dnn);
     if (last_first)
       out.insert(out.begin() + at + 1, dnn);
