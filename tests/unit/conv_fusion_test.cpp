@@ -131,7 +131,7 @@ TEST(ConvFusion, AChannelMinAfterAConvIsOneKernelProposedFirst) {
             (std::vector<std::string>{"conv", "mul", "red", "values", "tanh"}));
 
   ASSERT_GE(cands.size(), 2u);
-  EXPECT_EQ(cands[0].id, "plan:conv.igemm.tf32:128x64x32:w4x2:min_c");
+  EXPECT_EQ(cands[0].id, "plan:conv.igemm.tf32:128x64x32:w4x2:s3:min_c");
   const std::string& code = cands[0].code.device_code;
   EXPECT_TRUE(has(code, "EggRedMin egg_st;")) << code;
   EXPECT_TRUE(has(code, "egg_st.push(egg_x, co);"));
@@ -172,10 +172,10 @@ TEST(ConvFusion, WithCudnnTheReductionReadsItsChannelsLastResult) {
   ASSERT_GE(cands.size(), 4u);
   EXPECT_EQ(cands[0].id, "plan:conv.cudnn.fwd.nhwc:a0:min_c");
   EXPECT_TRUE(has(cands[1].id, "plan:conv.cudnn.fwd.nhwc:a0+reduction.")) << cands[1].id;
-  EXPECT_TRUE(has(cands[2].id, "plan:conv.igemm.tf32:128x64x32:w4x2+reduction.")) << cands[2].id;
+  EXPECT_TRUE(has(cands[2].id, "plan:conv.igemm.tf32:128x64x32:w4x2:s3+reduction.")) << cands[2].id;
   bool igemm_fused = false;
   for (const auto& cand : cands)
-    igemm_fused = igemm_fused || cand.id == "plan:conv.igemm.tf32:128x64x32:w4x2:min_c";
+    igemm_fused = igemm_fused || cand.id == "plan:conv.igemm.tf32:128x64x32:w4x2:s3:min_c";
   EXPECT_TRUE(igemm_fused);
   const std::string& code = cands[0].code.device_code;
   EXPECT_TRUE(has(code, "_dnn_reduce_nhwc<<<")) << code;
@@ -230,7 +230,7 @@ TEST(ConvFusion, MeanOverManyChannelsTakesTheWideTile) {
   const StageOne one(backend, o);
   const auto& [s, c, cands] = one;
   ASSERT_FALSE(cands.empty());
-  EXPECT_EQ(cands[0].id, "plan:conv.igemm.tf32:128x128x32:w2x4:mean_c");
+  EXPECT_EQ(cands[0].id, "plan:conv.igemm.tf32:128x128x32:w2x4:s3:mean_c");
   EXPECT_TRUE(has(cands[0].code.device_code, "(egg_st.v / 128.0f)")) << cands[0].code.device_code;
 }
 
@@ -242,7 +242,7 @@ TEST(ConvFusion, ASoftmaxOverTheChannelsRewritesEveryElementFromTheirState) {
   const StageOne one(backend, o);
   const auto& [s, c, cands] = one;
   ASSERT_FALSE(cands.empty());
-  EXPECT_EQ(cands[0].id, "plan:conv.igemm.tf32:128x32x32:w4x1:softmax_c");
+  EXPECT_EQ(cands[0].id, "plan:conv.igemm.tf32:128x32x32:w4x1:s3:softmax_c");
   const std::string& code = cands[0].code.device_code;
   EXPECT_TRUE(has(code, "EggRedSoftmax egg_st;")) << code;
   EXPECT_TRUE(has(code, "(expf(egg_x - egg_st.m) / egg_st.s), (n * COUT + co) * OSP + sp);"))
@@ -283,7 +283,7 @@ TEST(ConvFusion, OnlyAReductionOverTheChannelsOfOneTileOrOfCudnnsResultFuses) {
     ASSERT_FALSE(cands.empty());
     EXPECT_TRUE(has(cands[0].id, ".nhwc:a0:min_c")) << cands[0].id;
     for (const auto& cand : cands)
-      EXPECT_FALSE(has(cand.id, "igemm.tf32:128x128x32:w2x4:min")) << cand.id;
+      EXPECT_FALSE(has(cand.id, "igemm.tf32:128x128x32:w2x4:s3:min")) << cand.id;
     const auto nvcc = egg::testing::real_nvcc();
     if (o.conv == "conv_transpose2d" && nvcc && toolchain::find_cudnn("", *nvcc)) {
       EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, c, cands[0]), "");
@@ -328,7 +328,7 @@ TEST(ConvFusion, AReductionOverTheSpatialDimsReadsCudnnsChannelsLastColumns) {
   ASSERT_GE(cands.size(), 2u);
   EXPECT_EQ(cands[0].id, "plan:conv.cudnn.fwd.nhwc:a0:mean_s");
   for (const auto& cand : cands)
-    EXPECT_FALSE(has(cand.id, "igemm.tf32:128x64x32:w4x2:mean")) << cand.id;
+    EXPECT_FALSE(has(cand.id, "igemm.tf32:128x64x32:w4x2:s3:mean")) << cand.id;
   const std::string& code = cands[0].code.device_code;
   EXPECT_TRUE(has(code, "(egg_st.v / 1024.0f)")) << code;  // 32x32 positions
   EXPECT_TRUE(has(code, "egg_st.push(egg_x, sp);")) << code;

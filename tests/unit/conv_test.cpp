@@ -325,8 +325,8 @@ TEST(Conv, BackendPicksConvAndPlansConvThenNorm) {
 TEST(Conv, PriorOrdersTf32ThenExactForChannelRichFp32) {
   auto cands = structures_of(resnet());
   ASSERT_EQ(cands.size(), 3u);
-  EXPECT_EQ(cands[0].id, "conv.igemm.tf32:128x64x32:w4x2");
-  EXPECT_EQ(cands[1].id, "conv.igemm.3xtf32:128x64x32:w4x2");
+  EXPECT_EQ(cands[0].id, "conv.igemm.tf32:128x64x32:w4x2:s3");
+  EXPECT_EQ(cands[1].id, "conv.igemm.3xtf32:128x64x32:w4x2:s3");
   EXPECT_EQ(cands[2].id, "conv.direct:b256:o1:c4");
   const auto& d = cands[0].code.device_code;
   EXPECT_TRUE(has(d, "constexpr int MODE = 1;")) << d;
@@ -337,7 +337,7 @@ TEST(Conv, PriorOrdersTf32ThenExactForChannelRichFp32) {
   EXPECT_TRUE(has(d, "constexpr int CT = (CG + BK - 1) / BK;"));
   EXPECT_TRUE(has(d, "constexpr bool TR = false;"));
   EXPECT_TRUE(has(d, "static_assert(M == N * OSP && 576 == CG * KVOL, \"GEMM sizes\");")) << d;
-  EXPECT_TRUE(has(d, "weight_taps<<<"));
+  EXPECT_TRUE(has(d, "weight_taps<MODE><<<"));
   EXPECT_TRUE(has(d, "cudaMallocAsync"));
   EXPECT_TRUE(has(d, "egg_keep_pool(WT_ELEMS * sizeof(float));"));
   EXPECT_TRUE(has(d, "constexpr int D = 1, H = 56, W = 56, OD = 1, OH = 56, OW = 56;"));
@@ -411,7 +411,7 @@ TEST(Conv, TransposedUsesTheGatherKernelAndResidualEpilogue) {
   ASSERT_EQ(cands.size(), 2u);
   EXPECT_EQ(cands[0].id, "conv.transpose:b256:c4");
   // Then the implicit GEMM by output phase (32 input channels a group).
-  EXPECT_EQ(cands[1].id, "conv.igemm.tf32:128x16x32:w4x1");
+  EXPECT_EQ(cands[1].id, "conv.igemm.tf32:128x16x32:w4x1:s3");
   EXPECT_TRUE(has(cands[1].code.device_code, "constexpr bool TR = true;"));
   const auto& d = cands[0].code.device_code;
   EXPECT_TRUE(has(d, "const float egg_b0 = egg_to_float(a.y[egg_o]);"))
@@ -525,7 +525,7 @@ TEST(Conv, CudnnIsOfferedFirstWhenAvailable) {
   // call, then the implicit GEMM (NCHW in and out, the epilogue in its stores; a budget of two
   // measures the two), then cuDNN in NCHW.
   EXPECT_EQ(cands[0].id, "conv.cudnn.fwd.nhwc:a0");
-  EXPECT_EQ(cands[1].id, "conv.igemm.tf32:128x64x32:w4x2");
+  EXPECT_EQ(cands[1].id, "conv.igemm.tf32:128x64x32:w4x2:s3");
   EXPECT_EQ(cands[2].id, "conv.cudnn.fwd:a0");
   // Without a pass after cuDNN (no bias, nothing after it): cuDNN's two layouts first, NCHW
   // first, then EGG's own kernels.
@@ -939,7 +939,7 @@ TEST(Conv, TransposedImplicitGemmRunsByOutputPhase) {
   const auto cands = cudnn_structures_of(j);
   ASSERT_GE(cands.size(), 4u);
   EXPECT_EQ(cands[0].id, "conv.cudnn.bwd_data.nhwc:a0");
-  EXPECT_EQ(cands[1].id, "conv.igemm.tf32:128x64x32:w4x2");
+  EXPECT_EQ(cands[1].id, "conv.igemm.tf32:128x64x32:w4x2:s3");
   EXPECT_EQ(cands[2].id, "conv.transpose:b256:c4");
   EXPECT_EQ(cands[3].id, "conv.cudnn.bwd_data:a0");
   const auto& d = cands[1].code.device_code;

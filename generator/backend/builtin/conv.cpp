@@ -63,15 +63,19 @@ ConvParams igemm_default(const ConvPlan& p, const std::string& math) {
   } else if (p.gemm_n() <= 32) {
     q.bm = 128, q.bn = 32, q.warps_m = 4, q.warps_n = 1;
   } else if (p.gemm_n() <= 64 || !p.reduction) {
-    // Also past 64 channels: with the default's two register-staged stages, 128x64 ran level2/31
-    // (64 → 128 channels) in 3.30 ms and 128x128 on 2x4 warps in 3.51 on the H100; 128x128 with
-    // 3 cp.async stages took 3.39 in the microbenchmark (docs/PERFORMANCE.md, 2026-12-07 sixteenth
-    // session). Stage 2 tries 3 stages, then the other tiles.
+    // Also past 64 channels: with two register-staged stages, 128x64 ran level2/31 (64 → 128
+    // channels) in 3.30 ms and 128x128 on 2x4 warps in 3.51 on the H100; 128x128 with 3 cp.async
+    // stages took 3.39 in the microbenchmark (docs/PERFORMANCE.md, 2026-12-07 sixteenth session),
+    // all before the shared tiles' quad order. Stage 2 tries the other tiles.
     q.bm = 128, q.bn = 64, q.warps_m = 4, q.warps_n = 2;
   } else {  // a channel reduction: one N tile holds every output channel
     q.bm = 128, q.bn = 128, q.warps_m = 2, q.warps_n = 4;
   }
   q.bk = 32;
+  // fp32: the tile's loads by cp.async, 3 stages in flight (no register staging; on the H100 3
+  // stages beat 2 and 4 on level2/2: 3.06 against 3.17 and 3.36 ms, docs/PERFORMANCE.md,
+  // 2026-12-07 sixteenth session). fp16/bf16 widen through registers: 2 stages.
+  q.stages = fp32(p) ? 3 : 2;
   return q;
 }
 
@@ -445,9 +449,9 @@ std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const Conv
     if (q.stages < 2 || q.stages > 4 || (q.stages > 2 && !fp32(p)))
       return std::to_string(q.stages) +
              " stages: 2 filled from registers, or 3-4 filled by cp.async (fp32: 4-byte copies)";
-    // Shared memory: fp32 stages of A [BK][BM + 8] and B [BK][BN + 8], or the accumulators staged
-    // for a channel reduction [BN][BM + 4].
-    const std::int64_t pipe = std::int64_t(q.stages) * q.bk * (q.bm + q.bn + 16) * 4;
+    // Shared memory: fp32 stages of A [BK / 2][2 BM + 8] and B [BK / 2][2 BN + 8], or the
+    // accumulators staged for a channel reduction [BN][BM + 4].
+    const std::int64_t pipe = std::int64_t(q.stages) * q.bk * (q.bm + q.bn + 8) * 4;
     const std::int64_t staging = std::int64_t(q.bn) * (q.bm + 4) * 4;
     if (q.min_blocks < 1 || q.min_blocks > 4 ||
         std::int64_t(q.min_blocks) * std::max(pipe, staging) > 227 * 1024 ||
@@ -996,12 +1000,9 @@ std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& i
     vary(&ConvParams::co, {4, 8});
     vary(&ConvParams::block, {inc.block == 256 ? 128 : 256});
   } else if (inc.structure == "igemm") {
-    // fp32 first: the tile's loads by cp.async, 3 stages in flight (no register staging; on the
-    // H100 3 stages beat 2 and 4 on level2/2: 3.06 against 3.17 and 3.36 ms, docs/PERFORMANCE.md,
-    // 2026-12-07 sixteenth session), then the tiles, then 4 stages.
-    if (fp32(p) && inc.stages == 2) vary(&ConvParams::stages, {3});
-    // Tiles: larger N tiles for channel-rich groups, smaller M tiles when the grid would not fill
-    // the GPU, deeper K tiles for long reductions.
+    // Tiles first: larger N tiles for channel-rich groups, smaller M tiles when the grid would not
+    // fill the GPU. 64x64 warp tiles (fp32's cp.async stages only: register staging would spill)
+    // read the fewest shared bytes and issue the fewest instructions an MMA.
     struct Tile {
       int bm, bn, bk, wm, wn;
     };
@@ -1010,12 +1011,13 @@ std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& i
     std::vector<Tile> tiles = {{128, 64, 32, 4, 2}, {128, 128, 32, 2, 4}, {64, 64, 32, 2, 2},
                                {128, 32, 32, 4, 1}, {64, 32, 32, 2, 1},   {128, 16, 32, 4, 1}};
     if (blocks < 264) std::swap(tiles[1], tiles[2]);  // fewer than two blocks per SM: smaller tiles
+    if (inc.stages > 2) tiles.insert(tiles.begin(), {{128, 128, 32, 2, 2}, {128, 64, 32, 2, 2}});
     for (const auto& t : tiles) {
       ConvParams q = inc;
       q.bm = t.bm, q.bn = t.bn, q.bk = t.bk, q.warps_m = t.wm, q.warps_n = t.wn;
       add(q);
     }
-    if (fp32(p) && inc.stages == 2) vary(&ConvParams::stages, {4});
+    if (fp32(p)) vary(&ConvParams::stages, {4, 2});
     // Two blocks per SM: registers capped at 128 per thread for occupancy (may spill a little).
     vary(&ConvParams::min_blocks, {inc.min_blocks == 1 ? 2 : 1});
   } else {
