@@ -89,7 +89,15 @@ EGG_HD float egg_gelu_tanh(float x) {
 EGG_HD float egg_softplus(float x, float beta, float threshold) {
   return (x * beta > threshold) ? x : log1pf(expf(x * beta)) / beta;
 }
-EGG_HD float egg_mish(float x) { return x * tanhf(egg_softplus(x, 1.0f, 20.0f)); }
+// mish(x) = x tanh(log(1 + e^x)) = x n / (n + 2) with n = e^x (e^x + 2), since tanh(log u) =
+// (u^2 - 1) / (u^2 + 1): one exponential where exp, log1p and tanh took three. Past 20 (softplus's
+// threshold, where PyTorch returns x) it is x; n stays below 2.4e17 up to there.
+EGG_HD float egg_mish(float x) {
+  if (x > 20.0f) return x;
+  const float e = expf(x);
+  const float n = e * (e + 2.0f);
+  return x * (n / (n + 2.0f));
+}
 EGG_HD float egg_elu(float x, float alpha) { return x > 0.0f ? x : alpha * expm1f(x); }
 EGG_HD float egg_selu(float x) {
   const float alpha = 1.6732632423543772848170429916717f;

@@ -454,6 +454,10 @@ TEST(Conv, ParameterChecksTuningsAndFallback) {
   ASSERT_GE(tunes.size(), 4u);
   EXPECT_EQ(tunes[0].id, cands[0].id);  // the incumbent first
   for (const auto& t : tunes) EXPECT_TRUE(has(t.id, "conv.igemm.tf32:")) << t.id;
+  // 64 output channels: no 128-wide N tile (half its MMAs would multiply zero weights); the 64x64
+  // warp tile's 128x64 block is tried first among the tiles.
+  for (const auto& t : tunes) EXPECT_FALSE(has(t.id, "x128x")) << t.id;
+  EXPECT_EQ(tunes[1].id, "conv.igemm.tf32:128x64x32:w2x2:s3");
   auto dtunes = family.tunings(*s, c, cands[2], "memory");
   EXPECT_GE(dtunes.size(), 4u);
   for (const auto& t : dtunes) EXPECT_TRUE(has(t.id, "conv.direct:")) << t.id;
@@ -461,6 +465,33 @@ TEST(Conv, ParameterChecksTuningsAndFallback) {
   ASSERT_TRUE(fb.has_value());
   EXPECT_EQ(fb->id, "conv.direct:b256:o1:c1");
   EXPECT_FALSE(family.fallback(*s, c, *fb).has_value());
+}
+
+TEST(Conv, WideConvolutionsTryTheWarpTileOf64x64First) {
+  // conv2d 64 → 128: stage 2 tries 128x128 on 2x2 warps (64x64 a warp) first; fp16 (2 stages
+  // staged through registers, which that tile would spill) does not try it.
+  auto wide = [](const std::string& dtype) {
+    return spec_of({tensor("x", {8, 64, 32, 32}, dtype)}, {param("conv.weight", {128, 64, 3, 3}, dtype)},
+                   {node("conv", "conv2d", {ref("x"), ref("conv.weight")},
+                         conv_attrs({1, 1}, {1, 1}, {1, 1}, 1), {8, 128, 32, 32}, 6, dtype)},
+                   "conv", {8, 128, 32, 32}, dtype);
+  };
+  ConvFamily family(kData);
+  for (const std::string dtype : {"float32", "float16"}) {
+    auto s = spec::parse_spec(wide(dtype));
+    auto c = contract::derive(s, "k");
+    auto cands = family.structures(s, c);
+    ASSERT_FALSE(cands.empty());
+    ASSERT_TRUE(has(cands[0].id, "conv.igemm.")) << cands[0].id;
+    auto tunes = family.tunings(s, c, cands[0], "compute");
+    ASSERT_GE(tunes.size(), 3u);
+    if (dtype == "float32") {
+      EXPECT_EQ(tunes[1].id, "conv.igemm.tf32:128x128x32:w2x2:s3");
+      EXPECT_EQ(tunes[2].id, "conv.igemm.tf32:128x64x32:w2x2:s3");
+    } else {
+      for (const auto& t : tunes) EXPECT_FALSE(has(t.id, "128x128x32:w2x2")) << t.id;
+    }
+  }
 }
 
 // ---- tolerance ---------------------------------------------------------------------------------
