@@ -471,7 +471,8 @@ TEST(Conv, WideConvolutionsTryTheWarpTileOf64x64First) {
   // conv2d 64 → 128: stage 2 tries 128x128 on 2x2 warps (64x64 a warp) first; fp16 (2 stages
   // staged through registers, which that tile would spill) does not try it.
   auto wide = [](const std::string& dtype) {
-    return spec_of({tensor("x", {8, 64, 32, 32}, dtype)}, {param("conv.weight", {128, 64, 3, 3}, dtype)},
+    return spec_of({tensor("x", {8, 64, 32, 32}, dtype)},
+                   {param("conv.weight", {128, 64, 3, 3}, dtype)},
                    {node("conv", "conv2d", {ref("x"), ref("conv.weight")},
                          conv_attrs({1, 1}, {1, 1}, {1, 1}, 1), {8, 128, 32, 32}, 6, dtype)},
                    "conv", {8, 128, 32, 32}, dtype);
