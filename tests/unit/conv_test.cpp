@@ -651,18 +651,30 @@ TEST(Conv, CudnnChannelsLastHasTheLayoutChangeInTheCall) {
   EXPECT_TRUE(has(d, "const int align_class = 0;"));  // the layout buffers are 256-byte aligned
   EXPECT_TRUE(has(nhwc.summary, "channels-last")) << nhwc.summary;
   // Stage 2 keeps the layout: the epilogue pass's 256 positions a block with 16-byte loads along
-  // the channels first, then 128 positions, then the ranks, then 64 positions.
+  // the channels first, then the same with 16 channels a block (positions fastest in the grid),
+  // then 128 positions, then the ranks, then 64 positions.
   ConvFamily family(kData, egg::backend::Cudnn::any_engine);
   auto s = spec::parse_spec(resnet());
   const auto tunings = family.tunings(s, contract::derive(s, "k"), nhwc, "memory");
-  ASSERT_GE(tunings.size(), 4u);
+  ASSERT_GE(tunings.size(), 5u);
   EXPECT_EQ(tunings[0].id, "conv.cudnn.fwd.nhwc:a0:p256:v");
-  EXPECT_EQ(tunings[1].id, "conv.cudnn.fwd.nhwc:a0:p128");
-  EXPECT_EQ(tunings[2].id, "conv.cudnn.fwd.nhwc:a1");
+  EXPECT_EQ(tunings[1].id, "conv.cudnn.fwd.nhwc:a0:p256:v:c16");
+  EXPECT_EQ(tunings[2].id, "conv.cudnn.fwd.nhwc:a0:p128");
+  EXPECT_EQ(tunings[3].id, "conv.cudnn.fwd.nhwc:a1");
   EXPECT_EQ(tunings.back().id, "conv.cudnn.fwd.nhwc:a0:p64");
-  EXPECT_EQ(tunings[1].params["span"], 128);
+  EXPECT_EQ(tunings[2].params["span"], 128);
   EXPECT_EQ(tunings[0].params["vload"], true);
-  const auto& p128 = tunings[1].code.device_code;
+  EXPECT_EQ(tunings[1].params["tile_c"], 16);
+  const auto& c16 = tunings[1].code.device_code;
+  EXPECT_TRUE(has(c16, "egg_k_kEpiTileC = 16;")) << c16;
+  EXPECT_TRUE(has(c16, "egg_k_kEpiTileC == 16")) << c16;  // its grid: positions first
+  EXPECT_TRUE(has(tunings[0].code.device_code, "egg_k_kEpiTileC = 32;"));
+  // 16 channels a tile needs 16-byte loads.
+  ConvParams bad = ConvParams::from_json(tunings[1].params);
+  bad.vload = false;
+  EXPECT_TRUE(has(conv_params_unsupported(std::get<ConvPlan>(plan_of(resnet())), bad).value_or(""),
+                  "16 with 16-byte loads"));
+  const auto& p128 = tunings[2].code.device_code;
   EXPECT_TRUE(has(p128, "egg_k_kEpiSpan = 128;")) << p128;
   EXPECT_TRUE(has(p128, "egg_k_kEpiVec = 1;")) << p128;
   EXPECT_TRUE(has(p128, "unsigned((egg_k_geo::OSP + egg_k_kEpiSpan - 1) / egg_k_kEpiSpan)"))
@@ -670,7 +682,7 @@ TEST(Conv, CudnnChannelsLastHasTheLayoutChangeInTheCall) {
   EXPECT_TRUE(has(tunings[0].code.device_code, "egg_k_kEpiVec = 4;"));  // 4 fp32 channels a load
   EXPECT_TRUE(has(tunings[0].code.device_code, "egg_k_kEpiSpan = 256;"));
   if (const auto nvcc = egg::testing::real_nvcc()) {
-    for (const auto* t : {&tunings[0], &tunings[1], &tunings.back()})
+    for (const auto* t : {&tunings[0], &tunings[1], &tunings[2], &tunings.back()})
       EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, contract::derive(s, "k"), *t), "")
           << t->id;
   }

@@ -340,6 +340,7 @@ json ConvParams::to_json() const {
     j["layout"] = nhwc ? "nhwc" : "nchw";
     if (span != 32) j["span"] = span;
     if (vload) j["vload"] = true;
+    if (tile_c != 32) j["tile_c"] = tile_c;
     j["link"] = json::array({"cudnn"});  // as the GEMM family records cuBLASLt
   } else {
     j.update({{"block", block}, {"co", co}});
@@ -370,6 +371,7 @@ ConvParams ConvParams::from_json(const json& j) {
   p.nhwc = j.value("layout", std::string("nchw")) == "nhwc";
   p.span = j.value("span", p.span);
   p.vload = j.value("vload", p.vload);
+  p.tile_c = j.value("tile_c", p.tile_c);
   return p;
 }
 
@@ -419,6 +421,12 @@ std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const Conv
     if (q.vload && (!q.nhwc || p.c_out % vec != 0 || q.span % (8 * vec) != 0))
       return "16-byte loads in the epilogue pass need channels-last, channels in multiples of " +
              std::to_string(vec) + " and a span of " + std::to_string(8 * vec) + " or more";
+    // 16 channels a tile: 16-byte loads, 16 / vec lanes a position, 16 * vec positions a sweep.
+    if (q.tile_c != 32 && (q.tile_c != 16 || !q.vload || q.span % (16 * vec) != 0 ||
+                           ceil_div(p.c_out, 16) > 65535))
+      return "an epilogue pass tile of " + std::to_string(q.tile_c) +
+             " channels (32, or 16 with 16-byte loads and a span of " + std::to_string(16 * vec) +
+             " or more)";
     return std::nullopt;
   }
   if (q.structure == "transpose" && !p.transposed)
@@ -779,10 +787,14 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
              : "");
     id = std::string("conv.cudnn.") + (plan.transposed ? "bwd_data" : "fwd") +
          (q.nhwc ? ".nhwc" : "") + ":a" + std::to_string(q.algo) +
-         (q.span != 32 ? ":p" + std::to_string(q.span) : "") + (q.vload ? ":v" : "");
+         (q.span != 32 ? ":p" + std::to_string(q.span) : "") + (q.vload ? ":v" : "") +
+         (q.tile_c != 32 ? ":c" + std::to_string(q.tile_c) : "");
     if (q.span != 32)
       structure += " (" + std::to_string(q.span) + " positions per channel a block of the pass)";
     if (q.vload) structure += " (the pass reads 16 bytes of channels a load)";
+    if (q.tile_c != 32)
+      structure += " (" + std::to_string(q.tile_c) +
+                   " channels a block of the pass, the positions its grid's fastest index)";
   } else {
     structure = "transposed convolution as a gather on CUDA cores, a thread per " +
                 std::to_string(q.co) + " output channel(s), exact fp32 accumulation";
@@ -869,6 +881,7 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
   ctx["epilogue_pass"] = transposing_pass(plan);
   ctx["epi_span"] = q.span;
   ctx["epi_vec"] = q.vload ? 16 / spec::dtype_size(plan.dtype) : 1;
+  ctx["epi_tile_c"] = q.tile_c;
   if (plan.reduction || plan.pool || plan.norm) {  // the outputs are written by {{fn}}_finish
     ctx.update(red);
     ctx["red_results"] = results;
@@ -966,12 +979,18 @@ std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& i
     // of level2/5 moved 1858 GB/s against a copy's 3028, the 128-position one 2237 and 256
     // positions read 16 bytes of channels a load 2367 (bench/micro/odd_strides.cu,
     // docs/PERFORMANCE.md 2026-12-07; 16-byte loads alone changed nothing at 128), whatever its
-    // channels per block or its tanh: 256 first, then 128.
+    // channels per block or its tanh: 256 first. Then torch.compile's tile for the same pass (16
+    // channels x 256 positions on 8 warps, the positions the grid's fastest index): Inductor's
+    // Triton kernel ran level2/5's pass in 1.672 ms against this pass's 1.821 in the
+    // microbenchmark (docs/PERFORMANCE.md, 2026-12-07 seventeenth session). Then 128 positions.
     if (epilogue_pass && inc.nhwc) {
       ConvParams wide = inc;
       wide.span = 256;
       wide.vload = true;
       add(wide);
+      ConvParams c16 = wide;
+      c16.tile_c = 16;
+      add(c16);
       ConvParams p128 = inc;
       p128.span = 128;
       p128.vload = false;

@@ -191,6 +191,9 @@ struct ConvParams {
   // ... and whether it reads the result 16 bytes at a time along the channels (a full tile of 32
   // channels; fewer load instructions than a lane a channel)
   bool vload = false;
+  // ... and its channels a block: 32, or 16 with the positions the grid's fastest index (the tile
+  // torch.compile's own transposing pass takes, 16 x 256 on 8 warps)
+  int tile_c = 32;
   nlohmann::json to_json() const;
   static ConvParams from_json(const nlohmann::json& j);
 };
