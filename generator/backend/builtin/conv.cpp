@@ -422,8 +422,8 @@ std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const Conv
       return "16-byte loads in the epilogue pass need channels-last, channels in multiples of " +
              std::to_string(vec) + " and a span of " + std::to_string(8 * vec) + " or more";
     // 16 channels a tile: 16-byte loads, 16 / vec lanes a position, 16 * vec positions a sweep.
-    if (q.tile_c != 32 && (q.tile_c != 16 || !q.vload || q.span % (16 * vec) != 0 ||
-                           ceil_div(p.c_out, 16) > 65535))
+    if (q.tile_c != 32 &&
+        (q.tile_c != 16 || !q.vload || q.span % (16 * vec) != 0 || ceil_div(p.c_out, 16) > 65535))
       return "an epilogue pass tile of " + std::to_string(q.tile_c) +
              " channels (32, or 16 with 16-byte loads and a span of " + std::to_string(16 * vec) +
              " or more)";
