@@ -11,9 +11,11 @@
 // The GEMM: M = output pixels, N = output channels, K = window taps x input channels, in that
 // order (tap-major), so that a K tile of BK channels lies in one tap: a thread's pixel has one
 // input offset per tap, checked for the padding once, and its tile rows are that offset plus a
-// channel's plane each (one multiply-add an element, where the channel-major order of the conv
-// family's WMMA kernel, templates/conv/igemm.cuh.tmpl, divides k into channel and taps for every
-// element). The weight is first copied to [tap][channel][out channel] (a small kernel, timed as
+// channel's plane each (one multiply-add an element, where a channel-major order divides k into
+// channel and taps for every element). This is the sixteenth session's kernel: shared tiles [k][m]
+// and [k][n], scalar fragment reads. The product's kernel (templates/conv/igemm.cuh.tmpl) has
+// since kept its tiles in fragment order (16-byte fragment reads, B rounded by the weight copy;
+// docs/PERFORMANCE.md, seventeenth session), which this file does not follow. The weight is first copied to [tap][channel][out channel] (a small kernel, timed as
 // part of each call) so the B tile is read 16 bytes a copy. Tiles go global -> shared by cp.async,
 // STAGES deep; fragments are rounded to TF32 (cvt.rna) as the tensor cores expect. The NHWC
 // variants first copy x channels-last (timed in the call, as cuDNN's channels-last route does)
