@@ -15,12 +15,12 @@
 // channel and taps for every element). This is the sixteenth session's kernel: shared tiles [k][m]
 // and [k][n], scalar fragment reads. The product's kernel (templates/conv/igemm.cuh.tmpl) has
 // since kept its tiles in fragment order (16-byte fragment reads, B rounded by the weight copy;
-// docs/PERFORMANCE.md, seventeenth session), which this file does not follow. The weight is first copied to [tap][channel][out channel] (a small kernel, timed as
-// part of each call) so the B tile is read 16 bytes a copy. Tiles go global -> shared by cp.async,
-// STAGES deep; fragments are rounded to TF32 (cvt.rna) as the tensor cores expect. The NHWC
-// variants first copy x channels-last (timed in the call, as cuDNN's channels-last route does)
-// and fill the A tile 16 bytes a copy: whether the NCHW tile's 4-byte copies are what holds the
-// kernel back.
+// docs/PERFORMANCE.md, seventeenth session), which this file does not follow. The weight is first
+// copied to [tap][channel][out channel] (a small kernel, timed as part of each call) so the B tile
+// is read 16 bytes a copy. Tiles go global -> shared by cp.async, STAGES deep; fragments are
+// rounded to TF32 (cvt.rna) as the tensor cores expect. The NHWC variants first copy x
+// channels-last (timed in the call, as cuDNN's channels-last route does) and fill the A tile 16
+// bytes a copy: whether the NCHW tile's 4-byte copies are what holds the kernel back.
 #include <cuda_runtime.h>
 
 #include <algorithm>
