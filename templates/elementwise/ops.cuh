@@ -20,6 +20,17 @@ EGG_HD float egg_to_float(bool v) { return v ? 1.0f : 0.0f; }
 // Integers where PyTorch converts them to a floating type (a cast, int * 0.5): rounded to nearest.
 EGG_HD float egg_to_float(std::int64_t v) { return static_cast<float>(v); }
 EGG_HD float egg_to_float(std::int32_t v) { return static_cast<float>(v); }
+// A read-only operand's element through the read-only data path (ld.global.nc). Kernels that reach
+// their tensors through an args struct need it: nvcc ignores __restrict__ on a struct's pointers,
+// so a plain load may not move past the kernel's stores, and an epilogue that loads a bias and
+// stores an element in turn waits on every load. A read-only load may move.
+template <typename T>
+__device__ __forceinline__ float egg_ldg(const T* p) {
+  return egg_to_float(__ldg(p));
+}
+__device__ __forceinline__ float egg_ldg(const bool* p) {
+  return __ldg(reinterpret_cast<const unsigned char*>(p)) != 0 ? 1.0f : 0.0f;
+}
 // An int64 value of the fusion IR stored to an integer output, exactly.
 template <typename T>
 EGG_HD T egg_from_int(long long v) {

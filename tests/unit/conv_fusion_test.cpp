@@ -490,8 +490,8 @@ TEST(ConvFusion, ANormAfterAConvTakesItsStatisticsFromCudnnsChannelsLastResult) 
   EXPECT_TRUE(has(code, "constexpr bool egg_k_s0_kNormAcross = false;")) << code;
   EXPECT_TRUE(has(code, "constexpr std::size_t egg_k_s0_kStats = 256;")) << code;
   EXPECT_TRUE(has(code, "+ 9.99999975e-06f);")) << code;  // eps, as a float
-  EXPECT_TRUE(has(code, "y *= egg_to_float(a.in_weight[c]);")) << code;
-  EXPECT_TRUE(has(code, "y += egg_to_float(a.in_bias[c]);")) << code;
+  EXPECT_TRUE(has(code, "y *= egg_ldg(a.in_weight + c);")) << code;
+  EXPECT_TRUE(has(code, "y += egg_ldg(a.in_bias + c);")) << code;
   EXPECT_TRUE(has(code, "const float egg_e0 = (egg_r * 2.0f);")) << code;  // before the norm
   EXPECT_TRUE(has(code, "const float egg_q0 = (egg_v / 2.0f);")) << code;  // after it
   EXPECT_TRUE(has(code, "_dnn_norm_stats<<<")) << code;
@@ -541,8 +541,8 @@ TEST(ConvFusion, ANormAfterAConvTakesItsStatisticsFromCudnnsChannelsLastResult) 
   EXPECT_EQ(eval[0].id, "plan:conv.cudnn.fwd.nhwc:a0:batch_norm");
   const std::string& ecode = eval[0].code.device_code;
   EXPECT_TRUE(has(ecode,
-                  "float y = (x - egg_to_float(a.bn_running_mean[c])) * "
-                  "rsqrtf(egg_to_float(a.bn_running_var[c]) + 0.00100000005f);"))
+                  "float y = (x - egg_ldg(a.bn_running_mean + c)) * "
+                  "rsqrtf(egg_ldg(a.bn_running_var + c) + 0.00100000005f);"))
       << ecode;
   EXPECT_FALSE(has(ecode, "_dnn_norm_stats")) << ecode;
   EXPECT_FALSE(has(ecode, "EggRedWelford")) << ecode;
@@ -571,7 +571,7 @@ TEST(ConvFusion, ANormAfterAConvTakesItsStatisticsFromCudnnsChannelsLastResult) 
   EXPECT_EQ(ln[0].id, "plan:conv.cudnn.fwd.nhwc:a0:layer_norm");
   const std::string& lcode = ln[0].code.device_code;
   EXPECT_TRUE(has(lcode, "constexpr int egg_k_s0_kRowLen = 32;")) << lcode;
-  EXPECT_TRUE(has(lcode, "y *= egg_to_float(a.ln_weight[l]);")) << lcode;
+  EXPECT_TRUE(has(lcode, "y *= egg_ldg(a.ln_weight + l);")) << lcode;
   EXPECT_TRUE(has(lcode, "_dnn_norm_rows<<<dim3(unsigned(32), 1u,")) << lcode;  // 32 rows a plane
   EXPECT_FALSE(has(lcode, "_dnn_epilogue_nhwc<<<")) << lcode;
   const json ln_wide = {tensor("ln.weight", {64, 32, 32}, "float32", "parameter"),

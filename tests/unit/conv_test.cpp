@@ -343,7 +343,7 @@ TEST(Conv, PriorOrdersTf32ThenExactForChannelRichFp32) {
   EXPECT_TRUE(has(d, "constexpr int D = 1, H = 56, W = 56, OD = 1, OH = 56, OW = 56;"));
   EXPECT_TRUE(has(d, "constexpr int PD = 0, PH = 1, PW = 1;"));
   EXPECT_TRUE(has(d, "constexpr idx M = 100352;"));
-  EXPECT_TRUE(has(d, "const float egg_r = egg_acc + egg_to_float(a.conv_bias[egg_co]);")) << d;
+  EXPECT_TRUE(has(d, "const float egg_r = egg_acc + egg_ldg(a.conv_bias + egg_co);")) << d;
   EXPECT_TRUE(has(d, "const float egg_e0 = egg_relu(egg_r);"));
   EXPECT_TRUE(has(d, "a.out0[egg_o] = egg_from_float<float>(egg_e0);"));
   EXPECT_TRUE(has(cands[0].code.launch_body, "return egg_k_ig::run(egg_a, stream);"));
@@ -392,10 +392,10 @@ TEST(Conv, AChannelVectorInTheEpilogueIsReadAtTheChannel) {
   ASSERT_FALSE(cands.empty());
   const auto& d = cands[0].code.device_code;
   const std::string epi = d.substr(d.find("_epilogue("));
-  EXPECT_TRUE(has(epi, "egg_to_float(a.b[egg_co])")) << epi;
-  EXPECT_TRUE(has(epi, "egg_to_float(a.s[egg_co])")) << epi;
-  EXPECT_FALSE(has(epi, "egg_to_float(a.w[egg_co])")) << epi;
-  EXPECT_TRUE(has(epi, "egg_to_float(a.w[(egg_o % 100)])")) << epi;
+  EXPECT_TRUE(has(epi, "egg_ldg(a.b + egg_co)")) << epi;
+  EXPECT_TRUE(has(epi, "egg_ldg(a.s + egg_co)")) << epi;
+  EXPECT_FALSE(has(epi, "egg_ldg(a.w + egg_co)")) << epi;
+  EXPECT_TRUE(has(epi, "egg_ldg(a.w + (egg_o % 100))")) << epi;
 }
 
 TEST(Conv, TransposedUsesTheGatherKernelAndResidualEpilogue) {
@@ -414,7 +414,7 @@ TEST(Conv, TransposedUsesTheGatherKernelAndResidualEpilogue) {
   EXPECT_EQ(cands[1].id, "conv.igemm.tf32:128x16x32:w4x1:s3");
   EXPECT_TRUE(has(cands[1].code.device_code, "constexpr bool TR = true;"));
   const auto& d = cands[0].code.device_code;
-  EXPECT_TRUE(has(d, "const float egg_b0 = egg_to_float(a.y[egg_o]);"))
+  EXPECT_TRUE(has(d, "const float egg_b0 = egg_ldg(a.y + egg_o);"))
       << d.substr(d.find("_epilogue("));
   EXPECT_TRUE(has(d, "const float egg_e0 = (egg_r + 1.0f * egg_b0);"))
       << d.substr(d.find("_epilogue("));

@@ -601,7 +601,7 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
                                 ? "egg_co"
                                 : broadcast_offset(t->shape, plan.out_shape, "egg_o");
     epi_loads.push_back(
-        {{"value", v}, {"load", "egg_to_float(a." + var_of.at(leaf) + "[" + off + "])"}});
+        {{"value", v}, {"load", "egg_ldg(a." + var_of.at(leaf) + " + " + off + ")"}});
     epi_value[leaf] = v;
   }
   epi_value[an.name] = "egg_r";
@@ -627,7 +627,7 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
                                   ? "egg_ro"
                                   : broadcast_offset(t->shape, shape, "egg_ro");
       post_loads.push_back(
-          {{"value", v}, {"load", "egg_to_float(a." + var_of.at(leaf) + "[" + off + "])"}});
+          {{"value", v}, {"load", "egg_ldg(a." + var_of.at(leaf) + " + " + off + ")"}});
       epi_value[leaf] = v;
     }
     for (const auto& name : value_names) epi_value[name] = "egg_v";
