@@ -41,13 +41,14 @@ json node(const std::string& name, const std::string& op, json args, json attrs,
 json make_spec(json inputs, json params, json nodes) { return spec_around(inputs, params, nodes); }
 
 // gelu(LayerNorm(1024)(x)) on [64, 1024].
-json layer_norm_gelu(const std::string& dtype = "float32") {
-  json shape = {64, 1024};
+json layer_norm_gelu(const std::string& dtype = "float32", std::int64_t rows = 64,
+                     std::int64_t len = 1024) {
+  json shape = {rows, len};
   return make_spec({tensor("x", shape, dtype)},
-                   {tensor("ln.weight", {1024}, dtype, "parameter"),
-                    tensor("ln.bias", {1024}, dtype, "parameter")},
+                   {tensor("ln.weight", {len}, dtype, "parameter"),
+                    tensor("ln.bias", {len}, dtype, "parameter")},
                    {node("ln", "layer_norm", {ref("x"), ref("ln.weight"), ref("ln.bias")},
-                         {{"normalized_shape", {1024}}, {"eps", 1e-5}}, shape, dtype, 8),
+                         {{"normalized_shape", {len}}, {"eps", 1e-5}}, shape, dtype, 8),
                     node("gelu", "gelu", {ref("ln")}, {{"approximate", "none"}}, shape, dtype, 9)});
 }
 
@@ -113,10 +114,35 @@ TEST(Norm, SplitStructureIsTheSecondChoiceForRows) {
   EXPECT_TRUE(has(code, "egg_k_merge(n, mean, m2, egg_cn, cm, cm2);"));
   EXPECT_TRUE(has(code, "cudaMallocAsync"));
   EXPECT_TRUE(has(code, "cudaFreeAsync(ws, stream)"));
-  EXPECT_TRUE(has(code, "nv = nv * egg_to_float(ln_weight[i0 % 1024 + j]);"));
+  // Rows of 1024: a thread an element, the affine weight read at its position.
+  EXPECT_TRUE(has(code, "w_at[j] = egg_to_float(ln_weight[i0 % 1024 + j]);")) << code;
+  EXPECT_TRUE(has(code, "nv = nv * w_at[j];")) << code;
+  EXPECT_FALSE(has(code, "for (IndexT r = 0; r < R; ++r)")) << code;
   if (const auto nvcc = egg::testing::real_nvcc()) {
     EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, contract::derive(s, "k"), cands[1]),
               "");
+  }
+}
+
+TEST(Norm, LongRowsReadTheAffineWeightsOnceForEveryRow) {
+  // 16 rows of 2^22 (level 1's LayerNorm): where a thread an element reads the 32 MB of weight
+  // and bias once a row, the normalizing kernel takes 4 positions a thread and walks the rows
+  // at them, a grid over one row's positions.
+  NormFamily family(kData);
+  auto s = spec::parse_spec(layer_norm_gelu("float32", 16, std::int64_t(1) << 22));
+  auto cands = family.structures(s, contract::derive(s, "k"));
+  const Candidate* split = nullptr;
+  for (const auto& c : cands)
+    if (c.params["structure"] == "split") split = &c;
+  ASSERT_NE(split, nullptr);
+  const auto& code = split->code.device_code;
+  EXPECT_TRUE(has(code, "constexpr IndexT D = 4194304, R = 16;")) << code;
+  EXPECT_TRUE(has(code, "w_at[j] = egg_to_float(ln_weight[p0 + j]);")) << code;
+  EXPECT_TRUE(has(code, "b_at[j] = egg_to_float(ln_bias[p0 + j]);")) << code;
+  EXPECT_TRUE(has(code, "for (IndexT r = 0; r < R; ++r) elements(r * D + p0, w_at, b_at);"));
+  EXPECT_TRUE(has(split->code.launch_body + code, "std::int64_t(4194304) / VEC")) << code;
+  if (const auto nvcc = egg::testing::real_nvcc()) {
+    EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, contract::derive(s, "k"), *split), "");
   }
 }
 

@@ -559,6 +559,14 @@ Candidate NormFamily::render(const spec::Spec& s, const contract::Contract& c,
     if (!t) return false;
     return json{{"ptr", o.var_of.at(t->name)}, {"index_row", ix.row}, {"index_elem", ix.elem}};
   };
+  // A layer norm's affine parameters vary along its rows: where the rows are long enough to
+  // occupy the GPU with a thread per VEC positions (2^18 threads), the normalizing kernel walks
+  // the rows at a thread's positions and reads each weight once (the other order reads them once
+  // a row).
+  const bool affine_rows =
+      !channel_norm && !pb.running && pb.num_stats > 1 &&
+      (arg_tensor(s, *plan.norm, na.weight) || arg_tensor(s, *plan.norm, na.bias));
+  const bool rows_inner = affine_rows && pb.seg_len / vec >= (std::int64_t(1) << 18);
   const auto [structure, tuning] = norm_texts(pb, p, vec);
   const bool on_chip = p.structure == "cluster";
   // The cluster structure falls back to the split structure's kernels, at its prior.
@@ -602,6 +610,7 @@ Candidate NormFamily::render(const spec::Spec& s, const contract::Contract& c,
               {"cluster_grid", pb.num_stats * p.cluster},
               {"stat_index", ix.stat},
               {"running_index", ix.running},
+              {"rows_inner", rows_inner},
               {"mean_ptr", running_ptr(na.running_mean)},
               {"var_ptr", running_ptr(na.running_var)},
               {"weight", affine(na.weight)},
