@@ -171,7 +171,7 @@ TEST(ConvFusion, WithCudnnTheReductionReadsItsChannelsLastResult) {
   const auto& [s, c, cands] = one;
   ASSERT_GE(cands.size(), 4u);
   EXPECT_EQ(cands[0].id, "plan:conv.cudnn.fwd.nhwc:a0:min_c");
-  EXPECT_TRUE(has(cands[1].id, "plan:conv.cudnn.fwd.nhwc:a0+reduction.")) << cands[1].id;
+  EXPECT_TRUE(has(cands[1].id, "plan:conv.cudnn.fwd.nhwc:a0:p256:v+reduction.")) << cands[1].id;
   EXPECT_TRUE(has(cands[2].id, "plan:conv.igemm.tf32:128x64x32:w4x2:s3+reduction.")) << cands[2].id;
   bool igemm_fused = false;
   for (const auto& cand : cands)
@@ -478,7 +478,7 @@ TEST(ConvFusion, ANormAfterAConvTakesItsStatisticsFromCudnnsChannelsLastResult) 
            {{"use_input_stats", true}, {"momentum", 0.1}, {"eps", 1e-5}}, out_shape, 8);
   BuiltinBackend backend(kData, "default", Cudnn::any_engine);
   const StageOne in_one(backend, norm_chain(inorm, affine("in")));
-  expect_fused_first(backend, in_one, "plan:conv.cudnn.fwd.nhwc:a0:instance_norm", "+norm.");
+  expect_fused_first(backend, in_one, "plan:conv.cudnn.fwd.nhwc:a0:p256:v:instance_norm", "+norm.");
   const auto& [in_spec, c, cands] = in_one;
   ASSERT_GE(cands.size(), 2u);
   const std::string& code = cands[0].code.device_code;
@@ -510,7 +510,7 @@ TEST(ConvFusion, ANormAfterAConvTakesItsStatisticsFromCudnnsChannelsLastResult) 
   const StageOne gn_one(backend, norm_chain(gnorm, json::array()));
   const auto& gn = gn_one.cands;
   ASSERT_FALSE(gn.empty());
-  EXPECT_EQ(gn[0].id, "plan:conv.cudnn.fwd.nhwc:a0:group_norm");
+  EXPECT_EQ(gn[0].id, "plan:conv.cudnn.fwd.nhwc:a0:p256:v:group_norm");
   EXPECT_TRUE(has(gn[0].code.device_code, "constexpr int egg_k_s0_kNormGroupC = 8;"));
   EXPECT_TRUE(has(gn[0].code.device_code, "constexpr std::size_t egg_k_s0_kStats = 32;"));
   EXPECT_FALSE(has(gn[0].code.device_code, "y *= egg_to_float"));
@@ -528,7 +528,7 @@ TEST(ConvFusion, ANormAfterAConvTakesItsStatisticsFromCudnnsChannelsLastResult) 
   const StageOne bn_one(backend, norm_chain(bnorm(true), bn_params));
   const auto& bn = bn_one.cands;
   ASSERT_FALSE(bn.empty());
-  EXPECT_EQ(bn[0].id, "plan:conv.cudnn.fwd.nhwc:a0:batch_norm");
+  EXPECT_EQ(bn[0].id, "plan:conv.cudnn.fwd.nhwc:a0:p256:v:batch_norm");
   EXPECT_TRUE(has(bn[0].code.device_code, "constexpr bool egg_k_s0_kNormAcross = true;"));
   EXPECT_TRUE(has(bn[0].code.device_code, "constexpr std::size_t egg_k_s0_kStats = 64;"));
   EXPECT_TRUE(has(bn[0].code.device_code, "+ 0.00100000005f);")) << bn[0].code.device_code;
@@ -538,7 +538,7 @@ TEST(ConvFusion, ANormAfterAConvTakesItsStatisticsFromCudnnsChannelsLastResult) 
   const auto& [eval_spec, eval_c, eval] = eval_one;
   ASSERT_EQ(backend.plans(eval_spec).size(), 2u);
   ASSERT_GE(eval.size(), 2u);
-  EXPECT_EQ(eval[0].id, "plan:conv.cudnn.fwd.nhwc:a0:batch_norm");
+  EXPECT_EQ(eval[0].id, "plan:conv.cudnn.fwd.nhwc:a0:p256:v:batch_norm");
   const std::string& ecode = eval[0].code.device_code;
   EXPECT_TRUE(has(ecode,
                   "float y = (x - egg_ldg(a.bn_running_mean + c)) * "
@@ -656,8 +656,9 @@ TEST(ConvFusion, EveryConvolutionWithItsNormFusesInOneAlternative) {
   const auto c = contract::derive(s, "k");
   const auto cands = backend.propose(request(s, c, "stage1"));
   ASSERT_FALSE(cands.empty());
-  EXPECT_EQ(cands[0].id,
-            "plan:conv.cudnn.fwd.nhwc:a0:batch_norm+conv.cudnn.fwd.nhwc:a0:batch_norm");
+  EXPECT_EQ(
+      cands[0].id,
+      "plan:conv.cudnn.fwd.nhwc:a0:p256:v:batch_norm+conv.cudnn.fwd.nhwc:a0:p256:v:batch_norm");
 }
 
 // The second pair's epilogue reads a value of the first fused segment (the skip connection): the
@@ -678,8 +679,9 @@ TEST(ConvFusion, APairReadingAnEarlierSegmentsValueFusesToo) {
   const auto c = contract::derive(s, "k");
   const auto cands = backend.propose(request(s, c, "stage1"));
   ASSERT_FALSE(cands.empty());
-  EXPECT_EQ(cands[0].id,
-            "plan:conv.cudnn.fwd.nhwc:a0:batch_norm+conv.cudnn.fwd.nhwc:a0:batch_norm");
+  EXPECT_EQ(
+      cands[0].id,
+      "plan:conv.cudnn.fwd.nhwc:a0:p256:v:batch_norm+conv.cudnn.fwd.nhwc:a0:p256:v:batch_norm");
   EXPECT_TRUE(has(cands[0].code.launch_body, "egg_plan_k_s1::k_s1_launch(egg_tmp_relu1, "))
       << cands[0].code.launch_body;
   if (const auto nvcc = egg::testing::real_nvcc()) {

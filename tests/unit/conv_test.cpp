@@ -554,9 +554,10 @@ TEST(Conv, CudnnIsOfferedFirstWhenAvailable) {
   auto cands = cudnn_structures_of(resnet());
   ASSERT_GE(cands.size(), 3u);
   // A channel-rich fp32 forward convolution with a bias and ReLU after it: cuDNN's channels-last
-  // call, then the implicit GEMM (NCHW in and out, the epilogue in its stores; a budget of two
-  // measures the two), then cuDNN in NCHW.
-  EXPECT_EQ(cands[0].id, "conv.cudnn.fwd.nhwc:a0");
+  // call (its transposing pass 256 positions a channel, 16-byte loads), then the implicit GEMM
+  // (NCHW in and out, the epilogue in its stores; a budget of two measures the two), then cuDNN
+  // in NCHW.
+  EXPECT_EQ(cands[0].id, "conv.cudnn.fwd.nhwc:a0:p256:v");
   EXPECT_EQ(cands[1].id, "conv.igemm.tf32:128x64x32:w4x2:s3");
   EXPECT_EQ(cands[2].id, "conv.cudnn.fwd:a0");
   // Without a pass after cuDNN (no bias, nothing after it): cuDNN's two layouts first, NCHW
@@ -574,7 +575,7 @@ TEST(Conv, CudnnIsOfferedFirstWhenAvailable) {
   const auto half = cudnn_structures_of(resnet("float16"));
   ASSERT_GE(half.size(), 2u);
   EXPECT_EQ(half[0].id, "conv.cudnn.fwd:a0");
-  EXPECT_EQ(half[1].id, "conv.cudnn.fwd.nhwc:a0");
+  EXPECT_EQ(half[1].id, "conv.cudnn.fwd.nhwc:a0:p256:v");
   const Candidate nchw = cands[2];
   const auto& d = nchw.code.device_code;
   EXPECT_TRUE(has(d, "#include <cudnn.h>"));
@@ -628,7 +629,7 @@ TEST(Conv, CudnnChannelsLastHasTheLayoutChangeInTheCall) {
   auto cands = cudnn_structures_of(resnet());
   ASSERT_GE(cands.size(), 3u);
   const Candidate nhwc = cands[0];  // channels-last first: a pass follows cuDNN
-  EXPECT_EQ(nhwc.id, "conv.cudnn.fwd.nhwc:a0");
+  EXPECT_EQ(nhwc.id, "conv.cudnn.fwd.nhwc:a0:p256:v");
   EXPECT_EQ(nhwc.params["layout"], "nhwc");
   const auto& d = nhwc.code.device_code;
   // x [32, 64, 56, 56] stored N, H, W, C; the filter in NHWC too.
@@ -644,25 +645,27 @@ TEST(Conv, CudnnChannelsLastHasTheLayoutChangeInTheCall) {
   EXPECT_FALSE(has(d, "egg_k_swap(a.out0, yt")) << d;
   EXPECT_TRUE(has(d, "egg_k_dnn_epilogue_nhwc<<<")) << d;
   EXPECT_TRUE(has(d, "egg_k_epilogue(a, tile[i][j], (n * kC + c) * kSp + sp, int(c));")) << d;
-  EXPECT_TRUE(has(d, "egg_k_kEpiSpan = 32;")) << d;  // 32 positions per channel a block first
+  EXPECT_TRUE(has(d, "egg_k_kEpiSpan = 256;")) << d;  // 256 positions per channel a block first
+  EXPECT_TRUE(has(d, "egg_k_kEpiVec = 4;")) << d;     // 16 bytes of channels a load
   EXPECT_TRUE(has(d, "egg_k_kChunks = 1, egg_k_kChunk = 32;")) << d;  // one call for the batch
   EXPECT_TRUE(has(d, "egg_k_kMaxWorkspace = 1073741824ull;")) << d;   // 1 GiB for small ones
   EXPECT_TRUE(has(d, "static_cast<const void*>(xt)")) << d;
   EXPECT_TRUE(has(d, "const int align_class = 0;"));  // the layout buffers are 256-byte aligned
   EXPECT_TRUE(has(nhwc.summary, "channels-last")) << nhwc.summary;
-  // Stage 2 keeps the layout: the epilogue pass's 256 positions a block with 16-byte loads along
-  // the channels first, then the same with 16 channels a block (positions fastest in the grid),
-  // then 128 positions, then the ranks, then 64 positions.
+  // Stage 2 keeps the layout: the incumbent's tile, then 16 channels a block (positions fastest
+  // in the grid), then 128 and 32 positions a lane a channel, then the ranks, then 64 positions.
   ConvFamily family(kData, egg::backend::Cudnn::any_engine);
   auto s = spec::parse_spec(resnet());
   const auto tunings = family.tunings(s, contract::derive(s, "k"), nhwc, "memory");
-  ASSERT_GE(tunings.size(), 5u);
+  ASSERT_GE(tunings.size(), 6u);
   EXPECT_EQ(tunings[0].id, "conv.cudnn.fwd.nhwc:a0:p256:v");
   EXPECT_EQ(tunings[1].id, "conv.cudnn.fwd.nhwc:a0:p256:v:c16");
   EXPECT_EQ(tunings[2].id, "conv.cudnn.fwd.nhwc:a0:p128");
-  EXPECT_EQ(tunings[3].id, "conv.cudnn.fwd.nhwc:a1");
-  EXPECT_EQ(tunings.back().id, "conv.cudnn.fwd.nhwc:a0:p64");
+  EXPECT_EQ(tunings[3].id, "conv.cudnn.fwd.nhwc:a0");
+  EXPECT_EQ(tunings[4].id, "conv.cudnn.fwd.nhwc:a1:p256:v");
+  EXPECT_EQ(tunings.back().id, "conv.cudnn.fwd.nhwc:a0:p64:v");
   EXPECT_EQ(tunings[2].params["span"], 128);
+  EXPECT_FALSE(tunings[3].params.contains("span"));  // 32, the default, left out of the params
   EXPECT_EQ(tunings[0].params["vload"], true);
   EXPECT_EQ(tunings[1].params["tile_c"], 16);
   const auto& c16 = tunings[1].code.device_code;
@@ -710,7 +713,8 @@ TEST(Conv, CudnnSplitsABatchPastTwoToTheThirtyOneElements) {
     // With the ReLU (a pass after cuDNN), channels-last first and the implicit GEMM second.
     const std::size_t nchw = out == "conv" ? 0 : 2, nhwc = out == "conv" ? 1 : 0;
     ASSERT_EQ(cands[nchw].id, "conv.cudnn.fwd:a0");
-    ASSERT_EQ(cands[nhwc].id, "conv.cudnn.fwd.nhwc:a0");
+    ASSERT_EQ(cands[nhwc].id,
+              out == "conv" ? "conv.cudnn.fwd.nhwc:a0" : "conv.cudnn.fwd.nhwc:a0:p256:v");
     for (const std::size_t i : {nchw, nhwc}) {
       const auto& d = cands[i].code.device_code;
       EXPECT_TRUE(has(d, "egg_k_kChunks = 2, egg_k_kChunk = 8;")) << d;
@@ -846,7 +850,7 @@ TEST(Conv, AShortReductionRunsTheTiledKernelFirst) {
   auto dnn = cudnn_structures_of(thin());
   ASSERT_GE(dnn.size(), 3u);
   EXPECT_EQ(dnn[0].id, "conv.tiled:b256:o4:c8:r1");
-  EXPECT_EQ(dnn[1].id, "conv.cudnn.fwd.nhwc:a0");
+  EXPECT_EQ(dnn[1].id, "conv.cudnn.fwd.nhwc:a0:p256:v");
   EXPECT_EQ(dnn[2].id, "conv.cudnn.fwd:a0");
   // A reduction over 10 x 9 = 90 still tiles; 16 x 9 = 144 is for tensor cores.
   auto wide = structures_of(thin(10));
@@ -952,7 +956,7 @@ TEST(Conv, TransposedWithAPassRunsChannelsLastFirst) {
                         "h", {2, 8, 20, 20});
   auto cands = cudnn_structures_of(biased);
   ASSERT_GE(cands.size(), 3u);
-  EXPECT_EQ(cands[0].id, "conv.cudnn.bwd_data.nhwc:a0");
+  EXPECT_EQ(cands[0].id, "conv.cudnn.bwd_data.nhwc:a0:p256:v");
   EXPECT_EQ(cands[1].id.rfind("conv.transpose", 0), 0u) << cands[1].id;
   EXPECT_EQ(cands[2].id, "conv.cudnn.bwd_data:a0");
   const auto& d = cands[0].code.device_code;
@@ -982,7 +986,7 @@ TEST(Conv, TransposedImplicitGemmRunsByOutputPhase) {
                    "h", {2, 64, 32, 32});
   const auto cands = cudnn_structures_of(j);
   ASSERT_GE(cands.size(), 4u);
-  EXPECT_EQ(cands[0].id, "conv.cudnn.bwd_data.nhwc:a0");
+  EXPECT_EQ(cands[0].id, "conv.cudnn.bwd_data.nhwc:a0:p256:v");
   EXPECT_EQ(cands[1].id, "conv.igemm.tf32:128x64x32:w4x2:s3");
   EXPECT_EQ(cands[2].id, "conv.transpose:b256:c4");
   EXPECT_EQ(cands[3].id, "conv.cudnn.bwd_data:a0");

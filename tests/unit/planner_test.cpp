@@ -226,7 +226,8 @@ TEST(Planner, StageOneTriesEverySegmentOnItsLibraryRouteFirst) {
   };
   ASSERT_EQ(cands[0].params.at("plan").size(), 3u);
   EXPECT_EQ(on_cudnn(cands[0]), 3) << cands[0].id;
-  EXPECT_EQ(cands[0].id, "plan:conv.cudnn.fwd.nhwc:a0+conv.cudnn.fwd.nhwc:a0+conv.cudnn.fwd:a0");
+  EXPECT_EQ(cands[0].id,
+            "plan:conv.cudnn.fwd.nhwc:a0:p256:v+conv.cudnn.fwd.nhwc:a0:p256:v+conv.cudnn.fwd:a0");
   EXPECT_EQ(on_cudnn(cands[1]), 2) << cands[1].id;
   EXPECT_EQ(cands[1].params.at("plan")[0].at("params").value("structure", ""), "igemm")
       << cands[1].id;

@@ -973,16 +973,15 @@ std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& i
     }
   };
   if (inc.structure == "cudnn") {
-    // The transposing epilogue pass first: 128 positions a channel per block (a 512-byte run
-    // written per channel instead of 128 bytes: where the plane is no multiple of 8 positions
-    // long, every run starts and ends inside a 32-byte sector). On the H100 the 32-position pass
-    // of level2/5 moved 1858 GB/s against a copy's 3028, the 128-position one 2237 and 256
-    // positions read 16 bytes of channels a load 2367 (bench/micro/odd_strides.cu,
-    // docs/PERFORMANCE.md 2026-12-07; 16-byte loads alone changed nothing at 128), whatever its
-    // channels per block or its tanh: 256 first. Then torch.compile's tile for the same pass (16
-    // channels x 256 positions on 8 warps, the positions the grid's fastest index): Inductor's
-    // Triton kernel ran level2/5's pass in 1.672 ms against this pass's 1.821 in the
-    // microbenchmark (docs/PERFORMANCE.md, 2026-12-07 seventeenth session). Then 128 positions.
+    // The transposing epilogue pass first, whose structures start at 256 positions a channel
+    // with 16-byte loads (structure_params): that tile where stage 1 took another, then
+    // torch.compile's tile for the same pass (16 channels x 256 positions on 8 warps, the
+    // positions the grid's fastest index; Inductor's Triton kernel ran level2/5's pass in 1.672
+    // ms on the H100, this pass 1.604 in the product and 1.602 in the microbenchmark since its
+    // full tiles store without a test, the 16-channel tile 2.005: docs/PERFORMANCE.md, 2026-12-07
+    // eighteenth session), then 128 and 32 positions a lane a channel (32: the
+    // 128-byte runs a channel, every run's ends inside a 32-byte sector where the plane is no
+    // multiple of 8 positions long: 2.284 ms on level2/5).
     if (epilogue_pass && inc.nhwc) {
       ConvParams wide = inc;
       wide.span = 256;
@@ -994,7 +993,11 @@ std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& i
       ConvParams p128 = inc;
       p128.span = 128;
       p128.vload = false;
+      p128.tile_c = 32;
       add(p128);
+      ConvParams p32 = p128;
+      p32.span = 32;
+      add(p32);
     }
     // The library floor, measured: the heuristic's ranks after the incumbent's (stage 1 measured
     // rank 0, PyTorch's pick without cudnn.benchmark), as cudnn.benchmark would time them.
@@ -1052,9 +1055,29 @@ std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& i
   return out;
 }
 
+// The transposing pass after cuDNN's channels-last call takes 256 positions a channel and 16-byte
+// loads from stage 1 on, where the convolution allows them: on the H100 that pass ran level2/5's
+// in 1.604 ms against 2.284 for 32 positions (its stores, without a bounds test in a full tile,
+// share a channel's epilogue loads), and won 8 of the 10 conv-led problems it met
+// (docs/PERFORMANCE.md, 2026-12-07 eighteenth session). Stage 2 tries 32 positions again.
 std::vector<ConvParams> ConvFamily::structure_params(const spec::Spec& s,
                                                      const contract::Contract& c,
                                                      const ConvPlan& pl) const {
+  std::vector<ConvParams> out = structure_order(s, c, pl);
+  if (!cudnn_needs_pass(s, c, pl) || !transposing_pass(pl)) return out;
+  for (auto& q : out) {
+    if (q.structure != "cudnn" || !q.nhwc) continue;
+    ConvParams wide = q;
+    wide.span = 256;
+    wide.vload = true;
+    if (!conv_params_unsupported(pl, wide)) q = wide;
+  }
+  return out;
+}
+
+std::vector<ConvParams> ConvFamily::structure_order(const spec::Spec& s,
+                                                    const contract::Contract& c,
+                                                    const ConvPlan& pl) const {
   std::vector<ConvParams> out = conv_structures(pl);
   // cuDNN in both layouts, the layout change counted in the channels-last one: first for a
   // channel-rich forward convolution, where EGG's implicit GEMM won 3 of 52 KernelBench forward

@@ -252,6 +252,11 @@ class ConvFamily : public PlannedFamily<ConvPlan, ConvParams> {
                                             const ConvParams& failed) const override;
 
  private:
+  // structure_params before the channels-last pass's tile is set (see there).
+  std::vector<ConvParams> structure_order(const spec::Spec& spec,
+                                          const contract::Contract& contract,
+                                          const ConvPlan& plan) const;
+
   OpTable ops_;
   ReductionOps reductions_;
   render::Template common_, igemm_, tiled_, direct_, transpose_, cudnn_, launch_, reducers_,
