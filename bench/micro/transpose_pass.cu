@@ -19,14 +19,8 @@
 //     P positions, loads, one barrier, then a warp writes 32 positions of a channel per store;
 //     LD = 1 loads evict-first and stores streaming (__ldcs/__stcs); LD = 2 stores a full tile
 //     without a bounds test a store.
-// Kept from the seventeenth session, no longer run (docs/PERFORMANCE.md has their figures):
-//   persist<P>: the same tile, but a block walks tiles (grid-stride) and loads the next tile into
-//     registers before it writes the current one, so a block's loads are in flight during its
-//     stores.
-//   warp<T>: no block barrier: each warp owns a 32-channel x 32-position tile in its own shared
-//     memory, T tiles a warp in turn with the next tile's loads issued before the current's stores.
-//   rows64<P>: a block takes all 64 channels (a position's whole 256-byte row, 16 lanes a position,
-//     16 bytes a lane) x P positions, as Inductor's tiles span the channels.
+// The seventeenth session's persistent, warp-owned and 64-channel variants lost there and were
+// removed (docs/PERFORMANCE.md has their figures; git history their code).
 // Then the other direction, the input's transpose to channels-last before cuDNN ([32, 64, 256²]
 // NCHW to [32, 256², 64], a plain copy):
 //   swap32: the product's `swap_last`: 32 x 32 tiles, 32 x 8 threads, 4 elements a thread;
@@ -95,6 +89,19 @@ __global__ void fill(float* p, size_t n, float scale) {
   }
 }
 
+// A block's sweeps of 16-byte channel loads: lane q of row r reads channels c0 + 4 q.. of
+// position s0 + r + ROWS k (zeros past the plane); STREAM loads evict-first.
+template <int SWEEPS, int ROWS, bool STREAM>
+__device__ __forceinline__ void load_sweeps(const float* __restrict__ yt, int n, int s0, int c0,
+                                            int q, int r, float4 (&v)[SWEEPS]) {
+#pragma unroll
+  for (int k = 0; k < SWEEPS; ++k) {
+    const int sp = s0 + r + ROWS * k;
+    const float4* p = reinterpret_cast<const float4*>(yt + ((long long)n * kS + sp) * kC + c0) + q;
+    v[k] = sp < kS ? (STREAM ? __ldcs(p) : __ldg(p)) : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+}
+
 // The product's `:c16` schedule (torch.compile's tile): 16 channels x P positions a block, 4 lanes
 // a position (16-byte loads), positions the grid's fastest index, rows padded by 2.
 template <int P, int F>
@@ -106,12 +113,7 @@ __global__ void __launch_bounds__(256)
   const int tid = int(threadIdx.x), q = tid % 4, r = tid / 4;
   const int n = blockIdx.z, c0 = blockIdx.y * 16, s0 = blockIdx.x * P;
   float4 v[kSweeps];
-#pragma unroll
-  for (int k = 0; k < kSweeps; ++k) {
-    const int sp = s0 + r + kRows * k;
-    const float4* p = reinterpret_cast<const float4*>(yt + ((long long)n * kS + sp) * kC + c0) + q;
-    v[k] = sp < kS ? __ldg(p) : make_float4(0.f, 0.f, 0.f, 0.f);
-  }
+  load_sweeps<kSweeps, kRows, false>(yt, n, s0, c0, q, r, v);
 #pragma unroll
   for (int k = 0; k < kSweeps; ++k) put4(tile, q, r + kRows * k, v[k]);
   __syncthreads();
@@ -133,12 +135,7 @@ __global__ void __launch_bounds__(256)
   const int tid = int(threadIdx.x), q = tid % 8, r = tid / 8;
   const int n = blockIdx.z, c0 = blockIdx.x * 32, s0 = blockIdx.y * P;
   float4 v[kSweeps];
-#pragma unroll
-  for (int k = 0; k < kSweeps; ++k) {
-    const int sp = s0 + r + kRows * k;
-    const float4* p = reinterpret_cast<const float4*>(yt + ((long long)n * kS + sp) * kC + c0) + q;
-    v[k] = sp < kS ? (LD == 1 ? __ldcs(p) : __ldg(p)) : make_float4(0.f, 0.f, 0.f, 0.f);
-  }
+  load_sweeps<kSweeps, kRows, LD == 1>(yt, n, s0, c0, q, r, v);
 #pragma unroll
   for (int k = 0; k < kSweeps; ++k) {
     const int sl = r + kRows * k;
@@ -164,114 +161,6 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
     for (int k = 0; k < 32 * P / 256; ++k)
       if (s0 + (k % (P / 32)) * 32 + lane < kS) store(k);
-  }
-}
-
-template <int P, int F>
-__global__ void __launch_bounds__(256)
-    persist(const float* __restrict__ yt, const float* __restrict__ cb, const float* __restrict__ b,
-            float* __restrict__ out, int tiles) {
-  __shared__ float tile[32][P + 1];
-  constexpr int kRows = 32, kSweeps = P / kRows;
-  constexpr int kSpans = (kS + P - 1) / P;
-  const int tid = int(threadIdx.x), q = tid % 8, r = tid / 8, lane = tid % 32, w = tid / 32;
-  float4 v[kSweeps];
-  auto load = [&](int t) {
-    const int cb0 = t % (kC / 32), s0 = (t / (kC / 32)) % kSpans * P, n = t / (kC / 32) / kSpans;
-#pragma unroll
-    for (int k = 0; k < kSweeps; ++k) {
-      const int sp = s0 + r + kRows * k;
-      const float4* p =
-          reinterpret_cast<const float4*>(yt + ((long long)n * kS + sp) * kC + cb0 * 32) + q;
-      v[k] = sp < kS ? __ldg(p) : make_float4(0.f, 0.f, 0.f, 0.f);
-    }
-  };
-  int t = int(blockIdx.x);
-  if (t < tiles) load(t);
-  for (; t < tiles; t += int(gridDim.x)) {
-#pragma unroll
-    for (int k = 0; k < kSweeps; ++k) {
-      const int sl = r + kRows * k;
-      put4(tile, q, sl, v[k]);
-    }
-    __syncthreads();
-    if (t + int(gridDim.x) < tiles) load(t + int(gridDim.x));  // in flight during the stores
-    const int c0 = t % (kC / 32) * 32, s0 = (t / (kC / 32)) % kSpans * P,
-              n = t / (kC / 32) / kSpans;
-#pragma unroll
-    for (int k = 0; k < 32 * P / 256; ++k) {
-      const int sl = (k % (P / 32)) * 32 + lane, cc = w + 8 * (k / (P / 32));
-      const int c = c0 + cc, sp = s0 + sl;
-      if (sp < kS) out[((long long)n * kC + c) * kS + sp] = epi(tile[cc][sl], cb, b, c, F);
-    }
-    __syncthreads();
-  }
-}
-
-template <int T, int F>
-__global__ void __launch_bounds__(256)
-    warp(const float* __restrict__ yt, const float* __restrict__ cb, const float* __restrict__ b,
-         float* __restrict__ out, int tiles) {
-  __shared__ float tiles_smem[8][32][33];
-  const int lane = int(threadIdx.x) % 32, w = int(threadIdx.x) / 32, q = lane % 8, r = lane / 8;
-  float(*tile)[33] = tiles_smem[w];
-  constexpr int kSpans = (kS + 31) / 32;
-  float4 v[8];  // 4 positions a sweep, 8 sweeps
-  auto load = [&](int t) {
-    const int cb0 = t % (kC / 32), s0 = (t / (kC / 32)) % kSpans * 32, n = t / (kC / 32) / kSpans;
-#pragma unroll
-    for (int k = 0; k < 8; ++k) {
-      const int sp = s0 + r + 4 * k;
-      const float4* p =
-          reinterpret_cast<const float4*>(yt + ((long long)n * kS + sp) * kC + cb0 * 32) + q;
-      v[k] = sp < kS ? __ldg(p) : make_float4(0.f, 0.f, 0.f, 0.f);
-    }
-  };
-  const int first = (int(blockIdx.x) * 8 + w) * T;
-  if (first < tiles) load(first);
-  for (int t = first; t < first + T && t < tiles; ++t) {
-#pragma unroll
-    for (int k = 0; k < 8; ++k) {
-      const int sl = r + 4 * k;
-      put4(tile, q, sl, v[k]);
-    }
-    __syncwarp();
-    if (t + 1 < first + T && t + 1 < tiles) load(t + 1);
-    const int c0 = t % (kC / 32) * 32, sp = (t / (kC / 32)) % kSpans * 32 + lane,
-              n = t / (kC / 32) / kSpans;
-    if (sp < kS) {
-#pragma unroll 8
-      for (int cc = 0; cc < 32; ++cc)
-        out[((long long)n * kC + c0 + cc) * kS + sp] = epi(tile[cc][lane], cb, b, c0 + cc, F);
-    }
-    __syncwarp();
-  }
-}
-
-template <int P, int F>
-__global__ void __launch_bounds__(256)
-    rows64(const float* __restrict__ yt, const float* __restrict__ cb, const float* __restrict__ b,
-           float* __restrict__ out) {
-  static_assert(kC == 64, "a block spans the channels");
-  __shared__ float tile[64][P + 1];
-  constexpr int kRows = 16, kSweeps = P / kRows;  // 16 lanes a position, 16 positions a sweep
-  const int tid = int(threadIdx.x), q = tid % 16, r = tid / 16;
-  const int n = blockIdx.z, s0 = blockIdx.x * P;
-  float4 v[kSweeps];
-#pragma unroll
-  for (int k = 0; k < kSweeps; ++k) {
-    const int sp = s0 + r + kRows * k;
-    const float4* p = reinterpret_cast<const float4*>(yt + ((long long)n * kS + sp) * kC) + q;
-    v[k] = sp < kS ? __ldg(p) : make_float4(0.f, 0.f, 0.f, 0.f);
-  }
-#pragma unroll
-  for (int k = 0; k < kSweeps; ++k) put4(tile, q, r + kRows * k, v[k]);
-  __syncthreads();
-  const int lane = tid % 32, w = tid / 32;
-#pragma unroll
-  for (int k = 0; k < 64 * P / 256; ++k) {
-    const int sl = (k % (P / 32)) * 32 + lane, cc = w + 8 * (k / (P / 32)), sp = s0 + sl;
-    if (sp < kS) out[((long long)n * kC + cc) * kS + sp] = epi(tile[cc][sl], cb, b, cc, F);
   }
 }
 
