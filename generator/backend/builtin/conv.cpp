@@ -1058,8 +1058,9 @@ std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& i
 // The transposing pass after cuDNN's channels-last call takes 256 positions a channel and 16-byte
 // loads from stage 1 on, where the convolution allows them: on the H100 that pass ran level2/5's
 // in 1.604 ms against 2.284 for 32 positions (its stores, without a bounds test in a full tile,
-// share a channel's epilogue loads), and won 8 of the 10 conv-led problems it met
-// (docs/PERFORMANCE.md, 2026-12-07 eighteenth session). Stage 2 tries 32 positions again.
+// share a channel's epilogue loads), and ran faster than 32 positions on 5 of the 7 conv-led
+// problems that measured both, within 0.3 % on the other two (docs/PERFORMANCE.md, 2026-12-07
+// eighteenth session). Stage 2 tries 32 positions again.
 std::vector<ConvParams> ConvFamily::structure_params(const spec::Spec& s,
                                                      const contract::Contract& c,
                                                      const ConvPlan& pl) const {
