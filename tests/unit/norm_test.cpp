@@ -137,8 +137,10 @@ TEST(Norm, LongRowsReadTheAffineWeightsOnceForEveryRow) {
   ASSERT_NE(split, nullptr);
   const auto& code = split->code.device_code;
   EXPECT_TRUE(has(code, "constexpr IndexT D = 4194304, R = 16;")) << code;
-  EXPECT_TRUE(has(code, "w_at[j] = egg_to_float(ln_weight[p0 + j]);")) << code;
-  EXPECT_TRUE(has(code, "b_at[j] = egg_to_float(ln_bias[p0 + j]);")) << code;
+  // A thread's positions p0.. (below D): the weights of row 0's elements, read once.
+  EXPECT_TRUE(has(code, "affine(p0, w_at, b_at);")) << code;
+  EXPECT_TRUE(has(code, "w_at[j] = egg_to_float(ln_weight[i0 % 4194304 + j]);")) << code;
+  EXPECT_TRUE(has(code, "b_at[j] = egg_to_float(ln_bias[i0 % 4194304 + j]);")) << code;
   EXPECT_TRUE(has(code, "for (IndexT r = 0; r < R; ++r) elements(r * D + p0, w_at, b_at);"));
   EXPECT_TRUE(has(split->code.launch_body + code, "std::int64_t(4194304) / VEC")) << code;
   if (const auto nvcc = egg::testing::real_nvcc()) {
