@@ -208,16 +208,35 @@ TEST(ConvFusion, WithCudnnTheReductionReadsItsChannelsLastResult) {
   const StageOne softmax(backend, o);
   const auto& soft = softmax.cands;
   ASSERT_FALSE(soft.empty());
-  EXPECT_EQ(soft[0].id, "plan:conv.cudnn.fwd.nhwc:a0:softmax_c");
+  // Its tile spans 128 pixels of every channel (runs of 128 positions a channel in the stores).
+  EXPECT_EQ(soft[0].id, "plan:conv.cudnn.fwd.nhwc:a0:p128:softmax_c");
   const std::string& sd = soft[0].code.device_code;
   EXPECT_TRUE(has(sd, "_kRowChannels = (")) << sd;
+  EXPECT_TRUE(has(sd, "_kRowSpan = 128;")) << sd;
   EXPECT_TRUE(has(sd, "egg_to_float(yt[p * kC + co])")) << sd;
   EXPECT_TRUE(has(sd, "egg_st.shfl_merge(4);")) << sd;
-  EXPECT_TRUE(has(sd, "tile[co][slot] = ")) << sd;
-  EXPECT_TRUE(has(sd, "(a, tile[co][lane], (n * kC + co) * kSp + sp);")) << sd;
+  EXPECT_TRUE(has(sd, "tile(co, g + slot) = ")) << sd;
+  EXPECT_TRUE(has(sd, "(a, tile(co, g + lane), (n * kC + co) * kSp + sp);")) << sd;
   EXPECT_FALSE(has(sd, "every element again")) << sd;
   EXPECT_TRUE(has(soft[0].code.launch_body + sd, "_dnn_reduce_nhwc<<<")) << sd;
   EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, softmax.contract, soft[0]), "");
+  // Stage 2 tries the other spans first.
+  auto r3 = request(softmax.spec, softmax.contract, "stage2");
+  r3.incumbent = soft[0];
+  const auto spans = backend.propose(r3);
+  ASSERT_GE(spans.size(), 2u);
+  EXPECT_EQ(spans[0].id, "plan:conv.cudnn.fwd.nhwc:a0:p64:softmax_c");
+  EXPECT_EQ(spans[1].id, "plan:conv.cudnn.fwd.nhwc:a0:softmax_c");
+  // Rows 16-byte aligned (fp32, channels a multiple of 4): lane q reads channels 4q..4q+3 of
+  // every 32 with one 16-byte load; 128 channels x 129 pixels of tile in dynamic shared memory.
+  o.c_out = 128;
+  const StageOne wide(backend, o);
+  ASSERT_FALSE(wide.cands.empty());
+  EXPECT_EQ(wide.cands[0].id, "plan:conv.cudnn.fwd.nhwc:a0:p128:softmax_c");
+  const std::string& wd = wide.cands[0].code.device_code;
+  EXPECT_TRUE(has(wd, "*reinterpret_cast<const float4*>(yt + p * kC + c0)")) << wd;
+  EXPECT_TRUE(has(wd, "cudaFuncAttributeMaxDynamicSharedMemorySize")) << wd;
+  EXPECT_EQ(egg::testing::nvcc_compile_error(*nvcc, kData, wide.contract, wide.cands[0]), "");
 }
 
 TEST(ConvFusion, MeanOverManyChannelsTakesTheWideTile) {

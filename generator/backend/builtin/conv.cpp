@@ -208,7 +208,7 @@ std::int64_t cudnn_batch_chunk(const ConvPlan& p) {
 // the convolution's result and whether an element-wise pass must follow (bias, epilogue ops, other
 // outputs).
 void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract& c,
-                       const ConvPlan& p, bool nhwc) {
+                       const ConvPlan& p, bool nhwc, int span) {
   const int nb = p.dims == 3 ? 5 : 4;
   const int first = p.dims == 3 ? 0 : 1;  // the spatial dims (D, H, W) that go into the descriptors
   std::vector<std::int64_t> in = {p.batch, p.c_in}, out = {p.batch, p.c_out},
@@ -284,7 +284,8 @@ void add_cudnn_context(json& ctx, const spec::Spec& s, const contract::Contract&
        // rows read 16 bytes a lane where every row starts 16-byte aligned
        {"dnn_vec4", fp32(p) && p.c_out % 4 == 0},
        {"dnn_rows", dnn_reduce_rows(p)},
-       {"dnn_reduce_grid", dnn_reduce_grid(y_step / p.c_out, dnn_reduce_rows(p))},
+       {"dnn_reduce_grid", dnn_reduce_grid(y_step / p.c_out, dnn_reduce_rows(p), span)},
+       {"dnn_rows_span", span},
        {"epilogue_grid",
         std::max<std::int64_t>(1, std::min<std::int64_t>(ceil_div(total, 256), kSms * 16))}});
   if ((p.reduction && p.reduction->spatial()) ||
@@ -310,9 +311,20 @@ bool dnn_reduce_rows(const ConvPlan& p) {
   return p.reduction && p.reduction->normalize && p.c_out * 33 * 4 <= kDnnRowsTileBytes;
 }
 
-std::int64_t dnn_reduce_grid(std::int64_t pixels, bool rows) {
+bool dnn_rows_span_fits(const ConvPlan& p, std::int64_t span) {
+  return (span == 32 || span == 64 || span == 128) &&
+         p.c_out * (span + 1) * 4 <= (span == 32 ? kDnnRowsTileBytes : kDnnRowsSpanBytes);
+}
+
+int dnn_rows_widest_span(const ConvPlan& p) {
+  for (const int span : {128, 64})
+    if (dnn_rows_span_fits(p, span)) return span;
+  return 32;
+}
+
+std::int64_t dnn_reduce_grid(std::int64_t pixels, bool rows, std::int64_t span) {
   return std::max<std::int64_t>(
-      1, std::min<std::int64_t>(ceil_div(pixels, rows ? 32 : 256), kSms * 8));
+      1, std::min<std::int64_t>(ceil_div(pixels, rows ? span : 256), kSms * 8));
 }
 
 std::optional<std::string> cudnn_scratch(const spec::Spec& s, const contract::Contract& c,
@@ -416,6 +428,10 @@ std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const Conv
     if (q.span != 32 && (!q.nhwc || (q.span != 64 && q.span != 128 && q.span != 256)))
       return "an epilogue pass's span of " + std::to_string(q.span) +
              " positions (32, 64, 128 or 256, channels-last only)";
+    if (q.nhwc && dnn_reduce_rows(p) && !dnn_rows_span_fits(p, q.span))
+      return "a channel softmax's tile of " + std::to_string(p.c_out) + " channels x " +
+             std::to_string(q.span) + " pixels (32, 64 or 128, at most " +
+             std::to_string(kDnnRowsSpanBytes >> 10) + " KiB of shared memory)";
     // 16-byte loads: 32 / vec lanes a position, 8 * vec positions a sweep of the block.
     const std::int64_t vec = 16 / spec::dtype_size(p.dtype);
     if (q.vload && (!q.nhwc || p.c_out % vec != 0 || q.span % (8 * vec) != 0))
@@ -892,7 +908,7 @@ Candidate ConvFamily::render(const spec::Spec& s, const contract::Contract& c, c
   add_window_context(ctx, plan.in, plan.out, plan.kernel, plan.stride, plan.pad, plan.dilation);
   ctx["cudnn"] = q.structure == "cudnn";
   if (q.structure == "cudnn") {
-    add_cudnn_context(ctx, s, c, plan, q.nhwc);
+    add_cudnn_context(ctx, s, c, plan, q.nhwc, q.span);
     ctx["deterministic"] = cudnn_use_ == Cudnn::deterministic_engines;
   }
   ctx["algo"] = q.algo;
@@ -999,6 +1015,8 @@ std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& i
       p32.span = 32;
       add(p32);
     }
+    // A channel softmax's tile: the other spans (stage 1 took the widest that fits).
+    if (dnn_reduce_rows(p) && inc.nhwc) vary(&ConvParams::span, {64, 32, 128});
     // The library floor, measured: the heuristic's ranks after the incumbent's (stage 1 measured
     // rank 0, PyTorch's pick without cudnn.benchmark), as cudnn.benchmark would time them.
     for (int rank = 0; rank < kCudnnRanksTuned; ++rank) {
@@ -1060,11 +1078,17 @@ std::vector<ConvParams> conv_tuning_space(const ConvPlan& p, const ConvParams& i
 // in 1.604 ms against 2.284 for 32 positions (its stores, without a bounds test in a full tile,
 // share a channel's epilogue loads), and ran faster than 32 positions on 5 of the 7 conv-led
 // problems that measured both, within 0.3 % on the other two (docs/PERFORMANCE.md, 2026-12-07
-// eighteenth session). Stage 2 tries 32 positions again.
+// eighteenth session). Stage 2 tries 32 positions again. A softmax over the channels after
+// cuDNN's channels-last call takes its widest tile the same way (dnn_rows_widest_span).
 std::vector<ConvParams> ConvFamily::structure_params(const spec::Spec& s,
                                                      const contract::Contract& c,
                                                      const ConvPlan& pl) const {
   std::vector<ConvParams> out = structure_order(s, c, pl);
+  if (dnn_reduce_rows(pl)) {
+    for (auto& q : out)
+      if (q.structure == "cudnn" && q.nhwc) q.span = dnn_rows_widest_span(pl);
+    return out;
+  }
   if (!cudnn_needs_pass(s, c, pl) || !transposing_pass(pl)) return out;
   for (auto& q : out) {
     if (q.structure != "cudnn" || !q.nhwc) continue;

@@ -204,18 +204,26 @@ struct ConvParams {
 inline constexpr std::int64_t kTiledMaxK = 96;
 
 // The channel reduction over cuDNN's channels-last result. A softmax over the channels (a
-// normalize reduction) whose block tile of every channel x 32 pixels fits kDnnRowsTileBytes of
-// static shared memory takes its pixels 8 lanes a pixel, its values from the merged state into
-// the tile and out along the pixels: the result read once and written coalesced (level2/91's
-// pass, a warp per 32 pixels folding each pixel's 128 channels in one lane with 4 tiles a warp
-// kept, took 2.01 ms against Inductor's 0.98 on the H100, docs/PERFORMANCE.md, 2026-12-06
-// twelfth session). Other channel reductions, and softmaxes over more channels, go a warp per 32
-// pixels through 32x32 tiles (a softmax's staged twice).
+// normalize reduction) whose block tile of every channel x 32 pixels fits kDnnRowsTileBytes
+// takes its pixels 8 lanes a pixel, its values from the merged state into the tile and out along
+// the pixels: the result read once and written coalesced (level2/91's pass, a warp per 32 pixels
+// folding each pixel's 128 channels in one lane with 4 tiles a warp kept, took 2.01 ms against
+// Inductor's 0.98 on the H100, docs/PERFORMANCE.md, 2026-12-06 twelfth session). Other channel
+// reductions, and softmaxes over more channels, go a warp per 32 pixels through 32x32 tiles (a
+// softmax's staged twice).
 inline constexpr std::int64_t kDnnRowsTileBytes = 48 * 1024;
 bool dnn_reduce_rows(const ConvPlan& p);
-// The channel reduction's blocks over `pixels`: 32 pixels a block (rows) or 256, at most 8
+// The softmax's tile spans 32, 64 or 128 pixels of every channel (ConvParams::span), in dynamic
+// shared memory of at most kDnnRowsSpanBytes: a channel's run of stores is `span` positions long,
+// so an output plane of odd length splits a 32-byte sector once per run (the transposing pass
+// went from 2.284 to 1.604 ms on level2/5 with 256-position runs instead of 32).
+inline constexpr std::int64_t kDnnRowsSpanBytes = 100 * 1024;
+// The widest span whose tile fits (stage 1's), and whether `span` fits.
+int dnn_rows_widest_span(const ConvPlan& p);
+bool dnn_rows_span_fits(const ConvPlan& p, std::int64_t span);
+// The channel reduction's blocks over `pixels`: `span` pixels a block (rows) or 256, at most 8
 // blocks an SM (the grid strides over the rest).
-std::int64_t dnn_reduce_grid(std::int64_t pixels, bool rows);
+std::int64_t dnn_reduce_grid(std::int64_t pixels, bool rows, std::int64_t span = 32);
 
 // Ranks of cuDNN's heuristic list that stage 1 and 2 measure between them (rank 0 in stage 1).
 inline constexpr int kCudnnRanksTuned = 8;
