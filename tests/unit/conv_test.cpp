@@ -1029,7 +1029,7 @@ TEST(Conv, CudnnIsNotOfferedForAsymmetricPadding) {
 }
 
 // The channel reduction's kernel over cuDNN's result: a softmax over the channels takes its pixels
-// 8 lanes a pixel with a tile of every channel x 32 pixels (48 KiB: up to 372 channels), 32
+// 8 lanes a pixel with a tile of every channel x 32 pixels (48 KiB: up to 372 channels), up to 128
 // pixels a block; a min or sum, and a softmax over more channels, a warp per 32 pixels, 256 a
 // block. At most 8 blocks an SM, the grid striding over the rest.
 TEST(Conv, ASoftmaxOverTheChannelsTakesAPixel8LanesAndWritesThroughATile) {
@@ -1047,8 +1047,20 @@ TEST(Conv, ASoftmaxOverTheChannelsTakesAPixel8LanesAndWritesThroughATile) {
   EXPECT_FALSE(dnn_reduce_rows(p));  // the tile past 48 KiB: staged twice
   EXPECT_EQ(dnn_reduce_grid(pixels, true), 132 * 8);
   EXPECT_EQ(dnn_reduce_grid(1000, true), 32);  // a small result: a block per 32 pixels
-  EXPECT_EQ(dnn_reduce_grid(1000, false), 4);  // or per 256
+  EXPECT_EQ(dnn_reduce_grid(1000, true, 128), 8);  // or per span
+  EXPECT_EQ(dnn_reduce_grid(1000, false), 4);      // or per 256
   EXPECT_EQ(dnn_reduce_grid(1, true), 1);
+  // The tile's span: 128 pixels where every channel x 129 fits 100 KiB (198 channels), then 64
+  // (387 would, but 48 KiB at 32 pixels bounds the rows kernel at 372), else 32.
+  p.c_out = 128;
+  EXPECT_EQ(dnn_rows_widest_span(p), 128);
+  EXPECT_TRUE(dnn_rows_span_fits(p, 64));
+  EXPECT_FALSE(dnn_rows_span_fits(p, 256));
+  p.c_out = 198;
+  EXPECT_EQ(dnn_rows_widest_span(p), 128);
+  p.c_out = 199;
+  EXPECT_EQ(dnn_rows_widest_span(p), 64);
+  EXPECT_FALSE(dnn_rows_span_fits(p, 128));
 }
 
 }  // namespace
