@@ -1046,7 +1046,7 @@ TEST(Conv, ASoftmaxOverTheChannelsTakesAPixel8LanesAndWritesThroughATile) {
   p.c_out = 373;
   EXPECT_FALSE(dnn_reduce_rows(p));  // the tile past 48 KiB: staged twice
   EXPECT_EQ(dnn_reduce_grid(pixels, true), 132 * 8);
-  EXPECT_EQ(dnn_reduce_grid(1000, true), 32);  // a small result: a block per 32 pixels
+  EXPECT_EQ(dnn_reduce_grid(1000, true), 32);      // a small result: a block per 32 pixels
   EXPECT_EQ(dnn_reduce_grid(1000, true, 128), 8);  // or per span
   EXPECT_EQ(dnn_reduce_grid(1000, false), 4);      // or per 256
   EXPECT_EQ(dnn_reduce_grid(1, true), 1);
