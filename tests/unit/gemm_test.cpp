@@ -164,6 +164,51 @@ TEST(Gemm, RejectsWithOpAndLine) {
   EXPECT_EQ(why->where().line, 0);
 }
 
+// The analysis's other refusals, each at the op and line that breaks the rule (plan_gemm).
+TEST(Gemm, AnalysisNamesTheOpThatBreaksEachRule) {
+  const OpTable ops(kData);
+  auto refusal = [&](const json& j) {
+    auto r = plan_gemm(spec::parse_spec(j), ops);
+    EXPECT_TRUE(std::holds_alternative<UserError>(r));
+    return std::holds_alternative<UserError>(r) ? std::get<UserError>(r) : UserError("accepted");
+  };
+  // A second GEMM: its own line.
+  auto two = matmul_spec("float32", 0, 64, 64, 64);
+  two["nodes"].push_back(node("mm2", "matmul", {{{"node", "mm"}}, {{"node", "b"}}}, json::object(),
+                              {64, 64}, "float32", 12));
+  two["outputs"][0]["node"] = "mm2";
+  auto e = refusal(two);
+  EXPECT_EQ(e.where().line, 12);
+  EXPECT_TRUE(has(e.describe(), "a second GEMM")) << e.describe();
+  // Batch dims that broadcast: [4, 64, 64] x [2, 64, 64].
+  auto bcast = matmul_spec("float32", 4, 64, 64, 64);
+  bcast["inputs"][1]["shape"] = {2, 64, 64};
+  bcast["nodes"][0]["op"] = "matmul";
+  e = refusal(bcast);
+  EXPECT_TRUE(has(e.describe(), "broadcast batch dimensions")) << e.describe();
+  // Operands of two dtypes.
+  auto mixed = matmul_spec("float32", 0, 64, 64, 64);
+  mixed["inputs"][1]["dtype"] = "float16";
+  e = refusal(mixed);
+  EXPECT_TRUE(has(e.describe(), "mixes dtypes")) << e.describe();
+  // An output that is not the end of the epilogue (the GEMM's own result beside relu's).
+  auto early = linear_spec();
+  early["outputs"][0]["node"] = "fc";
+  e = refusal(early);
+  EXPECT_TRUE(has(e.describe(), "not the end of the GEMM's epilogue")) << e.describe();
+  // The plan of an accepted one.
+  auto ok = plan_gemm(spec::parse_spec(linear_spec()), ops);
+  ASSERT_TRUE(std::holds_alternative<GemmProblem>(ok));
+  const auto& p = std::get<GemmProblem>(ok);
+  EXPECT_EQ(p.m, 256);
+  EXPECT_EQ(p.n, 1024);
+  EXPECT_EQ(p.k, 512);
+  EXPECT_TRUE(p.b_nk);
+  EXPECT_EQ(p.bias, "fc.bias");
+  ASSERT_EQ(p.epilogue.size(), 1u);
+  EXPECT_EQ(p.epilogue[0]->op, "relu");
+}
+
 TEST(Gemm, LinearReluUsesNativeEpilogueFirst) {
   auto cands = structures_of(linear_spec(), "lr");
   ASSERT_GE(cands.size(), 2u);

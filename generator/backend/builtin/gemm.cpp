@@ -1,5 +1,6 @@
 #include "backend/builtin/gemm.h"
 #include "backend/builtin/gpu_target.h"
+#include "backend/builtin/plan_util.h"
 
 #include <algorithm>
 #include <map>
@@ -21,21 +22,6 @@ std::int64_t output_tiles(const GemmProblem& p, std::int64_t bm, std::int64_t bn
   return p.batch * ((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn);
 }
 
-const std::set<std::string>& anchor_ops() {
-  static const std::set<std::string> ops = {"linear", "matmul", "bmm", "addmm"};
-  return ops;
-}
-
-std::int64_t prod(const Shape& s, size_t from, size_t to) {
-  std::int64_t p = 1;
-  for (size_t d = from; d < to; ++d) p *= s[d];
-  return p;
-}
-
-bool is_gemm_dtype(spec::DType d) {
-  return d == spec::DType::float32 || d == spec::DType::float16 || d == spec::DType::bfloat16;
-}
-
 std::string cuda_data_type(spec::DType d) {
   switch (d) {
     case spec::DType::float16:
@@ -51,12 +37,6 @@ std::string cuda_data_type(spec::DType d) {
 std::optional<double> scalar_of(const spec::Arg& a) {
   if (a.kind == spec::Arg::Kind::scalar) return a.scalar;
   return std::nullopt;
-}
-
-double attr_number(const spec::Node& n, const std::string& key, double fallback) {
-  auto it = n.attrs.find(key);
-  if (it == n.attrs.end() || !it->is_number()) return fallback;
-  return it->get<double>();
 }
 
 // The shared-memory pipeline and register budget of EGG's own GEMM kernels (tc, x3), how they
@@ -170,259 +150,7 @@ std::vector<std::pair<std::string, std::string>> GemmFamily::key_inputs() const 
 }
 
 std::variant<GemmProblem, UserError> GemmFamily::analyze(const spec::Spec& s) const {
-  try {
-    return problem_of(s);
-  } catch (const UserError& e) {
-    return e;
-  }
-}
-
-GemmProblem GemmFamily::problem_of(const spec::Spec& s) const {
-  GemmProblem p;
-  // The anchor: exactly one GEMM. Without one, the error has no line so that a family whose anchor
-  // is in the graph explains better.
-  size_t at = s.nodes.size();
-  for (size_t i = 0; i < s.nodes.size(); ++i) {
-    const auto& n = s.nodes[i];
-    if (!anchor_ops().count(n.op)) continue;
-    if (at != s.nodes.size())
-      throw UserError(n.where,
-                      "a second GEMM (`" + n.target +
-                          "`) in one op: the builtin GEMM family fuses one "
-                          "GEMM with element-wise ops after it",
-                      "split the op into one op.py per GEMM");
-    at = i;
-  }
-  if (at == s.nodes.size()) {
-    throw UserError(SourceLocation{s.op_file, 0, "matmul"},
-                    "no linear, matmul, mm, bmm or addmm in the op");
-  }
-  const spec::Node& g = s.nodes[at];
-  p.anchor = &g;
-  const std::string what = "`" + g.target + "`" + (g.code.empty() ? "" : " (in `" + g.code + "`)");
-
-  // Before the GEMM only transposes of the last two dims of an input or parameter that the GEMM
-  // reads as its second operand (x @ w.t(), torch.bmm(q, k.transpose(1, 2))): cuBLASLt and the own
-  // kernel read B either way round. Anything else (prologues) is not fused.
-  std::map<std::string, const spec::Tensor*> transposed;  // node name → the leaf it transposes
-  size_t first_other = at;
-  for (size_t i = 0; i < at; ++i) {
-    const auto& n = s.nodes[i];
-    const spec::Tensor* src = (!n.args.empty() && n.args[0].kind == spec::Arg::Kind::node)
-                                  ? s.find_tensor(n.args[0].node)
-                                  : nullptr;
-    bool last_two = false;
-    if (src && src->shape.size() >= 2) {
-      const auto rank = static_cast<std::int64_t>(src->shape.size());
-      if (n.op == "transpose" && n.attrs.contains("dim0") && n.attrs.contains("dim1") &&
-          n.attrs["dim0"].is_number_integer() && n.attrs["dim1"].is_number_integer()) {
-        std::int64_t d0 = n.attrs["dim0"].get<std::int64_t>(),
-                     d1 = n.attrs["dim1"].get<std::int64_t>();
-        d0 = (d0 + rank) % rank;
-        d1 = (d1 + rank) % rank;
-        last_two = std::min(d0, d1) == rank - 2 && std::max(d0, d1) == rank - 1;
-      } else if (n.op == "permute" && n.attrs.contains("dims") && n.attrs["dims"].is_array() &&
-                 static_cast<std::int64_t>(n.attrs["dims"].size()) == rank) {
-        // `x.T` and `x.mT` come out of torch.export as a permute: the identity but for the last
-        // two dims swapped.
-        last_two = true;
-        for (std::int64_t d = 0; d < rank; ++d) {
-          const auto& v = n.attrs["dims"][static_cast<size_t>(d)];
-          const std::int64_t want = d == rank - 2 ? rank - 1 : d == rank - 1 ? rank - 2 : d;
-          last_two =
-              last_two && v.is_number_integer() && (v.get<std::int64_t>() + rank) % rank == want;
-        }
-      }
-    }
-    // Either operand of matmul/mm/bmm/addmm (A: mat1, B: mat2) may be a transposed leaf.
-    const size_t first = g.op == "addmm" ? 1 : 0;
-    auto operand = [&](size_t k) {
-      return g.op != "linear" && g.args.size() > k && g.args[k].kind == spec::Arg::Kind::node &&
-             g.args[k].node == n.name;
-    };
-    if (last_two && (operand(first) || operand(first + 1))) {
-      transposed[n.name] = src;
-    } else {
-      first_other = i;
-      break;
-    }
-  }
-  if (first_other < at) {
-    const auto& n = s.nodes[first_other];
-    const bool layout =
-        n.op == "transpose" || n.op == "permute" || n.op == "reshape" || n.op == "flatten";
-    throw UserError(
-        n.where,
-        "`" + n.target + "` before " + what + " is not supported by the builtin GEMM family" +
-            (layout
-                 ? ": operands must be contiguous inputs or parameters as stored (no transposed or "
-                   "reshaped views)"
-                 : ": it fuses element-wise ops after the GEMM only"),
-        layout ? "pass the operand in the layout the GEMM reads (e.g. use nn.Linear's weight [out, "
-                 "in], "
-                 "or make get_inputs() return the transposed tensor)"
-               : "apply the op to the inputs in get_inputs(), or move it after the GEMM");
-  }
-
-  auto leaf = [&](size_t k, const char* role) -> const spec::Tensor& {
-    if (k >= g.args.size() || g.args[k].kind != spec::Arg::Kind::node)
-      throw UserError(g.where, "operand " + std::string(role) + " of " + what + " is not a tensor");
-    const spec::Tensor* t = s.find_tensor(g.args[k].node);
-    if (!t && transposed.count(g.args[k].node)) t = transposed.at(g.args[k].node);
-    if (!t)
-      throw UserError(g.where, "operand " + std::string(role) + " of " + what +
-                                   " is not an input or parameter");
-    if (!is_gemm_dtype(t->dtype))
-      throw UserError(g.where,
-                      what + ": operand " + t->name + " is " + spec::dtype_name(t->dtype) +
-                          "; the builtin GEMM family multiplies float32, float16 or bfloat16",
-                      "convert the operands to a floating dtype in get_inputs() or the model");
-    return *t;
-  };
-  auto bad_shape = [&](const std::string& why) {
-    return UserError(g.where, what + ": " + why + " is not supported by the builtin GEMM family",
-                     "use 2D x 2D, batched 3D x 3D (equal batch), or ND x 2D operands");
-  };
-
-  const spec::Tensor* a = nullptr;
-  const spec::Tensor* b = nullptr;
-  if (g.op == "linear") {
-    a = &leaf(0, "input");
-    b = &leaf(1, "weight");
-    if (b->shape.size() != 2 || a->shape.empty() || a->shape.back() != b->shape[1])
-      throw bad_shape("input " + spec::shape_string(a->shape) + " with weight " +
-                      spec::shape_string(b->shape));
-    p.b_nk = true;
-    p.k = b->shape[1];
-    p.n = b->shape[0];
-    p.m = prod(a->shape, 0, a->shape.size() - 1);
-    if (g.args.size() > 2 && g.args[2].kind == spec::Arg::Kind::node) {
-      const auto& bias = leaf(2, "bias");
-      if (spec::numel(bias.shape) != p.n || bias.shape.empty() || bias.shape.back() != p.n)
-        throw bad_shape("bias " + spec::shape_string(bias.shape));
-      p.bias = bias.name;
-    }
-  } else {
-    const bool addmm = g.op == "addmm";
-    a = &leaf(addmm ? 1 : 0, "mat1");
-    b = &leaf(addmm ? 2 : 1, "mat2");
-    const bool b_transposed = transposed.count(g.args[addmm ? 2 : 1].node) > 0;
-    p.b_nk = b_transposed;
-    p.a_km = transposed.count(g.args[addmm ? 1 : 0].node) > 0;
-    Shape as = a->shape;  // the logical [.., M, K]
-    if (p.a_km) std::swap(as[as.size() - 1], as[as.size() - 2]);
-    Shape bs = b->shape;  // the logical [.., K, N]
-    if (b_transposed) std::swap(bs[bs.size() - 1], bs[bs.size() - 2]);
-    if (as.size() < 2 || bs.size() < 2)
-      throw bad_shape("a 1-D operand (" + spec::shape_string(as) + " x " + spec::shape_string(bs) +
-                      ")");
-    if (as.back() != bs[bs.size() - 2])
-      throw bad_shape("operands " + spec::shape_string(as) + " x " + spec::shape_string(bs));
-    if ((g.op == "bmm" && (as.size() != 3 || bs.size() != 3)) ||
-        (addmm && (as.size() != 2 || bs.size() != 2)))
-      throw bad_shape("operands " + spec::shape_string(as) + " x " + spec::shape_string(bs));
-    p.k = as.back();
-    p.n = bs.back();
-    const std::int64_t b_batch = prod(bs, 0, bs.size() - 2);
-    if (b_batch == 1 && bs.size() <= as.size() && !(p.a_km && as.size() > 2)) {
-      p.m = prod(as, 0, as.size() - 1);  // a shared B: fold A's batch into M
-    } else if (as.size() == bs.size() &&
-               Shape(as.begin(), as.end() - 2) == Shape(bs.begin(), bs.end() - 2)) {
-      p.batch = b_batch;
-      p.m = as[as.size() - 2];
-    } else {
-      throw bad_shape("broadcast batch dimensions (" + spec::shape_string(as) + " x " +
-                      spec::shape_string(bs) + ")");
-    }
-    if (addmm) {
-      if (g.args.empty() || g.args[0].kind != spec::Arg::Kind::node ||
-          !s.find_tensor(g.args[0].node))
-        throw UserError(g.where, what + ": its input must be an input or parameter tensor");
-      p.alpha = attr_number(g, "alpha", 1.0);
-      p.beta = attr_number(g, "beta", 1.0);
-      if (p.beta != 0.0) p.bias = g.args[0].node;
-    }
-  }
-  if (a->dtype != b->dtype || g.dtype != a->dtype)
-    throw UserError(g.where,
-                    what + " mixes dtypes (" + spec::dtype_name(a->dtype) + " and " +
-                        spec::dtype_name(b->dtype) + ")",
-                    "give both operands one dtype");
-  p.a = a->name;
-  p.b = b->name;
-  p.dtype = a->dtype;
-  p.out_shape = g.shape;
-  if (p.m <= 0 || p.n <= 0 || p.k <= 0 || spec::numel(g.shape) != p.batch * p.m * p.n)
-    throw bad_shape("an empty or inconsistent problem (" + spec::shape_string(g.shape) + ")");
-  if (!p.bias.empty()) {
-    const spec::Tensor* t = s.find_tensor(p.bias);
-    if (!broadcasts_to(t->shape, p.out_shape))
-      throw UserError(g.where, what + ": " + t->name + " " + spec::shape_string(t->shape) +
-                                   " does not broadcast to the result " +
-                                   spec::shape_string(p.out_shape));
-    if (!(is_gemm_dtype(t->dtype)))
-      throw UserError(g.where, what + ": " + t->name + " is " + spec::dtype_name(t->dtype) +
-                                   "; the builtin GEMM family reads float32, float16 or bfloat16");
-  }
-
-  // The epilogue: element-wise ops over the GEMM result.
-  for (size_t i = at + 1; i < s.nodes.size(); ++i) {
-    const auto& n = s.nodes[i];
-    if (anchor_ops().count(n.op)) continue;  // reported above
-    if (auto e = ops_.check(s, n))
-      throw UserError(e->where(), std::string(e->what()) + " after the GEMM " + what,
-                      "the builtin GEMM family fuses these element-wise ops after the GEMM: " +
-                          ops_.known_ops());
-    for (const auto& arg : n.args) {
-      if (arg.kind != spec::Arg::Kind::node) continue;
-      if (transposed.count(arg.node))
-        throw UserError(
-            n.where,
-            "`" + n.target + "` reads the transposed view `" + arg.node +
-                "` after the GEMM; the builtin GEMM family reads it only as the GEMM's operand");
-      if (const auto* t = s.find_tensor(arg.node)) {
-        if (!(is_gemm_dtype(t->dtype) || t->dtype == spec::DType::boolean))
-          throw UserError(n.where,
-                          "tensor " + t->name + " is " + spec::dtype_name(t->dtype) +
-                              "; the GEMM epilogue reads float32, float16, bfloat16 or bool",
-                          "convert it in get_inputs() or the model");
-        if (!broadcasts_to(t->shape, p.out_shape))
-          throw UserError(n.where,
-                          "tensor " + t->name + " of shape " + spec::shape_string(t->shape) +
-                              " does not broadcast to the GEMM result " +
-                              spec::shape_string(p.out_shape),
-                          "the GEMM epilogue reads operands that broadcast to the GEMM's output");
-      }
-    }
-    if (!broadcasts_to(n.shape, p.out_shape))
-      throw UserError(n.where, "`" + n.target + "` produces shape " + spec::shape_string(n.shape) +
-                                   " that does not broadcast to the GEMM result " +
-                                   spec::shape_string(p.out_shape));
-    p.epilogue.push_back(&n);
-  }
-
-  // One output: the GEMM result or the end of its epilogue, in the GEMM's dtype and shape.
-  const SourceLocation file_only{s.op_file, 0, "output"};
-  if (s.outputs.size() != 1)
-    throw UserError(g.where,
-                    what + ": the builtin GEMM family writes one output, the op returns " +
-                        std::to_string(s.outputs.size()),
-                    "return one tensor, or split the op into several op.py files");
-  const auto& o = s.outputs.front();
-  const std::string last = p.epilogue.empty() ? g.name : p.epilogue.back()->name;
-  if (o.node != last)
-    throw UserError(g.where,
-                    what + ": the op returns `" + o.node + "`, not the end of the GEMM's epilogue");
-  if (o.dtype != p.dtype)
-    throw UserError(g.where,
-                    what + ": the output is " + spec::dtype_name(o.dtype) +
-                        " but the GEMM computes " + spec::dtype_name(p.dtype),
-                    "keep the epilogue's operands in the GEMM's dtype (type promotion changes the "
-                    "output dtype)");
-  if (o.shape != p.out_shape)
-    throw UserError(g.where, what + ": the output " + spec::shape_string(o.shape) +
-                                 " is not the GEMM's shape " + spec::shape_string(p.out_shape));
-  return p;
+  return plan_gemm(s, ops_);
 }
 
 std::optional<GemmNativeEpilogue> GemmFamily::native_epilogue(const spec::Spec& s,
@@ -577,7 +305,7 @@ std::optional<std::string> GemmFamily::wgx3_unsupported(const GemmProblem& p, co
 
 std::optional<std::string> GemmFamily::skinny_unsupported(const GemmProblem& p,
                                                           const GemmParams& q) {
-  if (!is_gemm_dtype(p.dtype)) return "the own skinny GEMM takes float32, float16 or bfloat16";
+  if (!float_storage(p.dtype)) return "the own skinny GEMM takes float32, float16 or bfloat16";
   if (p.a_km || !p.b_nk)
     return "the own skinny GEMM reads A as [M][K] and B as [N][K] (nn.Linear's weight)";
   if (p.m > kSkinnyMaxRows)

@@ -80,6 +80,11 @@ struct GemmParams {
   static GemmParams from_json(const nlohmann::json& j);
 };
 
+// The GEMM problem of `spec` (gemm_plan.cpp): its one linear/matmul/bmm/addmm, the transposed
+// leaves it reads as operands, its shape and bias, the element-wise epilogue of `ops` after it and
+// its one output; or the UserError naming the op and its line.
+std::variant<GemmProblem, UserError> plan_gemm(const spec::Spec& spec, const OpTable& ops);
+
 class GemmFamily : public PlannedFamily<GemmProblem, GemmParams> {
  public:
   // `precision`: "default" (PyTorch's: fp32 without TF32), "tf32", "bf16" or "fp32x3" (opted in
@@ -123,9 +128,6 @@ class GemmFamily : public PlannedFamily<GemmProblem, GemmParams> {
                                             const GemmParams& failed) const override;
 
  private:
-  // The analysis; throws the UserError (its operand checks run inside helpers that return values).
-  GemmProblem problem_of(const spec::Spec& spec) const;
-
   // The split-precision structure this family proposes under PRECISION fp32x3 (wgx3 where every
   // arch is sm_90a, else x3), its default and its tuning space; nullopt when it cannot run `p`.
   std::optional<GemmParams> split_default(const GemmProblem& p) const;

@@ -48,6 +48,13 @@ inline spec::Shape normalized_shape(const spec::Node& n) {
   return out;
 }
 
+// A node's number attribute `key`, or `fallback` where it is absent or not a number.
+inline double attr_number(const spec::Node& n, const std::string& key, double fallback) {
+  auto it = n.attrs.find(key);
+  if (it == n.attrs.end() || !it->is_number()) return fallback;
+  return it->get<double>();
+}
+
 // A dim as a non-negative index into `rank` dims (Python's negative dims count from the end).
 inline std::int64_t dim_of(std::int64_t d, size_t rank) {
   return d < 0 ? d + static_cast<std::int64_t>(rank) : d;
