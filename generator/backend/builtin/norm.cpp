@@ -113,11 +113,13 @@ std::vector<std::pair<std::string, std::string>> NormFamily::key_inputs() const 
   return inputs;
 }
 
-std::variant<NormProblem, UserError> NormFamily::analyze(const spec::Spec& s) const {
-  const SourceLocation file_only{s.op_file, 0, "norm"};
+namespace {
+
+// The one norm of `s`, or why there is none (no line: another family explains better) or a second.
+std::variant<const spec::Node*, UserError> single_norm(const spec::Spec& s) {
   const spec::Node* norm = find_norm(s);
   if (!norm)
-    return UserError(file_only,
+    return UserError(SourceLocation{s.op_file, 0, "norm"},
                      "the op has no layer_norm, rms_norm, group_norm, instance_norm or batch_norm",
                      "the norm family fuses element-wise ops around one norm");
   for (const auto& n : s.nodes)
@@ -128,18 +130,21 @@ std::variant<NormProblem, UserError> NormFamily::analyze(const spec::Spec& s) co
                            "(the first is `" +
                            norm->target + "` at line " + std::to_string(norm->where.line) + ")",
                        "split the op into two op.py files, one norm each");
-  const std::string what = "`" + norm->target + "`";
-  const SourceLocation& at = norm->where;
+  return norm;
+}
 
-  // The norm's input: a full-size float tensor or element-wise value.
-  if (norm->args.empty() || norm->args[0].kind != spec::Arg::Kind::node)
+// The norm's input: a full-size float tensor or element-wise value, not empty.
+std::optional<UserError> check_norm_input(const spec::Spec& s, const spec::Node& norm) {
+  const std::string what = "`" + norm.target + "`";
+  const SourceLocation& at = norm.where;
+  if (norm.args.empty() || norm.args[0].kind != spec::Arg::Kind::node)
     return UserError(at, what + " has no tensor input");
-  const std::string& in_name = norm->args[0].node;
-  const Shape& shape = norm->shape;
-  if (!float_dtype(norm->dtype))
+  const std::string& in_name = norm.args[0].node;
+  const Shape& shape = norm.shape;
+  if (!float_dtype(norm.dtype))
     return UserError(
         at,
-        what + " on " + spec::dtype_name(norm->dtype) +
+        what + " on " + spec::dtype_name(norm.dtype) +
             " is not supported by the builtin backend (float32, float16 or bfloat16 only)",
         "convert the input with .float() or .half()");
   if (const auto* t = s.find_tensor(in_name)) {
@@ -155,13 +160,20 @@ std::variant<NormProblem, UserError> NormFamily::analyze(const spec::Spec& s) co
                      what + " input `" + in_name + "` is not an input, parameter or earlier op");
   }
   if (spec::numel(shape) == 0) return UserError(at, what + " on an empty tensor");
+  return std::nullopt;
+}
 
-  // Per-norm attributes and operands.
-  const NormArgs na = norm_args(norm->op);
+// The norm's attributes (eps, normalized_shape, num_groups, the mode flag) and its operand tensors
+// (weight, bias, running statistics in eval mode) against the shape they normalize by.
+std::optional<UserError> check_norm_operands(const spec::Spec& s, const spec::Node& norm) {
+  const std::string what = "`" + norm.target + "`";
+  const SourceLocation& at = norm.where;
+  const Shape& shape = norm.shape;
+  const NormArgs na = norm_args(norm.op);
   auto param_of_shape = [&](int k, const Shape& want,
                             const std::string& role) -> std::optional<UserError> {
-    if (arg_is_none(*norm, k)) return std::nullopt;
-    const spec::Tensor* t = arg_tensor(s, *norm, k);
+    if (arg_is_none(norm, k)) return std::nullopt;
+    const spec::Tensor* t = arg_tensor(s, norm, k);
     if (!t)
       return UserError(
           at,
@@ -173,16 +185,12 @@ std::variant<NormProblem, UserError> NormFamily::analyze(const spec::Spec& s) co
                                ") does not match " + spec::shape_string(want));
     return std::nullopt;
   };
-  auto eps_ok = [&]() -> std::optional<UserError> {
-    const json& e = norm->attrs.value("eps", json(1e-5));
-    if (!(e.is_number() || (e.is_null() && norm->op == "rms_norm")))
-      return UserError(at, what + " needs a numeric eps");
-    return std::nullopt;
-  };
-  if (auto e = eps_ok()) return *e;
+  const json& eps = norm.attrs.value("eps", json(1e-5));
+  if (!(eps.is_number() || (eps.is_null() && norm.op == "rms_norm")))
+    return UserError(at, what + " needs a numeric eps");
   Shape affine;
-  if (norm->op == "layer_norm" || norm->op == "rms_norm") {
-    const Shape ns = normalized_shape(*norm);
+  if (norm.op == "layer_norm" || norm.op == "rms_norm") {
+    const Shape ns = normalized_shape(norm);
     if (ns.empty() || ns.size() > shape.size() ||
         !std::equal(ns.begin(), ns.end(), shape.end() - static_cast<long>(ns.size())))
       return UserError(at, what +
@@ -192,7 +200,7 @@ std::variant<NormProblem, UserError> NormFamily::analyze(const spec::Spec& s) co
   } else {
     // (N, C) is one spatial element per channel: batch_norm and group_norm take it (PyTorch
     // does), instance_norm needs spatial dims.
-    const bool flat_ok = norm->op == "batch_norm" || norm->op == "group_norm";
+    const bool flat_ok = norm.op == "batch_norm" || norm.op == "group_norm";
     if (shape.size() < (flat_ok ? 2u : 3u))
       return UserError(at,
                        what + " on a tensor of shape " + spec::shape_string(shape) +
@@ -200,45 +208,48 @@ std::variant<NormProblem, UserError> NormFamily::analyze(const spec::Spec& s) co
                            (flat_ok ? "" : " with spatial dims"),
                        "add the batch dimension");
     affine = {shape[1]};
-    if (norm->op == "group_norm") {
-      const json& g = norm->attrs.value("num_groups", json());
+    if (norm.op == "group_norm") {
+      const json& g = norm.attrs.value("num_groups", json());
       if (!g.is_number_integer() || g.get<std::int64_t>() <= 0 ||
           shape[1] % g.get<std::int64_t>() != 0)
         return UserError(
             at, what + " num_groups must divide the channels (" + std::to_string(shape[1]) + ")");
     }
-    const bool batch = norm->op == "batch_norm";
-    const json& flag = norm->attrs.value(batch ? "training" : "use_input_stats", json(!batch));
+    const bool batch = norm.op == "batch_norm";
+    const json& flag = norm.attrs.value(batch ? "training" : "use_input_stats", json(!batch));
     if (!flag.is_boolean())
       return UserError(at, what + (batch ? " training" : " use_input_stats") + " must be a bool");
     if (!flag.get<bool>()) {  // running statistics
       for (int k : {na.running_mean, na.running_var})
-        if (!arg_tensor(s, *norm, k))
+        if (!arg_tensor(s, norm, k))
           return UserError(at, what + " in eval mode needs running_mean and running_var tensors");
       if (auto e = param_of_shape(na.running_mean, affine, "running_mean")) return *e;
       if (auto e = param_of_shape(na.running_var, affine, "running_var")) return *e;
     }
   }
   if (auto e = param_of_shape(na.weight, affine, "weight")) return *e;
-  if (auto e = param_of_shape(na.bias, affine, "bias")) return *e;
+  return param_of_shape(na.bias, affine, "bias");
+}
 
-  // Everything else is element-wise around the norm, broadcasting to its shape.
+// Everything else is element-wise around the norm (ops of the table), reading float or bool
+// tensors and producing values that broadcast to its shape; the outputs are float tensors of it.
+std::optional<UserError> check_around_norm(const spec::Spec& s, const OpTable& ops,
+                                           const spec::Node& norm) {
+  const Shape& shape = norm.shape;
   for (const auto& n : s.nodes) {
-    if (&n == norm) continue;
-    if (auto e = ops_.check(s, n)) return *e;
-    for (const auto& a : n.args)
-      if (a.kind == spec::Arg::Kind::node)
-        if (const auto* t = s.find_tensor(a.node)) {
-          if (!float_dtype(t->dtype) && t->dtype != spec::DType::boolean)
-            return UserError(
-                n.where, "tensor " + t->name + " is " + spec::dtype_name(t->dtype) +
-                             "; the builtin norm family reads float32, float16, bfloat16 or bool");
-          if (!broadcasts_to(t->shape, shape))
-            return UserError(n.where, "tensor " + t->name + " of shape " +
-                                          spec::shape_string(t->shape) +
-                                          " does not broadcast to the norm's shape " +
-                                          spec::shape_string(shape));
-        }
+    if (&n == &norm) continue;
+    if (auto e = ops.check(s, n)) return *e;
+    for (const auto& a : node_args(n))
+      if (const auto* t = s.find_tensor(a)) {
+        if (!float_dtype(t->dtype) && t->dtype != spec::DType::boolean)
+          return UserError(n.where, "tensor " + t->name + " is " + spec::dtype_name(t->dtype) +
+                                        "; the builtin norm family reads float32, float16, "
+                                        "bfloat16 or bool");
+        if (!broadcasts_to(t->shape, shape))
+          return UserError(
+              n.where, "tensor " + t->name + " of shape " + spec::shape_string(t->shape) +
+                           " does not broadcast to the norm's shape " + spec::shape_string(shape));
+      }
     if (!broadcasts_to(n.shape, shape))
       return UserError(
           n.where,
@@ -246,6 +257,7 @@ std::variant<NormProblem, UserError> NormFamily::analyze(const spec::Spec& s) co
               " that does not broadcast to the norm's shape " + spec::shape_string(shape),
           "the builtin norm family fuses element-wise ops of the norm's shape around it");
   }
+  const SourceLocation file_only{s.op_file, 0, "norm"};
   for (const auto& o : s.outputs) {
     if (!float_dtype(o.dtype))
       return UserError(file_only,
@@ -260,6 +272,18 @@ std::variant<NormProblem, UserError> NormFamily::analyze(const spec::Spec& s) co
       if (!float_dtype(t->dtype))
         return UserError(file_only, "output " + o.name + " is not a float tensor");
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::variant<NormProblem, UserError> NormFamily::analyze(const spec::Spec& s) const {
+  const auto norm = single_norm(s);
+  if (const auto* e = std::get_if<UserError>(&norm)) return *e;
+  const spec::Node& n = *std::get<const spec::Node*>(norm);
+  if (auto e = check_norm_input(s, n)) return *e;
+  if (auto e = check_norm_operands(s, n)) return *e;
+  if (auto e = check_around_norm(s, ops_, n)) return *e;
   return problem_of(s);
 }
 
