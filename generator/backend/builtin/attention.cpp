@@ -85,30 +85,41 @@ std::int64_t AttentionPlan::batch() const {
   return b;
 }
 
-std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
-  AttentionPlan plan;
+namespace {
+
+// The one attention node, or why there is none (no line: another family explains better) or a
+// second.
+std::variant<const spec::Node*, UserError> attention_anchor(const spec::Spec& s) {
+  const spec::Node* anchor = nullptr;
   for (const auto& n : s.nodes) {
     if (n.op != "scaled_dot_product_attention") continue;
-    if (plan.anchor)
-      return UserError(n.where, quote(n) + " is a second attention after `" + plan.anchor->target +
-                                    "`" + at_line(*plan.anchor) +
+    if (anchor)
+      return UserError(n.where, quote(n) + " is a second attention after `" + anchor->target + "`" +
+                                    at_line(*anchor) +
                                     "; the builtin attention family runs one per kernel");
-    plan.anchor = &n;
+    anchor = &n;
   }
-  if (!plan.anchor)
+  if (!anchor)
     return UserError({s.op_file, 0, "output"},
                      "the graph has no scaled_dot_product_attention (the attention family's "
                      "anchor)");
+  return anchor;
+}
+
+// The tensor argument k of `an`, or null.
+const spec::Tensor* arg_tensor(const spec::Spec& s, const spec::Node& an, size_t k) {
+  return k < an.args.size() && an.args[k].kind == spec::Arg::Kind::node
+             ? s.find_tensor(an.args[k].node)
+             : nullptr;
+}
+
+// Query, key and value as they are, or through the strided view fold_attention_views recorded (the
+// node's `layouts`): their tensors, shapes, strides and offsets, one float dtype.
+std::optional<UserError> attention_operands(const spec::Spec& s, AttentionPlan& plan) {
   const spec::Node& an = *plan.anchor;
-  auto tensor = [&](size_t k) -> const spec::Tensor* {
-    return k < an.args.size() && an.args[k].kind == spec::Arg::Kind::node
-               ? s.find_tensor(an.args[k].node)
-               : nullptr;
-  };
-  // Query, key and value as they are, or through the strided view fold_attention_views recorded.
   const json& layouts = an.attrs.value("layouts", json());
   auto operand = [&](size_t k, AttentionOperand& o) -> const spec::Tensor* {
-    const spec::Tensor* t = tensor(k);
+    const spec::Tensor* t = arg_tensor(s, an, k);
     if (!t) return nullptr;
     o.tensor = t->name;
     if (layouts.is_array() && k < layouts.size() && layouts[k].is_object()) {
@@ -139,6 +150,14 @@ std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
                            "math (matmul, softmax, matmul)");
   if (k->dtype != q->dtype || v->dtype != q->dtype)
     return UserError(an.where, quote(an) + ": query, key and value differ in dtype");
+  plan.dtype = q->dtype;
+  return std::nullopt;
+}
+
+// The problem's shape: batch and head dims shared (key and value heads in groups under
+// enable_gqa), one head dim, rows read with adjacent elements, within the kernels' limits.
+std::optional<UserError> attention_shape(AttentionPlan& plan) {
+  const spec::Node& an = *plan.anchor;
   const spec::Shape &qs = plan.q.shape, &ks = plan.k.shape, &vs = plan.v.shape;
   const size_t r = qs.size();
   // Grouped-query attention (enable_gqa): key and value hold fewer heads (dim -3), each shared by
@@ -173,32 +192,37 @@ std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
                                      ": an operand's regrouped batch dims do not cover "
                                      "the query's batch entries");
   }
-  for (const auto* o : {&plan.q, &plan.k, &plan.v})
+  for (const auto* o : {&plan.q, &plan.k, &plan.v}) {
     if (o->strides.back() != 1)
       return UserError(an.where, quote(an) +
                                      ": the flash-attention kernel reads rows whose "
                                      "elements are adjacent");
-  if (q->dtype == spec::DType::float32 ? plan.e > kMaxSimtHeadDim
-                                       : (plan.e % 8 != 0 || plan.e > kMaxHeadDim))
+  }
+  const bool fp32 = plan.dtype == spec::DType::float32;
+  if (fp32 ? plan.e > kMaxSimtHeadDim : (plan.e % 8 != 0 || plan.e > kMaxHeadDim))
     return UserError(an.where,
                      quote(an) + " with head dim " + std::to_string(plan.e) +
-                         (q->dtype == spec::DType::float32
-                              ? ": the fp32 attention kernel keeps a row in registers, up to " +
-                                    std::to_string(kMaxSimtHeadDim)
-                              : ": the flash-attention kernel takes multiples of 8 up to " +
-                                    std::to_string(kMaxHeadDim)));
+                         (fp32 ? ": the fp32 attention kernel keeps a row in registers, up to " +
+                                     std::to_string(kMaxSimtHeadDim)
+                               : ": the flash-attention kernel takes multiples of 8 up to " +
+                                     std::to_string(kMaxHeadDim)));
   if (plan.l >= (std::int64_t{1} << 30) || plan.s >= (std::int64_t{1} << 30))
     return UserError(an.where, quote(an) +
                                    ": the flash-attention kernel indexes queries and "
                                    "keys with 32-bit integers (fewer than 2^30 each)");
   if (plan.l == 0 || plan.s == 0 || plan.e == 0)
     return UserError(an.where, quote(an) + " of an empty tensor is not supported");
+  plan.batch_dims.assign(qs.begin(), qs.end() - 2);
+  return std::nullopt;
+}
+
+// Causality, the scale (1/sqrt(E) unless given; positive and finite) and no dropout.
+std::optional<UserError> attention_options(AttentionPlan& plan) {
+  const spec::Node& an = *plan.anchor;
   if (an.attrs.value("dropout_p", 0.0) != 0.0)
     return UserError(an.where, quote(an) +
                                    " with dropout draws random numbers; the "
                                    "flash-attention kernel runs dropout_p=0");
-  plan.dtype = q->dtype;
-  plan.batch_dims.assign(qs.begin(), qs.end() - 2);
   plan.causal = an.attrs.value("is_causal", false);
   const auto scale = an.attrs.find("scale");
   plan.scale = scale == an.attrs.end() || scale->is_null()
@@ -207,41 +231,52 @@ std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
   if (!(plan.scale > 0.0) || !std::isfinite(plan.scale))
     return UserError(an.where, quote(an) + " with scale " + std::to_string(plan.scale) +
                                    ": the flash-attention kernel takes a positive finite scale");
-  if (an.args.size() > 3 && an.args[3].kind == spec::Arg::Kind::node) {
-    const spec::Tensor* m = tensor(3);
-    if (!m)
-      return UserError(an.where, quote(an) +
-                                     ": the attention kernel reads the mask as a tensor "
-                                     "(its producer runs as a kernel of its own)");
-    if (m->dtype != spec::DType::boolean && !float_storage(m->dtype))
-      return UserError(an.where, quote(an) + ": a mask of " + spec::dtype_name(m->dtype) +
-                                     " is neither bool nor a float");
-    spec::Shape scores = qs;
-    scores[r - 1] = plan.s;
-    if (m->shape.size() > r || !broadcasts_to(m->shape, scores))
-      return UserError(an.where, quote(an) + ": the mask " + spec::shape_string(m->shape) +
-                                     " does not broadcast to the scores " +
-                                     spec::shape_string(scores));
-    // Strides of the contiguous mask, right-aligned against [batch..., L, S]; 0 where broadcast.
-    std::vector<std::int64_t> stride(r, 0);
-    std::int64_t running = 1;
-    for (size_t j = 0; j < m->shape.size(); ++j) {
-      const size_t md = m->shape.size() - 1 - j, d = r - 1 - j;
-      stride[d] = m->shape[md] == 1 ? 0 : running;
-      running *= m->shape[md];
-    }
-    plan.mask = m->name;
-    plan.mask_dtype = m->dtype;
-    plan.mask_stride_l = stride[r - 2];
-    plan.mask_stride_s = stride[r - 1];
-    plan.mask_batch_strides.assign(stride.begin(), stride.end() - 2);
-  }
+  return std::nullopt;
+}
 
-  // The output: the attention itself or its transpose(1, 2), then copies and views that keep the
-  // order of its elements (the heads' reshape into one dim, export's clone of a returned view);
-  // nothing else.
+// The mask (argument 3), where there is one: a bool or float tensor that broadcasts to the
+// scores [batch..., L, S], read through its own strides (0 along broadcast dims).
+std::optional<UserError> attention_mask(const spec::Spec& s, AttentionPlan& plan) {
+  const spec::Node& an = *plan.anchor;
+  if (an.args.size() <= 3 || an.args[3].kind != spec::Arg::Kind::node) return std::nullopt;
+  const spec::Tensor* m = arg_tensor(s, an, 3);
+  if (!m)
+    return UserError(an.where, quote(an) +
+                                   ": the attention kernel reads the mask as a tensor "
+                                   "(its producer runs as a kernel of its own)");
+  if (m->dtype != spec::DType::boolean && !float_storage(m->dtype))
+    return UserError(an.where, quote(an) + ": a mask of " + spec::dtype_name(m->dtype) +
+                                   " is neither bool nor a float");
+  const size_t r = plan.q.shape.size();
+  spec::Shape scores = plan.q.shape;
+  scores[r - 1] = plan.s;
+  if (m->shape.size() > r || !broadcasts_to(m->shape, scores))
+    return UserError(an.where, quote(an) + ": the mask " + spec::shape_string(m->shape) +
+                                   " does not broadcast to the scores " +
+                                   spec::shape_string(scores));
+  // Strides of the contiguous mask, right-aligned against [batch..., L, S]; 0 where broadcast.
+  std::vector<std::int64_t> stride(r, 0);
+  std::int64_t running = 1;
+  for (size_t j = 0; j < m->shape.size(); ++j) {
+    const size_t md = m->shape.size() - 1 - j, d = r - 1 - j;
+    stride[d] = m->shape[md] == 1 ? 0 : running;
+    running *= m->shape[md];
+  }
+  plan.mask = m->name;
+  plan.mask_dtype = m->dtype;
+  plan.mask_stride_l = stride[r - 2];
+  plan.mask_stride_s = stride[r - 1];
+  plan.mask_batch_strides.assign(stride.begin(), stride.end() - 2);
+  return std::nullopt;
+}
+
+// The output: the attention itself or its transpose(1, 2), then copies and views that keep the
+// order of its elements (the heads' reshape into one dim, export's clone of a returned view);
+// nothing else.
+std::optional<UserError> attention_output(const spec::Spec& s, AttentionPlan& plan) {
   static const std::set<std::string> same_bytes = {
       "clone", "contiguous", "reshape", "view", "flatten", "unsqueeze", "squeeze", "_unsafe_view"};
+  const spec::Node& an = *plan.anchor;
   const spec::Node* written = &an;
   for (const auto& n : s.nodes) {
     if (&n == &an) continue;
@@ -254,7 +289,7 @@ std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
       return UserError(n.where, quote(n) +
                                     ": the attention kernel writes its output as it is or "
                                     "transposed (1, 2); other ops run as kernels of their own");
-    if (swap) plan.out_heads = qs[1];
+    if (swap) plan.out_heads = plan.q.shape[1];
     written = &n;
   }
   if (s.outputs.size() != 1 || s.outputs[0].node != written->name)
@@ -262,6 +297,21 @@ std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
                                    ": the attention kernel writes one output, its last "
                                    "value (" +
                                    written->name + ")");
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
+  const auto anchor = attention_anchor(s);
+  if (const auto* e = std::get_if<UserError>(&anchor)) return *e;
+  AttentionPlan plan;
+  plan.anchor = std::get<const spec::Node*>(anchor);
+  if (auto e = attention_operands(s, plan)) return *e;
+  if (auto e = attention_shape(plan)) return *e;
+  if (auto e = attention_options(plan)) return *e;
+  if (auto e = attention_mask(s, plan)) return *e;
+  if (auto e = attention_output(s, plan)) return *e;
   return plan;
 }
 
