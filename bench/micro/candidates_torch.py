@@ -1,7 +1,8 @@
 # Candidates dumped on the CPU machine against PyTorch on the GPU, in one process: each <n>.cu of a
 # folder written by the `Families.DumpEveryCandidateForNvcc` unit test (with its include/egg/k.h
 # and <n>.id) is compiled into a shared library, called through `egg_candidate_launch` on the op's
-# declared inputs (inputs, then the model's parameters, then the output: launch()'s order), checked
+# declared inputs (inputs, then the model's parameters and buffers, then the output: launch()'s
+# order for ops of one output whose parameters the spec lists in the model's order), checked
 # against the model's output and timed the same way as eager PyTorch (bench/micro/cold_timing.py:
 # L2 flushed, CUDA events, median of 30). The PyTorch kernels a call runs are listed by the
 # profiler. With --ncu-names, nothing is timed: each candidate and eager run 3 times (for ncu).
