@@ -7,7 +7,7 @@
 # L2 flushed, CUDA events, median of 30). The PyTorch kernels a call runs are listed by the
 # profiler. With --ncu-names, nothing is timed: each candidate and eager run 3 times (for ncu).
 #
-#   python3 bench/micro/candidates_torch.py OP.py DUMP_DIR [--only 0,3] [--ncu-names]
+#   python3 bench/micro/candidates_torch.py OP.py DUMP_DIR [--only 0,3] [--compile] [--ncu-names]
 import argparse
 import concurrent.futures
 import ctypes
@@ -54,6 +54,7 @@ def main():
     ap.add_argument("dump")
     ap.add_argument("--only", default="")
     ap.add_argument("--ncu-names", action="store_true")
+    ap.add_argument("--compile", action="store_true", help="also time torch.compile (default mode)")
     a = ap.parse_args()
     mod = load_op(a.op)
     torch.manual_seed(0)
@@ -70,6 +71,10 @@ def main():
                 torch.cuda.synchronize()
             names = sorted({e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA})
             print("%s: eager %.4f ms; kernels: %s" % (os.path.basename(a.op), eager, " | ".join(n[:90] for n in names)))
+            if a.compile:
+                compiled = torch.compile(model)
+                compiled(*inputs)
+                print("%s: torch.compile %.4f ms" % (os.path.basename(a.op), cold_ms(lambda: compiled(*inputs))))
         else:
             for _ in range(3):
                 model(*inputs)
