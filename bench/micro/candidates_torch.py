@@ -37,7 +37,7 @@ def build(cu, include):
             if header in src]
     if "cudnn.h" in src:  # PyTorch's cuDNN (EGG_CUDNN_ROOT, as the generator finds it)
         import nvidia.cudnn
-        root = os.environ.get("EGG_CUDNN_ROOT", os.path.dirname(nvidia.cudnn.__file__))
+        root = os.environ.get("EGG_CUDNN_ROOT", list(nvidia.cudnn.__path__)[0])
         libs += ["-I", root + "/include", "-L", root + "/lib", "-Xlinker", "-rpath=" + root + "/lib",
                  "-l:libcudnn.so.9"]
     cmd = ["nvcc", "-O3", "-arch=sm_90", "-std=c++17", "-shared", "-Xcompiler", "-fPIC",
