@@ -414,6 +414,24 @@ TEST(Attention, CompilesWithTheRealNvcc) {
   }
 }
 
+// FlashAttention-2's tile (128 queries x 128 keys, Q's fragments from shared memory) fits ptxas's
+// 255 registers without spills: a thread's tile copies are one base address at constant offsets,
+// the row test only on a partial tile (the copy loop with a division per chunk spilled 24 bytes).
+TEST(Attention, TheWideFlashTileCompilesWithoutSpills) {
+  const auto nvcc = egg::testing::real_nvcc();
+  if (!nvcc) GTEST_SKIP() << "nvcc is not installed";
+  AttentionFamily family(kData);
+  const auto s = spec::parse_spec(sdpa_spec("float16", false, false));
+  const auto c = contract::derive(s, "k");
+  const auto cands = family.structures(s, c);
+  ASSERT_FALSE(cands.empty());
+  ASSERT_EQ(cands[0].id, "attention.flash:128x128:w4:qs");
+  EXPECT_TRUE(has(cands[0].code.device_code, "if (r0 + ROWS <= rows) {"));
+  const auto r = egg::testing::nvcc_compile(*nvcc, kData, c, cands[0]);
+  ASSERT_TRUE(r.ok) << r.log;
+  EXPECT_TRUE(has(r.log, "0 bytes spill stores")) << r.log;
+}
+
 TEST(Attention, Fp32RunsOnCudaCoresWithLanesEnoughToFillTheGpu) {
   AttentionFamily family(kData);
   const auto s = spec::parse_spec(sdpa_spec("float32", true, false, true));

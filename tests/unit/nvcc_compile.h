@@ -29,11 +29,12 @@ inline std::optional<std::filesystem::path> real_nvcc() {
 }
 
 // Compiles `cand` for `arch` as the pipeline's compile check does (cuDNN's flags when the toolkit
-// has it); nvcc's log on failure, "" on success.
-inline std::string nvcc_compile_error(const std::filesystem::path& nvcc,
-                                      const std::filesystem::path& data_dir,
-                                      const contract::Contract& c, const backend::Candidate& cand,
-                                      const std::string& arch = "sm_90") {
+// has it), with ptxas's facts (registers, spills) in the log.
+inline toolchain::CompileResult nvcc_compile(const std::filesystem::path& nvcc,
+                                             const std::filesystem::path& data_dir,
+                                             const contract::Contract& c,
+                                             const backend::Candidate& cand,
+                                             const std::string& arch = "sm_90") {
   SystemProcessRunner runner;
   const auto cudnn = toolchain::find_cudnn("", nvcc);
   toolchain::Nvcc compiler(runner, nvcc, toolchain::cudnn_compile_flags(cudnn));
@@ -41,8 +42,16 @@ inline std::string nvcc_compile_error(const std::filesystem::path& nvcc,
   const auto src = emit::render_sources(data_dir, c, cand, "builtin", "op.py");
   write_atomic(dir.path() / "include" / "egg" / (c.name + ".h"), src.header);
   write_atomic(dir.path() / "k.cu", src.cu);
-  auto r = compiler.compile_object(dir.path() / "k.cu", dir.path() / "include", {arch},
-                                   dir.path() / "k.o");
+  return compiler.compile_object(dir.path() / "k.cu", dir.path() / "include", {arch},
+                                 dir.path() / "k.o");
+}
+
+// nvcc_compile's log on failure, "" on success.
+inline std::string nvcc_compile_error(const std::filesystem::path& nvcc,
+                                      const std::filesystem::path& data_dir,
+                                      const contract::Contract& c, const backend::Candidate& cand,
+                                      const std::string& arch = "sm_90") {
+  const auto r = nvcc_compile(nvcc, data_dir, c, cand, arch);
   return r.ok ? "" : cand.id + ":\n" + r.log + "\n" + r.repro;
 }
 
