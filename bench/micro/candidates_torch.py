@@ -12,22 +12,18 @@ import argparse
 import concurrent.futures
 import ctypes
 import glob
-import importlib.util
 import os
 import subprocess
 import sys
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "python")]
 from cold_timing import cold_ms  # noqa: E402
-
-
-def load_op(path):
-    spec = importlib.util.spec_from_file_location("op", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+# The op, its model and inputs as the product's baselines make them (train mode as built, set 0
+# made on the GPU under seed 0).
+from egg_bench.baseline import build_model, load_op, make_inputs  # noqa: E402
 
 
 def build(cu, include):
@@ -57,9 +53,8 @@ def main():
     ap.add_argument("--compile", action="store_true", help="also time torch.compile (default mode)")
     a = ap.parse_args()
     mod = load_op(a.op)
-    torch.manual_seed(0)
-    model = mod.Model(*mod.get_init_inputs()).cuda().eval()
-    inputs = [x.cuda() if torch.is_tensor(x) else x for x in mod.get_inputs()]
+    model = build_model(mod).cuda()
+    inputs = make_inputs(mod)
     only = {int(x) for x in a.only.split(",") if x}
     with torch.inference_mode():
         ref = model(*inputs)
