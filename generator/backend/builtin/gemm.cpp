@@ -10,7 +10,6 @@ namespace egg::backend::builtin {
 namespace {
 
 using nlohmann::json;
-using spec::Shape;
 
 // wgx3's K slices: the longest running sum of k-tiles, the workspace its partial sums may take,
 // and the SMs of the sm_90 parts it targets (H100, H200).
