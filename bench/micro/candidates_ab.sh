@@ -29,7 +29,7 @@ if [ -n "${EGG_AB_NCU:-}" ]; then
   for op in "$@"; do
     [ "$(basename "$op" .py)" = "$name" ] || continue
     timeout 120 ncu --section SpeedOfLight --section Occupancy --section WarpStateStats \
-      --section SchedulerStats -k 'regex:kernel|flash|fmha|sdpa|attention' -c 6 \
+      --section SchedulerStats -k 'regex:kernel|flash|fmha|sdpa|attention' -c 10 \
       python3 "$ROOT/bench/micro/candidates_torch.py" "$op" "$DUMPS/$name" --only "$cand" --ncu-names \
       >"$OUT/ncu.txt" 2>&1 || echo "ncu: exit $?" >>"$OUT/ncu.txt"
   done

@@ -26,8 +26,9 @@ from cold_timing import cold_ms  # noqa: E402
 from egg_bench.baseline import build_model, load_op, make_inputs  # noqa: E402
 
 
-def build(cu, include):
-    so = "/tmp/egg-cand-%s-%s.so" % (os.path.basename(os.path.dirname(cu)), os.path.basename(cu)[:-3])
+def nvcc_command(cu, include, so):
+    """The harness verifier's nvcc line (generator/verify/harness_verifier.cpp): the entry
+    egg_candidate_launch exists only under -DEGG_CANDIDATE_ENTRY."""
     src = open(cu).read()
     libs = [flag for header, flag in (("cublasLt.h", "-lcublasLt"), ("cublas_v2.h", "-lcublas"))
             if header in src]
@@ -36,9 +37,15 @@ def build(cu, include):
         root = os.environ.get("EGG_CUDNN_ROOT", list(nvidia.cudnn.__path__)[0])
         libs += ["-I", root + "/include", "-L", root + "/lib", "-Xlinker", "-rpath=" + root + "/lib",
                  "-l:libcudnn.so.9"]
-    cmd = ["nvcc", "-O3", "-arch=sm_90", "-std=c++17", "-shared", "-Xcompiler", "-fPIC",
-           "-I", include, cu, "-o", so] + libs
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    return ["nvcc", "-shared", "-Xcompiler", "-fPIC", "-DEGG_CANDIDATE_ENTRY", "-O3", "-std=c++17",
+            "-gencode", "arch=compute_90,code=sm_90", "-I", include, cu, "-o", so] + libs
+
+
+def build(cu, include, out_dir="/tmp"):
+    """Compiles one dumped candidate; returns (path of the .so, "") or (None, nvcc's error)."""
+    so = os.path.join(out_dir, "egg-cand-%s-%s.so" % (os.path.basename(os.path.dirname(cu)),
+                                                      os.path.basename(cu)[:-3]))
+    r = subprocess.run(nvcc_command(cu, include, so), capture_output=True, text=True)
     if r.returncode != 0:
         return None, r.stderr[-600:]
     return so, ""

@@ -432,6 +432,75 @@ TEST(Attention, TheWideFlashTileCompilesWithoutSpills) {
   EXPECT_TRUE(has(r.log, "0 bytes spill stores")) << r.log;
 }
 
+TEST(Attention, ProposesTheWgmmaKernelFirstOnlyWhereEveryArchIsSm90a) {
+  const auto s = spec::parse_spec(sdpa_spec("float16", true, true, true));
+  const auto c = contract::derive(s, "k");
+  // sm_90: the mma.sync kernel alone.
+  for (const auto& cand : AttentionFamily(kData).structures(s, c))
+    EXPECT_FALSE(has(cand.id, "attention.wg:")) << cand.id;
+  // sm_90a: 128 rows against 128 and 64 keys, then a warpgroup a block, before mma.sync's.
+  AttentionFamily family(kData, true);
+  const auto cands = family.structures(s, c);
+  ASSERT_GE(cands.size(), 4u);
+  EXPECT_EQ(cands[0].id, "attention.wg:128x128");
+  EXPECT_EQ(cands[1].id, "attention.wg:128x64");
+  EXPECT_EQ(cands[2].id, "attention.wg:64x128");
+  EXPECT_EQ(cands[3].id, "attention.flash:128x128:w4:qs");
+  EXPECT_EQ(cands[0].params, json({{"wgs", 2}, {"bk", 128}}));
+  EXPECT_EQ(AttentionParams::from_json(cands[0].params).wgs, 2);
+  const std::string& d = cands[0].code.device_code;
+  EXPECT_TRUE(has(d, "constexpr int WGS = 2;")) << d;
+  EXPECT_TRUE(has(d, "constexpr int BK = 128;"));
+  EXPECT_TRUE(has(d, "constexpr bool CAUSAL = true;"));
+  EXPECT_TRUE(has(d, "mask_value(mrow[e >> 1][c * MASK_COL])"));
+  EXPECT_TRUE(has(d, "constexpr long long OUT_HEADS = 4;"));
+  EXPECT_TRUE(has(d, ".m64n128k16.f32.f16.f16"));
+  // Two warpgroups of 151 registers fit once an SM; one warpgroup of 64-key tiles (105
+  // registers, 57 KiB) four times.
+  EXPECT_TRUE(has(d, "constexpr int MIN_BLOCKS = 1;"));
+  const auto tunings = family.tunings(s, c, cands[2], "compute");
+  std::set<std::string> ids;
+  for (const auto& t : tunings) ids.insert(t.id);
+  EXPECT_TRUE(ids.count("attention.wg:192x64")) << tunings.size();
+  EXPECT_FALSE(ids.count("attention.wg:64x128"));  // the incumbent
+  for (const auto& t : tunings) {
+    EXPECT_TRUE(has(t.id, "attention.wg:")) << t.id;
+    if (t.id == "attention.wg:64x64") {
+      EXPECT_TRUE(has(t.code.device_code, "constexpr int MIN_BLOCKS = 4;"));
+    }
+  }
+  // fp32, and a head dim other than 64 or 128: no wgmma kernel.
+  const auto fp32 = spec::parse_spec(sdpa_spec("float32", false, false));
+  for (const auto& cand : family.structures(fp32, contract::derive(fp32, "k")))
+    EXPECT_FALSE(has(cand.id, "attention.wg:")) << cand.id;
+  json narrow = sdpa_spec("bfloat16", false, false);
+  for (auto& in : narrow["inputs"]) in["shape"][3] = 32;
+  narrow["nodes"][0]["shape"][3] = 32;
+  const auto ns = spec::parse_spec(narrow);
+  for (const auto& cand : family.structures(ns, contract::derive(ns, "k")))
+    EXPECT_FALSE(has(cand.id, "attention.wg:")) << cand.id;
+}
+
+TEST(Attention, TheWgmmaKernelCompilesForSm90aWithoutSpills) {
+  const auto nvcc = egg::testing::real_nvcc();
+  if (!nvcc) GTEST_SKIP() << "nvcc is not installed";
+  // Head dim 64 with a mask and causality; head dim 128 in bf16 (two panels, 128-wide outputs).
+  json wide = sdpa_spec("bfloat16", false, false);
+  for (auto& in : wide["inputs"]) in["shape"][3] = 128;
+  wide["nodes"][0]["shape"][3] = 128;
+  AttentionFamily family(kData, true);
+  for (const json& j : {sdpa_spec("float16", true, true, true), wide}) {
+    const auto s = spec::parse_spec(j);
+    const auto c = contract::derive(s, "k");
+    const auto cands = family.structures(s, c);
+    ASSERT_FALSE(cands.empty());
+    ASSERT_EQ(cands[0].id, "attention.wg:128x128");
+    const auto r = egg::testing::nvcc_compile(*nvcc, kData, c, cands[0], "sm_90a");
+    ASSERT_TRUE(r.ok) << r.log;
+    EXPECT_TRUE(has(r.log, "0 bytes spill stores")) << r.log;
+  }
+}
+
 TEST(Attention, Fp32RunsOnCudaCoresWithLanesEnoughToFillTheGpu) {
   AttentionFamily family(kData);
   const auto s = spec::parse_spec(sdpa_spec("float32", true, false, true));

@@ -196,8 +196,9 @@ TEST(Gemm, AnalysisNamesTheOpThatBreaksEachRule) {
   early["outputs"][0]["node"] = "fc";
   e = refusal(early);
   EXPECT_TRUE(has(e.describe(), "not the end of the GEMM's epilogue")) << e.describe();
-  // The plan of an accepted one.
-  auto ok = plan_gemm(spec::parse_spec(linear_spec()), ops);
+  // The plan of an accepted one (it points into the spec, which outlives it).
+  const auto accepted = spec::parse_spec(linear_spec());
+  auto ok = plan_gemm(accepted, ops);
   ASSERT_TRUE(std::holds_alternative<GemmProblem>(ok));
   const auto& p = std::get<GemmProblem>(ok);
   EXPECT_EQ(p.m, 256);

@@ -23,6 +23,29 @@ constexpr std::int64_t kMaxSimtHeadDim = 64;
 // True when `n` swaps dims 1 and 2 of a 4-d value: transpose(1, 2) or permute(0, 2, 1, 3).
 bool swaps_heads(const spec::Node& n) { return n.shape.size() == 4 && swaps_dims(n, 1, 2); }
 
+// The wgmma kernel's parameters: `wgs` warpgroups of 64 query rows a block, key tiles of `bk`.
+AttentionParams wg_params(int wgs, int bk) {
+  AttentionParams p{1, 4 * wgs, bk};
+  p.wgs = wgs;
+  return p;
+}
+
+// Shared memory of the wgmma kernel (flash_wg.cuh.tmpl's SMEM_BYTES): Q's rows, three stages of
+// key and value tiles, and the 1024 bytes that align them for the swizzle.
+std::int64_t wg_smem(const AttentionPlan& plan, const AttentionParams& p) {
+  return (std::int64_t{64} * p.wgs + 6 * std::int64_t{p.bk}) * plan.e * 2 + 1024;
+}
+
+// The blocks an SM keeps of the wgmma kernel (its __launch_bounds__ minimum): as many as the
+// registers (bk/2 score and d/2 output accumulators, bk/8 registers of P's fragments and about
+// 48 for addresses, row statistics and the mask) and the shared memory allow, at most 4.
+int wg_min_blocks(const AttentionPlan& plan, const AttentionParams& p) {
+  const std::int64_t regs = (p.bk / 2 + plan.e / 2 + p.bk / 8 + 48 + 7) / 8 * 8;
+  const std::int64_t by_regs = 65536 / (std::int64_t{128} * p.wgs * regs);
+  const std::int64_t by_smem = (kMaxSmem + 1024) / wg_smem(plan, p);
+  return static_cast<int>(std::clamp<std::int64_t>(std::min(by_regs, by_smem), 1, 4));
+}
+
 // The fp32 kernel's parameters: `warps` x 32 lanes a block, `split` of them a query row, key
 // tiles of `bk`.
 AttentionParams simt_params(int warps, int bk, int split = 1) {
@@ -55,6 +78,9 @@ std::int64_t simt_tile_stride(const AttentionPlan& plan, const AttentionParams& 
 }
 
 bool valid(const AttentionPlan& plan, const AttentionParams& p) {
+  if (p.wgs > 0)  // wgmma: 16-bit operands, a head dim of one or two 128-byte panels
+    return !p.simt && plan.dtype != spec::DType::float32 && (plan.e == 64 || plan.e == 128) &&
+           p.wgs >= 1 && p.wgs <= 3 && (p.bk == 64 || p.bk == 128) && wg_smem(plan, p) <= kMaxSmem;
   if (p.simt || plan.dtype == spec::DType::float32) {
     // fp32 on CUDA cores: key and value tiles of BK rows in static shared memory.
     const int ch = simt_keys_per_step(p);
@@ -316,6 +342,7 @@ std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
 }
 
 json AttentionParams::to_json() const {
+  if (wgs > 0) return {{"wgs", wgs}, {"bk", bk}};
   if (simt && split > 1) return {{"simt", true}, {"warps", warps}, {"bk", bk}, {"split", split}};
   if (simt) return {{"simt", true}, {"warps", warps}, {"bk", bk}};
   return {{"mt", mt}, {"warps", warps}, {"bk", bk}, {"qs", qs}};
@@ -329,19 +356,24 @@ AttentionParams AttentionParams::from_json(const json& j) {
   p.qs = j.value("qs", p.qs);
   p.simt = j.value("simt", p.simt);
   p.split = j.value("split", p.split);
+  p.wgs = j.value("wgs", p.wgs);
+  if (p.wgs > 0) p.warps = 4 * p.wgs;
   return p;
 }
 
-AttentionFamily::AttentionFamily(const std::filesystem::path& data_dir)
+AttentionFamily::AttentionFamily(const std::filesystem::path& data_dir, bool wgmma)
     : common_(render::load_template(data_dir, "attention/common.cuh.tmpl")),
       kernel_(render::load_template(data_dir, "attention/flash.cuh.tmpl")),
       simt_(render::load_template(data_dir, "attention/simt.cuh.tmpl")),
-      launch_(render::load_template(data_dir, "attention/launch.tmpl")) {}
+      wg_(render::load_template(data_dir, "attention/flash_wg.cuh.tmpl")),
+      launch_(render::load_template(data_dir, "attention/launch.tmpl")),
+      wgmma_(wgmma) {}
 
 std::vector<std::pair<std::string, std::string>> AttentionFamily::key_inputs() const {
   return {{common_.name, common_.text},
           {kernel_.name, kernel_.text},
           {simt_.name, simt_.text},
+          {wg_.name, wg_.text},
           {launch_.name, launch_.text}};
 }
 
@@ -404,8 +436,9 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
           {{"div", div}, {"size", plan.batch_dims[d]}, {"stride", plan.mask_batch_strides[d]}});
     div *= plan.batch_dims[d];
   }
-  const std::int64_t bq =
-      p.simt ? std::int64_t{p.warps} * 32 / p.split : std::int64_t{p.warps} * p.mt * 16;
+  const std::int64_t bq = p.wgs > 0 ? std::int64_t{64} * p.wgs
+                          : p.simt  ? std::int64_t{p.warps} * 32 / p.split
+                                    : std::int64_t{p.warps} * p.mt * 16;
   const std::string dtype = spec::dtype_name(plan.dtype);
   char scale_log2[64], inv_scale[64];
   std::snprintf(scale_log2, sizeof scale_log2, "%.9g", plan.scale * 1.4426950408889634);
@@ -415,19 +448,27 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
       (plan.mask.empty() ? "" : ", " + spec::dtype_name(plan.mask_dtype) + " mask") +
       (plan.out_heads ? ", output written transposed (1, 2)" : "");
   const std::string structure =
-      p.simt ? "flash attention in exact fp32 on CUDA cores, " +
-                   (p.split == 1 ? std::string("a thread per query row")
-                                 : std::to_string(p.split) + " threads per query row (each every " +
-                                       std::to_string(p.split) + "th key, merged by shuffles)") +
-                   ", " + std::to_string(bq) + " rows per block, key tiles of " +
-                   std::to_string(p.bk) + " in shared memory, online softmax per " +
-                   (p.split == 1 ? "16" : "8") + " keys" + masks
-             : "flash attention, " + std::to_string(bq) + " query rows per block (" +
-                   std::to_string(p.warps) + " warps of " + std::to_string(p.mt * 16) +
-                   " rows), key tiles of " + std::to_string(p.bk) +
-                   " double-buffered by cp.async, mma.sync m16n8k16 " + dtype +
-                   (p.qs ? ", Q's fragments read from shared memory per key tile" : "") +
-                   " with fp32 online softmax" + masks;
+      p.wgs > 0
+          ? "flash attention on wgmma (sm_90a), " + std::to_string(bq) + " query rows per block (" +
+                std::to_string(p.wgs) + " warpgroup" + (p.wgs > 1 ? "s" : "") +
+                " of 64 rows), key tiles of " + std::to_string(p.bk) +
+                " in three cp.async stages, 128-byte swizzled, S = Q K^T and O += P V (P from "
+                "registers) as m64nNk16 " +
+                dtype + " with fp32 online softmax" + masks
+      : p.simt
+          ? "flash attention in exact fp32 on CUDA cores, " +
+                (p.split == 1 ? std::string("a thread per query row")
+                              : std::to_string(p.split) + " threads per query row (each every " +
+                                    std::to_string(p.split) + "th key, merged by shuffles)") +
+                ", " + std::to_string(bq) + " rows per block, key tiles of " +
+                std::to_string(p.bk) + " in shared memory, online softmax per " +
+                (p.split == 1 ? "16" : "8") + " keys" + masks
+          : "flash attention, " + std::to_string(bq) + " query rows per block (" +
+                std::to_string(p.warps) + " warps of " + std::to_string(p.mt * 16) +
+                " rows), key tiles of " + std::to_string(p.bk) +
+                " double-buffered by cp.async, mma.sync m16n8k16 " + dtype +
+                (p.qs ? ", Q's fragments read from shared memory per key tile" : "") +
+                " with fp32 online softmax" + masks;
   json ctx = {{"fn", fn},
               {"summary", quote(*plan.anchor) + " over " + std::to_string(plan.batch()) +
                               " batch entries, " + std::to_string(plan.l) + " queries x " +
@@ -442,6 +483,9 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
               {"ks", simt_tile_stride(plan, p)},
               {"bk", p.bk},
               {"q_smem", p.qs},
+              {"warpgroups", p.wgs},
+              {"min_blocks", p.wgs > 0 ? wg_min_blocks(plan, p) : 1},
+              {"wgmma_type", plan.dtype == spec::DType::bfloat16 ? "bf16" : "f16"},
               {"e", plan.e},
               {"d", plan.padded_e()},
               {"l", plan.l},
@@ -463,14 +507,16 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
               {"v_row", row(plan.v)},
               {"args", args}};
   Candidate cand;
-  cand.id = std::string(p.simt ? "attention.simt:" : "attention.flash:") + std::to_string(bq) +
-            "x" + std::to_string(p.bk) + ":w" + std::to_string(p.warps) + (p.qs ? ":qs" : "") +
-            (p.split > 1 ? ":s" + std::to_string(p.split) : "");
+  cand.id = p.wgs > 0 ? "attention.wg:" + std::to_string(bq) + "x" + std::to_string(p.bk)
+                      : std::string(p.simt ? "attention.simt:" : "attention.flash:") +
+                            std::to_string(bq) + "x" + std::to_string(p.bk) + ":w" +
+                            std::to_string(p.warps) + (p.qs ? ":qs" : "") +
+                            (p.split > 1 ? ":s" + std::to_string(p.split) : "");
   cand.summary = plan.anchor->target + ": " + structure;
   cand.params = p.to_json();
   // The operands' addressing, ex2 and the mask's rows, shared by both kernels.
   ctx["common"] = render::render(common_.text, ctx, common_.name);
-  const render::Template& body = p.simt ? simt_ : kernel_;
+  const render::Template& body = p.wgs > 0 ? wg_ : p.simt ? simt_ : kernel_;
   cand.code.device_code = render::render(body.text, ctx, body.name);
   cand.code.launch_body = render::render(launch_.text, ctx, launch_.name);
   return cand;
@@ -499,6 +545,12 @@ std::vector<AttentionParams> AttentionFamily::structure_params(const spec::Spec&
       for (const int bk : {64, 32}) add(simt_params(warps, bk));
     return out;
   }
+  // Where every arch is sm_90a, the wgmma kernel first, as cuDNN's and FlashAttention-3's Hopper
+  // kernels: 128 query rows (two warpgroups) against 128-key tiles, then 64-key tiles (two
+  // blocks an SM), then a warpgroup a block.
+  if (wgmma_)
+    for (const auto& [wgs, bk] : {std::pair{2, 128}, std::pair{2, 64}, std::pair{1, 128}})
+      if (valid(plan, wg_params(wgs, bk))) out.push_back(wg_params(wgs, bk));
   for (const AttentionParams& p : {AttentionParams{2, 4, 128, true}, AttentionParams{2, 4, 64},
                                    AttentionParams{1, 4, 64}, AttentionParams{1, 8, 64}})
     if (valid(plan, p)) out.push_back(p);
@@ -520,6 +572,11 @@ std::vector<AttentionParams> AttentionFamily::tuning_params(const spec::Spec&,
   // Key tiles first (fewer rescales against fewer registers), then where Q's fragments live,
   // then the rows a block owns.
   const AttentionParams& in = incumbent;
+  if (in.wgs > 0) {
+    for (const int bk : {128, 64})
+      for (const int wgs : {in.wgs, 1, 2, 3}) add(wg_params(wgs, bk));
+    return out;
+  }
   if (in.simt) {
     for (const int split : {in.split, in.split * 2, in.split / 2})
       for (const int warps : {1, 2, 4})

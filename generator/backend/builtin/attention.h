@@ -1,10 +1,11 @@
 // The builtin backend's attention family: ONE F.scaled_dot_product_attention of fp16, bf16 or fp32
 // query, key and value (templates/attention/): the flash-attention kernel, scores and softmax on
-// chip, never the [L][S] weights in memory; on tensor cores for fp16/bf16 (flash.cuh.tmpl), on CUDA
-// cores in exact fp32 for float32 (simt.cuh.tmpl, head dims up to 64). A bool or float mask
-// broadcasting to [..., L, S], causality and a scale are applied to the scores; the output is
-// written as it is or, for a 4-d attention whose result the graph transposes (1, 2) (the heads
-// merged back), in that layout.
+// chip, never the [L][S] weights in memory; on tensor cores for fp16/bf16 (flash.cuh.tmpl on
+// mma.sync; where every target arch is sm_90a also flash_wg.cuh.tmpl on wgmma, head dims 64 and
+// 128), on CUDA cores in exact fp32 for float32 (simt.cuh.tmpl, head dims up to 64). A bool or
+// float mask broadcasting to [..., L, S], causality and a scale are applied to the scores; the
+// output is written as it is or, for a 4-d attention whose result the graph transposes (1, 2) (the
+// heads merged back), in that layout.
 //
 // The lowered math (lowering.h: matmul, softmax, matmul) is the other plan of the same graph: the
 // backend proposes both and measurement decides (BuiltinBackend::plans).
@@ -68,6 +69,9 @@ struct AttentionParams {
   // BQ = warps * 32 / split (mt, qs unused)
   bool simt = false;
   int split = 1;
+  // > 0: the wgmma kernel (flash_wg.cuh.tmpl, sm_90a), `wgs` warpgroups of 64 query rows a block
+  // (mt, warps, qs unused)
+  int wgs = 0;
   nlohmann::json to_json() const;
   static AttentionParams from_json(const nlohmann::json& j);
 };
@@ -75,7 +79,8 @@ struct AttentionParams {
 // The attention family.
 class AttentionFamily : public PlannedFamily<AttentionPlan, AttentionParams> {
  public:
-  explicit AttentionFamily(const std::filesystem::path& data_dir);
+  // `wgmma`: every target arch is sm_90a, so the wgmma kernel is proposed too.
+  explicit AttentionFamily(const std::filesystem::path& data_dir, bool wgmma = false);
 
   std::string name() const override { return "attention"; }
   std::vector<std::pair<std::string, std::string>> key_inputs() const override;
@@ -98,7 +103,8 @@ class AttentionFamily : public PlannedFamily<AttentionPlan, AttentionParams> {
                                                  const AttentionParams& failed) const override;
 
  private:
-  render::Template common_, kernel_, simt_, launch_;
+  render::Template common_, kernel_, simt_, wg_, launch_;
+  bool wgmma_;
 };
 
 }  // namespace egg::backend::builtin

@@ -24,7 +24,7 @@ std::vector<std::unique_ptr<Family>> make_families(const std::filesystem::path& 
   families.push_back(std::make_unique<PoolFamily>(data_dir));
   families.push_back(std::make_unique<LossFamily>(data_dir));
   families.push_back(std::make_unique<SortFamily>(data_dir));
-  families.push_back(std::make_unique<AttentionFamily>(data_dir));
+  families.push_back(std::make_unique<AttentionFamily>(data_dir, wgmma));
   families.push_back(std::make_unique<EmbeddingBagFamily>(data_dir));
   families.push_back(std::make_unique<ElementwiseFamily>(data_dir));
   return families;
