@@ -12,6 +12,7 @@ import argparse
 import concurrent.futures
 import ctypes
 import glob
+import hashlib
 import os
 import subprocess
 import sys
@@ -28,7 +29,8 @@ from egg_bench.baseline import build_model, load_op, make_inputs  # noqa: E402
 
 def nvcc_command(cu, include, so):
     """The harness verifier's nvcc line (generator/verify/harness_verifier.cpp): the entry
-    egg_candidate_launch exists only under -DEGG_CANDIDATE_ENTRY."""
+    egg_candidate_launch exists only under -DEGG_CANDIDATE_ENTRY; sm_90a where the source uses
+    wgmma."""
     src = open(cu).read()
     libs = [flag for header, flag in (("cublasLt.h", "-lcublasLt"), ("cublas_v2.h", "-lcublas"))
             if header in src]
@@ -37,15 +39,29 @@ def nvcc_command(cu, include, so):
         root = os.environ.get("EGG_CUDNN_ROOT", list(nvidia.cudnn.__path__)[0])
         libs += ["-I", root + "/include", "-L", root + "/lib", "-Xlinker", "-rpath=" + root + "/lib",
                  "-l:libcudnn.so.9"]
+    arch = "90a" if "wgmma" in src else "90"  # the wgmma kernels compile for sm_90a only
     return ["nvcc", "-shared", "-Xcompiler", "-fPIC", "-DEGG_CANDIDATE_ENTRY", "-O3", "-std=c++17",
-            "-gencode", "arch=compute_90,code=sm_90", "-I", include, cu, "-o", so] + libs
+            "-gencode", "arch=compute_%s,code=sm_%s" % (arch, arch), "-I", include, cu, "-o", so] + libs
 
 
 def build(cu, include, out_dir="/tmp"):
-    """Compiles one dumped candidate; returns (path of the .so, "") or (None, nvcc's error)."""
-    so = os.path.join(out_dir, "egg-cand-%s-%s.so" % (os.path.basename(os.path.dirname(cu)),
-                                                      os.path.basename(cu)[:-3]))
-    r = subprocess.run(nvcc_command(cu, include, so), capture_output=True, text=True)
+    """Compiles one dumped candidate; returns (path of the .so, "") or (None, nvcc's error). The
+    library is named by its source, headers and nvcc line, and one already in `out_dir` is reused
+    (compiled on the CPU machine, carried to the GPU machine)."""
+    key = hashlib.sha256()
+    for path in [cu] + sorted(glob.glob(os.path.join(include, "**", "*.h"), recursive=True)):
+        with open(path, "rb") as f:
+            key.update(f.read())
+    flags = [{cu: "CU", include: "INCLUDE"}.get(arg, arg) for arg in nvcc_command(cu, include, "SO")]
+    key.update(" ".join(flags).encode())  # the line without this machine's paths
+    so = os.path.join(out_dir, "egg-cand-%s-%s-%s.so" % (os.path.basename(os.path.dirname(cu)),
+                                                         os.path.basename(cu)[:-3], key.hexdigest()[:12]))
+    if os.path.exists(so):
+        return so, ""
+    try:
+        r = subprocess.run(nvcc_command(cu, include, so), capture_output=True, text=True)
+    except OSError as e:  # no nvcc on PATH
+        return None, "cannot run nvcc: %s" % e
     if r.returncode != 0:
         return None, r.stderr[-600:]
     return so, ""
@@ -58,6 +74,7 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--ncu-names", action="store_true")
     ap.add_argument("--compile", action="store_true", help="also time torch.compile (default mode)")
+    ap.add_argument("--so-dir", default="/tmp", help="where the libraries go (and are reused from)")
     a = ap.parse_args()
     mod = load_op(a.op)
     model = build_model(mod).cuda()
@@ -85,7 +102,7 @@ def main():
                                    key=lambda p: int(os.path.basename(p)[:-3]))
                if not only or int(os.path.basename(cu)[:-3]) in only]
         with concurrent.futures.ThreadPoolExecutor(os.cpu_count()) as pool:  # nvcc side by side
-            built = list(pool.map(lambda cu: build(cu, os.path.join(a.dump, "include")), cus))
+            built = list(pool.map(lambda cu: build(cu, os.path.join(a.dump, "include"), a.so_dir), cus))
         for cu, (so, err) in zip(cus, built):
             n = int(os.path.basename(cu)[:-3])
             cid = open(cu[:-3] + ".id").read().strip()

@@ -837,12 +837,15 @@ TEST(Planner, SinkingStopsBeforeTheFirstReaderAndKeepsReturnedValues) {
 
 // A manual aid: every family's candidates (cuDNN structures included) for every spec.json under
 // $EGG_FAMILY_SPEC_DIR that the family implements, written under $EGG_FAMILY_OUT_DIR/<family>/ (a
-// refactor of the families compares two such trees).
+// refactor of the families compares two such trees). EGG_FAMILY_WGMMA=1: as for sm_90a targets
+// (the wgmma kernels too).
 TEST(Families, DumpEveryCandidateForNvcc) {
   const char* in = std::getenv("EGG_FAMILY_SPEC_DIR");
   const char* out = std::getenv("EGG_FAMILY_OUT_DIR");
   if (!in || !out) GTEST_SKIP() << "set EGG_FAMILY_SPEC_DIR and EGG_FAMILY_OUT_DIR";
-  for (const auto& f : make_families(kData, "default", Cudnn::any_engine))
+  const char* wgmma = std::getenv("EGG_FAMILY_WGMMA");
+  for (const auto& f : make_families(kData, "default", Cudnn::any_engine,
+                                     wgmma != nullptr && std::string(wgmma) == "1"))
     egg::testing::dump_every_candidate(*f, kData, in,
                                        (std::filesystem::path(out) / f->name()).c_str(), true);
 }
