@@ -23,24 +23,38 @@ constexpr std::int64_t kMaxSimtHeadDim = 64;
 // True when `n` swaps dims 1 and 2 of a 4-d value: transpose(1, 2) or permute(0, 2, 1, 3).
 bool swaps_heads(const spec::Node& n) { return n.shape.size() == 4 && swaps_dims(n, 1, 2); }
 
-// The wgmma kernel's parameters: `wgs` warpgroups of 64 query rows a block, key tiles of `bk`.
-AttentionParams wg_params(int wgs, int bk) {
+// The wgmma kernel's parameters: `wgs` warpgroups of 64 query rows a block, key tiles of `bk`,
+// pipelined or not.
+AttentionParams wg_params(int wgs, int bk, bool pipe) {
   AttentionParams p{1, 4 * wgs, bk};
   p.wgs = wgs;
+  p.pipe = pipe;
   return p;
 }
 
-// Shared memory of the wgmma kernel (flash_wg.cuh.tmpl's SMEM_BYTES): Q's rows, three stages of
-// key and value tiles, and the 1024 bytes that align them for the swizzle.
+// Shared memory of the wgmma kernel (flash_wg.cuh.tmpl's SMEM_BYTES) with `stages` key/value
+// tiles: Q's rows, the tiles, and the 1024 bytes that align them for the swizzle.
+std::int64_t wg_smem(const AttentionPlan& plan, const AttentionParams& p, int stages) {
+  return (std::int64_t{64} * p.wgs + 2 * std::int64_t{stages} * p.bk) * plan.e * 2 + 1024;
+}
+
+// The wgmma kernel's key/value stages: three (two tiles ahead); pipelined, four where they fit
+// (a tile's V is read one iteration later, so four keep two tiles ahead), else three (one ahead).
+int wg_stages(const AttentionPlan& plan, const AttentionParams& p) {
+  return p.pipe && wg_smem(plan, p, 4) <= kMaxSmem ? 4 : 3;
+}
+
 std::int64_t wg_smem(const AttentionPlan& plan, const AttentionParams& p) {
-  return (std::int64_t{64} * p.wgs + 6 * std::int64_t{p.bk}) * plan.e * 2 + 1024;
+  return wg_smem(plan, p, wg_stages(plan, p));
 }
 
 // The blocks an SM keeps of the wgmma kernel (its __launch_bounds__ minimum): as many as the
-// registers (bk/2 score and d/2 output accumulators, bk/8 registers of P's fragments and about
-// 48 for addresses, row statistics and the mask) and the shared memory allow, at most 4.
+// registers (bk/2 score and d/2 output accumulators, P's fragments: bk/8 registers, bk/4 when
+// pipelined, as they live beside the next tile's scores, and about 48 for addresses, row
+// statistics and the mask) and the shared memory allow, at most 4.
 int wg_min_blocks(const AttentionPlan& plan, const AttentionParams& p) {
-  const std::int64_t regs = (p.bk / 2 + plan.e / 2 + p.bk / 8 + 48 + 7) / 8 * 8;
+  const std::int64_t regs =
+      (p.bk / 2 + plan.e / 2 + (p.pipe ? p.bk / 4 : p.bk / 8) + 48 + 7) / 8 * 8;
   const std::int64_t by_regs = 65536 / (std::int64_t{128} * p.wgs * regs);
   const std::int64_t by_smem = (kMaxSmem + 1024) / wg_smem(plan, p);
   return static_cast<int>(std::clamp<std::int64_t>(std::min(by_regs, by_smem), 1, 4));
@@ -342,7 +356,7 @@ std::variant<AttentionPlan, UserError> plan_attention(const spec::Spec& s) {
 }
 
 json AttentionParams::to_json() const {
-  if (wgs > 0) return {{"wgs", wgs}, {"bk", bk}};
+  if (wgs > 0) return {{"wgs", wgs}, {"bk", bk}, {"pipe", pipe}};
   if (simt && split > 1) return {{"simt", true}, {"warps", warps}, {"bk", bk}, {"split", split}};
   if (simt) return {{"simt", true}, {"warps", warps}, {"bk", bk}};
   return {{"mt", mt}, {"warps", warps}, {"bk", bk}, {"qs", qs}};
@@ -357,6 +371,7 @@ AttentionParams AttentionParams::from_json(const json& j) {
   p.simt = j.value("simt", p.simt);
   p.split = j.value("split", p.split);
   p.wgs = j.value("wgs", p.wgs);
+  p.pipe = j.value("pipe", p.pipe);
   if (p.wgs > 0) p.warps = 4 * p.wgs;
   return p;
 }
@@ -448,13 +463,14 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
       (plan.mask.empty() ? "" : ", " + spec::dtype_name(plan.mask_dtype) + " mask") +
       (plan.out_heads ? ", output written transposed (1, 2)" : "");
   const std::string structure =
-      p.wgs > 0
-          ? "flash attention on wgmma (sm_90a), " + std::to_string(bq) + " query rows per block (" +
-                std::to_string(p.wgs) + " warpgroup" + (p.wgs > 1 ? "s" : "") +
-                " of 64 rows), key tiles of " + std::to_string(p.bk) +
-                " in three cp.async stages, 128-byte swizzled, S = Q K^T and O += P V (P from "
-                "registers) as m64nNk16 " +
-                dtype + " with fp32 online softmax" + masks
+      p.wgs > 0 ? "flash attention on wgmma (sm_90a), " + std::to_string(bq) +
+                      " query rows per block (" + std::to_string(p.wgs) + " warpgroup" +
+                      (p.wgs > 1 ? "s" : "") + " of 64 rows), key tiles of " +
+                      std::to_string(p.bk) + " in " + std::to_string(wg_stages(plan, p)) +
+                      " cp.async stages, 128-byte swizzled, S = Q K^T and O += P V (P from "
+                      "registers) as m64nNk16 " +
+                      dtype + " with fp32 online softmax" +
+                      (p.pipe ? ", a tile's scores beside the last tile's P V" : "") + masks
       : p.simt
           ? "flash attention in exact fp32 on CUDA cores, " +
                 (p.split == 1 ? std::string("a thread per query row")
@@ -485,6 +501,8 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
               {"q_smem", p.qs},
               {"warpgroups", p.wgs},
               {"min_blocks", p.wgs > 0 ? wg_min_blocks(plan, p) : 1},
+              {"stages", p.wgs > 0 ? wg_stages(plan, p) : 2},
+              {"pipe", p.pipe},
               {"wgmma_type", plan.dtype == spec::DType::bfloat16 ? "bf16" : "f16"},
               {"e", plan.e},
               {"d", plan.padded_e()},
@@ -507,11 +525,12 @@ Candidate AttentionFamily::render(const spec::Spec& s, const contract::Contract&
               {"v_row", row(plan.v)},
               {"args", args}};
   Candidate cand;
-  cand.id = p.wgs > 0 ? "attention.wg:" + std::to_string(bq) + "x" + std::to_string(p.bk)
-                      : std::string(p.simt ? "attention.simt:" : "attention.flash:") +
-                            std::to_string(bq) + "x" + std::to_string(p.bk) + ":w" +
-                            std::to_string(p.warps) + (p.qs ? ":qs" : "") +
-                            (p.split > 1 ? ":s" + std::to_string(p.split) : "");
+  cand.id =
+      p.wgs > 0
+          ? "attention.wg:" + std::to_string(bq) + "x" + std::to_string(p.bk) + (p.pipe ? ":p" : "")
+          : std::string(p.simt ? "attention.simt:" : "attention.flash:") + std::to_string(bq) +
+                "x" + std::to_string(p.bk) + ":w" + std::to_string(p.warps) + (p.qs ? ":qs" : "") +
+                (p.split > 1 ? ":s" + std::to_string(p.split) : "");
   cand.summary = plan.anchor->target + ": " + structure;
   cand.params = p.to_json();
   // The operands' addressing, ex2 and the mask's rows, shared by both kernels.
@@ -546,11 +565,12 @@ std::vector<AttentionParams> AttentionFamily::structure_params(const spec::Spec&
     return out;
   }
   // Where every arch is sm_90a, the wgmma kernel first, as cuDNN's and FlashAttention-3's Hopper
-  // kernels: 128 query rows (two warpgroups) against 128-key tiles, then 64-key tiles (two
-  // blocks an SM), then a warpgroup a block.
+  // kernels: 128 query rows (two warpgroups) against 128-key tiles, pipelined as
+  // FlashAttention-3 and not; then 64-key tiles pipelined (two blocks an SM).
   if (wgmma_)
-    for (const auto& [wgs, bk] : {std::pair{2, 128}, std::pair{2, 64}, std::pair{1, 128}})
-      if (valid(plan, wg_params(wgs, bk))) out.push_back(wg_params(wgs, bk));
+    for (const auto& p :
+         {wg_params(2, 128, true), wg_params(2, 128, false), wg_params(2, 64, true)})
+      if (valid(plan, p)) out.push_back(p);
   for (const AttentionParams& p : {AttentionParams{2, 4, 128, true}, AttentionParams{2, 4, 64},
                                    AttentionParams{1, 4, 64}, AttentionParams{1, 8, 64}})
     if (valid(plan, p)) out.push_back(p);
@@ -573,8 +593,9 @@ std::vector<AttentionParams> AttentionFamily::tuning_params(const spec::Spec&,
   // then the rows a block owns.
   const AttentionParams& in = incumbent;
   if (in.wgs > 0) {
-    for (const int bk : {128, 64})
-      for (const int wgs : {in.wgs, 1, 2, 3}) add(wg_params(wgs, bk));
+    for (const bool pipe : {in.pipe, !in.pipe})
+      for (const int bk : {128, 64})
+        for (const int wgs : {in.wgs, 1, 2, 3}) add(wg_params(wgs, bk, pipe));
     return out;
   }
   if (in.simt) {

@@ -72,6 +72,7 @@ struct AttentionParams {
   // > 0: the wgmma kernel (flash_wg.cuh.tmpl, sm_90a), `wgs` warpgroups of 64 query rows a block
   // (mt, warps, qs unused)
   int wgs = 0;
+  bool pipe = false;  // wgmma: tile j's scores beside tile j - 1's P V (FlashAttention-3's overlap)
   nlohmann::json to_json() const;
   static AttentionParams from_json(const nlohmann::json& j);
 };
