@@ -1,5 +1,6 @@
 #include "pipeline/eager_floor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -74,20 +75,31 @@ std::string describe(const EagerComparison& c) {
   return buf;
 }
 
+std::string arch_advice(const std::vector<std::string>& arches) {
+  if (std::find(arches.begin(), arches.end(), "sm_90") == arches.end()) return "";
+  return "ARCH sm_90a lets the GEMM and attention families propose their Hopper kernels (wgmma); "
+         "such a kernel runs on sm_90 GPUs only";
+}
+
 void report_eager_floor(const std::string& kernel, const std::string& op_file,
-                        const EagerComparison& c, bool require_faster) {
+                        const EagerComparison& c, bool require_faster,
+                        const std::vector<std::string>& arches) {
   if (c.verdict != EagerVerdict::slower) return;
   const std::string what = "the kernel is slower than eager PyTorch beyond the " +
                            std::to_string(static_cast<int>(c.margin * 100 + 0.5)) +
                            " % timing noise: " + describe(c);
+  const std::string advice = arch_advice(arches);
   if (!require_faster) {
-    log::warning(kernel + ": " + what + " (manifest: vs_eager)");
+    log::warning(kernel + ": " + what + " (manifest: vs_eager)" +
+                 (advice.empty() ? "" : "; " + advice));
     return;
   }
   throw UserError(SourceLocation{op_file, 0, kernel}, what + ", and EGG_REQUIRE_FASTER is on",
-                  "see which candidates were measured (the manifest's stages, tools/attempts.py); "
-                  "give the stages more candidates (--budget) or an LLM backend (BACKEND openai), "
-                  "keep PyTorch for this op, or set EGG_REQUIRE_FASTER=OFF to accept the kernel");
+                  (advice.empty() ? "" : advice + "; ") +
+                      "see which candidates were measured (the manifest's stages, "
+                      "tools/attempts.py); give the stages more candidates (--budget) or an LLM "
+                      "backend (BACKEND openai), keep PyTorch for this op, or set "
+                      "EGG_REQUIRE_FASTER=OFF to accept the kernel");
 }
 
 }  // namespace egg::pipeline

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "util/error.h"
 
@@ -44,9 +45,15 @@ EagerComparison compare_with_eager(const nlohmann::json& timing, double margin =
 // "kernel 1.3 ms against eager PyTorch's 1 ms (30 % slower)", for the log and errors.
 std::string describe(const EagerComparison& c);
 
-// Says a slower kernel in the build log (a warning naming `kernel` and both times); with
-// `require_faster`, throws a UserError at `op_file` that says what to do instead.
+// What a target arch list leaves out: for plain sm_90, that sm_90a lets the families propose their
+// Hopper kernels (wgmma); "" where there is nothing to add.
+std::string arch_advice(const std::vector<std::string>& arches);
+
+// Says a slower kernel in the build log (a warning naming `kernel` and both times, and what the
+// target `arches` leave out); with `require_faster`, throws a UserError at `op_file` that says
+// what to do instead.
 void report_eager_floor(const std::string& kernel, const std::string& op_file,
-                        const EagerComparison& c, bool require_faster);
+                        const EagerComparison& c, bool require_faster,
+                        const std::vector<std::string>& arches = {});
 
 }  // namespace egg::pipeline

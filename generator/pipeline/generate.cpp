@@ -538,7 +538,7 @@ void emit_step(const Run& run, Outcome& out, const emit::OutputPaths& paths,
         "EGG_REQUIRE_VERIFIED=OFF");
   // Never slower than eager, never silently (cache hits included: the times are the record's).
   const EagerComparison vs_eager = compare_with_eager(out.record.value("timing", json::object()));
-  report_eager_floor(result.name, o.op_file.string(), vs_eager, o.require_faster);
+  report_eager_floor(result.name, o.op_file.string(), vs_eager, o.require_faster, run.setup.arches);
   json manifest = manifest_json(run, out, status, vs_eager, paths, result.cache_key);
   std::vector<std::string> deps = run.traced.s.deps;
   if (std::find(deps.begin(), deps.end(), o.op_file.string()) == deps.end())

@@ -26,6 +26,7 @@ namespace egg::pipeline {
 namespace {
 
 using egg::testing::exited;
+using egg::testing::has;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
@@ -499,6 +500,16 @@ TEST(EagerFloor, VerdictsAndText) {
   EXPECT_EQ(compare_with_eager(json::object()).to_json()["verdict"], "not_measured");
   EXPECT_NO_THROW(report_eager_floor("k", "/src/op.py", slow, false));  // a warning only
   EXPECT_THROW(report_eager_floor("k", "/src/op.py", slow, true), UserError);
+  // Plain sm_90 leaves the Hopper kernels out, and the error says how to let them in.
+  try {
+    report_eager_floor("k", "/src/op.py", slow, true, {"sm_90"});
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_TRUE(has(e.hint(), "ARCH sm_90a")) << e.hint();
+  }
+  EXPECT_EQ(arch_advice({"sm_90a"}), "");
+  EXPECT_EQ(arch_advice({"sm_80", "sm_89"}), "");
+  EXPECT_TRUE(has(arch_advice({"sm_80", "sm_90"}), "wgmma"));
 }
 
 // At small sizes eager's host-timed figure is mostly Python's launch overhead: the floor takes
