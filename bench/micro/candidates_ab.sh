@@ -10,6 +10,8 @@
 # then, with `carry: ["build-dumps"]`:
 #   bash bench/micro/candidates_ab.sh "0,2,4" build-dumps/new/attention examples/suite/OP.py ...
 #   EGG_AB_NCU=OP:0 bash bench/micro/candidates_ab.sh ...   # also ncu on candidate 0 of OP
+# EGG_AB_SO_DIR: where the libraries are (and go): compiled on the CPU machine beforehand
+# (candidates_torch.build) and carried along, the GPU call spends no time in nvcc.
 set -u
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 OUT="${OUT:-$ROOT/micro-out}"
@@ -17,12 +19,13 @@ mkdir -p "$OUT"
 export PATH="$PATH:/usr/local/cuda/bin"
 ONLY="$1" DUMPS="$2"
 shift 2
+SO_DIR="${EGG_AB_SO_DIR:-/tmp}"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >>"$OUT/micro.txt" 2>&1
 for op in "$@"; do
   name="$(basename "$op" .py)"
   echo "== $DUMPS/$name ($(date -u +%H:%M:%SZ))" >>"$OUT/micro.txt"
   timeout 240 python3 "$ROOT/bench/micro/candidates_torch.py" "$op" "$DUMPS/$name" --only "$ONLY" \
-    >>"$OUT/micro.txt" 2>&1 || echo "$name: exit $?" >>"$OUT/micro.txt"
+    --so-dir "$SO_DIR" >>"$OUT/micro.txt" 2>&1 || echo "$name: exit $?" >>"$OUT/micro.txt"
 done
 if [ -n "${EGG_AB_NCU:-}" ]; then
   name="${EGG_AB_NCU%%:*}" cand="${EGG_AB_NCU##*:}"
@@ -30,7 +33,7 @@ if [ -n "${EGG_AB_NCU:-}" ]; then
     [ "$(basename "$op" .py)" = "$name" ] || continue
     timeout 120 ncu --section SpeedOfLight --section Occupancy --section WarpStateStats \
       --section SchedulerStats -k 'regex:kernel|flash|fmha|sdpa|attention' -c 10 \
-      python3 "$ROOT/bench/micro/candidates_torch.py" "$op" "$DUMPS/$name" --only "$cand" --ncu-names \
+      python3 "$ROOT/bench/micro/candidates_torch.py" "$op" "$DUMPS/$name" --only "$cand" --ncu-names --so-dir "$SO_DIR" \
       >"$OUT/ncu.txt" 2>&1 || echo "ncu: exit $?" >>"$OUT/ncu.txt"
   done
 fi
