@@ -11,7 +11,8 @@
 #   EGG_AB_SO_DIR=OUT/so bash bench/micro/candidates_ab.sh "" OUT/<family> OP.py...
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-OUT="$1" IDS="$2"
+mkdir -p "$1"
+OUT="$(cd "$1" && pwd)" IDS="$2"
 shift 2
 PY="${EGG_PYTHON:-python3}"
 WORK="$(mktemp -d)"
@@ -49,7 +50,7 @@ import sys
 
 import candidates_torch
 
-out = os.path.abspath(sys.argv[1])
+out = sys.argv[1]
 jobs = [(cu, os.path.join(os.path.dirname(cu), "include"))
         for cu in sorted(glob.glob(os.path.join(out, "*", "*", "*.cu")))]
 with concurrent.futures.ThreadPoolExecutor(2) as pool:
