@@ -387,7 +387,11 @@ ConvParams ConvParams::from_json(const json& j) {
   return p;
 }
 
-std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const ConvParams& q) {
+namespace {
+
+// The epilogues fused after the convolution (a reduction, a pool, a norm): the structures that
+// can compute them.
+std::optional<std::string> fused_epilogue_unsupported(const ConvPlan& p, const ConvParams& q) {
   if (p.reduction && p.reduction->spatial() && !(q.structure == "cudnn" && q.nhwc))
     return std::string("a reduction over the spatial dims reads cuDNN's channels-last result");
   if (p.pool && !(q.structure == "cudnn" && q.nhwc))
@@ -407,44 +411,88 @@ std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const Conv
     return std::string(
         "a channel reduction fuses into the implicit GEMM whose N tile holds every output channel, "
         "or reads cuDNN's channels-last result");
-  if (q.structure == "cudnn") {
-    // The cuDNN structure pads both sides alike (one padding per dim) and keeps every tensor
-    // below 2^31 elements (cuDNN's engines index with int).
-    for (int d = 0; d < 3; ++d) {
-      const std::int64_t lo = p.transposed ? p.out[d] : p.in[d],
-                         hi = p.transposed ? p.in[d] : p.out[d];
-      if (conv_output_size(lo, p.kernel[d], 2 * p.pad[d], p.stride[d], p.dilation[d]) != hi)
-        return std::string("cuDNN pads both sides alike; this convolution's padding is asymmetric");
-    }
-    // Below 2^31 elements per call (cuDNN's engines index with int): the batch is split into
-    // chunks that are (cudnn_batch_chunk), but not one batch entry or the weight.
-    if (cudnn_batch_chunk(p) == 0 || spec::numel(p.weight_shape) >= (std::int64_t(1) << 31))
-      return std::string(
-          "one batch entry or the weight has 2^31 or more elements (cuDNN's dims are int)");
-    // Channels-last: the transposes' grids (a block per 32x32 tile, z per batch entry).
-    if (q.nhwc && (p.batch > 65535 || p.weight_shape.at(0) > 65535 ||
-                   ceil_div(p.out[0] * p.out[1] * p.out[2], 32) > 65535))
-      return std::string("too large for the channels-last transposes' grid");
-    if (q.span != 32 && (!q.nhwc || (q.span != 64 && q.span != 128 && q.span != 256)))
-      return "an epilogue pass's span of " + std::to_string(q.span) +
-             " positions (32, 64, 128 or 256, channels-last only)";
-    if (q.nhwc && dnn_reduce_rows(p) && !dnn_rows_span_fits(p, q.span))
-      return "a channel softmax's tile of " + std::to_string(p.c_out) + " channels x " +
-             std::to_string(q.span) + " pixels (32, 64 or 128, at most " +
-             std::to_string(kDnnRowsSpanBytes >> 10) + " KiB of shared memory)";
-    // 16-byte loads: 32 / vec lanes a position, 8 * vec positions a sweep of the block.
-    const std::int64_t vec = 16 / spec::dtype_size(p.dtype);
-    if (q.vload && (!q.nhwc || p.c_out % vec != 0 || q.span % (8 * vec) != 0))
-      return "16-byte loads in the epilogue pass need channels-last, channels in multiples of " +
-             std::to_string(vec) + " and a span of " + std::to_string(8 * vec) + " or more";
-    // 16 channels a tile: 16-byte loads, 16 / vec lanes a position, 16 * vec positions a sweep.
-    if (q.tile_c != 32 &&
-        (q.tile_c != 16 || !q.vload || q.span % (16 * vec) != 0 || ceil_div(p.c_out, 16) > 65535))
-      return "an epilogue pass tile of " + std::to_string(q.tile_c) +
-             " channels (32, or 16 with 16-byte loads and a span of " + std::to_string(16 * vec) +
-             " or more)";
-    return std::nullopt;
+  return std::nullopt;
+}
+
+// The cuDNN structure: padding, sizes cuDNN's int dims reach, the channels-last passes' grids
+// and the epilogue pass's span, loads and tile.
+std::optional<std::string> cudnn_unsupported(const ConvPlan& p, const ConvParams& q) {
+  // The cuDNN structure pads both sides alike (one padding per dim) and keeps every tensor
+  // below 2^31 elements (cuDNN's engines index with int).
+  for (int d = 0; d < 3; ++d) {
+    const std::int64_t lo = p.transposed ? p.out[d] : p.in[d],
+                       hi = p.transposed ? p.in[d] : p.out[d];
+    if (conv_output_size(lo, p.kernel[d], 2 * p.pad[d], p.stride[d], p.dilation[d]) != hi)
+      return std::string("cuDNN pads both sides alike; this convolution's padding is asymmetric");
   }
+  // Below 2^31 elements per call (cuDNN's engines index with int): the batch is split into
+  // chunks that are (cudnn_batch_chunk), but not one batch entry or the weight.
+  if (cudnn_batch_chunk(p) == 0 || spec::numel(p.weight_shape) >= (std::int64_t(1) << 31))
+    return std::string(
+        "one batch entry or the weight has 2^31 or more elements (cuDNN's dims are int)");
+  // Channels-last: the transposes' grids (a block per 32x32 tile, z per batch entry).
+  if (q.nhwc && (p.batch > 65535 || p.weight_shape.at(0) > 65535 ||
+                 ceil_div(p.out[0] * p.out[1] * p.out[2], 32) > 65535))
+    return std::string("too large for the channels-last transposes' grid");
+  if (q.span != 32 && (!q.nhwc || (q.span != 64 && q.span != 128 && q.span != 256)))
+    return "an epilogue pass's span of " + std::to_string(q.span) +
+           " positions (32, 64, 128 or 256, channels-last only)";
+  if (q.nhwc && dnn_reduce_rows(p) && !dnn_rows_span_fits(p, q.span))
+    return "a channel softmax's tile of " + std::to_string(p.c_out) + " channels x " +
+           std::to_string(q.span) + " pixels (32, 64 or 128, at most " +
+           std::to_string(kDnnRowsSpanBytes >> 10) + " KiB of shared memory)";
+  // 16-byte loads: 32 / vec lanes a position, 8 * vec positions a sweep of the block.
+  const std::int64_t vec = 16 / spec::dtype_size(p.dtype);
+  if (q.vload && (!q.nhwc || p.c_out % vec != 0 || q.span % (8 * vec) != 0))
+    return "16-byte loads in the epilogue pass need channels-last, channels in multiples of " +
+           std::to_string(vec) + " and a span of " + std::to_string(8 * vec) + " or more";
+  // 16 channels a tile: 16-byte loads, 16 / vec lanes a position, 16 * vec positions a sweep.
+  if (q.tile_c != 32 &&
+      (q.tile_c != 16 || !q.vload || q.span % (16 * vec) != 0 || ceil_div(p.c_out, 16) > 65535))
+    return "an epilogue pass tile of " + std::to_string(q.tile_c) +
+           " channels (32, or 16 with 16-byte loads and a span of " + std::to_string(16 * vec) +
+           " or more)";
+  return std::nullopt;
+}
+
+// The implicit GEMM: its math, tile, threads, accumulators, stages, shared memory and grid.
+std::optional<std::string> igemm_unsupported(const ConvPlan& p, const ConvParams& q) {
+  if (fp32(p) ? (q.math != "tf32" && q.math != "3xtf32") : q.math != "native")
+    return "math '" + q.math + "' does not fit " + spec::dtype_name(p.dtype) +
+           " (fp32: tf32 or 3xtf32; fp16/bf16: native)";
+  const int threads = q.warps_m * q.warps_n * 32;
+  if (q.bm < 16 || q.bn < 16 || q.bk < 16 || q.bm % (q.warps_m * 16) != 0 ||
+      q.bn % (q.warps_n * 16) != 0 || q.bk % 16 != 0)
+    return "tile " + std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" +
+           std::to_string(q.bk) + " does not split into 16x16 warp fragments over the warps";
+  if (threads > 1024 || threads % q.bm != 0 || q.bk % (threads / q.bm) != 0)
+    return "the block's threads do not map onto the tile loads (threads must be a multiple of "
+           "BM, and BK a multiple of threads / BM)";
+  // Accumulators: 8 floats a thread per 16x16 of the warp's tile, twice the fragments in 3xTF32.
+  const std::int64_t frags =
+      std::int64_t(q.bm / q.warps_m / 16) * (q.bn / q.warps_n / 16) * (q.math == "3xtf32" ? 2 : 1);
+  if (frags > 16) return "more than 16 accumulator fragments per warp (register spills)";
+  if (q.stages < 2 || q.stages > 4 || (q.stages > 2 && !fp32(p)))
+    return std::to_string(q.stages) +
+           " stages: 2 filled from registers, or 3-4 filled by cp.async (fp32: 4-byte copies)";
+  // Shared memory: fp32 stages of A [BK / 2][2 BM + 8] and B [BK / 2][2 BN + 8], or the
+  // accumulators staged for a channel reduction [BN][BM + 4].
+  const std::int64_t pipe = std::int64_t(q.stages) * q.bk * (q.bm + q.bn + 8) * 4;
+  const std::int64_t staging = std::int64_t(q.bn) * (q.bm + 4) * 4;
+  if (q.min_blocks < 1 || q.min_blocks > 4 ||
+      std::int64_t(q.min_blocks) * std::max(pipe, staging) > 227 * 1024 ||
+      std::int64_t(q.min_blocks) * threads > 2048)
+    return "min_blocks " + std::to_string(q.min_blocks) + " does not fit one SM";
+  if (ceil_div(p.gemm_m(), q.bm) >= (std::int64_t(1) << 31) || ceil_div(p.gemm_n(), q.bn) > 65535)
+    return "grid too large";
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const ConvParams& q) {
+  if (auto why = fused_epilogue_unsupported(p, q)) return why;
+  if (q.structure == "cudnn") return cudnn_unsupported(p, q);
   if (q.structure == "transpose" && !p.transposed)
     return std::string("the transpose structure computes transposed convolutions only");
   if (p.transposed && q.structure != "transpose" && q.structure != "igemm")
@@ -454,37 +502,7 @@ std::optional<std::string> conv_params_unsupported(const ConvPlan& p, const Conv
     return std::string(
         "the implicit GEMM computes a transposed convolution without dilation or a fused "
         "reduction only");
-  if (q.structure == "igemm") {
-    if (fp32(p) ? (q.math != "tf32" && q.math != "3xtf32") : q.math != "native")
-      return "math '" + q.math + "' does not fit " + spec::dtype_name(p.dtype) +
-             " (fp32: tf32 or 3xtf32; fp16/bf16: native)";
-    const int threads = q.warps_m * q.warps_n * 32;
-    if (q.bm < 16 || q.bn < 16 || q.bk < 16 || q.bm % (q.warps_m * 16) != 0 ||
-        q.bn % (q.warps_n * 16) != 0 || q.bk % 16 != 0)
-      return "tile " + std::to_string(q.bm) + "x" + std::to_string(q.bn) + "x" +
-             std::to_string(q.bk) + " does not split into 16x16 warp fragments over the warps";
-    if (threads > 1024 || threads % q.bm != 0 || q.bk % (threads / q.bm) != 0)
-      return "the block's threads do not map onto the tile loads (threads must be a multiple of "
-             "BM, and BK a multiple of threads / BM)";
-    // Accumulators: 8 floats a thread per 16x16 of the warp's tile, twice the fragments in 3xTF32.
-    const std::int64_t frags = std::int64_t(q.bm / q.warps_m / 16) * (q.bn / q.warps_n / 16) *
-                               (q.math == "3xtf32" ? 2 : 1);
-    if (frags > 16) return "more than 16 accumulator fragments per warp (register spills)";
-    if (q.stages < 2 || q.stages > 4 || (q.stages > 2 && !fp32(p)))
-      return std::to_string(q.stages) +
-             " stages: 2 filled from registers, or 3-4 filled by cp.async (fp32: 4-byte copies)";
-    // Shared memory: fp32 stages of A [BK / 2][2 BM + 8] and B [BK / 2][2 BN + 8], or the
-    // accumulators staged for a channel reduction [BN][BM + 4].
-    const std::int64_t pipe = std::int64_t(q.stages) * q.bk * (q.bm + q.bn + 8) * 4;
-    const std::int64_t staging = std::int64_t(q.bn) * (q.bm + 4) * 4;
-    if (q.min_blocks < 1 || q.min_blocks > 4 ||
-        std::int64_t(q.min_blocks) * std::max(pipe, staging) > 227 * 1024 ||
-        std::int64_t(q.min_blocks) * threads > 2048)
-      return "min_blocks " + std::to_string(q.min_blocks) + " does not fit one SM";
-    if (ceil_div(p.gemm_m(), q.bm) >= (std::int64_t(1) << 31) || ceil_div(p.gemm_n(), q.bn) > 65535)
-      return "grid too large";
-    return std::nullopt;
-  }
+  if (q.structure == "igemm") return igemm_unsupported(p, q);
   if (q.structure == "tiled") return tiled_unsupported(p, q);
   if (q.structure != "direct" && q.structure != "transpose")
     return "unknown structure '" + q.structure + "'";

@@ -764,127 +764,159 @@ std::optional<ReductionParams> smem_prior(const ReductionPlan& plan, int elem_si
 
 }  // namespace
 
-std::vector<ReductionParams> reduction_structures(const ReductionPlan& plan, int elem_size) {
+namespace {
+
+// Stage 1's structures as they are proposed: valid ones, each once, in order.
+struct StructureList {
+  const ReductionPlan& plan;
+  int elem_size;
   std::vector<ReductionParams> out;
-  auto add = [&](ReductionParams p) {
+  void add(const ReductionParams& p) {
     if (!reduction_params_valid(plan, elem_size, p)) return;
     for (const auto& q : out)
       if (q.to_json() == p.to_json()) return;
     out.push_back(p);
-  };
-  const std::int64_t rows = plan.rows();
-  const int vec = (plan.R % (16 / elem_size) == 0 && vector_reads(plan)) ? 16 / elem_size : 1;
-  if (plan.mode == Mode::scan) {
-    ReductionParams p;
-    if (plan.row()) {
-      // Long rows: a block per row (many elements in flight); short rows: a warp per row.
-      p.block = 256;
-      p.tpr = plan.R >= 2048 ? 256 : 32;
-      p.items = 16 / elem_size * 2;
-      ReductionParams q = p;
-      q.tpr = p.tpr == 256 ? 32 : 256;
-      // Rows without vectors (odd lengths): each mapping through shared memory first, coalesced.
-      for (const auto& r : {p, q}) {
-        if (vec == 1) {
-          ReductionParams t = r;
-          t.transpose = true;
-          add(t);
-        }
-        add(r);
-      }
-    } else {
-      p.block = 256;
-      p.unroll = 4;
-      add(p);
-    }
-    return out;
   }
+};
+
+// Scans: along rows a block or a warp per row (each through shared memory first where rows have
+// no vectors); along columns a thread per column.
+void scan_structures(StructureList& list, int vec) {
+  const ReductionPlan& plan = list.plan;
   ReductionParams p;
-  if (plan.row()) {
-    // Threads per row: enough vectors per thread to hide latency, but a full warp at least.
-    const std::int64_t vectors = ceil_div(plan.R, vec);
-    int tpr = vectors <= 128 ? 32 : vectors <= 1024 ? 128 : vectors <= 4096 ? 256 : 512;
-    p.tpr = tpr;
-    p.block = std::max(tpr, 256);
-    const std::int64_t blocks = ceil_div(rows, p.block / tpr);
-    if (plan.mode == Mode::reduce && blocks < 2 * kSms && vectors > 4L * tpr) {
-      // Few long rows (a full reduction is one row): split each row over blocks, merge after.
-      p.tpr = p.block = 512;
-      p.split = static_cast<int>(std::min<std::int64_t>(ceil_div(4 * kSms, ceil_div(rows, 1)),
-                                                        ceil_div(vectors, 512L * 4)));
-    }
-    if (plan.mode == Mode::reduce) p = with_serial_bound(plan, p);
-    if (plan.mode == Mode::normalize && ceil_div(plan.R, tpr) <= (p.block >= 512 ? 48 : 64)) {
-      ReductionParams cached = p;
-      cached.cache = true;  // the row stays on chip: one read of the input
-      add(cached);
-    } else if (plan.mode == Mode::normalize) {
-      ReductionParams cached = p;
-      cached.cache = true;
-      cached.tpr = cached.block = 1024;
-      add(cached);
-      // Too long for registers even so: the row in the shared memory of a cluster of blocks.
-      if (const auto on_chip = smem_prior(plan, elem_size); on_chip && out.empty()) add(*on_chip);
-    }
-    add(p);
-    ReductionParams other = p;  // the other mapping: warp per row vs block per row, unsplit
-    other.split = 1;
-    other.cache = false;
-    other.tpr = p.tpr == 32 ? 256 : 32;
-    other.block = 256;
-    add(other);
-  } else {
+  if (!plan.row()) {
     p.block = 256;
     p.unroll = 4;
-    if (plan.mode == Mode::normalize) {
-      ReductionParams cached = p;
-      cached.cache = true;  // the column in registers: one read of the input
-      add(cached);
-    }
-    const int col_vec = vec_width(plan, elem_size, p);
-    const std::int64_t col_threads = rows / col_vec;
-    const std::int64_t blocks = ceil_div(col_threads, p.block);
-    if (plan.mode == Mode::reduce && plan.R >= 64) {
-      // Shared columns: 8 threads per column (a block covers 32 column threads), so fewer column
-      // threads still fill the GPU without a long split; a split along y for the rest of the
-      // ~8 blocks per SM, each thread keeping at least 8 steps. Measured on the H200 (sum over dim
-      // 1 of [16, 2048, 1024]): 48 us against 58 us for the split-only layout below.
-      auto shared_columns = [&](int cgroups, int spread, int unroll) {
-        ReductionParams sh = p;
-        sh.cgroups = cgroups;
-        sh.spread = spread;
-        sh.unroll = unroll;
-        sh.block = std::max(p.block, 32 * cgroups);  // a warp of column threads per group
-        const std::int64_t blocks_x = ceil_div(col_threads, sh.block / sh.cgroups * spread);
-        // ~2048 threads per SM in flight (8 blocks of 256), each group at least 8 steps a block.
-        const std::int64_t target = 8 * kSms * 256 / sh.block;
-        sh.split = static_cast<int>(std::clamp<std::int64_t>(
-            ceil_div(target, blocks_x), 1, std::max<std::int64_t>(1, plan.R / (8 * sh.cgroups))));
-        return sh;
-      };
-      // Columns without vectors (a row length no multiple of 4, or a gathered input) first spread
-      // over several columns 32 apart per thread: a block's warp walks 64 or 128 neighbouring
-      // columns, so where the row length is no multiple of 32 the line a warp's 32 columns
-      // straddle is shared with another block once per 2 or 4 lines rather than every line. With
-      // a long reduced dim, 16 threads per column, 2 columns each, 2 steps unrolled first: on the
-      // H100 (bench/micro/odd_strides.cu, a sum over dim 1 of [128, 4096, 4095]) that layout read
-      // at 2881 GB/s against 2728 for 8 threads x 4 columns and 2569 for 8 x 1 (copy 3029;
-      // PyTorch's sum 3.03 ms, 2.98 for it).
-      if (col_vec == 1 && col_threads >= 4 * 32) {
-        if (plan.R >= 256) add(shared_columns(16, 2, 2));
-        add(shared_columns(8, 4, p.unroll));
-      }
-      add(shared_columns(8, 1, p.unroll));
-    }
-    if (plan.mode == Mode::reduce && blocks < 4 * kSms && plan.R >= 64) {
-      ReductionParams sp = p;
-      sp.split = static_cast<int>(
-          std::min<std::int64_t>(ceil_div(8 * kSms, blocks), ceil_div(plan.R, 32)));
-      add(sp);
-    }
-    add(p);
+    list.add(p);
+    return;
   }
-  return out;
+  // Long rows: a block per row (many elements in flight); short rows: a warp per row.
+  p.block = 256;
+  p.tpr = plan.R >= 2048 ? 256 : 32;
+  p.items = 16 / list.elem_size * 2;
+  ReductionParams q = p;
+  q.tpr = p.tpr == 256 ? 32 : 256;
+  // Rows without vectors (odd lengths): each mapping through shared memory first, coalesced.
+  for (const auto& r : {p, q}) {
+    if (vec == 1) {
+      ReductionParams t = r;
+      t.transpose = true;
+      list.add(t);
+    }
+    list.add(r);
+  }
+}
+
+// Reductions and normalizations along rows: threads per row by the row's vectors, a long row
+// split over blocks, a normalized row cached on chip; then the other mapping.
+void row_structures(StructureList& list, int vec) {
+  const ReductionPlan& plan = list.plan;
+  const std::int64_t rows = plan.rows();
+  ReductionParams p;
+  // Threads per row: enough vectors per thread to hide latency, but a full warp at least.
+  const std::int64_t vectors = ceil_div(plan.R, vec);
+  int tpr = vectors <= 128 ? 32 : vectors <= 1024 ? 128 : vectors <= 4096 ? 256 : 512;
+  p.tpr = tpr;
+  p.block = std::max(tpr, 256);
+  const std::int64_t blocks = ceil_div(rows, p.block / tpr);
+  if (plan.mode == Mode::reduce && blocks < 2 * kSms && vectors > 4L * tpr) {
+    // Few long rows (a full reduction is one row): split each row over blocks, merge after.
+    p.tpr = p.block = 512;
+    p.split = static_cast<int>(
+        std::min<std::int64_t>(ceil_div(4 * kSms, ceil_div(rows, 1)), ceil_div(vectors, 512L * 4)));
+  }
+  if (plan.mode == Mode::reduce) p = with_serial_bound(plan, p);
+  if (plan.mode == Mode::normalize && ceil_div(plan.R, tpr) <= (p.block >= 512 ? 48 : 64)) {
+    ReductionParams cached = p;
+    cached.cache = true;  // the row stays on chip: one read of the input
+    list.add(cached);
+  } else if (plan.mode == Mode::normalize) {
+    ReductionParams cached = p;
+    cached.cache = true;
+    cached.tpr = cached.block = 1024;
+    list.add(cached);
+    // Too long for registers even so: the row in the shared memory of a cluster of blocks.
+    if (const auto on_chip = smem_prior(plan, list.elem_size); on_chip && list.out.empty())
+      list.add(*on_chip);
+  }
+  list.add(p);
+  ReductionParams other = p;  // the other mapping: warp per row vs block per row, unsplit
+  other.split = 1;
+  other.cache = false;
+  other.tpr = p.tpr == 32 ? 256 : 32;
+  other.block = 256;
+  list.add(other);
+}
+
+// Reductions and normalizations along columns: a normalized column cached in registers, shared
+// columns (several threads a column), a split along the reduced dim, then a thread a column.
+void column_structures(StructureList& list) {
+  const ReductionPlan& plan = list.plan;
+  const std::int64_t rows = plan.rows();
+  ReductionParams p;
+  p.block = 256;
+  p.unroll = 4;
+  if (plan.mode == Mode::normalize) {
+    ReductionParams cached = p;
+    cached.cache = true;  // the column in registers: one read of the input
+    list.add(cached);
+  }
+  const int col_vec = vec_width(plan, list.elem_size, p);
+  const std::int64_t col_threads = rows / col_vec;
+  const std::int64_t blocks = ceil_div(col_threads, p.block);
+  if (plan.mode == Mode::reduce && plan.R >= 64) {
+    // Shared columns: 8 threads per column (a block covers 32 column threads), so fewer column
+    // threads still fill the GPU without a long split; a split along y for the rest of the
+    // ~8 blocks per SM, each thread keeping at least 8 steps. Measured on the H200 (sum over dim
+    // 1 of [16, 2048, 1024]): 48 us against 58 us for the split-only layout below.
+    auto shared_columns = [&](int cgroups, int spread, int unroll) {
+      ReductionParams sh = p;
+      sh.cgroups = cgroups;
+      sh.spread = spread;
+      sh.unroll = unroll;
+      sh.block = std::max(p.block, 32 * cgroups);  // a warp of column threads per group
+      const std::int64_t blocks_x = ceil_div(col_threads, sh.block / sh.cgroups * spread);
+      // ~2048 threads per SM in flight (8 blocks of 256), each group at least 8 steps a block.
+      const std::int64_t target = 8 * kSms * 256 / sh.block;
+      sh.split = static_cast<int>(std::clamp<std::int64_t>(
+          ceil_div(target, blocks_x), 1, std::max<std::int64_t>(1, plan.R / (8 * sh.cgroups))));
+      return sh;
+    };
+    // Columns without vectors (a row length no multiple of 4, or a gathered input) first spread
+    // over several columns 32 apart per thread: a block's warp walks 64 or 128 neighbouring
+    // columns, so where the row length is no multiple of 32 the line a warp's 32 columns
+    // straddle is shared with another block once per 2 or 4 lines rather than every line. With
+    // a long reduced dim, 16 threads per column, 2 columns each, 2 steps unrolled first: on the
+    // H100 (bench/micro/odd_strides.cu, a sum over dim 1 of [128, 4096, 4095]) that layout read
+    // at 2881 GB/s against 2728 for 8 threads x 4 columns and 2569 for 8 x 1 (copy 3029;
+    // PyTorch's sum 3.03 ms, 2.98 for it).
+    if (col_vec == 1 && col_threads >= 4 * 32) {
+      if (plan.R >= 256) list.add(shared_columns(16, 2, 2));
+      list.add(shared_columns(8, 4, p.unroll));
+    }
+    list.add(shared_columns(8, 1, p.unroll));
+  }
+  if (plan.mode == Mode::reduce && blocks < 4 * kSms && plan.R >= 64) {
+    ReductionParams sp = p;
+    sp.split =
+        static_cast<int>(std::min<std::int64_t>(ceil_div(8 * kSms, blocks), ceil_div(plan.R, 32)));
+    list.add(sp);
+  }
+  list.add(p);
+}
+
+}  // namespace
+
+std::vector<ReductionParams> reduction_structures(const ReductionPlan& plan, int elem_size) {
+  StructureList list{plan, elem_size, {}};
+  const int vec = (plan.R % (16 / elem_size) == 0 && vector_reads(plan)) ? 16 / elem_size : 1;
+  if (plan.mode == Mode::scan)
+    scan_structures(list, vec);
+  else if (plan.row())
+    row_structures(list, vec);
+  else
+    column_structures(list);
+  return list.out;
 }
 
 std::vector<ReductionParams> reduction_tuning_space(const ReductionPlan& plan, int elem_size,
