@@ -29,27 +29,29 @@ bool valid(const SortPlan& plan, const SortParams& p) {
 
 std::int64_t SortPlan::padded() const { return std::max<std::int64_t>(2, next_pow2(len)); }
 
-std::variant<SortPlan, UserError> plan_sort(const spec::Spec& s) {
-  SortPlan plan;
+namespace {
+
+// The one topk, sort, kthvalue or median of the graph.
+std::variant<const spec::Node*, UserError> sort_anchor(const spec::Spec& s) {
+  const spec::Node* anchor = nullptr;
   for (const auto& n : s.nodes) {
     if (n.op != "topk" && n.op != "sort" && n.op != "kthvalue" && n.op != "median") continue;
-    if (plan.anchor)
-      return UserError(n.where, quote(n) + " is a second sort after `" + plan.anchor->target + "`" +
-                                    at_line(*plan.anchor) +
+    if (anchor)
+      return UserError(n.where, quote(n) + " is a second sort after `" + anchor->target + "`" +
+                                    at_line(*anchor) +
                                     "; the builtin sort family runs one per kernel");
-    plan.anchor = &n;
+    anchor = &n;
   }
-  if (!plan.anchor)
+  if (!anchor)
     return UserError({s.op_file, 0, "output"},
                      "the graph has no topk, sort, kthvalue or median (the sort family's anchor)");
+  return anchor;
+}
+
+// The sorted tensor, a float type the kernel reads, and its rows: the dims before the sorted one
+// (outer), the sorted dim (len) and those after (inner); the whole tensor for torch.median(x).
+std::optional<UserError> sort_input(const spec::Spec& s, SortPlan& plan, bool whole) {
   const spec::Node& an = *plan.anchor;
-  plan.op = an.op;
-  plan.descending = an.op == "topk"   ? flag(an.attrs, "largest", true)
-                    : an.op == "sort" ? flag(an.attrs, "descending", false)
-                                      : false;
-  // PyTorch's NaN is the largest value; the median is NaN where its row has one (found first).
-  plan.nan_first = plan.descending || an.op == "median";
-  const bool whole = an.op == "median" && an.attrs.value("dim", json()).is_null();
   const spec::Tensor* in = an.args.empty() || an.args[0].kind != spec::Arg::Kind::node
                                ? nullptr
                                : s.find_tensor(an.args[0].node);
@@ -79,6 +81,13 @@ std::variant<SortPlan, UserError> plan_sort(const spec::Spec& s) {
     if (d == dim) plan.len = size;
     if (d > dim) plan.inner *= size;
   }
+  return std::nullopt;
+}
+
+// The elements a row keeps: all (sort), k (topk), or the one at `first` (kthvalue, median);
+// rows that fit the block's shared memory.
+std::optional<UserError> sort_selection(SortPlan& plan) {
+  const spec::Node& an = *plan.anchor;
   plan.k = an.op == "sort" ? plan.len : 1;
   if (an.op == "median") plan.first = (plan.len - 1) / 2;
   if (an.op == "kthvalue") {
@@ -106,8 +115,12 @@ std::variant<SortPlan, UserError> plan_sort(const spec::Spec& s) {
                          std::to_string(kMaxPadded),
                      "sort shorter rows (reshape the dim into several), or generate the kernel "
                      "with an LLM backend");
+  return std::nullopt;
+}
 
-  // The (values, indices) pair is read through getitem nodes; nothing else fuses.
+// The (values, indices) pair is read through getitem nodes; nothing else fuses.
+std::optional<UserError> sort_outputs(const spec::Spec& s, SortPlan& plan, bool whole) {
+  const spec::Node& an = *plan.anchor;
   for (const auto& n : s.nodes) {
     if (&n == &an) continue;
     const bool item = n.op == "getitem" && n.args.size() == 2 &&
@@ -130,6 +143,27 @@ std::variant<SortPlan, UserError> plan_sort(const spec::Spec& s) {
     return UserError(an.where, quote(an) + " is returned as a tuple",
                      "return its values and indices (v, i = torch.topk(...); return v, i)");
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::variant<SortPlan, UserError> plan_sort(const spec::Spec& s) {
+  const auto anchor = sort_anchor(s);
+  if (const auto* e = std::get_if<UserError>(&anchor)) return *e;
+  SortPlan plan;
+  plan.anchor = std::get<const spec::Node*>(anchor);
+  const spec::Node& an = *plan.anchor;
+  plan.op = an.op;
+  plan.descending = an.op == "topk"   ? flag(an.attrs, "largest", true)
+                    : an.op == "sort" ? flag(an.attrs, "descending", false)
+                                      : false;
+  // PyTorch's NaN is the largest value; the median is NaN where its row has one (found first).
+  plan.nan_first = plan.descending || an.op == "median";
+  const bool whole = an.op == "median" && an.attrs.value("dim", json()).is_null();
+  if (auto e = sort_input(s, plan, whole)) return *e;
+  if (auto e = sort_selection(plan)) return *e;
+  if (auto e = sort_outputs(s, plan, whole)) return *e;
   return plan;
 }
 
