@@ -194,6 +194,64 @@ std::vector<std::vector<std::int64_t>> excluded(const Match& m, int a, std::int6
   return ex;
 }
 
+// Axis a of v [N, C_in, ..., I_a, K...] contracted into its K kernel offsets as the axis's total
+// less the positions each offset misses (`ex`): v becomes [N, C_in, ..., K_a, K...].
+void contract_by_totals(Nodes& g, int a, std::int64_t k,
+                        const std::vector<std::vector<std::int64_t>>& ex, std::string& v,
+                        Shape& vs) {
+  const auto pos = static_cast<std::int64_t>(2 + a);
+  const std::string A = std::to_string(a);
+  Shape ts = vs;
+  ts.erase(ts.begin() + pos);
+  const std::string total =
+      g.add("t" + A, "sum", {node_arg(v)},
+            {{"dim", json::array({pos})}, {"keepdim", false}, {"dtype", nullptr}}, ts, kF32);
+  std::map<std::int64_t, std::string> at;  // position i of the axis, selected once
+  spec::Arg items;
+  items.kind = spec::Arg::Kind::list;
+  for (std::int64_t kk = 0; kk < k; ++kk) {
+    std::string sk = total;
+    for (const std::int64_t i : ex[static_cast<size_t>(kk)]) {
+      auto [it, fresh] = at.emplace(i, "");
+      if (fresh)
+        it->second = g.add("x" + A + "i" + std::to_string(i), "select", {node_arg(v)},
+                           {{"dim", pos}, {"index", i}}, ts, kF32);
+      sk = g.add("t" + A + "k" + std::to_string(kk) + "i" + std::to_string(i), "sub",
+                 {node_arg(sk), node_arg(it->second)}, {{"alpha", 1}}, ts, kF32);
+    }
+    items.items.push_back(node_arg(sk));
+  }
+  vs = ts;
+  vs.insert(vs.begin() + pos, k);
+  v = g.add("s" + A, "stack", {items}, {{"dim", pos}}, vs, kF32);
+}
+
+// The same through the axis's [K, I] mask of the input positions each offset reads: v times the
+// mask, summed over I.
+void contract_by_mask(Nodes& g, const Match& m, int a, std::int64_t k, std::int64_t in,
+                      std::int64_t out_len, std::string& v, Shape& vs) {
+  const auto pos = static_cast<std::int64_t>(2 + a);
+  const std::string A = std::to_string(a);
+  const std::string mask = axis_mask(g, m, a, k, in, out_len);
+  Shape us = vs;
+  us.insert(us.begin() + pos, 1);
+  const std::string u = g.add("x" + A, "unsqueeze", {node_arg(v)}, {{"dim", pos}}, us, kF32);
+  // The mask as [K, I, 1...] against the kernel axes already contracted.
+  Shape ms = {k, in};
+  for (int b = a + 1; b < m.dims; ++b) ms.push_back(1);
+  const std::string mr = ms.size() == 2 ? mask
+                                        : g.add("m" + A + "r", "reshape", {node_arg(mask)},
+                                                {{"shape", ms}}, ms, kBool);
+  Shape ps = us;
+  ps[static_cast<size_t>(pos)] = k;
+  const std::string p =
+      g.add("p" + A, "mul", {node_arg(u), node_arg(mr)}, json::object(), ps, kF32);
+  vs = ps;
+  vs.erase(vs.begin() + pos + 1);
+  v = g.add("s" + A, "sum", {node_arg(p)},
+            {{"dim", json::array({pos + 1})}, {"keepdim", false}, {"dtype", nullptr}}, vs, kF32);
+}
+
 std::vector<spec::Node> rewrite(const spec::Spec& s, const Match& m) {
   const spec::Node& r = *m.reduction;
   const Shape& xs = *s.shape_of(m.x);
@@ -207,60 +265,18 @@ std::vector<spec::Node> rewrite(const spec::Spec& s, const Match& m) {
   Shape vs = xs;
   std::int64_t taps = 1, positions = 1;
   for (int a = m.dims - 1; a >= 0; --a) {
-    const auto pos = static_cast<std::int64_t>(2 + a);
     const std::int64_t k = ws[2 + a], in = xs[2 + a];
     taps *= k;
     positions *= ys[2 + a];
-    const std::string A = std::to_string(a);
     // Where offsets miss only a few positions (the borders a padding or an output crop leaves
     // out), the axis's total once, less those positions: x read once along it, not K times.
     const auto ex = excluded(m, a, k, in, ys[2 + a]);
     size_t missed = 0;
     for (const auto& e : ex) missed += e.size();
-    if (missed <= 2 * static_cast<size_t>(k)) {
-      Shape ts = vs;
-      ts.erase(ts.begin() + pos);
-      const std::string total =
-          g.add("t" + A, "sum", {node_arg(v)},
-                {{"dim", json::array({pos})}, {"keepdim", false}, {"dtype", nullptr}}, ts, kF32);
-      std::map<std::int64_t, std::string> at;  // position i of the axis, selected once
-      spec::Arg items;
-      items.kind = spec::Arg::Kind::list;
-      for (std::int64_t kk = 0; kk < k; ++kk) {
-        std::string sk = total;
-        for (const std::int64_t i : ex[static_cast<size_t>(kk)]) {
-          auto [it, fresh] = at.emplace(i, "");
-          if (fresh)
-            it->second = g.add("x" + A + "i" + std::to_string(i), "select", {node_arg(v)},
-                               {{"dim", pos}, {"index", i}}, ts, kF32);
-          sk = g.add("t" + A + "k" + std::to_string(kk) + "i" + std::to_string(i), "sub",
-                     {node_arg(sk), node_arg(it->second)}, {{"alpha", 1}}, ts, kF32);
-        }
-        items.items.push_back(node_arg(sk));
-      }
-      vs = ts;
-      vs.insert(vs.begin() + pos, k);
-      v = g.add("s" + A, "stack", {items}, {{"dim", pos}}, vs, kF32);
-      continue;
-    }
-    const std::string mask = axis_mask(g, m, a, k, in, ys[2 + a]);
-    Shape us = vs;
-    us.insert(us.begin() + pos, 1);
-    const std::string u = g.add("x" + A, "unsqueeze", {node_arg(v)}, {{"dim", pos}}, us, kF32);
-    // The mask as [K, I, 1...] against the kernel axes already contracted.
-    Shape ms = {k, in};
-    for (int b = a + 1; b < m.dims; ++b) ms.push_back(1);
-    const std::string mr = ms.size() == 2 ? mask
-                                          : g.add("m" + A + "r", "reshape", {node_arg(mask)},
-                                                  {{"shape", ms}}, ms, kBool);
-    Shape ps = us;
-    ps[static_cast<size_t>(pos)] = k;
-    const std::string p =
-        g.add("p" + A, "mul", {node_arg(u), node_arg(mr)}, json::object(), ps, kF32);
-    vs = ps;
-    vs.erase(vs.begin() + pos + 1);
-    v = g.add("s" + A, "sum", {node_arg(p)},
-              {{"dim", json::array({pos + 1})}, {"keepdim", false}, {"dtype", nullptr}}, vs, kF32);
+    if (missed <= 2 * static_cast<size_t>(k))
+      contract_by_totals(g, a, k, ex, v, vs);
+    else
+      contract_by_mask(g, m, a, k, in, ys[2 + a], v, vs);
   }
   // The window sums as rows of C_in K taps, scaled to the mean's; the weight as [C_out, C_in K].
   v = g.add("z", "reshape", {node_arg(v)}, {{"shape", {n, ci * taps}}}, {n, ci * taps}, kF32);
