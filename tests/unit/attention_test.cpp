@@ -469,6 +469,7 @@ TEST(Attention, ProposesTheWgmmaKernelFirstOnlyWhereEveryArchIsSm90a) {
   for (const auto& t : tunings) ids.insert(t.id);
   EXPECT_TRUE(ids.count("attention.wg:192x64:p")) << tunings.size();
   EXPECT_TRUE(ids.count("attention.wg:128x64"));
+  EXPECT_TRUE(ids.count("attention.wg:64x64"));
   EXPECT_FALSE(ids.count("attention.wg:128x64:p"));  // the incumbent
   for (const auto& t : tunings) {
     EXPECT_TRUE(has(t.id, "attention.wg:")) << t.id;
